@@ -52,15 +52,15 @@ const fallbackEval: EvalCondition = async (cond, vars) => liquidTruthy(await liq
 let engineEval: Promise<EvalCondition | undefined> | undefined;
 
 /**
- * Prefer the engine's own `evalCondition` (src/template/engine.ts) when it exists, so tests see
- * exactly the engine's semantics; fall back to liquidjs directly otherwise.
+ * Use the engine's own `templar.evalCondition` (src/template/engine.ts) so tests see exactly the
+ * engine's semantics; fall back to liquidjs directly if the engine is missing or fails to load.
  */
 function loadEngineEval(): Promise<EvalCondition | undefined> {
   engineEval ??= (async () => {
     const enginePath = fileURLToPath(new URL('../../src/template/engine.ts', import.meta.url));
     if (!existsSync(enginePath)) return undefined;
     try {
-      const mod: unknown = await import(/* @vite-ignore */ enginePath);
+      const mod: unknown = await import('../../src/template/engine.js');
       return pickEvalCondition(mod);
     } catch {
       return undefined;
@@ -69,23 +69,14 @@ function loadEngineEval(): Promise<EvalCondition | undefined> {
   return engineEval;
 }
 
-/** Find an `evalCondition(cond, vars)` on an exported `Templar` (class or instance) or the module itself. */
+/** Find `templar.evalCondition(cond, vars)` on the engine module. */
 function pickEvalCondition(mod: unknown): EvalCondition | undefined {
   if (typeof mod !== 'object' || mod === null) return undefined;
-  const m = mod as Record<string, unknown>;
-  const fn = m.evalCondition;
-  if (typeof fn === 'function') return (c, v) => Promise.resolve(fn(c, v)).then(Boolean);
-  const T = m.Templar;
-  if (typeof T === 'function') {
-    try {
-      const inst: unknown = new (T as new () => unknown)();
-      const ev = (inst as Record<string, unknown>)?.evalCondition;
-      if (typeof ev === 'function') return (c, v) => Promise.resolve(ev.call(inst, c, v)).then(Boolean);
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
+  const templar: unknown = (mod as Record<string, unknown>).templar;
+  if (typeof templar !== 'object' || templar === null) return undefined;
+  const ev: unknown = (templar as Record<string, unknown>).evalCondition;
+  if (typeof ev !== 'function') return undefined;
+  return (c, v) => Promise.resolve(ev.call(templar, c, v)).then((r) => r === true);
 }
 
 /** Build a real ModuleContext for tests. */
