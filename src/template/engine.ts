@@ -1,0 +1,517 @@
+/**
+ * The templating layer: Liquid (liquidjs) in strict, sandboxed mode.
+ *
+ * - `{{ expr }}` anywhere in a string; a string that is exactly one `{{ expr }}` keeps the
+ *   expression's native type (list, map, number, bool, null).
+ * - Conditions are Liquid expressions without braces (`a == 1 and not b`), lists of them (all
+ *   must hold) or booleans. `x is defined` / `x is not defined` / `x is undefined` are accepted too.
+ * - Strict: undefined variables and filters are errors; `x | default: …` still works on undefined.
+ * - Sandboxed: own properties only, no file access (`include`/`render`/`layout` refused),
+ *   parse/render/memory limits.
+ */
+import {
+  Context,
+  Liquid,
+  Tag,
+  Tokenizer,
+  TokenKind,
+  toValue,
+  toValueSync,
+  Value,
+  type FS,
+  type Template,
+  type TagToken,
+  type TopLevelToken,
+} from 'liquidjs';
+import { InputError, type SourcePos } from '../load/errors.js';
+import { copyPos, posOf } from '../load/yaml.js';
+import { filterEntries, isPlainMap } from './filters.js';
+
+/** Options of one render call. */
+export interface RenderOptions {
+  /** Where the template came from (reported in errors). */
+  where?: SourcePos;
+}
+
+/** Limits and cache size of a {@link Templar} (all optional; defaults suit playbooks). */
+export interface TemplarOptions {
+  /** Maximum characters parsed per template. @default 4_000_000 */
+  parseLimit?: number;
+  /** Maximum milliseconds per render / evaluation. @default 5000 */
+  renderLimit?: number;
+  /** Maximum allocation units per render (Liquid counts range items and string/array sizes). @default 20_000_000 */
+  memoryLimit?: number;
+  /** Maximum parsed templates kept in the cache. @default 5000 */
+  cacheSize?: number;
+}
+
+/** Keys whose values are conditions (checked with {@link Templar.checkCondition} by {@link Templar.check}). */
+export const CONDITION_KEYS: ReadonlySet<string> = new Set(['when', 'until', 'failed_when', 'changed_when']);
+
+const HINT_UNDEFINED = "define it in vars, inventory or -e, or use '| default: …'";
+const HINT_FILTER = 'check the filter name: Liquid filters plus to_json, to_yaml, from_json, from_yaml, b64encode, b64decode, sha256, mandatory, regex_replace, regex_search, regex_findall, quote, bool, int, string, keys, values, dict2items, items2dict, combine, basename, dirname, lower, upper, length';
+const HINT_LIMIT = 'the template is too expensive: kplay limits template size, render time and memory';
+
+/** A file system that holds nothing: templates can never read files. */
+const NO_FS: FS = {
+  exists: async () => false,
+  existsSync: () => false,
+  readFile: async (file: string) => {
+    throw new Error(`templates cannot read files (${file})`);
+  },
+  readFileSync: (file: string) => {
+    throw new Error(`templates cannot read files (${file})`);
+  },
+  resolve: (_dir: string, file: string) => file,
+  contains: async () => false,
+  containsSync: () => false,
+  sep: '/',
+  dirname: () => '/',
+};
+
+/** Tags that would read other templates; replaced by tags that fail at parse time. */
+const REFUSED_TAGS = ['include', 'render', 'layout'];
+
+/** Output of `{{ }}` inside a longer string: maps and lists as JSON, nil as "". */
+function outputText(value: unknown): string {
+  const v: unknown = toValue(value);
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'object') return JSON.stringify(v) ?? '';
+  return String(v);
+}
+
+/** A Map with a maximum size (oldest entry evicted first). */
+class BoundedCache<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    return this.map.get(key);
+  }
+  set(key: string, value: V): void {
+    if (this.map.size >= this.max) {
+      const oldest = this.map.keys().next();
+      if (!oldest.done) this.map.delete(oldest.value);
+    }
+    this.map.set(key, value);
+  }
+}
+
+/** `^{{ expr }}$` (whitespace and `-` trim markers allowed) → expr; undefined otherwise. */
+function singleExpression(template: string): string | undefined {
+  const m = /^\s*\{\{-?([\s\S]*?)-?\}\}\s*$/.exec(template);
+  if (!m) return undefined;
+  const inner = m[1];
+  if (/\{\{|\}\}|\{%|%\}/.test(inner) || inner.trim() === '') return undefined;
+  return inner;
+}
+
+/** A condition written as `{{ cond }}` is accepted: the braces are stripped. */
+function stripBraces(cond: string): string {
+  return singleExpression(cond) ?? cond;
+}
+
+/** `a.b[0]["c"]` → ['a', 'b', 0, 'c']. */
+function parsePath(path: string): (string | number)[] {
+  const segs: (string | number)[] = [];
+  const re = /^[A-Za-z_][\w-]*|\.([A-Za-z_][\w-]*)|\[(\d+)\]|\["([^"]*)"\]|\['([^']*)'\]/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(path)) !== null) {
+    if (m.index === 0 && m[0][0] !== '.' && m[0][0] !== '[') segs.push(m[0]);
+    else if (m[1] !== undefined) segs.push(m[1]);
+    else if (m[2] !== undefined) segs.push(Number(m[2]));
+    else segs.push(m[3] ?? m[4] ?? '');
+  }
+  return segs;
+}
+
+/** Whether a path resolves to a value other than `undefined` (own properties only, like the templates). */
+function isDefined(vars: Record<string, unknown>, path: string): boolean {
+  let cur: unknown = vars;
+  for (const seg of parsePath(path)) {
+    if (cur === null || typeof cur !== 'object') return false;
+    if (!Object.prototype.hasOwnProperty.call(cur, seg)) {
+      if (Array.isArray(cur) && (seg === 'size' || seg === 'first' || seg === 'last')) {
+        cur = seg === 'size' ? cur.length : seg === 'first' ? cur[0] : cur[cur.length - 1];
+        continue;
+      }
+      return false;
+    }
+    cur = (cur as Record<string | number, unknown>)[seg];
+  }
+  return cur !== undefined;
+}
+
+/** Strings are skipped (group 1); `PATH is [not] defined|undefined` is group 2..4. */
+const DEFINED_RE =
+  /("[^"]*"|'[^']*')|(?<![\w.\]])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\]|\["[^"]*"\]|\['[^']*'\])*)\s+is\s+(not\s+)?(defined|undefined)\b/g;
+
+/**
+ * Replace `x is defined`-style tests by `true`/`false` (with `vars`) or by `true` (static check),
+ * returning the rewritten condition and the paths that were tested.
+ */
+function rewriteDefined(cond: string, vars: Record<string, unknown> | undefined): { text: string; tested: string[] } {
+  const tested: string[] = [];
+  if (!/\bis\s/.test(cond)) return { text: cond, tested };
+  const text = cond.replace(DEFINED_RE, (all: string, quoted: string | undefined, path: string, not: string | undefined, kind: string) => {
+    if (quoted !== undefined) return all;
+    tested.push(path);
+    if (!vars) return 'true';
+    const wantDefined = (kind === 'defined') !== (not !== undefined);
+    return String(isDefined(vars, path) === wantDefined);
+  });
+  return { text, tested };
+}
+
+function shorten(text: string, max = 80): string {
+  return JSON.stringify(text.length > max ? `${text.slice(0, max - 1)}…` : text);
+}
+
+/** Check the operator/operand structure of a parsed expression (liquidjs silently ignores extra operands). */
+function checkExpressionShape(initial: unknown): string | undefined {
+  const postfix = (initial as { postfix?: unknown }).postfix;
+  if (!Array.isArray(postfix)) return undefined;
+  let depth = 0;
+  for (const tok of postfix as { kind?: unknown; operator?: unknown; getText?: () => string }[]) {
+    if (tok.kind === TokenKind.Operator) {
+      const need = tok.operator === 'not' ? 1 : 2;
+      if (depth < need) return `operator "${String(tok.operator)}" is missing an operand`;
+      depth -= need - 1;
+    } else {
+      depth++;
+    }
+  }
+  return depth > 1 ? 'two values without an operator between them (missing and/or/==?)' : undefined;
+}
+
+/**
+ * The template engine. One instance is shared (see {@link templar}); it holds a liquidjs
+ * instance and a bounded cache of parsed templates and expressions.
+ */
+export class Templar {
+  private readonly liquid: Liquid;
+  private readonly templates: BoundedCache<Template[]>;
+  private readonly values: BoundedCache<Value>;
+
+  /** Create an engine; `opts` only tunes limits (the sandbox and strictness are fixed). */
+  constructor(opts: TemplarOptions = {}) {
+    this.liquid = new Liquid({
+      strictVariables: true,
+      strictFilters: true,
+      lenientIf: true,
+      ownPropertyOnly: true,
+      groupedExpressions: true,
+      jsTruthy: false,
+      fs: NO_FS,
+      root: [],
+      partials: [],
+      layouts: [],
+      relativeReference: false,
+      dynamicPartials: false,
+      cache: false,
+      outputEscape: outputText,
+      parseLimit: opts.parseLimit ?? 4_000_000,
+      renderLimit: opts.renderLimit ?? 5_000,
+      memoryLimit: opts.memoryLimit ?? 20_000_000,
+    });
+    for (const [name, impl] of filterEntries()) this.liquid.registerFilter(name, impl);
+    for (const name of REFUSED_TAGS) {
+      this.liquid.registerTag(
+        name,
+        class extends Tag {
+          constructor(token: TagToken, remain: TopLevelToken[], liquid: Liquid) {
+            super(token, remain, liquid);
+            throw new Error(`the "${name}" tag is not allowed: templates cannot read files`);
+          }
+          *render(): Generator<unknown, void, unknown> {
+            // never reached: construction fails
+          }
+        },
+      );
+    }
+    const size = opts.cacheSize ?? 5000;
+    this.templates = new BoundedCache(size);
+    this.values = new BoundedCache(size);
+  }
+
+  /** True when the value (string) contains `{{` or `{%`. */
+  static isTemplated(value: unknown): boolean {
+    return typeof value === 'string' && (value.includes('{{') || value.includes('{%'));
+  }
+
+  /** Render a string; native type kept for single-expression strings. */
+  async render(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): Promise<unknown> {
+    return this.renderSync(template, vars, opts);
+  }
+
+  /** Render to string always. */
+  async renderString(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): Promise<string> {
+    return this.renderStringSync(template, vars, opts);
+  }
+
+  /**
+   * Recursively render every string in a JSON-like value (maps, lists), returning a new value.
+   * Keys are not rendered. Error positions come from the YAML loader (`posOf(parent, key)`) when
+   * known, else `opts.where`. Loader positions are copied to the new maps and lists.
+   */
+  async renderValue(value: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): Promise<unknown> {
+    return this.renderValueSync(value, vars, opts);
+  }
+
+  /** Evaluate a condition (string | string[] | boolean); all list entries must hold. */
+  async evalCondition(cond: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): Promise<boolean> {
+    return this.evalConditionSync(cond, vars, opts);
+  }
+
+  /** Synchronous {@link render} (templates never do I/O, so rendering is synchronous inside). */
+  renderSync(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
+    return this.renderAt(template, vars, opts.where);
+  }
+
+  /** Synchronous {@link renderString}. */
+  renderStringSync(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): string {
+    if (!Templar.isTemplated(template)) return template;
+    return this.renderTemplateAt(template, vars, opts.where);
+  }
+
+  /** Synchronous {@link renderValue} (e.g. for lazily rendered variables behind getters). */
+  renderValueSync(value: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
+    return this.renderValueAt(value, vars, opts.where);
+  }
+
+  /** Synchronous {@link evalCondition}. */
+  evalConditionSync(cond: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): boolean {
+    if (Array.isArray(cond)) {
+      for (let i = 0; i < cond.length; i++) {
+        if (!this.evalOne(cond[i], vars, posOf(cond, i) ?? opts.where)) return false;
+      }
+      return true;
+    }
+    return this.evalOne(cond, vars, opts.where);
+  }
+
+  /**
+   * Static check without variables: parse every template string (and every condition under the
+   * keys in {@link CONDITION_KEYS} and `assert.that`, via {@link checkCondition}) under value.
+   * Throws InputError at the string's position.
+   */
+  check(value: unknown, opts: RenderOptions = {}): void {
+    this.checkWalk(value, opts.where, undefined);
+  }
+
+  /** Statically check a condition (string | string[] | boolean): syntax, filters, refused tags. */
+  checkCondition(cond: unknown, opts: RenderOptions = {}): void {
+    if (Array.isArray(cond)) {
+      cond.forEach((c, i) => this.checkOneCondition(c, posOf(cond, i) ?? opts.where));
+      return;
+    }
+    this.checkOneCondition(cond, opts.where);
+  }
+
+  /** Variable names referenced by a template string (top-level names), best effort — used by `validate` to warn. */
+  variablesOf(template: string): string[] {
+    if (!Templar.isTemplated(template)) return [];
+    try {
+      const single = singleExpression(template);
+      const tpl = single !== undefined ? this.liquid.parse(`{{${single}}}`) : this.parseTemplate(template, undefined);
+      return [...new Set(this.liquid.globalVariablesSync(tpl))];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Variable names referenced by a condition (top-level names; `x is defined` tests excluded), best effort. */
+  variablesOfCondition(cond: unknown): string[] {
+    const list = Array.isArray(cond) ? cond : [cond];
+    const out = new Set<string>();
+    for (const c of list) {
+      if (typeof c !== 'string') continue;
+      const { text } = rewriteDefined(stripBraces(c), undefined);
+      try {
+        for (const v of this.liquid.globalVariablesSync(`{% if ${text} %}{% endif %}`)) out.add(v);
+      } catch {
+        // a syntax error is reported by checkCondition
+      }
+    }
+    return [...out];
+  }
+
+  // ---- internals -------------------------------------------------------------------------
+
+  private context(vars: Record<string, unknown>): Context {
+    // vars are looked up as globals: never copied, and `{% assign %}`/`{% increment %}` write to
+    // the context's own scopes, so the caller's object is never modified.
+    return new Context(Object.create(null) as object, this.liquid.options, { sync: true, globals: vars }, { liquid: this.liquid });
+  }
+
+  private renderAt(template: string, vars: Record<string, unknown>, where: SourcePos | undefined): unknown {
+    if (!Templar.isTemplated(template)) return template;
+    const single = singleExpression(template);
+    if (single === undefined) return this.renderTemplateAt(template, vars, where);
+    const value = this.parseExpression(single, template, where, 'template');
+    try {
+      return toValue(toValueSync(value.value(this.context(vars), false))) ?? null;
+    } catch (e) {
+      throw this.error('template', template, e, where);
+    }
+  }
+
+  private renderTemplateAt(template: string, vars: Record<string, unknown>, where: SourcePos | undefined): string {
+    const tpl = this.parseTemplate(template, where);
+    try {
+      return String(this.liquid.renderSync(tpl, this.context(vars)));
+    } catch (e) {
+      throw this.error('template', template, e, where);
+    }
+  }
+
+  private renderValueAt(value: unknown, vars: Record<string, unknown>, where: SourcePos | undefined): unknown {
+    if (typeof value === 'string') return this.renderAt(value, vars, where);
+    if (Array.isArray(value)) {
+      const out = value.map((item, i) => this.renderValueAt(item, vars, posOf(value, i) ?? where));
+      copyPos(value, out);
+      return out;
+    }
+    if (isPlainMap(value)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) {
+        Object.defineProperty(out, k, {
+          value: this.renderValueAt(v, vars, posOf(value, k) ?? where),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      copyPos(value, out);
+      return out;
+    }
+    return value;
+  }
+
+  private evalOne(cond: unknown, vars: Record<string, unknown>, where: SourcePos | undefined): boolean {
+    if (typeof cond === 'boolean') return cond;
+    if (typeof cond !== 'string') throw this.badCondition(cond, where);
+    const { text } = rewriteDefined(stripBraces(cond), vars);
+    const value = this.parseExpression(text, cond, where, 'condition');
+    let result: unknown;
+    try {
+      result = toValue(toValueSync(value.value(this.context(vars), false)));
+    } catch (e) {
+      throw this.error('condition', cond, e, where);
+    }
+    return result !== false && result !== null && result !== undefined;
+  }
+
+  private checkOneCondition(cond: unknown, where: SourcePos | undefined): void {
+    if (typeof cond === 'boolean') return;
+    if (typeof cond !== 'string') throw this.badCondition(cond, where);
+    const { text } = rewriteDefined(stripBraces(cond), undefined);
+    this.parseExpression(text, cond, where, 'condition');
+  }
+
+  private badCondition(cond: unknown, where: SourcePos | undefined): InputError {
+    const what = cond === null ? 'null' : Array.isArray(cond) ? 'a nested list' : typeof cond;
+    return new InputError(
+      `invalid condition: expected a string, a list of strings or a boolean, got ${what}`,
+      where,
+      'write a Liquid condition such as: env == "prod" and not skip',
+    );
+  }
+
+  private checkWalk(value: unknown, where: SourcePos | undefined, parentKey: string | undefined): void {
+    if (typeof value === 'string') {
+      if (!Templar.isTemplated(value)) return;
+      const single = singleExpression(value);
+      if (single !== undefined) this.parseExpression(single, value, where, 'template');
+      else this.parseTemplate(value, where);
+      return;
+    }
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => this.checkWalk(item, posOf(value, i) ?? where, undefined));
+      return;
+    }
+    if (isPlainMap(value)) {
+      for (const [k, v] of Object.entries(value)) {
+        const at = posOf(value, k) ?? where;
+        if (CONDITION_KEYS.has(k) || (k === 'that' && parentKey === 'assert')) {
+          if (Array.isArray(v)) v.forEach((c, i) => this.checkOneCondition(c, posOf(v, i) ?? at));
+          else this.checkOneCondition(v, at);
+        } else {
+          this.checkWalk(v, at, k);
+        }
+      }
+    }
+  }
+
+  private parseTemplate(template: string, where: SourcePos | undefined): Template[] {
+    const hit = this.templates.get(template);
+    if (hit) return hit;
+    let tpl: Template[];
+    try {
+      tpl = this.liquid.parse(template);
+    } catch (e) {
+      throw this.error('template', template, e, where);
+    }
+    this.templates.set(template, tpl);
+    return tpl;
+  }
+
+  /** Parse a bare expression (with filters), requiring the whole text to be consumed. */
+  private parseExpression(expr: string, original: string, where: SourcePos | undefined, kind: 'template' | 'condition'): Value {
+    const hit = this.values.get(expr);
+    if (hit) return hit;
+    let value: Value;
+    try {
+      const opts = this.liquid.options;
+      const tokenizer = new Tokenizer(expr, opts.operators, undefined, undefined, opts.groupedExpressions);
+      const token = tokenizer.readFilteredValue();
+      tokenizer.skipBlank();
+      if (!tokenizer.end()) throw new Error(`unexpected text ${shorten(expr.slice(tokenizer.p), 30)}`);
+      const shape = checkExpressionShape(token.initial);
+      if (shape) throw new Error(shape);
+      value = new Value(token, this.liquid);
+    } catch (e) {
+      throw this.error(kind, original, e, where);
+    }
+    this.values.set(expr, value);
+    return value;
+  }
+
+  /** Turn anything thrown by liquidjs or a filter into an InputError naming the template. */
+  private error(kind: 'template' | 'condition', template: string, e: unknown, where: SourcePos | undefined): InputError {
+    // An InputError raised while reading a variable (a lazily rendered var that failed) keeps its
+    // own message and position: liquidjs wraps it as an UndefinedVariableError/RenderError.
+    for (let cur: unknown = e, n = 0; cur && n < 10; n++) {
+      if (cur instanceof InputError) return cur;
+      cur = (cur as { originalError?: unknown }).originalError;
+    }
+    const raw = e instanceof Error ? e.message : String(e);
+    let msg = raw.split('\n')[0];
+    let line: number | undefined;
+    const posm = /, (?:file:[^,]*, )?line:(\d+), col:(\d+)$/.exec(msg);
+    if (posm) {
+      msg = msg.slice(0, posm.index);
+      line = Number(posm[1]);
+    }
+    let hint: string | undefined;
+    const undef = /^undefined variable: (.+)$/.exec(msg);
+    if (undef) {
+      const token = (e as { token?: { input?: unknown; end?: unknown } }).token;
+      const after = typeof token?.input === 'string' && typeof token.end === 'number' ? token.input.slice(token.end) : '';
+      if (/^\s*\|\s*mandatory\b/.test(after)) {
+        msg = `mandatory variable "${undef[1]}" is not set`;
+        hint = 'define it in vars, inventory or -e';
+      } else {
+        hint = HINT_UNDEFINED;
+      }
+    } else if (/^undefined filter: /.test(msg)) {
+      hint = HINT_FILTER;
+    } else if (/limit exceeded$/.test(msg)) {
+      hint = HINT_LIMIT;
+    }
+    const lineInfo = line !== undefined && template.includes('\n') ? ` (line ${line} of the template)` : '';
+    return new InputError(`${kind} error in ${shorten(template)}: ${msg}${lineInfo}`, where, hint);
+  }
+}
+
+/** The shared engine. */
+export const templar = new Templar();
