@@ -1,0 +1,152 @@
+/**
+ * Host patterns (`hosts:` of a play, `--limit`), Ansible style:
+ *
+ * - a term is a cluster name, a group name, `all` (or `*`), or a glob (`*`, `?`, `[abc]`,
+ *   `[!abc]`) matched against cluster and group names (a matching group contributes its members);
+ * - terms are separated by `:` or `,`, or given as a YAML list (whose items may themselves hold
+ *   several terms); `&term` intersects, `!term` excludes;
+ * - evaluation: the union of the plain terms (or every cluster when there are none), then each
+ *   intersection, then each exclusion. The result is in inventory order, without duplicates.
+ *
+ * Errors (InputError): an empty or malformed term, a plain or `&` term that matches nothing
+ * (with a "did you mean" suggestion), and a pattern whose result is empty. An exclusion that
+ * matches nothing is fine.
+ */
+import { InputError, type SourcePos } from '../load/errors.js';
+import { groupMembers } from './load.js';
+import { didYouMean, listSome } from './suggest.js';
+import type { Inventory } from './types.js';
+
+/** One parsed term of a host pattern. */
+export interface PatternTerm {
+  /** `union` (plain), `intersect` (`&`), or `exclude` (`!`). */
+  op: 'union' | 'intersect' | 'exclude';
+  /** The name or glob, without its operator. */
+  text: string;
+}
+
+const TERM_RE = /^[A-Za-z0-9_.\-*?[\]!^]+$/;
+
+/** Human-readable form of a pattern for messages. */
+export function showPattern(pattern: string | readonly string[]): string {
+  return typeof pattern === 'string' ? pattern : `[${pattern.join(', ')}]`;
+}
+
+/** Split a host pattern into terms. Throws an InputError on an empty or malformed term. */
+export function parsePattern(pattern: string | readonly string[], where?: SourcePos): PatternTerm[] {
+  const shown = showPattern(pattern);
+  const parts: unknown[] = typeof pattern === 'string' ? [pattern] : Array.isArray(pattern) ? [...pattern] : [pattern];
+  if (parts.length === 0) throw new InputError('empty host pattern', where, "use 'all' for every cluster");
+  const terms: PatternTerm[] = [];
+  for (const part of parts) {
+    if (typeof part !== 'string') throw new InputError(`host pattern ${shown}: every item must be a string, got ${JSON.stringify(part)}`, where);
+    if (part.trim() === '') throw new InputError(`empty host pattern${typeof pattern === 'string' ? '' : ` item in ${shown}`}`, where, "use 'all' for every cluster");
+    for (const raw of part.split(/[:,]/)) {
+      const piece = raw.trim();
+      if (piece === '') {
+        throw new InputError(`host pattern '${shown}' has an empty term`, where, "remove the doubled, leading or trailing ':' or ','");
+      }
+      const op = piece.startsWith('&') ? 'intersect' : piece.startsWith('!') ? 'exclude' : 'union';
+      const text = op === 'union' ? piece : piece.slice(1).trim();
+      if (text === '') {
+        throw new InputError(`host pattern '${shown}': '${piece}' must be followed by a cluster or group name`, where, `e.g. 'prod:${piece}eu'`);
+      }
+      if (text.startsWith('&') || text.startsWith('!')) {
+        throw new InputError(`host pattern '${shown}': bad term '${piece}' (one operator per term)`, where, "write '&name' to intersect or '!name' to exclude");
+      }
+      if (!TERM_RE.test(text)) {
+        throw new InputError(
+          `host pattern '${shown}': bad term '${piece}'`,
+          where,
+          'terms are cluster or group names, optionally with globs (*, ?, [abc]), separated by : or , (prefix & to intersect, ! to exclude)',
+        );
+      }
+      terms.push({ op, text });
+    }
+  }
+  return terms;
+}
+
+/** True if `text` contains glob characters. */
+function isGlob(text: string): boolean {
+  return /[*?[]/.test(text);
+}
+
+/** Compile a glob (`*`, `?`, `[abc]`, `[!abc]`) to an anchored RegExp. */
+export function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const ch = glob[i];
+    if (ch === '*') re += '.*';
+    else if (ch === '?') re += '.';
+    else if (ch === '[') {
+      const end = glob.indexOf(']', i + 2);
+      if (end === -1) {
+        re += '\\[';
+        continue;
+      }
+      let body = glob.slice(i + 1, end);
+      if (body.startsWith('!')) body = `^${body.slice(1)}`;
+      re += `[${body.replace(/\\/g, '\\\\')}]`;
+      i = end;
+    } else re += ch.replace(/[.+^${}()|\\\]]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** The clusters one term matches, and whether the term named anything at all. */
+function resolveTerm(inv: Inventory, text: string): { known: boolean; members: string[] } {
+  if (text === 'all' || text === '*') return { known: true, members: [...inv.clusters.keys()] };
+  if (inv.groups.has(text)) return { known: true, members: groupMembers(inv, text) };
+  if (inv.clusters.has(text)) return { known: true, members: [text] };
+  if (!isGlob(text)) return { known: false, members: [] };
+  const re = globToRegExp(text);
+  const out = new Set<string>();
+  let known = false;
+  for (const name of inv.groups.keys()) {
+    if (re.test(name)) {
+      known = true;
+      for (const m of groupMembers(inv, name)) out.add(m);
+    }
+  }
+  for (const name of inv.clusters.keys()) {
+    if (re.test(name)) {
+      known = true;
+      out.add(name);
+    }
+  }
+  return { known, members: [...out] };
+}
+
+function knownNames(inv: Inventory): string {
+  return `known groups: ${listSome([...inv.groups.keys()])}; known clusters: ${listSome([...inv.clusters.keys()])}`;
+}
+
+/**
+ * The clusters a host pattern selects, in inventory order (see the module header for the
+ * syntax). `where` positions errors (e.g. at the play's `hosts:` key).
+ */
+export function matchClusters(inv: Inventory, pattern: string | string[], where?: SourcePos): string[] {
+  const shown = showPattern(pattern);
+  const terms = parsePattern(pattern, where);
+  const resolve = (t: PatternTerm): string[] => {
+    const { known, members } = resolveTerm(inv, t.text);
+    if (!known && t.op !== 'exclude') {
+      const what = isGlob(t.text) ? `'${t.text}' matches no cluster or group name` : `no cluster or group named '${t.text}'`;
+      const hint = isGlob(t.text) ? undefined : didYouMean(t.text, [...inv.groups.keys(), ...inv.clusters.keys()]);
+      throw new InputError(`host pattern '${shown}': ${what}`, where, hint ?? knownNames(inv));
+    }
+    return members;
+  };
+  const unions = terms.filter((t) => t.op === 'union');
+  const selected = new Set<string>(unions.length === 0 ? inv.clusters.keys() : []);
+  for (const t of unions) for (const m of resolve(t)) selected.add(m);
+  for (const t of terms.filter((x) => x.op === 'intersect')) {
+    const keep = new Set(resolve(t));
+    for (const m of [...selected]) if (!keep.has(m)) selected.delete(m);
+  }
+  for (const t of terms.filter((x) => x.op === 'exclude')) for (const m of resolve(t)) selected.delete(m);
+  const result = [...inv.clusters.keys()].filter((c) => selected.has(c));
+  if (result.length === 0) throw new InputError(`host pattern '${shown}' matches no clusters`, where, knownNames(inv));
+  return result;
+}

@@ -1,0 +1,86 @@
+/**
+ * JSON Schema (draft-07) of an inventory file. This constant is the source of truth;
+ * `schemas/inventory.schema.json` is its published copy (a unit test keeps them identical).
+ */
+import type { JsonSchema } from '../sdk/module.js';
+
+/** Pattern every group and cluster name must match. */
+export const NAME_PATTERN = '^[A-Za-z0-9_.-]+$';
+
+/** The inventory file schema (`$id` https://kplay.dev/schemas/inventory.schema.json). */
+export const inventorySchema: JsonSchema = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  $id: 'https://kplay.dev/schemas/inventory.schema.json',
+  title: 'kplay inventory',
+  description:
+    'The Kubernetes clusters kplay manages, organised in groups. The top level holds exactly one group, `all`. ' +
+    'In a directory inventory this is `hosts.yml` (or `hosts.yaml`), next to optional `group_vars/<group>.yml` ' +
+    'and `cluster_vars/<cluster>.yml` files.',
+  type: 'object',
+  properties: {
+    all: {
+      $ref: '#/definitions/group',
+      description: 'The root group: every cluster belongs to it.',
+    },
+  },
+  required: ['all'],
+  additionalProperties: false,
+  definitions: {
+    vars: {
+      type: ['object', 'null'],
+      description:
+        'Variables (name → value). Values may contain templates; they are rendered when used. Values tagged ' +
+        '`!secret`, and values of keys that look secret (password, token, …), are masked in all output.',
+    },
+    group: {
+      type: ['object', 'null'],
+      description: 'A group of clusters. An empty entry is an empty group.',
+      properties: {
+        vars: {
+          $ref: '#/definitions/vars',
+          description:
+            'Variables for every cluster in this group (and its child groups). Deeper groups override their parents; ' +
+            'groups at the same depth are applied in name order.',
+        },
+        clusters: {
+          type: ['object', 'null'],
+          description:
+            'Clusters directly in this group (name → cluster entry). A cluster may be listed in several groups; ' +
+            'repeat it with no keys or with the same keys.',
+          propertyNames: { pattern: NAME_PATTERN },
+          additionalProperties: { $ref: '#/definitions/cluster' },
+        },
+        children: {
+          type: ['object', 'null'],
+          description: 'Child groups (name → group). A child\u2019s clusters are also members of this group.',
+          propertyNames: { pattern: NAME_PATTERN },
+          additionalProperties: { $ref: '#/definitions/group' },
+        },
+      },
+      additionalProperties: false,
+    },
+    cluster: {
+      type: ['object', 'null'],
+      description: 'One Kubernetes cluster (a kubeconfig context). An empty entry means all defaults.',
+      properties: {
+        context: {
+          type: 'string',
+          minLength: 1,
+          description: 'The kubeconfig context to use. Default: the cluster\u2019s name.',
+        },
+        kubeconfig: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'Path of the kubeconfig file. `~/` and `$VAR`/`${VAR}` are expanded; a relative path is relative to the ' +
+            'inventory file\u2019s directory. Default: the first path of `$KUBECONFIG`, else `~/.kube/config`.',
+        },
+        vars: {
+          $ref: '#/definitions/vars',
+          description: 'Variables for this cluster only; they override all group vars.',
+        },
+      },
+      additionalProperties: false,
+    },
+  },
+};

@@ -1,0 +1,63 @@
+/**
+ * The in-memory model of a kplay inventory: clusters (the "hosts" of kplay) organised in a
+ * tree-like graph of groups rooted at `all`.
+ *
+ * An {@link Inventory} is immutable once loaded; helpers such as `inventoryVars` may cache
+ * derived data per inventory object.
+ */
+
+/** One Kubernetes cluster, i.e. one kubeconfig context. */
+export interface InventoryCluster {
+  /** The cluster's inventory name (`[A-Za-z0-9_.-]+`, unique among clusters and groups). */
+  name: string;
+  /** Kubeconfig context to use (default: the cluster's name). */
+  context: string;
+  /**
+   * Absolute path of the kubeconfig file (`~` and `$VAR`s expanded, relative paths resolved
+   * against the inventory's directory). Always set by `loadInventory`: when the inventory does
+   * not say, it is the first path of `$KUBECONFIG`, else `~/.kube/config`.
+   */
+  kubeconfig?: string;
+  /** The cluster's own vars (inline `vars` plus `cluster_vars/<name>.yml`, the file winning per key). */
+  vars: Record<string, unknown>;
+  /**
+   * Every group the cluster belongs to, ancestors included, always including `all` (and
+   * `ungrouped` when it is in no child group). Ordered by variable precedence, low → high:
+   * by depth, then by name.
+   */
+  groups: string[];
+}
+
+/** A group of clusters. `all` is the root; `ungrouped` holds clusters in no other child group. */
+export interface InventoryGroup {
+  /** The group name (`[A-Za-z0-9_.-]+`). */
+  name: string;
+  /** The group's vars (inline `vars` plus `group_vars/<name>.yml`, the file winning per key). */
+  vars: Record<string, unknown>;
+  /** Direct child groups, in file order. */
+  children: string[];
+  /** Clusters listed directly in this group, in file order (for `ungrouped`: its computed members). */
+  clusters: string[];
+  /** Direct parent groups (empty for `all`). */
+  parents: string[];
+  /** Longest distance from `all` (`all` = 0, its children = 1, …). Deeper groups win in precedence. */
+  depth: number;
+}
+
+/** A loaded inventory. */
+export interface Inventory {
+  /** Absolute path of the inventory file (for a directory inventory: its `hosts.yml`/`hosts.yaml`). */
+  source: string;
+  /** Absolute path of the directory holding the inventory (`inventory_dir`). */
+  dir: string;
+  /** All clusters; insertion order = order of first appearance in the file. */
+  clusters: Map<string, InventoryCluster>;
+  /** All groups: `all` first, then `ungrouped`, then the others in order of first appearance. */
+  groups: Map<string, InventoryGroup>;
+  /**
+   * Values to mask in all output: scalars tagged `!secret` in any inventory file and string or
+   * number values (as strings) under var keys that look secret (see `SECRET_NAME`). The caller
+   * registers them with its `Masker`.
+   */
+  secrets: string[];
+}
