@@ -1,0 +1,89 @@
+/**
+ * JSON Schema validation (ajv, strict) that reports errors at the `file:line:col` of the
+ * offending YAML node, with the friendliest message ajv's errors allow.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { InputError, type SourcePos } from './errors.js';
+import { posOfPath } from './yaml.js';
+import type { JsonSchema } from '../sdk/module.js';
+
+/** One shared ajv instance: strict mode, all errors, no type coercion. */
+export const ajv = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false });
+// Documentation-only keywords used in schemas.
+ajv.addKeyword({ keyword: 'x-kplay-example' });
+ajv.addKeyword({ keyword: 'markdownDescription' });
+
+const cache = new WeakMap<JsonSchema, ValidateFunction>();
+
+/** Compile (and cache) a schema. Throws if the schema itself is invalid (a bug in a module). */
+export function compileSchema(schema: JsonSchema): ValidateFunction {
+  let fn = cache.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    cache.set(schema, fn);
+  }
+  return fn;
+}
+
+function splitPointer(pointer: string): string[] {
+  if (!pointer) return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/** Turn one ajv error into words an ops engineer understands. */
+export function describeAjvError(e: ErrorObject, what: string): string {
+  const path = splitPointer(e.instancePath);
+  const at = path.length ? `${what}.${path.join('.')}` : what;
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `${at}: unknown key '${String(p.additionalProperty)}'`;
+    case 'required':
+      return `${at}: missing required key '${String(p.missingProperty)}'`;
+    case 'type':
+      return `${at}: must be ${String(p.type)}`;
+    case 'enum':
+      return `${at}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `${at}: must be ${JSON.stringify(p.allowedValue)}`;
+    default:
+      return `${at}: ${e.message ?? e.keyword}`;
+  }
+}
+
+/** Pick the most useful error: the deepest one, preferring unknown/missing keys over `oneOf` noise. */
+function bestError(errors: ErrorObject[]): ErrorObject {
+  const rank = (e: ErrorObject): number =>
+    (e.keyword === 'additionalProperties' || e.keyword === 'required' ? 1000 : 0) +
+    e.instancePath.split('/').length * 10 -
+    (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if' ? 500 : 0);
+  return [...errors].sort((a, b) => rank(b) - rank(a))[0];
+}
+
+/**
+ * Validate `value` against `schema`; on failure throw an InputError positioned at the
+ * offending node of `root` (the loaded YAML value holding `value` at `basePath`).
+ */
+export function validateOrThrow(
+  schema: JsonSchema,
+  value: unknown,
+  what: string,
+  opts: { root?: unknown; basePath?: (string | number)[]; fallbackPos?: SourcePos } = {},
+): void {
+  const validate = compileSchema(schema);
+  if (validate(value)) return;
+  const errors = validate.errors ?? [];
+  const e = bestError(errors);
+  const path = splitPointer(e.instancePath);
+  const fullPath = [...(opts.basePath ?? []), ...path];
+  let key = path;
+  if (e.keyword === 'additionalProperties') key = [...path, String((e.params as Record<string, unknown>).additionalProperty)];
+  const pos =
+    posOfPath(opts.root ?? value, [...(opts.basePath ?? []), ...key]) ??
+    posOfPath(opts.root ?? value, fullPath) ??
+    opts.fallbackPos;
+  throw new InputError(describeAjvError(e, what), pos);
+}

@@ -1,0 +1,58 @@
+/**
+ * Run events: what the executor tells reporters. With `--output json` each event is printed as
+ * one JSON line, so this union IS the documented, stable machine interface (see README).
+ * Every string in an event has passed through the run's Masker before a reporter sees it.
+ */
+import type { DiffEntry } from '../sdk/module.js';
+
+/** Per-cluster counters in the recap. */
+export interface ClusterStats {
+  ok: number;
+  changed: number;
+  unreachable: number;
+  failed: number;
+  skipped: number;
+  rescued: number;
+  ignored: number;
+}
+
+/** Status of one task on one cluster (or one loop item). */
+export type ResultStatus = 'ok' | 'changed' | 'failed' | 'skipped' | 'unreachable';
+
+export type RunEvent =
+  | { type: 'run_start'; run_id: string; playbook: string; inventory: string; check: boolean; diff: boolean; limit?: string; time: string }
+  | { type: 'play_start'; play: string; hosts: string; clusters: string[]; batch: number; batches: number }
+  | { type: 'task_start'; play: string; task: string; module: string; where: string; handler: boolean }
+  | {
+      type: 'task_result';
+      task: string;
+      cluster: string;
+      status: ResultStatus;
+      /** Loop item label, for per-item results. */
+      item?: string;
+      msg?: string;
+      /** Failure was ignored (`ignore_errors`). */
+      ignored?: boolean;
+      diff?: DiffEntry[];
+      /** Module result data (shown with -v; hidden by no_log). */
+      data?: Record<string, unknown>;
+      duration_ms: number;
+      /** True for the summary of a loop (its items were reported before). */
+      loop_summary?: boolean;
+    }
+  | { type: 'retry'; task: string; cluster: string; attempt: number; retries: number; msg?: string }
+  | { type: 'warning'; msg: string; cluster?: string }
+  | { type: 'log'; level: 'info' | 'debug' | 'warn'; cluster: string; task: string; msg: string }
+  | { type: 'progress'; cluster: string; task: string; msg: string }
+  | { type: 'play_aborted'; play: string; reason: string }
+  | { type: 'recap'; clusters: Record<string, ClusterStats>; elapsed_ms: number; exit_code: number; interrupted: boolean };
+
+/** Every event type, for exhaustive mapped types. */
+export type RunEventType = RunEvent['type'];
+
+/** A function for each event type: reporters implement this, so a new event cannot be forgotten. */
+export type EventHandlers = { [K in RunEventType]: (e: Extract<RunEvent, { type: K }>) => void };
+
+export function emptyStats(): ClusterStats {
+  return { ok: 0, changed: 0, unreachable: 0, failed: 0, skipped: 0, rescued: 0, ignored: 0 };
+}

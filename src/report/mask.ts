@@ -1,0 +1,64 @@
+/**
+ * Secret masking. Every sink (reporters, JSON events, run records, error messages, module logs)
+ * passes text through one Masker per run. A registered secret is also masked in its base64 form,
+ * so a Secret's `data` cannot leak either.
+ */
+export const MASK = '********';
+
+/** Variable names whose values are treated as secrets automatically. */
+export const SECRET_NAME = /(pass(word|wd)?|secret|token|api[_-]?key|private[_-]?key|credential|client[_-]?key)$/i;
+
+export class Masker {
+  private readonly secrets = new Set<string>();
+  private pattern: RegExp | undefined;
+
+  /** Register a value that must never be shown. Values shorter than 4 characters are ignored (too noisy). */
+  add(value: unknown): void {
+    if (typeof value !== 'string' && typeof value !== 'number') return;
+    const s = String(value);
+    if (s.length < 4) return;
+    const before = this.secrets.size;
+    this.secrets.add(s);
+    this.secrets.add(Buffer.from(s, 'utf8').toString('base64'));
+    if (s.includes('\n')) for (const line of s.split('\n')) if (line.trim().length >= 8) this.secrets.add(line);
+    if (this.secrets.size !== before) this.pattern = undefined;
+  }
+
+  /** Register every string under `value` whose key looks secret (password, token, …). */
+  addByName(value: unknown, depth = 0): void {
+    if (depth > 32 || value === null || typeof value !== 'object') return;
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if (SECRET_NAME.test(k) && (typeof v === 'string' || typeof v === 'number')) this.add(v);
+      else this.addByName(v, depth + 1);
+    }
+  }
+
+  /** Number of registered secrets (for tests). */
+  get size(): number {
+    return this.secrets.size;
+  }
+
+  /** Replace every registered secret in `text` with `********`. */
+  mask(text: string): string {
+    if (this.secrets.size === 0 || !text) return text;
+    if (!this.pattern) {
+      const parts = [...this.secrets].sort((a, b) => b.length - a.length).map(escapeRegExp);
+      this.pattern = new RegExp(parts.join('|'), 'g');
+    }
+    return text.replace(this.pattern, MASK);
+  }
+
+  /** Mask every string inside a JSON-like value (returns a copy). */
+  maskValue<T>(value: T, depth = 0): T {
+    if (typeof value === 'string') return this.mask(value) as T;
+    if (depth > 64 || value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) return value.map((v) => this.maskValue(v, depth + 1)) as T;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = this.maskValue(v, depth + 1);
+    return out as T;
+  }
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,150 @@
+/**
+ * The module SDK: everything a task module (built-in or community) needs.
+ *
+ * A module is one file that default-exports `defineModule({...})`. Copy any file in
+ * `modules/` to start a new one.
+ */
+
+/** A JSON Schema object (draft-07 subset accepted by ajv in strict mode). */
+export type JsonSchema = { [key: string]: unknown };
+
+/** A per-object (or per-thing) change, rendered by the reporter as a unified diff. */
+export interface DiffEntry {
+  /** What changed, e.g. `Deployment default/web` or `haproxy be_app/srv1`. */
+  label: string;
+  /** Text before the change (`''` when the thing did not exist). Secrets must already be masked. */
+  before: string;
+  /** Text after the change (`''` when the thing is deleted). Secrets must already be masked. */
+  after: string;
+}
+
+/** Data a module returns; becomes the registered variable (plus `changed`, `failed`, `msg`). */
+export type ResultData = { [key: string]: unknown };
+
+/** The outcome of one module run: a discriminated union on `status`. */
+export type ModuleResult =
+  | { status: 'ok'; msg?: string; data?: ResultData; diff?: DiffEntry[]; facts?: ResultData }
+  | { status: 'changed'; msg?: string; data?: ResultData; diff?: DiffEntry[]; facts?: ResultData }
+  | { status: 'failed'; msg: string; cause?: string; data?: ResultData; diff?: DiffEntry[] }
+  | { status: 'skipped'; msg?: string; data?: ResultData };
+
+/** Statuses a module can return. */
+export type ModuleStatus = ModuleResult['status'];
+
+/**
+ * `facts` (on ok/changed) are stored as cluster variables for the rest of the run, at
+ * `set_fact` precedence (that is how `set_fact` works).
+ */
+
+/** A cluster of the inventory, as a task sees it. */
+export interface ClusterRef {
+  /** Inventory name of the cluster. */
+  name: string;
+  /** kubeconfig context. @default the cluster name */
+  context: string;
+  /** Absolute path of the kubeconfig file, if any is set or found. */
+  kubeconfig?: string;
+}
+
+/** Logger handed to modules: every line is masked for secrets before it is written. */
+export interface ModuleLogger {
+  /** Shown with `-v`. */
+  info(msg: string): void;
+  /** Shown with `-vv`. */
+  debug(msg: string): void;
+  /** Always shown. */
+  warn(msg: string): void;
+  /** Live progress on a TTY (a single updating line); ignored elsewhere. */
+  progress(msg: string): void;
+}
+
+/**
+ * Adapters a module can ask for. Later issues add more (`k8s`, `helm`); they are typed as
+ * `unknown` here and narrowed by the adapter's own module, so the SDK has no hard dependency.
+ */
+export interface ModuleAdapters {
+  [name: string]: unknown;
+}
+
+/** What `run(args, ctx)` receives besides its arguments. */
+export interface ModuleContext {
+  /** The cluster this task runs for. */
+  cluster: ClusterRef;
+  /** All variables visible to the task (already merged by precedence). Read-only. */
+  vars: Readonly<Record<string, unknown>>;
+  /** True in `--check` mode (or task `check_mode: true`): change nothing, report what would change. */
+  checkMode: boolean;
+  /** True with `--diff`: include `diff` entries in results. */
+  diffMode: boolean;
+  /** Aborted on Ctrl-C / SIGTERM or task `timeout`. Long operations must stop on it. */
+  signal: AbortSignal;
+  /** Masking logger. */
+  log: ModuleLogger;
+  /** Directory of the playbook (or task file) that holds the task; resolve relative paths against it. */
+  baseDir: string;
+  /** Render a Liquid template string with the task's variables (strict: undefined variables fail). */
+  render(template: string, extraVars?: Record<string, unknown>): Promise<string>;
+  /** Evaluate a Liquid condition (`a == 1 and not b`) with the task's variables (+ extra vars). */
+  evalCondition(condition: string, extraVars?: Record<string, unknown>): Promise<boolean>;
+  /** Evaluate a Liquid expression (`a.b | default: 1`) to its native value. */
+  evaluate(expression: string, extraVars?: Record<string, unknown>): Promise<unknown>;
+  /** Register a value that must never appear in any output (masked as `********`). */
+  addSecret(value: string): void;
+  /** Mask every registered secret in a string. */
+  mask(text: string): string;
+  /** Lazily created per-cluster adapters (Kubernetes client, helm); see `src/k8s`, `src/helm`. */
+  adapter<T>(name: string, create: () => Promise<T>): Promise<T>;
+}
+
+/** One documented example of a module, shown by `kplay modules NAME` and in the README. */
+export interface ModuleExample {
+  /** One line saying what the example does. */
+  title: string;
+  /** A task in YAML, exactly as it would appear in a playbook. */
+  yaml: string;
+}
+
+/** Everything that defines a module. */
+export interface ModuleDefinition<A = Record<string, unknown>> {
+  /** The task key, e.g. `k8s_apply`. Lowercase letters, digits and `_`. */
+  name: string;
+  /** One line shown by `kplay modules`. */
+  summary: string;
+  /** Longer Markdown description (optional). */
+  description?: string;
+  /**
+   * JSON Schema of the arguments (after templating). Must be an object schema with
+   * `additionalProperties: false` and a `description` on every property (shown as docs).
+   */
+  schema: JsonSchema;
+  /**
+   * When the arguments are a plain value instead of a map (e.g. `command: ls -l`, `debug: msg`),
+   * the property this value goes to.
+   */
+  freeForm?: string;
+  /** Whether the module can report what it would change without changing it. */
+  checkMode: 'supported' | 'unsupported';
+  /** True when the module talks to the task's cluster (connections are lazy). @default false */
+  usesCluster?: boolean;
+  /** Documented examples. */
+  examples: ModuleExample[];
+  /** Do the work. Never throws for expected failures: return `{status: 'failed', msg}`. */
+  run(args: A, ctx: ModuleContext): Promise<ModuleResult>;
+}
+
+/** A module with erased argument type, as the registry stores it. */
+export type AnyModule = ModuleDefinition<never>;
+
+/**
+ * Define a module. Identity at run time; gives type inference for `args`.
+ * @example
+ * export default defineModule<{ msg: string }>({ name: 'hello', summary: 'Say hello', ... })
+ */
+export function defineModule<A>(def: ModuleDefinition<A>): ModuleDefinition<A> {
+  return def;
+}
+
+/** Thrown (only) when a cluster cannot be reached: the executor marks it unreachable (exit 4). */
+export class UnreachableError extends Error {
+  override name = 'UnreachableError';
+}

@@ -1,0 +1,201 @@
+/**
+ * The module registry. Load order (a duplicate name is an error, never a silent override):
+ *  1. built-ins from `modules/` (compiled to `dist/modules/`),
+ *  2. `--module-path` directories, then `modules:` paths in `kplay.config.json` (cwd or playbook dir),
+ *  3. installed npm packages named `kplay-module-*` (in `node_modules` of the playbook dir and cwd).
+ * A module file default-exports `defineModule({...})` (or exports `module`).
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { InputError } from '../load/errors.js';
+import { compileSchema } from '../load/schema.js';
+import type { AnyModule } from './module.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** Directory of the compiled built-in modules. */
+export const BUILTIN_DIR = path.resolve(here, '../../modules');
+
+/** Where a module came from (shown by `kplay modules`). */
+export interface RegisteredModule {
+  module: AnyModule;
+  source: string;
+}
+
+export class ModuleRegistry {
+  private readonly byName = new Map<string, RegisteredModule>();
+
+  /** Register a module object; throws a clear error when malformed or duplicated. */
+  add(candidate: unknown, source: string): void {
+    const mod = checkModule(candidate, source);
+    const prev = this.byName.get(mod.name);
+    if (prev) {
+      throw new InputError(`module '${mod.name}' is defined twice: in ${prev.source} and in ${source}`, undefined, 'rename one of them; kplay never lets one module silently replace another');
+    }
+    this.byName.set(mod.name, { module: mod, source });
+  }
+
+  get(name: string): AnyModule | undefined {
+    return this.byName.get(name)?.module;
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** All modules, sorted by name. */
+  list(): RegisteredModule[] {
+    return [...this.byName.values()].sort((a, b) => a.module.name.localeCompare(b.module.name));
+  }
+
+  names(): string[] {
+    return [...this.byName.keys()].sort();
+  }
+
+  /** The closest module names to a misspelt one. */
+  suggest(name: string): string[] {
+    return closest(name, this.names());
+  }
+}
+
+function checkModule(candidate: unknown, source: string): AnyModule {
+  const bad = (why: string): never => {
+    throw new InputError(`malformed module in ${source}: ${why}`, undefined, 'a module file must `export default defineModule({ name, summary, schema, checkMode, examples, run })`');
+  };
+  if (candidate === null || typeof candidate !== 'object') return bad('the default export is not an object');
+  const m = candidate as Record<string, unknown>;
+  if (typeof m.name !== 'string' || !/^[a-z][a-z0-9_]*$/.test(m.name)) return bad('`name` must be lowercase letters, digits and _');
+  if (typeof m.summary !== 'string' || !m.summary) return bad('`summary` is required');
+  if (typeof m.run !== 'function') return bad('`run(args, ctx)` must be a function');
+  if (m.checkMode !== 'supported' && m.checkMode !== 'unsupported') return bad("`checkMode` must be 'supported' or 'unsupported'");
+  if (!Array.isArray(m.examples)) return bad('`examples` must be a list');
+  const schema = m.schema;
+  if (schema === null || typeof schema !== 'object') return bad('`schema` must be a JSON Schema object');
+  const s = schema as Record<string, unknown>;
+  if (s.type !== 'object' || s.additionalProperties !== false) return bad('`schema` must be `type: object` with `additionalProperties: false`');
+  try {
+    compileSchema(s);
+  } catch (e) {
+    return bad(`invalid schema: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return candidate as AnyModule;
+}
+
+async function importModuleFile(file: string): Promise<unknown> {
+  const ns = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  return ns.default ?? ns.module;
+}
+
+async function loadDir(reg: ModuleRegistry, dir: string, required: boolean): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    if (required) throw new InputError(`module path ${dir} does not exist or is not a directory`);
+    return;
+  }
+  for (const f of entries.sort()) {
+    if (!/\.(m?js)$/.test(f) || f.endsWith('.d.ts') || f.startsWith('_')) continue;
+    const file = path.join(dir, f);
+    let mod: unknown;
+    try {
+      mod = await importModuleFile(file);
+    } catch (e) {
+      throw new InputError(`cannot load module ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    reg.add(mod, file);
+  }
+}
+
+async function configModulePaths(dir: string): Promise<string[]> {
+  const file = path.join(dir, 'kplay.config.json');
+  if (!existsSync(file)) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(file, 'utf8'));
+  } catch (e) {
+    throw new InputError(`${file}: invalid JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const mods = (parsed as { modules?: unknown }).modules;
+  if (mods === undefined) return [];
+  if (!Array.isArray(mods) || !mods.every((m) => typeof m === 'string')) {
+    throw new InputError(`${file}: \`modules\` must be a list of directory paths`);
+  }
+  return mods.map((m) => path.resolve(dir, m));
+}
+
+async function npmModulePackages(dir: string): Promise<string[]> {
+  const nm = path.join(dir, 'node_modules');
+  let names: string[];
+  try {
+    names = await readdir(nm);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const n of names.sort()) {
+    if (!n.startsWith('kplay-module-')) continue;
+    const pkgDir = path.join(nm, n);
+    if ((await stat(pkgDir)).isDirectory()) out.push(pkgDir);
+  }
+  return out;
+}
+
+/** Options for {@link loadRegistry}. */
+export interface RegistryOptions {
+  /** Extra directories (`--module-path`). */
+  modulePaths?: string[];
+  /** Directories to look for `kplay.config.json` and `node_modules/kplay-module-*` (playbook dir, cwd). */
+  searchDirs?: string[];
+}
+
+/** Build the registry (see the load order at the top of this file). */
+export async function loadRegistry(opts: RegistryOptions = {}): Promise<ModuleRegistry> {
+  const reg = new ModuleRegistry();
+  await loadDir(reg, BUILTIN_DIR, true);
+  const dirs = [...new Set((opts.searchDirs ?? []).map((d) => path.resolve(d)))];
+  const paths = [...(opts.modulePaths ?? []).map((p) => path.resolve(p))];
+  for (const d of dirs) paths.push(...(await configModulePaths(d)));
+  for (const p of [...new Set(paths)]) await loadDir(reg, p, true);
+  const seenPkgs = new Set<string>();
+  for (const d of dirs) {
+    for (const pkgDir of await npmModulePackages(d)) {
+      if (seenPkgs.has(path.basename(pkgDir))) continue;
+      seenPkgs.add(path.basename(pkgDir));
+      let mod: unknown;
+      try {
+        const ns = (await import(pathToFileURL(path.join(pkgDir, 'package.json')).href, { with: { type: 'json' } })) as { default: { main?: string; exports?: unknown } };
+        const main = typeof ns.default.main === 'string' ? ns.default.main : 'index.js';
+        mod = await importModuleFile(path.join(pkgDir, main));
+      } catch (e) {
+        throw new InputError(`cannot load npm module package ${pkgDir}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      reg.add(mod, pkgDir);
+    }
+  }
+  return reg;
+}
+
+/** Levenshtein distance, for "did you mean" suggestions. */
+export function editDistance(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0];
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j];
+      dp[j] = Math.min(dp[j] + 1, dp[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length];
+}
+
+/** Up to three candidates within a small edit distance (or sharing a prefix). */
+export function closest(name: string, candidates: string[]): string[] {
+  const scored = candidates
+    .map((c) => ({ c, d: editDistance(name.toLowerCase(), c.toLowerCase()) }))
+    .filter(({ c, d }) => d <= Math.max(2, Math.floor(name.length / 3)) || c.startsWith(name) || name.startsWith(c));
+  return scored.sort((a, b) => a.d - b.d).slice(0, 3).map(({ c }) => c);
+}
