@@ -1,0 +1,103 @@
+/**
+ * `command`: run a local command (on the machine running kplay, e.g. a cloud CLI or a smoke
+ * test). Changed unless `changed_when` says otherwise; fails on a non-zero exit code.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { defineModule } from '../src/sdk/module.js';
+
+/** Arguments of `command`. */
+export interface CommandArgs {
+  /**
+   * Command line, run by `/bin/sh -c` (pipes and globs work; quote values with `| quote`).
+   * @example "kubectl --context {{ cluster_name }} get nodes"
+   */
+  cmd?: string;
+  /**
+   * Program and arguments, run without a shell (safer: nothing is interpreted).
+   * @example ["curl", "-fsS", "{{ health_url }}"]
+   */
+  argv?: string[];
+  /** Working directory (relative to the playbook). */
+  chdir?: string;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Skip (ok) when this path exists. */
+  creates?: string;
+  /** Skip (ok) when this path does not exist. */
+  removes?: string;
+  /** Text sent to the command's standard input. */
+  stdin?: string;
+  /** Exit codes that count as success. @default [0] */
+  ok_codes?: number[];
+}
+
+const MAX_OUTPUT = 1024 * 1024;
+
+export default defineModule<CommandArgs>({
+  name: 'command',
+  summary: 'Run a local command',
+  description: 'Runs on the machine running kplay, once per cluster (use `run_once` for one run). Not run in check mode unless `creates`/`removes` decide it would be skipped. Output is capped at 1 MiB per stream.',
+  freeForm: 'cmd',
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      cmd: { type: 'string', description: 'Command line, run by /bin/sh -c.' },
+      argv: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'Program and arguments, run without a shell.' },
+      chdir: { type: 'string', description: 'Working directory, relative to the playbook.' },
+      env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Extra environment variables.' },
+      creates: { type: 'string', description: 'If this path exists, do not run (ok).' },
+      removes: { type: 'string', description: 'If this path does not exist, do not run (ok).' },
+      stdin: { type: 'string', description: 'Text for standard input.' },
+      ok_codes: { type: 'array', items: { type: 'integer' }, default: [0], description: 'Exit codes that count as success.' },
+    },
+  },
+  checkMode: 'supported',
+  examples: [
+    { title: 'Shell command with a registered result', yaml: '- command: "date -u +%s"\n  register: now\n  changed_when: false' },
+    { title: 'No shell, explicit arguments', yaml: '- command:\n    argv: [kubectl, --context, "{{ cluster_name }}", get, nodes, -o, name]\n  register: nodes\n  changed_when: false' },
+  ],
+  async run(args, ctx) {
+    if ((args.cmd === undefined) === (args.argv === undefined)) return { status: 'failed', msg: "command: give exactly one of 'cmd' or 'argv'" };
+    const cwd = args.chdir ? path.resolve(ctx.baseDir, args.chdir) : ctx.baseDir;
+    const resolve = (p: string): string => path.resolve(cwd, p);
+    if (args.creates && existsSync(resolve(args.creates))) return { status: 'ok', msg: `skipped: ${args.creates} exists`, data: { rc: 0, stdout: '', stderr: '' } };
+    if (args.removes && !existsSync(resolve(args.removes))) return { status: 'ok', msg: `skipped: ${args.removes} does not exist`, data: { rc: 0, stdout: '', stderr: '' } };
+    const display = args.cmd ?? (args.argv as string[]).join(' ');
+    if (ctx.checkMode) return { status: 'skipped', msg: `check mode: would run: ${display}` };
+    if (!existsSync(cwd)) return { status: 'failed', msg: `chdir: ${cwd} does not exist` };
+    const [prog, ...rest] = args.cmd !== undefined ? ['/bin/sh', '-c', args.cmd] : (args.argv as string[]);
+    const started = Date.now();
+    return await new Promise((resolvePromise) => {
+      const child = spawn(prog, rest, { cwd, env: { ...process.env, ...(args.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'], signal: ctx.signal, killSignal: 'SIGTERM' });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => {
+        if (stdout.length < MAX_OUTPUT) stdout += d.toString('utf8');
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        if (stderr.length < MAX_OUTPUT) stderr += d.toString('utf8');
+      });
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(args.stdin ?? '');
+      child.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.name === 'AbortError') resolvePromise({ status: 'failed', msg: `command cancelled: ${display}` });
+        else resolvePromise({ status: 'failed', msg: e.code === 'ENOENT' ? `command not found: ${prog}` : `cannot run ${prog}: ${e.message}` });
+      });
+      child.on('close', (code, signal) => {
+        const rc = code ?? (signal ? 128 : 1);
+        const out = stdout.replace(/\n$/, '');
+        const err = stderr.replace(/\n$/, '');
+        const data = { cmd: display, rc, stdout: out, stderr: err, stdout_lines: out ? out.split('\n') : [], stderr_lines: err ? err.split('\n') : [], elapsed_ms: Date.now() - started };
+        const okCodes = args.ok_codes ?? [0];
+        if (signal && ctx.signal.aborted) resolvePromise({ status: 'failed', msg: `command cancelled: ${display}`, data });
+        else if (!okCodes.includes(rc)) {
+          const tail = (err || out).split('\n').slice(-5).join('\n');
+          resolvePromise({ status: 'failed', msg: `non-zero return code ${rc}${signal ? ` (signal ${signal})` : ''}${tail ? `: ${tail}` : ''}`, data });
+        } else resolvePromise({ status: 'changed', data });
+      });
+    });
+  },
+});

@@ -1,0 +1,19 @@
+/** `set_fact`: set variables for this cluster for the rest of the run. */
+import { defineModule } from '../src/sdk/module.js';
+
+export default defineModule<Record<string, unknown>>({
+  name: 'set_fact',
+  summary: 'Set variables (facts) for the rest of the run on this cluster',
+  description: 'Every key becomes a variable at `set_fact` precedence (above task vars, below `-e`). Values are templated once, when the task runs.',
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    patternProperties: { '^[A-Za-z_][A-Za-z0-9_]*$': { description: 'A variable to set.' } },
+  },
+  checkMode: 'supported',
+  examples: [{ title: 'Compute a value once, use it later', yaml: '- set_fact:\n    release_name: "podinfo-{{ cluster_name }}"\n    old_version: "{{ current.data.version }}"' }],
+  async run(args) {
+    if (Object.keys(args).length === 0) return { status: 'failed', msg: 'set_fact: give at least one variable' };
+    return { status: 'ok', facts: { ...args }, data: { facts: args } };
+  },
+});

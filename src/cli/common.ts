@@ -1,0 +1,166 @@
+/**
+ * What every command shares: loading the registry, playbook and inventory; extra vars;
+ * masking; reporters; signals; error → exit code mapping.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { InputError, errorMessage } from '../load/errors.js';
+import { loadYamlDoc, parseYaml } from '../load/yaml.js';
+import { loadInventory } from '../inventory/load.js';
+import type { Inventory } from '../inventory/types.js';
+import { loadPlaybook } from '../playbook/load.js';
+import type { Playbook } from '../playbook/types.js';
+import { Masker } from '../report/mask.js';
+import { REPORTERS, isOutputFormat, type Reporter } from '../report/index.js';
+import { loadRegistry, type ModuleRegistry } from '../sdk/registry.js';
+import { EXIT } from '../executor/run.js';
+
+/** Flags shared by commands that load a playbook. */
+export interface LoadFlags {
+  inventory?: string;
+  extraVars?: string[];
+  modulePath?: string[];
+}
+
+/** Everything a run needs, loaded and checked. */
+export interface Loaded {
+  registry: ModuleRegistry;
+  playbook: Playbook;
+  inventory?: Inventory;
+  extraVars: Record<string, unknown>;
+  masker: Masker;
+}
+
+/** Parse `-e` values: `k=v k2=v2`, `@file.yml`, or an inline YAML/JSON map. Later values win. */
+export async function parseExtraVars(values: string[] | undefined, cwd: string, masker: Masker): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const raw of values ?? []) {
+    const v = raw.trim();
+    if (v.startsWith('@')) {
+      const file = path.resolve(cwd, v.slice(1));
+      const { value, secrets } = await loadYamlDoc(file);
+      secrets.forEach((s) => masker.add(s));
+      if (value === null) continue;
+      if (typeof value !== 'object' || Array.isArray(value)) throw new InputError(`-e ${v}: the file must hold a map of variables`, { file, line: 1, col: 1 });
+      Object.assign(out, value);
+    } else if (v.startsWith('{')) {
+      const { docs } = parseYaml(v, '-e');
+      const value = docs[0];
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError(`-e: expected a map, got ${v}`);
+      Object.assign(out, value);
+    } else {
+      for (const pair of splitPairs(v)) {
+        const eq = pair.indexOf('=');
+        if (eq <= 0) throw new InputError(`-e '${pair}': expected key=value, @file.yml or a {map}`);
+        const key = pair.slice(0, eq);
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new InputError(`-e: invalid variable name '${key}'`);
+        out[key] = pair.slice(eq + 1);
+      }
+    }
+  }
+  masker.addByName(out);
+  return out;
+}
+
+/** Split `a=1 b="x y"` on spaces outside quotes (quotes removed). */
+function splitPairs(s: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let q: string | undefined;
+  for (const ch of s) {
+    if (q) {
+      if (ch === q) q = undefined;
+      else cur += ch;
+    } else if (ch === '"' || ch === "'") q = ch;
+    else if (/\s/.test(ch)) {
+      if (cur) out.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
+/** Load registry, playbook (all static checks), inventory and extra vars. Throws InputError. */
+export async function loadAll(playbookFile: string, flags: LoadFlags, requireInventory: boolean): Promise<Loaded> {
+  const cwd = process.cwd();
+  const masker = new Masker();
+  const pbDir = path.dirname(path.resolve(playbookFile));
+  const registry = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [pbDir, cwd] });
+  const playbook = await loadPlaybook(playbookFile, { registry });
+  playbook.secrets.forEach((s) => masker.add(s));
+  for (const p of playbook.plays) masker.addByName(p.vars);
+  const extraVars = await parseExtraVars(flags.extraVars, cwd, masker);
+  let inventory: Inventory | undefined;
+  if (flags.inventory) {
+    inventory = await loadInventory(flags.inventory, { cwd, playbookDir: pbDir });
+    inventory.secrets.forEach((s) => masker.add(s));
+  } else if (requireInventory) {
+    throw new InputError('no inventory given', undefined, 'pass -i INVENTORY (a file, a directory, or a name found under inventories/)');
+  }
+  return { registry, playbook, inventory, extraVars, masker };
+}
+
+/** A fresh run id: time-sortable and unique. */
+export function newRunId(): string {
+  const t = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
+  return `${t}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Build the reporter for `--output`. */
+export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean }): Reporter {
+  if (!isOutputFormat(output)) throw new InputError(`unknown --output '${output}'`, undefined, `use one of: ${Object.keys(REPORTERS).join(', ')}`);
+  const color = opts.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb');
+  return REPORTERS[output]({
+    write: (s) => process.stdout.write(s),
+    color: output === 'text' && color,
+    verbosity: opts.verbosity,
+    diff: opts.diff,
+    tty: process.stdout.isTTY === true,
+  });
+}
+
+/**
+ * Ctrl-C / SIGTERM: the first signal aborts (running steps get the AbortSignal, nothing new
+ * starts, the recap prints, exit 130); a second one exits at once.
+ */
+export function interruptController(onFirst: () => void): { signal: AbortSignal; dispose: () => void } {
+  const ac = new AbortController();
+  let count = 0;
+  const handler = (sig: NodeJS.Signals): void => {
+    count++;
+    if (count === 1) {
+      process.stderr.write(`\n${sig} received: stopping — running steps are being cancelled, nothing new starts (press Ctrl-C again to exit at once)\n`);
+      ac.abort(new Error(`interrupted by ${sig}`));
+      onFirst();
+    } else {
+      process.exit(EXIT.interrupted);
+    }
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signal: ac.signal,
+    dispose: () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}
+
+/** Print an error the way every command does, masked, and return the exit code for it. */
+export function reportError(err: unknown, masker?: Masker): number {
+  const text = errorMessage(err);
+  process.stderr.write(`ERROR: ${masker ? masker.mask(text) : text}\n`);
+  if (err instanceof InputError) return EXIT.usage;
+  if (!(err instanceof Error) || process.env.KPLAY_DEBUG) {
+    if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  }
+  return EXIT.usage;
+}
+
+/** Parse a comma-separated list option, possibly repeated. */
+export function listOption(values: string[] | string | undefined): string[] {
+  const arr = Array.isArray(values) ? values : values ? [values] : [];
+  return arr.flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+}

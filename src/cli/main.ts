@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+/** The `kplay` command line: thin commands (flags → engine → exit code). */
+import { Command, Option } from 'commander';
+import { inventoryCommand } from './inventory.js';
+import { modulesCommand } from './modules.js';
+import { runCommand } from './run.js';
+import { schemasCommand } from './schemas.js';
+import { validateCommand } from './validate.js';
+
+const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+const increase = (_: string, prev: number): number => prev + 1;
+
+const program = new Command();
+program
+  .name('kplay')
+  .description('Ansible-like playbooks for Kubernetes: ordered, idempotent maintenance windows across many clusters.')
+  .version('0.1.0')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride();
+
+program
+  .command('run')
+  .description('run a playbook against the clusters of an inventory')
+  .argument('<playbook>', 'playbook file')
+  .option('-i, --inventory <inventory>', 'inventory file, directory, or name under inventories/')
+  .option('-e, --extra-vars <vars>', 'extra variables: k=v, @file.yml or a {map} (repeatable; highest precedence)', collect)
+  .option('-C, --check', 'change nothing; report what would change')
+  .option('-D, --diff', 'show unified diffs of what changes (or would change)')
+  .option('-l, --limit <pattern>', 'further limit the clusters (host pattern)')
+  .option('-t, --tags <tags>', 'only run tasks with these tags (comma-separated, repeatable)', collect)
+  .option('--skip-tags <tags>', 'skip tasks with these tags', collect)
+  .option('--start-at-task <name>', 'start at the first task with this name (glob)')
+  .option('-f, --forks <n>', 'clusters worked on in parallel', '10')
+  .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
+  .option('-v, --verbose', 'more output (-vv for even more)', increase, 0)
+  .option('--no-color', 'no colours (also when NO_COLOR is set or output is not a TTY)')
+  .action(async (playbook: string, flags) => {
+    process.exitCode = await runCommand(playbook, flags);
+  });
+
+program
+  .command('validate')
+  .description('check a playbook (and inventory) without contacting any cluster')
+  .argument('<playbook>', 'playbook file')
+  .option('-i, --inventory <inventory>', 'also check host patterns against this inventory')
+  .option('-e, --extra-vars <vars>', 'extra variables', collect)
+  .option('-l, --limit <pattern>', 'also check this limit pattern')
+  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
+  .action(async (playbook: string, flags) => {
+    process.exitCode = await validateCommand(playbook, flags);
+  });
+
+program
+  .command('inventory')
+  .description('show an inventory: resolved vars per cluster (--list, --cluster) or the group tree (--graph)')
+  .option('-i, --inventory <inventory>', 'inventory file, directory, or name')
+  .option('--list', 'all groups and clusters with resolved vars, as JSON')
+  .option('--graph', 'the group tree')
+  .option('--cluster <name>', 'one cluster with its resolved vars, as YAML')
+  .action(async (flags) => {
+    process.exitCode = await inventoryCommand(flags);
+  });
+
+program
+  .command('modules')
+  .description('list modules, or show the documentation of one')
+  .argument('[name]', 'module name')
+  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
+  .action(async (name: string | undefined, flags) => {
+    process.exitCode = await modulesCommand(name, flags);
+  });
+
+program
+  .command('schemas')
+  .description('(development) regenerate schemas/playbook.schema.json and the README module reference')
+  .option('--write', 'write the files (default)')
+  .option('--check', 'exit 1 if they are out of date')
+  .action(async (flags) => {
+    process.exitCode = await schemasCommand(flags);
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  // commander's exitOverride: usage errors exit 1, help/version exit 0.
+  const code = (e as { exitCode?: number; code?: string }).exitCode;
+  const c = (e as { code?: string }).code;
+  process.exitCode = c === 'commander.helpDisplayed' || c === 'commander.version' || c === 'commander.help' ? 0 : code && code !== 0 ? 1 : 0;
+}

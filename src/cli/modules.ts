@@ -1,0 +1,26 @@
+/** `kplay modules [NAME]`: list modules, or print one module's documentation. */
+import { InputError } from '../load/errors.js';
+import { moduleMarkdown } from '../sdk/docs.js';
+import { loadRegistry } from '../sdk/registry.js';
+import { reportError } from './common.js';
+
+export async function modulesCommand(name: string | undefined, flags: { modulePath?: string[] }): Promise<number> {
+  try {
+    const reg = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [process.cwd()] });
+    if (!name) {
+      const list = reg.list();
+      const w = Math.max(...list.map((r) => r.module.name.length));
+      for (const r of list) process.stdout.write(`${r.module.name.padEnd(w)}  ${r.module.summary}\n`);
+      return 0;
+    }
+    const m = reg.get(name);
+    if (!m) {
+      const s = reg.suggest(name);
+      throw new InputError(`no module named '${name}'`, undefined, s.length ? `did you mean: ${s.join(', ')}?` : `modules: ${reg.names().join(', ')}`);
+    }
+    process.stdout.write(moduleMarkdown(m, 1));
+    return 0;
+  } catch (e) {
+    return reportError(e);
+  }
+}

@@ -1,0 +1,21 @@
+/** `kplay validate`: every static check, without contacting any cluster. */
+import type { TaskNode } from '../playbook/types.js';
+import { loadAll, reportError, type LoadFlags } from './common.js';
+import { checkPatterns } from './run.js';
+
+function countTasks(nodes: TaskNode[]): number {
+  return nodes.reduce((n, t) => n + (t.kind === 'block' ? countTasks(t.block) + countTasks(t.rescue) + countTasks(t.always) : 1), 0);
+}
+
+export async function validateCommand(playbook: string, flags: LoadFlags & { limit?: string }): Promise<number> {
+  try {
+    const loaded = await loadAll(playbook, flags, false);
+    const plays = loaded.playbook.plays;
+    if (loaded.inventory) checkPatterns(loaded.inventory, plays.map((p) => p.hosts), flags.limit);
+    const tasks = plays.reduce((n, p) => n + countTasks(p.preTasks) + countTasks(p.tasks) + countTasks(p.postTasks) + p.handlers.length, 0);
+    process.stdout.write(`${playbook}: OK — ${plays.length} play(s), ${tasks} task(s)${loaded.inventory ? `, inventory ${loaded.inventory.source} (${loaded.inventory.clusters.size} clusters)` : ''}\n`);
+    return 0;
+  } catch (e) {
+    return reportError(e);
+  }
+}

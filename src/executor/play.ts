@@ -1,0 +1,349 @@
+/**
+ * One play on one batch of clusters, with Ansible's linear strategy: each task runs on every
+ * active cluster of the batch (in parallel, up to `--forks`) before the next task starts.
+ * A failed cluster leaves the play; blocks rescue and always-run; handlers run when flushed.
+ */
+import path from 'node:path';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { errorMessage, formatPos } from '../load/errors.js';
+import { includeScope, loadTaskFile, playVarsFiles } from '../playbook/load.js';
+import type { BlockNode, IncludeNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
+import { templar } from '../template/index.js';
+import { mergeVars } from '../vars/precedence.js';
+import { extendScope, lazyScope } from './lazyvars.js';
+import type { ClusterState, RunOptions } from './state.js';
+import { runModuleTask } from './task.js';
+
+type Obj = Record<string, unknown>;
+
+/** Run-wide values shared by every play (computed once). */
+export interface RunShared {
+  opts: RunOptions;
+  /** Magic vars that do not depend on the cluster. */
+  magic: Obj;
+  groupLayers(cluster: string): Obj[];
+  /** Has `--start-at-task` been reached? */
+  started: boolean;
+  /** Set when the run must stop (thresholds, interrupt). */
+  stopReason?: string;
+}
+
+/** The state of one play on one batch. */
+export class PlayRun {
+  readonly opts: RunOptions;
+  private readonly limit: LimitFunction;
+  private readonly varsFiles: Obj;
+  /** `meta: end_play`. */
+  ended = false;
+  /** Per-cluster extra variables of the current dynamic scope (include loops, rescue info). */
+  private readonly dyn = new Map<string, Obj>();
+
+  constructor(
+    readonly shared: RunShared,
+    readonly play: Play,
+    readonly batch: ClusterState[],
+  ) {
+    this.opts = shared.opts;
+    this.limit = pLimit(Math.max(1, this.opts.forks));
+    this.varsFiles = playVarsFiles(play);
+  }
+
+  /** Run the play's sections on the batch. */
+  async run(): Promise<void> {
+    for (const section of [this.play.preTasks, this.play.tasks, this.play.postTasks]) {
+      await this.runList(section, this.batch, true);
+      if (this.stopped()) break;
+      await this.flushHandlers();
+      if (this.stopped()) break;
+    }
+  }
+
+  private stopped(): boolean {
+    return this.ended || this.shared.stopReason !== undefined || this.opts.signal.aborted;
+  }
+
+  // ---- variables and conditions -------------------------------------------------------------
+
+  /** The variable scope of `node` on cluster `cs` (see src/vars/precedence.ts for the order). */
+  scopeFor(cs: ClusterState, node: TaskNode, extra?: Obj): Obj {
+    const blockVars = node.kind === 'block' && node.vars ? [...node.blockVars, node.vars] : node.blockVars;
+    const magic: Obj = { ...this.shared.magic, cluster_name: cs.name, group_names: cs.inv.groups.filter((g) => g !== 'all' && g !== 'ungrouped').sort(), play_name: this.play.name };
+    const merged = mergeVars({
+      groupVars: this.shared.groupLayers(cs.name),
+      clusterVars: cs.inv.vars,
+      playVars: this.play.vars,
+      playVarsFiles: this.varsFiles,
+      blockVars,
+      taskVars: node.kind === 'task' || node.kind === 'include' ? node.vars : undefined,
+      facts: cs.facts,
+      extraVars: this.opts.extraVars,
+      magic,
+    });
+    const final = new Set<string>(Object.keys(magic));
+    for (const [k, v] of Object.entries(cs.facts)) if (merged[k] === v) final.add(k);
+    const base = lazyScope(merged, final);
+    const dyn = this.dyn.get(cs.name);
+    return extendScope(extendScope(base, dyn), extra);
+  }
+
+  /** All `when` conditions hold (an empty list holds). */
+  async whenHolds(when: unknown[], vars: Obj, node: TaskNode): Promise<boolean> {
+    for (const c of when) if (!(await templar.evalCondition(c, vars, { where: node.pos }))) return false;
+    return true;
+  }
+
+  /** A condition or list of conditions (all must hold). */
+  async conditionsHold(cond: unknown, vars: Obj, node: TaskNode): Promise<boolean> {
+    return templar.evalCondition(cond, vars, { where: node.pos });
+  }
+
+  /** A boolean-ish keyword (`ignore_errors: true` or a condition). */
+  truthy(value: unknown, vars: Obj): boolean {
+    if (value === undefined || value === null) return false;
+    if (typeof value === 'boolean') return value;
+    if (typeof value === 'string' && /^(true|yes)$/i.test(value.trim())) return true;
+    if (typeof value === 'string' && /^(false|no)$/i.test(value.trim())) return false;
+    return templar.evalConditionSync(value, vars);
+  }
+
+  /** An integer keyword that may be templated. */
+  async intOf(value: unknown, vars: Obj): Promise<number> {
+    const v = typeof value === 'string' ? await templar.render(value, vars) : value;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`expected a non-negative number, got ${JSON.stringify(v)}`);
+    return Math.floor(n);
+  }
+
+  // ---- task lists ---------------------------------------------------------------------------
+
+  /** Run nodes in order on the clusters that are still active. */
+  async runList(nodes: TaskNode[], clusters: ClusterState[], topLevel: boolean): Promise<void> {
+    for (const node of nodes) {
+      if (this.stopped()) return;
+      const active = clusters.filter((c) => c.active);
+      if (active.length === 0) return;
+      switch (node.kind) {
+        case 'task':
+          await this.runTask(node, active, false);
+          break;
+        case 'block':
+          await this.runBlock(node, active);
+          break;
+        case 'include':
+          await this.runInclude(node, active);
+          break;
+        case 'meta':
+          await this.runMeta(node, active);
+          break;
+      }
+      if (topLevel) this.checkThresholds();
+    }
+  }
+
+  /** `--tags` / `--skip-tags` selection, with Ansible's special tags. */
+  private selected(tags: string[]): boolean {
+    const { tags: only, skipTags: skip } = this.opts;
+    const t = new Set(tags);
+    if (skip.some((s) => t.has(s) || (s === 'tagged' && t.size > 0) || (s === 'untagged' && t.size === 0) || s === 'all')) return false;
+    if (t.has('never') && !only.some((o) => t.has(o) && o !== 'all')) return false;
+    if (only.length === 0 || only.includes('all')) return true;
+    if (t.has('always')) return true;
+    if (only.includes('tagged') && t.size > 0) return true;
+    if (only.includes('untagged') && t.size === 0) return true;
+    return only.some((o) => t.has(o));
+  }
+
+  private reachedStart(name: string): boolean {
+    if (this.shared.started) return true;
+    const want = this.opts.startAtTask ?? '';
+    const re = new RegExp(`^${want.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    if (name === want || re.test(name)) this.shared.started = true;
+    return this.shared.started;
+  }
+
+  private async taskName(task: TaskNode, fallback: string, cs: ClusterState | undefined): Promise<string> {
+    if (!task.name) return fallback;
+    if (!cs) return task.name;
+    try {
+      return await templar.renderString(task.name, this.scopeFor(cs, task));
+    } catch {
+      return task.name;
+    }
+  }
+
+  /** Run one module task on clusters (all in parallel, up to `--forks`). */
+  async runTask(task: ModuleTask, clusters: ClusterState[], handler: boolean): Promise<void> {
+    if (!handler && !this.selected(task.tags)) return;
+    const name = await this.taskName(task, task.module, clusters[0]);
+    if (!handler && !this.reachedStart(name)) return;
+    this.opts.emit({ type: 'task_start', play: this.play.name, task: name, module: task.module, where: formatPos(task.pos), handler });
+    const targets = task.runOnce ? clusters.slice(0, 1) : clusters;
+    const outcomes = await Promise.all(targets.map((cs) => this.limit(() => runModuleTask(task, cs, this, name))));
+    if (task.runOnce && outcomes[0]) {
+      const o = outcomes[0];
+      for (const cs of clusters.slice(1)) {
+        if (task.register) cs.facts[task.register] = o.registered;
+        if (o.status === 'changed') for (const n of task.notify) cs.notified.add(n);
+      }
+    }
+  }
+
+  private async runBlock(node: BlockNode, clusters: ClusterState[]): Promise<void> {
+    const eligible: ClusterState[] = [];
+    for (const cs of clusters) {
+      try {
+        if (await this.whenHolds(node.when, this.scopeFor(cs, node), node)) eligible.push(cs);
+      } catch (e) {
+        this.failCluster(cs, node.name ?? 'block', `block condition: ${errorMessage(e)}`);
+      }
+    }
+    if (eligible.length === 0) return;
+    await this.runList(node.block, eligible, false);
+    const failed = eligible.filter((c) => c.failed && !c.unreachable);
+    if (node.rescue.length > 0 && failed.length > 0 && !this.opts.signal.aborted) {
+      for (const cs of failed) {
+        cs.failed = false;
+        const lf = this.lastFailure.get(cs.name);
+        this.dyn.set(cs.name, { ...(this.dyn.get(cs.name) ?? {}), failed_task: lf?.task ?? '', failed_result: lf?.result ?? {} });
+      }
+      await this.runList(node.rescue, failed, false);
+      for (const cs of failed) {
+        if (!cs.failed && !cs.unreachable) {
+          cs.stats.rescued++;
+          cs.stats.failed = Math.max(0, cs.stats.failed - 1);
+        }
+      }
+    }
+    if (node.always.length > 0) {
+      const stillFailed = eligible.filter((c) => c.failed && !c.unreachable);
+      for (const cs of stillFailed) cs.failed = false;
+      await this.runList(node.always, eligible.filter((c) => !c.unreachable && !c.ended), false);
+      for (const cs of stillFailed) cs.failed = true;
+    }
+  }
+
+  /** The last failed task per cluster (for `failed_task` / `failed_result` in rescue). */
+  readonly lastFailure = new Map<string, { task: string; result: Obj }>();
+
+  private failCluster(cs: ClusterState, task: string, msg: string): void {
+    this.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'failed', msg, duration_ms: 0 });
+    cs.failed = true;
+    cs.stats.failed++;
+    this.lastFailure.set(cs.name, { task, result: { failed: true, msg } });
+  }
+
+  private readonly includeCache = new Map<string, Promise<TaskNode[]>>();
+
+  private async runInclude(node: IncludeNode, clusters: ClusterState[]): Promise<void> {
+    if (!this.selected(node.tags)) return;
+    const label = `include_tasks: ${node.file}`;
+    if (!this.reachedStart(node.name ?? label) && !this.shared.started) {
+      // Tasks inside may still match --start-at-task.
+    }
+    // Resolve the file (and loop items) per cluster, then run each file on its clusters.
+    const plan = new Map<string, { clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
+    this.opts.emit({ type: 'task_start', play: this.play.name, task: node.name ?? label, module: 'include_tasks', where: formatPos(node.pos), handler: false });
+    for (const cs of clusters) {
+      const started = Date.now();
+      try {
+        const scope = this.scopeFor(cs, node);
+        if (!(await this.whenHolds(node.when, scope, node))) {
+          this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
+          cs.stats.skipped++;
+          continue;
+        }
+        const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
+        let items: unknown[] | undefined;
+        if (node.loop !== undefined) {
+          const v = typeof node.loop === 'string' ? await templar.render(node.loop, scope, { where: node.pos }) : await templar.renderValue(node.loop, scope, { where: node.pos });
+          if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
+          items = v;
+        }
+        let p = this.includeCache.get(file);
+        if (!p) {
+          p = loadTaskFile(file, includeScope(node), { registry: this.opts.registry }, node.pos);
+          this.includeCache.set(file, p);
+        }
+        await p;
+        const entry = plan.get(file) ?? { clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
+        entry.clusters.push(cs);
+        entry.items.set(cs.name, items);
+        plan.set(file, entry);
+        this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: ${path.relative(process.cwd(), file) || file}`, duration_ms: Date.now() - started });
+        cs.stats.ok++;
+      } catch (e) {
+        this.failCluster(cs, node.name ?? label, errorMessage(e));
+      }
+    }
+    for (const [file, entry] of plan) {
+      const tasks = await (this.includeCache.get(file) as Promise<TaskNode[]>);
+      const looping = node.loop !== undefined;
+      if (!looping) {
+        await this.runList(tasks, entry.clusters, false);
+        continue;
+      }
+      const maxItems = Math.max(0, ...entry.clusters.map((c) => entry.items.get(c.name)?.length ?? 0));
+      const saved = new Map(entry.clusters.map((c) => [c.name, this.dyn.get(c.name)]));
+      for (let i = 0; i < maxItems; i++) {
+        const subset = entry.clusters.filter((c) => (entry.items.get(c.name)?.length ?? 0) > i);
+        for (const c of subset) {
+          const item = (entry.items.get(c.name) as unknown[])[i];
+          this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), [node.loopControl.loopVar]: item, ...(node.loopControl.indexVar ? { [node.loopControl.indexVar]: i } : {}) });
+        }
+        await this.runList(tasks, subset, false);
+      }
+      for (const [name, d] of saved) {
+        if (d === undefined) this.dyn.delete(name);
+        else this.dyn.set(name, d);
+      }
+    }
+  }
+
+  private async runMeta(node: MetaNode, clusters: ClusterState[]): Promise<void> {
+    if (node.action === 'flush_handlers') {
+      await this.flushHandlers();
+      return;
+    }
+    for (const cs of clusters) {
+      if (!(await this.whenHolds(node.when, this.scopeFor(cs, node), node))) continue;
+      if (node.action === 'end_play') this.ended = true;
+      else if (node.action === 'end_cluster') cs.ended = true;
+      else if (node.action === 'clear_facts') cs.facts = {};
+    }
+  }
+
+  /** Run notified handlers (in definition order), repeating while handlers notify others. */
+  async flushHandlers(): Promise<void> {
+    for (let round = 0; round < 10; round++) {
+      const toRun: { handler: ModuleTask; clusters: ClusterState[] }[] = [];
+      for (const h of this.play.handlers) {
+        const keys = [...(h.name ? [h.name] : []), ...h.listen];
+        const targets = this.batch.filter((c) => c.active && keys.some((k) => c.notified.has(k)));
+        if (targets.length) toRun.push({ handler: h, clusters: targets });
+      }
+      if (toRun.length === 0) return;
+      for (const c of this.batch) c.notified.clear();
+      for (const { handler, clusters } of toRun) {
+        if (this.stopped()) return;
+        await this.runTask(handler, clusters.filter((c) => c.active), true);
+      }
+    }
+    this.opts.emit({ type: 'warning', msg: 'handlers kept notifying each other for 10 rounds; stopped' });
+  }
+
+  /** Stop the run when `any_errors_fatal` or `max_fail_percentage` say so, or the whole batch failed. */
+  private checkThresholds(): void {
+    const failed = this.batch.filter((c) => c.failed || c.unreachable).length;
+    if (failed === 0 || this.shared.stopReason) return;
+    const pct = (failed * 100) / this.batch.length;
+    let reason: string | undefined;
+    if (this.play.anyErrorsFatal) reason = 'any_errors_fatal: a cluster failed';
+    else if (this.play.maxFailPercentage !== undefined && pct > this.play.maxFailPercentage) {
+      reason = `max_fail_percentage ${this.play.maxFailPercentage}% exceeded: ${failed} of ${this.batch.length} cluster(s) in this batch failed`;
+    } else if (failed === this.batch.length) reason = 'every cluster of the batch failed';
+    if (reason) {
+      this.shared.stopReason = reason;
+      this.opts.emit({ type: 'play_aborted', play: this.play.name, reason });
+    }
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * Run a playbook: plays in order, each on its clusters in `serial` batches. Returns the exit
+ * code scripts rely on (see README "Exit codes"):
+ *   0 all clusters succeeded · 2 a task failed · 4 a cluster was unreachable (and none failed)
+ *   130 interrupted (Ctrl-C / SIGTERM).
+ */
+import { inventoryVars, groupVarLayers, groupsMap } from '../inventory/load.js';
+import { matchClusters } from '../inventory/patterns.js';
+import type { Play } from '../playbook/types.js';
+import { emptyStats, type ClusterStats } from '../report/events.js';
+import { InputError } from '../load/errors.js';
+import { PlayRun, type RunShared } from './play.js';
+import { ClusterState, type RunOptions } from './state.js';
+
+/** Exit codes (typed, documented in the README). */
+export const EXIT = {
+  ok: 0,
+  usage: 1,
+  failed: 2,
+  drift: 3,
+  unreachable: 4,
+  interrupted: 130,
+} as const;
+
+/** The outcome of a run. */
+export interface RunSummary {
+  exitCode: number;
+  stats: Record<string, ClusterStats>;
+  interrupted: boolean;
+  stopReason?: string;
+  elapsedMs: number;
+  clusters: ClusterState[];
+}
+
+/** Split clusters into batches by `serial` (numbers or percentages; the last size repeats). */
+export function makeBatches<T>(items: T[], serial: Play['serial']): T[][] {
+  if (!serial || serial.length === 0) return [items];
+  const sizes = serial.map((s) => {
+    if (typeof s === 'number') return Math.max(1, Math.floor(s));
+    const m = /^(\d+)(%?)$/.exec(String(s).trim());
+    if (!m) throw new InputError(`invalid serial value '${s}'`);
+    const n = Number(m[1]);
+    return Math.max(1, m[2] ? Math.floor((items.length * n) / 100) : n);
+  });
+  const out: T[][] = [];
+  let i = 0;
+  let k = 0;
+  while (i < items.length) {
+    const size = sizes[Math.min(k, sizes.length - 1)];
+    out.push(items.slice(i, i + size));
+    i += size;
+    k++;
+  }
+  return out;
+}
+
+/** Resolve `--limit` once (an empty match is an error naming the pattern). */
+export function limitSet(opts: Pick<RunOptions, 'inventory' | 'limit'>): Set<string> | undefined {
+  if (!opts.limit) return undefined;
+  return new Set(matchClusters(opts.inventory, opts.limit));
+}
+
+/** Execute the playbook. Never throws for task failures; static errors should be caught before. */
+export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
+  const t0 = Date.now();
+  const inv = opts.inventory;
+  const states = new Map<string, ClusterState>();
+  for (const c of inv.clusters.values()) states.set(c.name, new ClusterState(c));
+  const layersCache = new Map<string, Record<string, unknown>[]>();
+  const clustersMagic: Record<string, unknown> = {};
+  for (const name of inv.clusters.keys()) clustersMagic[name] = inventoryVars(inv, name);
+  const shared: RunShared = {
+    opts,
+    magic: {
+      groups: groupsMap(inv),
+      clusters: clustersMagic,
+      check_mode: opts.check,
+      run_id: opts.runId,
+      inventory_dir: inv.dir,
+      playbook_dir: opts.playbook.dir,
+    },
+    groupLayers: (name) => {
+      let l = layersCache.get(name);
+      if (!l) {
+        l = groupVarLayers(inv, name);
+        layersCache.set(name, l);
+      }
+      return l;
+    },
+    started: !opts.startAtTask,
+  };
+  const limit = limitSet(opts);
+  const touched = new Set<string>();
+  opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString() });
+  for (const play of opts.playbook.plays) {
+    if (shared.stopReason || opts.signal.aborted) break;
+    let names = matchClusters(inv, play.hosts);
+    if (limit) names = names.filter((n) => limit.has(n));
+    const targets = names.map((n) => states.get(n) as ClusterState).filter((c) => !c.failed && !c.unreachable);
+    const hosts = Array.isArray(play.hosts) ? play.hosts.join(':') : play.hosts;
+    if (targets.length === 0) {
+      opts.emit({ type: 'warning', msg: `play '${play.name}': no clusters left to run on (hosts: ${hosts}${opts.limit ? `, limit: ${opts.limit}` : ''})` });
+      continue;
+    }
+    const batches = makeBatches(targets, play.serial);
+    for (const [i, batch] of batches.entries()) {
+      if (shared.stopReason || opts.signal.aborted) break;
+      for (const c of batch) {
+        c.ended = false;
+        touched.add(c.name);
+      }
+      opts.emit({ type: 'play_start', play: play.name, hosts, clusters: batch.map((c) => c.name), batch: i + 1, batches: batches.length });
+      await new PlayRun(shared, play, batch).run();
+    }
+  }
+  const interrupted = opts.signal.aborted;
+  const stats: Record<string, ClusterStats> = {};
+  for (const name of touched) stats[name] = (states.get(name) as ClusterState).stats;
+  const all = Object.values(stats);
+  const exitCode = interrupted
+    ? EXIT.interrupted
+    : all.some((s) => s.failed > 0)
+      ? EXIT.failed
+      : all.some((s) => s.unreachable > 0)
+        ? EXIT.unreachable
+        : shared.stopReason
+          ? EXIT.failed
+          : EXIT.ok;
+  const elapsedMs = Date.now() - t0;
+  opts.emit({ type: 'recap', clusters: stats, elapsed_ms: elapsedMs, exit_code: exitCode, interrupted });
+  return { exitCode, stats, interrupted, stopReason: shared.stopReason, elapsedMs, clusters: [...touched].map((n) => states.get(n) as ClusterState) };
+}
+
+export { emptyStats };

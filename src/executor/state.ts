@@ -1,0 +1,69 @@
+/**
+ * Run-time state: one `ClusterState` per inventory cluster for the whole run (facts survive
+ * across plays, failed clusters leave later plays), and the options of the run.
+ */
+import type { Inventory, InventoryCluster } from '../inventory/types.js';
+import type { Playbook } from '../playbook/types.js';
+import type { Masker } from '../report/mask.js';
+import type { ClusterStats, RunEvent } from '../report/events.js';
+import { emptyStats } from '../report/events.js';
+import type { ModuleRegistry } from '../sdk/registry.js';
+
+/** Everything `runPlaybook` needs. */
+export interface RunOptions {
+  playbook: Playbook;
+  inventory: Inventory;
+  registry: ModuleRegistry;
+  /** `-e` variables (highest precedence). */
+  extraVars: Record<string, unknown>;
+  check: boolean;
+  diff: boolean;
+  /** `--limit` pattern. */
+  limit?: string;
+  tags: string[];
+  skipTags: string[];
+  startAtTask?: string;
+  /** Parallel clusters per task. @default 10 */
+  forks: number;
+  runId: string;
+  masker: Masker;
+  /** Ctrl-C / SIGTERM. */
+  signal: AbortSignal;
+  /** Receives every event (already masked). */
+  emit: (e: RunEvent) => void;
+  /**
+   * Called once per cluster before the first task that may change it runs (not in check mode).
+   * Used for cluster locks; throwing fails that task on that cluster.
+   */
+  beforeFirstChange?: (cluster: ClusterState) => Promise<void>;
+}
+
+/** Per-cluster state for the whole run. */
+export class ClusterState {
+  /** set_fact / register results, kept across plays. */
+  facts: Record<string, unknown> = {};
+  failed = false;
+  unreachable = false;
+  /** `meta: end_cluster` — done for this play. */
+  ended = false;
+  /** Handler names / topics notified and not yet run. */
+  notified = new Set<string>();
+  stats: ClusterStats = emptyStats();
+  /** Lazily created adapters (k8s client, helm…), shared by all tasks on this cluster. */
+  adapters = new Map<string, Promise<unknown>>();
+  /** Whether beforeFirstChange has run (or is running). */
+  firstChange: Promise<void> | undefined;
+  /** Reason it became unreachable. */
+  unreachableReason: string | undefined;
+
+  constructor(readonly inv: InventoryCluster) {}
+
+  get name(): string {
+    return this.inv.name;
+  }
+
+  /** Still taking tasks in this play. */
+  get active(): boolean {
+    return !this.failed && !this.unreachable && !this.ended;
+  }
+}

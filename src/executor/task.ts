@@ -1,0 +1,260 @@
+/**
+ * One module task on one cluster: `when` → `loop` → render args → validate → run (with
+ * `until`/`retries`, `timeout`, check mode) → `changed_when`/`failed_when` → `register` →
+ * `notify`. Reports one `task_result` event per cluster (plus one per loop item).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errorMessage, formatPos, InputError } from '../load/errors.js';
+import { compileSchema, describeAjvError } from '../load/schema.js';
+import { posOfPath } from '../load/yaml.js';
+import type { ModuleTask } from '../playbook/types.js';
+import type { ResultStatus } from '../report/events.js';
+import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../sdk/module.js';
+import { templar } from '../template/index.js';
+import { extendScope } from './lazyvars.js';
+import type { ClusterState } from './state.js';
+import type { PlayRun } from './play.js';
+
+type Obj = Record<string, unknown>;
+
+/** What running a task on one cluster produced (for stats, handlers and thresholds). */
+export interface TaskOutcome {
+  status: ResultStatus;
+  ignored: boolean;
+  /** The value registered (also used by run_once to copy to other clusters). */
+  registered: Obj;
+}
+
+const HIDDEN = "the output has been hidden due to 'no_log: true'";
+
+/** Run a module task on one cluster and report it. */
+export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: PlayRun, taskName: string, extra?: Obj): Promise<TaskOutcome> {
+  const started = Date.now();
+  const opts = pr.opts;
+  let vars = pr.scopeFor(cs, task, extra);
+  const where = { where: task.pos };
+  const report = (status: ResultStatus, r: { msg?: string; data?: Obj; diff?: DiffEntry[]; item?: string; ignored?: boolean; loopSummary?: boolean }): void => {
+    const hide = task.noLog === true;
+    opts.emit({
+      type: 'task_result',
+      task: taskName,
+      cluster: cs.name,
+      status,
+      item: r.item,
+      msg: hide && status !== 'skipped' ? HIDDEN : r.msg,
+      ignored: r.ignored || undefined,
+      diff: hide ? undefined : r.diff,
+      data: hide ? undefined : r.data,
+      duration_ms: Date.now() - started,
+      loop_summary: r.loopSummary || undefined,
+    });
+  };
+  const fail = (msg: string): TaskOutcome => finish({ status: 'failed', msg }, undefined, true);
+
+  // The final bookkeeping shared by every path.
+  const finish = (outcome: ModuleResult | { status: 'unreachable'; msg: string }, registered: Obj | undefined, doReport: boolean, loopSummary = false): TaskOutcome => {
+    let result = outcome;
+    let status: ResultStatus = result.status;
+    let ignored = false;
+    const reg: Obj = registered ?? registeredValue(result);
+    if (status === 'failed') {
+      try {
+        ignored = pr.truthy(task.ignoreErrors, vars);
+      } catch (e) {
+        result = { status: 'failed', msg: `${result.msg ?? ''} (and ignore_errors could not be evaluated: ${errorMessage(e)})` };
+      }
+    }
+    if (task.register) cs.facts[task.register] = reg;
+    if (doReport) report(status, { msg: result.msg, data: 'data' in result ? result.data : undefined, diff: 'diff' in result ? result.diff : undefined, ignored, loopSummary });
+    if (status === 'unreachable') {
+      cs.unreachable = true;
+      cs.unreachableReason = result.msg;
+      cs.stats.unreachable++;
+    } else if (status === 'failed') {
+      if (ignored) cs.stats.ignored++;
+      else {
+        cs.failed = true;
+        cs.stats.failed++;
+        pr.lastFailure.set(cs.name, { task: taskName, result: reg });
+      }
+    } else if (status === 'changed') cs.stats.changed++;
+    else if (status === 'skipped') cs.stats.skipped++;
+    else cs.stats.ok++;
+    if (status === 'changed') for (const n of task.notify) cs.notified.add(n);
+    if (ignored) status = 'failed';
+    return { status, ignored, registered: reg };
+  };
+
+  try {
+    if (!(await pr.whenHolds(task.when, vars, task))) {
+      return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
+    }
+    const mod = opts.registry.get(task.module) as AnyModule;
+    if (task.loop === undefined) {
+      const r = await runOnce(task, mod, cs, pr, vars);
+      return finish(r, undefined, true);
+    }
+    // Loops: one result per item, then a summary.
+    const list = typeof task.loop === 'string' ? await templar.render(task.loop, vars, where) : await templar.renderValue(task.loop, vars, where);
+    if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
+    const results: Obj[] = [];
+    let anyChanged = false;
+    let anyFailed = false;
+    let anyOk = false;
+    const lc = task.loopControl;
+    for (const [i, item] of list.entries()) {
+      if (opts.signal.aborted) break;
+      if (i > 0 && lc.pause) await sleep(lc.pause * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
+      const itemVars: Obj = { [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i } : {}), loop_index: i };
+      const scope = extendScope(vars, itemVars);
+      const label = lc.label ? await templar.renderString(lc.label, scope, where) : labelOf(item);
+      let r: ModuleResult;
+      if (!(await pr.whenHolds(task.when, scope, task))) r = { status: 'skipped', msg: 'Conditional result was False' };
+      else r = await runOnce(task, mod, cs, pr, scope);
+      const reg = { ...registeredValue(r), [lc.loopVar]: item, item_label: label };
+      results.push(reg);
+      const failedItem = r.status === 'failed';
+      if (failedItem) anyFailed = true;
+      if (r.status === 'changed') anyChanged = true;
+      if (r.status === 'ok') anyOk = true;
+      report(r.status, { msg: r.msg, data: 'data' in r ? r.data : undefined, diff: 'diff' in r ? r.diff : undefined, item: label });
+      // Like Ansible, a failed item does not stop the other items.
+    }
+    vars = pr.scopeFor(cs, task, extra);
+    const status: ModuleResult['status'] = anyFailed ? 'failed' : anyChanged ? 'changed' : anyOk ? 'ok' : 'skipped';
+    const msg = anyFailed ? 'One or more items failed' : status === 'skipped' ? 'All items skipped' : 'All items completed';
+    const summary: ModuleResult = status === 'failed' ? { status, msg } : { status, msg };
+    const reg: Obj = { results, changed: anyChanged, failed: anyFailed, skipped: status === 'skipped', msg };
+    return finish(summary, reg, true, true);
+  } catch (e) {
+    if (e instanceof UnreachableError) return finish({ status: 'unreachable', msg: e.message }, { unreachable: true, msg: e.message }, true);
+    return fail(errorMessage(e));
+  }
+}
+
+/** Run the module once (one item), with until/retries, and apply changed_when/failed_when. */
+async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: PlayRun, vars: Obj): Promise<ModuleResult> {
+  const opts = pr.opts;
+  const check = task.checkMode ?? opts.check;
+  const retries = task.until !== undefined ? await pr.intOf(task.retries ?? 3, vars) : 0;
+  const delay = task.until !== undefined ? (task.delay ?? 5) : 0;
+  let attempt = 0;
+  for (;;) {
+    attempt++;
+    let r = await invoke(task, mod, cs, pr, vars, check);
+    if (r.status === 'skipped') return r;
+    // The result as conditions see it: under the register name and as `result`.
+    const reg = registeredValue(r);
+    const condVars = extendScope(vars, { result: reg, ...(task.register ? { [task.register]: reg } : {}) });
+    if (task.changedWhen !== undefined && r.status !== 'failed') {
+      const changed = await pr.conditionsHold(task.changedWhen, condVars, task);
+      r = { ...r, status: changed ? 'changed' : 'ok' };
+    }
+    if (task.failedWhen !== undefined) {
+      const failed = await pr.conditionsHold(task.failedWhen, condVars, task);
+      const diff = 'diff' in r ? r.diff : undefined;
+      if (failed && r.status !== 'failed') r = { status: 'failed', msg: r.msg ?? 'failed_when condition is true', data: r.data, diff };
+      else if (!failed && r.status === 'failed') r = { status: 'ok', msg: r.msg, data: r.data, diff };
+    }
+    if (task.until === undefined) return r;
+    const reg2 = registeredValue(r);
+    const untilVars = extendScope(vars, { result: reg2, ...(task.register ? { [task.register]: reg2 } : {}) });
+    const done = await pr.conditionsHold(task.until, untilVars, task);
+    if (done) return { ...r, data: { ...(r.data ?? {}), attempts: attempt } } as ModuleResult;
+    if (attempt > retries || opts.signal.aborted) {
+      return { status: 'failed', msg: `until condition not met after ${attempt} attempt(s)${r.msg ? `: ${r.msg}` : ''}`, data: { ...(r.data ?? {}), attempts: attempt } };
+    }
+    opts.emit({ type: 'retry', task: task.name ?? task.module, cluster: cs.name, attempt, retries: retries - attempt + 1, msg: r.msg });
+    try {
+      await sleep(delay * 1000, undefined, { signal: opts.signal });
+    } catch {
+      return { status: 'failed', msg: 'interrupted while waiting to retry' };
+    }
+  }
+}
+
+/** Render and validate the arguments, then call the module with a context. */
+async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: PlayRun, vars: Obj, check: boolean): Promise<ModuleResult> {
+  const opts = pr.opts;
+  if (check && mod.checkMode === 'unsupported') {
+    return { status: 'skipped', msg: `skipped in check mode: module ${mod.name} does not support check mode` };
+  }
+  let args = await templar.renderValue(task.args, vars, { where: task.pos });
+  if (args === null || args === undefined) args = {};
+  if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };
+  const validate = compileSchema(mod.schema);
+  if (!validate(args)) {
+    const e = (validate.errors ?? [])[0];
+    const segs = e.instancePath.slice(1).split('/').filter(Boolean);
+    const pos = typeof task.args === 'object' ? posOfPath(task.args, segs) : undefined;
+    const where = formatPos(pos ?? task.pos);
+    return { status: 'failed', msg: `${where}: invalid arguments: ${describeAjvError(e, mod.name)}` };
+  }
+  if (!check && mod.usesCluster && opts.beforeFirstChange) {
+    cs.firstChange ??= opts.beforeFirstChange(cs);
+    await cs.firstChange;
+  }
+  const signals = [opts.signal];
+  if (task.timeout) signals.push(AbortSignal.timeout(task.timeout * 1000));
+  const signal = signals.length > 1 ? AbortSignal.any(signals) : opts.signal;
+  const taskName = task.name ?? task.module;
+  const ctx: ModuleContext = {
+    cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
+    vars,
+    checkMode: check,
+    diffMode: opts.diff,
+    signal,
+    baseDir: task.baseDir,
+    log: {
+      info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
+      debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
+      warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
+      progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
+    },
+    render: (t, extra) => templar.renderString(t, extendScope(vars, extra), { where: task.pos }),
+    evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
+    evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
+    addSecret: (v) => opts.masker.add(v),
+    mask: (t) => opts.masker.mask(t),
+    adapter: <T>(name: string, create: () => Promise<T>): Promise<T> => {
+      let p = cs.adapters.get(name) as Promise<T> | undefined;
+      if (!p) {
+        p = create();
+        cs.adapters.set(name, p);
+        // A failed creation is not cached: the next task may try again.
+        p.catch(() => cs.adapters.delete(name));
+      }
+      return p;
+    },
+  };
+  const timeoutMsg = (): ModuleResult => ({ status: 'failed', msg: `task timed out after ${task.timeout}s` });
+  let result: ModuleResult;
+  try {
+    result = await (mod.run as (a: unknown, c: ModuleContext) => Promise<ModuleResult>)(args, ctx);
+  } catch (e) {
+    if (e instanceof UnreachableError) throw e;
+    if (task.timeout && signal.aborted && !opts.signal.aborted) return timeoutMsg();
+    if (e instanceof InputError) return { status: 'failed', msg: e.describe() };
+    return { status: 'failed', msg: `module ${mod.name} failed unexpectedly: ${errorMessage(e)}`, cause: e instanceof Error ? e.stack : undefined };
+  }
+  if (task.timeout && signal.aborted && !opts.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return timeoutMsg();
+  if ((result.status === 'ok' || result.status === 'changed') && result.facts) {
+    Object.assign(cs.facts, result.facts);
+  }
+  return result;
+}
+
+/** The value `register` stores: module data plus changed/failed/msg flags. */
+export function registeredValue(r: ModuleResult | { status: 'unreachable'; msg: string }): Obj {
+  const data: ResultData = 'data' in r && r.data ? r.data : {};
+  const out: Obj = { ...data, changed: r.status === 'changed', failed: r.status === 'failed' || r.status === 'unreachable' };
+  if (r.status === 'skipped') out.skipped = true;
+  if (r.msg !== undefined) out.msg = r.msg;
+  if ('diff' in r && r.diff) out.diff = r.diff;
+  return out;
+}
+
+function labelOf(item: unknown): string {
+  const s = typeof item === 'string' ? item : JSON.stringify(item);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
