@@ -1,0 +1,132 @@
+/**
+ * The Kubernetes layer's contract: what modules (k8s_apply, k8s_info, wait_for, helm_release,
+ * lb_switch providers) use to talk to a cluster. One `KubeClient` per cluster per run, created
+ * lazily through `kubeFor(ctx)` (see `client.ts`).
+ */
+import type { DiffEntry } from '../sdk/module.js';
+
+/** A Kubernetes object as plain JSON. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: KubeMetadata;
+  [key: string]: unknown;
+}
+
+/** The parts of `metadata` kplay reads. */
+export interface KubeMetadata {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  resourceVersion?: string;
+  uid?: string;
+  generation?: number;
+  [key: string]: unknown;
+}
+
+/** Identifies one object. `namespace` is ignored for cluster-scoped kinds. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+/** What API discovery says about a kind. */
+export interface ResourceInfo {
+  group: string;
+  version: string;
+  kind: string;
+  /** Plural resource name used in URLs, e.g. `deployments`. */
+  resource: string;
+  namespaced: boolean;
+  verbs: string[];
+}
+
+/** Request counters (tests and benchmarks assert on these). */
+export interface ClientStats {
+  requests: number;
+  /** POST/PUT/PATCH/DELETE that were not dry-run. */
+  writes: number;
+  retries: number;
+}
+
+/** A watch event; `SYNC` is delivered once after the initial list (the current state). */
+export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC'; object: KubeObject | undefined };
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  signal?: AbortSignal;
+}
+
+export interface WatchOptions extends ListOptions {
+  /**
+   * Reconnect when no event (or bookmark) arrives for this long.
+   * @default 60000
+   */
+  stallMs?: number;
+}
+
+export interface ApplyOptions {
+  /** Server-side apply field manager. @default "kplay" */
+  fieldManager: string;
+  /** Take ownership of conflicting fields. @default false */
+  force?: boolean;
+  /** `dryRun=All`: nothing is persisted. */
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface DeleteOptions {
+  dryRun?: boolean;
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  signal?: AbortSignal;
+}
+
+/** A client for one cluster. Every method retries what is safe to retry (see client.ts). */
+export interface KubeClient {
+  /** Inventory name of the cluster. */
+  readonly name: string;
+  readonly stats: ClientStats;
+  /** Discovery (cached per run; refreshed once when a kind is unknown). Throws a clear error for an unknown kind. */
+  resource(apiVersion: string, kind: string): Promise<ResourceInfo>;
+  /** Forget cached discovery (after CRDs were created). */
+  invalidateDiscovery(): void;
+  /** GET one object; `undefined` when it does not exist. */
+  get(ref: ObjectRef, signal?: AbortSignal): Promise<KubeObject | undefined>;
+  list(apiVersion: string, kind: string, opts?: ListOptions): Promise<{ items: KubeObject[]; resourceVersion: string }>;
+  /** Server-side apply. A 409 conflict throws `ApplyConflictError`. */
+  apply(obj: KubeObject, opts: ApplyOptions): Promise<KubeObject>;
+  /** DELETE; resolves false when the object was already gone. */
+  delete(ref: ObjectRef, opts?: DeleteOptions): Promise<boolean>;
+  /** JSON merge patch (used for small edits such as lease renewals); not retried on conflict. */
+  mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
+  /** Create (POST). A 409 AlreadyExists throws `KubeApiError` with status 409. */
+  create(obj: KubeObject, opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
+  /** Replace (PUT) with optimistic concurrency (metadata.resourceVersion). */
+  replace(obj: KubeObject, opts?: { signal?: AbortSignal }): Promise<KubeObject>;
+  /**
+   * List-then-watch from the list's resourceVersion; re-lists on 410 Gone, reconnects on a
+   * silent stall. Calls `onEvent` for each event (and once with SYNC after each (re)list);
+   * resolves when `onEvent` returns true, rejects when the signal aborts.
+   */
+  watch(apiVersion: string, kind: string, opts: WatchOptions, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>): Promise<void>;
+}
+
+/** What applying one object would do / did. */
+export interface ObjectPlan {
+  ref: ObjectRef;
+  action: 'create' | 'update' | 'unchanged' | 'delete';
+  /** Live object before (normalised, secrets masked), if it exists. */
+  live?: KubeObject;
+  /** Object as the server would store it (dry-run result, normalised, masked). */
+  desired?: KubeObject;
+  /** YAML before/after for `--diff` (secrets masked). */
+  diff: DiffEntry;
+  /** Top-level field paths that differ, e.g. `spec.replicas` (for drift summaries). */
+  changedPaths: string[];
+}
