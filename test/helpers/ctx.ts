@@ -37,8 +37,12 @@ export type CtxOverrides = Partial<Omit<ModuleContext, 'log' | 'mask' | 'addSecr
   masker?: Masker;
 };
 
-/** Signature of the condition evaluator (the engine's `Templar.evalCondition`, or the fallback). */
-type EvalCondition = (cond: string, vars: Record<string, unknown>) => Promise<boolean>;
+/** The parts of the engine's `Templar` the test context uses. */
+interface Engine {
+  evalCondition(cond: string, vars: Record<string, unknown>): Promise<boolean>;
+  renderString(template: string, vars: Record<string, unknown>): Promise<string>;
+  evaluate(expression: string, vars: Record<string, unknown>): Promise<unknown>;
+}
 
 const liquid = new Liquid({ strictVariables: true, ownPropertyOnly: true });
 
@@ -47,36 +51,47 @@ function liquidTruthy(v: unknown): boolean {
   return v !== false && v !== null && v !== undefined;
 }
 
-const fallbackEval: EvalCondition = async (cond, vars) => liquidTruthy(await liquid.evalValue(cond, vars));
+/** Plain liquidjs with the engine's strictness, used when src/template/engine.ts is missing. */
+const fallbackEngine: Engine = {
+  evalCondition: async (cond, vars) => liquidTruthy(await liquid.evalValue(cond, vars)),
+  renderString: (template, vars) => liquid.parseAndRender(template, vars),
+  evaluate: (expression, vars) => liquid.evalValue(expression, vars),
+};
 
-let engineEval: Promise<EvalCondition | undefined> | undefined;
+let enginePromise: Promise<Engine> | undefined;
 
 /**
- * Use the engine's own `templar.evalCondition` (src/template/engine.ts) so tests see exactly the
- * engine's semantics; fall back to liquidjs directly if the engine is missing or fails to load.
+ * Use the engine's own `templar` (src/template/engine.ts) so tests see exactly the engine's
+ * semantics (filters, truthiness, errors); fall back to liquidjs if it is missing or fails to load.
  */
-function loadEngineEval(): Promise<EvalCondition | undefined> {
-  engineEval ??= (async () => {
+function loadEngine(): Promise<Engine> {
+  enginePromise ??= (async () => {
     const enginePath = fileURLToPath(new URL('../../src/template/engine.ts', import.meta.url));
-    if (!existsSync(enginePath)) return undefined;
+    if (!existsSync(enginePath)) return fallbackEngine;
     try {
       const mod: unknown = await import('../../src/template/engine.js');
-      return pickEvalCondition(mod);
+      return fromTemplar(mod) ?? fallbackEngine;
     } catch {
-      return undefined;
+      return fallbackEngine;
     }
   })();
-  return engineEval;
+  return enginePromise;
 }
 
-/** Find `templar.evalCondition(cond, vars)` on the engine module. */
-function pickEvalCondition(mod: unknown): EvalCondition | undefined {
+/** Wrap the module's exported `templar` instance, if it has the methods we need. */
+function fromTemplar(mod: unknown): Engine | undefined {
   if (typeof mod !== 'object' || mod === null) return undefined;
-  const templar: unknown = (mod as Record<string, unknown>).templar;
-  if (typeof templar !== 'object' || templar === null) return undefined;
-  const ev: unknown = (templar as Record<string, unknown>).evalCondition;
-  if (typeof ev !== 'function') return undefined;
-  return (c, v) => Promise.resolve(ev.call(templar, c, v)).then((r) => r === true);
+  const t: unknown = (mod as Record<string, unknown>).templar;
+  if (typeof t !== 'object' || t === null) return undefined;
+  const m = t as Record<string, unknown>;
+  const { evalCondition, renderString, render } = m;
+  if (typeof evalCondition !== 'function' || typeof renderString !== 'function' || typeof render !== 'function') return undefined;
+  return {
+    evalCondition: async (c, v) => (await evalCondition.call(t, c, v)) === true,
+    renderString: async (tpl, v) => String(await renderString.call(t, tpl, v)),
+    // A single-expression template keeps its native type in Templar.render.
+    evaluate: (expr, v) => Promise.resolve(render.call(t, `{{ ${expr} }}`, v)),
+  };
 }
 
 /** Build a real ModuleContext for tests. */
@@ -105,14 +120,11 @@ export function makeCtx(overrides: CtxOverrides = {}): TestContext {
     masker,
     abort,
     render:
-      overrides.render ??
-      ((template, extraVars) => liquid.parseAndRender(template, { ...vars, ...(extraVars ?? {}) })),
+      overrides.render ?? (async (template, extraVars) => (await loadEngine()).renderString(template, { ...vars, ...(extraVars ?? {}) })),
     evalCondition:
-      overrides.evalCondition ??
-      (async (cond, extraVars) => {
-        const ev = (await loadEngineEval()) ?? fallbackEval;
-        return ev(cond, { ...vars, ...(extraVars ?? {}) });
-      }),
+      overrides.evalCondition ?? (async (cond, extraVars) => (await loadEngine()).evalCondition(cond, { ...vars, ...(extraVars ?? {}) })),
+    evaluate:
+      overrides.evaluate ?? (async (expression, extraVars) => (await loadEngine()).evaluate(expression, { ...vars, ...(extraVars ?? {}) })),
     addSecret: (value) => masker.add(value),
     mask: (text) => masker.mask(text),
     adapter:
