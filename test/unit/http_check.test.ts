@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import httpCheck, { type HttpCheckArgs } from '../../modules/http_check.js';
+import { parse as parseYaml } from 'yaml';
 import { compileSchema } from '../../src/load/schema.js';
 import type { ModuleResult } from '../../src/sdk/module.js';
 import { makeCtx, type TestContext } from '../helpers/ctx.js';
@@ -36,6 +37,14 @@ describe('http_check schema', () => {
     expect(v({ url: 'ftp://x' })).toBe(false);
     const props = (httpCheck.schema as { properties: Record<string, { description?: string }> }).properties;
     for (const [k, p] of Object.entries(props)) expect(p.description, k).toBeTruthy();
+  });
+
+  it('every documented example is valid', () => {
+    const v = compileSchema(httpCheck.schema);
+    for (const ex of httpCheck.examples) {
+      const [task] = parseYaml(ex.yaml) as Record<string, unknown>[];
+      expect(v(task.http_check), `${ex.title}: ${JSON.stringify(v.errors)}`).toBe(true);
+    }
   });
 });
 

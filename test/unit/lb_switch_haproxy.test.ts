@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import lbSwitch from '../../modules/lb_switch.js';
 import type { LbSwitchArgs } from '../../src/lb/index.js';
+import { parse as parseYaml } from 'yaml';
 import { compileSchema } from '../../src/load/schema.js';
 import type { ModuleResult } from '../../src/sdk/module.js';
 import { makeCtx, type TestContext } from '../helpers/ctx.js';
@@ -40,27 +41,11 @@ let backends: Backends;
 let a: HaproxyInstance;
 let b: HaproxyInstance;
 
-beforeAll(async () => {
-  requireHaproxy();
-  backends = await startBackends(1500);
-  a = await startHaproxy(backends, { tcpSocket: true });
-  b = await startHaproxy(backends, { tcpSocket: true, operatorSocket: true });
-}, 60_000);
-
-afterAll(async () => {
-  await a?.stop();
-  await b?.stop();
-  await backends?.close();
-});
-
-/** Reset both instances: every server ready at its configured weight. */
-beforeEach(async () => {
-  for (const inst of [a, b]) {
-    for (const s of ['s1', 's2']) {
-      await rawCommand(inst.sock, `set server be_app/${s} state ready`);
-      await rawCommand(inst.sock, `set server be_app/${s} weight 10`);
-    }
-  }
+describe('prerequisites', () => {
+  // An explicit failing test (not only a failing beforeAll, which vitest shows as skipped tests).
+  it('haproxy is installed', () => {
+    expect(() => requireHaproxy()).not.toThrow();
+  });
 });
 
 describe('lb_switch schema', () => {
@@ -76,9 +61,40 @@ describe('lb_switch schema', () => {
     const props = (lbSwitch.schema as { properties: Record<string, { description?: string }> }).properties;
     for (const [k, p] of Object.entries(props)) expect(p.description, k).toBeTruthy();
   });
+
+  it('every documented example is valid', () => {
+    const v = compileSchema(lbSwitch.schema);
+    for (const ex of lbSwitch.examples) {
+      const [task] = parseYaml(ex.yaml) as Record<string, unknown>[];
+      expect(v(task.lb_switch), `${ex.title}: ${JSON.stringify(v.errors)}`).toBe(true);
+    }
+  });
 });
 
 describe('lb_switch provider haproxy (real HAProxy)', () => {
+  beforeAll(async () => {
+    requireHaproxy();
+    backends = await startBackends(1500);
+    a = await startHaproxy(backends, { tcpSocket: true });
+    b = await startHaproxy(backends, { tcpSocket: true, operatorSocket: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await backends?.close();
+  });
+
+  /** Reset both instances: every server ready at its configured weight. */
+  beforeEach(async () => {
+    for (const inst of [a, b]) {
+      for (const s of ['s1', 's2']) {
+        await rawCommand(inst.sock, `set server be_app/${s} state ready`);
+        await rawCommand(inst.sock, `set server be_app/${s} weight 10`);
+      }
+    }
+  });
+
   it('round-robins over s1 and s2 before any switch (sanity)', async () => {
     expect(await spread(a.port, 6)).toEqual({ s1: 3, s2: 3 });
   });
