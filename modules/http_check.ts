@@ -395,6 +395,12 @@ export default defineModule<HttpCheckArgs>({
         if (m) ctx.addSecret(m[2]);
       }
     }
+    try {
+      const pw = new URL(args.url).password;
+      if (pw) ctx.addSecret(decodeURIComponent(pw));
+    } catch {
+      return { status: 'failed', msg: `http_check: invalid url ${JSON.stringify(ctx.mask(args.url))}` };
+    }
     let body: Buffer | undefined;
     if (args.json !== undefined) {
       body = Buffer.from(JSON.stringify(args.json), 'utf8');

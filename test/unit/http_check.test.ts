@@ -173,6 +173,13 @@ describe('http_check against a real HTTP server', () => {
     expect(ctx.mask('Bearer s3cr3t-t0ken-value')).toBe('********');
   });
 
+  it('masks a password in the URL', async () => {
+    const ctx = makeCtx();
+    const r = await run({ url: srv.url.replace('//', '//admin:hunter2pw@') + '/fail' }, ctx);
+    expect(r.status).toBe('failed');
+    expect(ctx.mask(JSON.stringify(r))).not.toContain('hunter2pw');
+  });
+
   it('a raw body is sent as is; body and json together are refused', async () => {
     const r = await run({ url: `${srv.url}/echo`, method: 'PUT', body: 'plain text' });
     expect((data(r).json as { body: string }).body).toBe('plain text');
