@@ -342,7 +342,11 @@ async function run(args: HaproxySwitchArgs, ctx: ModuleContext): Promise<ModuleR
   const summary = changedAny ? toChange.map((i) => `${i.target}: ${describeChange(i, state)}`).join('; ') : `${where}: already ${state}`;
   const drained = instances
     .filter((i) => i.drain)
-    .map((i) => `${i.drain?.sessions_at_start} session(s) drained in ${i.drain?.waited_ms} ms`)
+    .map((i) =>
+      i.drain?.sessions_at_start
+        ? `${i.drain.sessions_at_start} session(s) drained in ${i.drain.waited_ms} ms`
+        : 'no sessions to drain',
+    )
     .join(', ');
   if (drainError) {
     return withDiff({ status: 'failed', msg: `lb_switch ${label}: ${summary}; ${drainError}`, data: data() });
@@ -371,13 +375,13 @@ export const haproxyProvider: LbProvider<HaproxySwitchArgs> = {
       description:
         '(haproxy) Runtime API sockets of several HAProxy instances switched together, all-or-nothing: all are read first; if switching one fails, those already switched are reverted.',
     },
-    backend: { type: 'string', minLength: 1, description: '(haproxy) Backend (pool) holding the server.' },
-    server: { type: 'string', minLength: 1, description: '(haproxy) Server name inside `backend`.' },
+    backend: { type: 'string', minLength: 1, description: '(haproxy, required) Backend (pool) holding the server.' },
+    server: { type: 'string', minLength: 1, description: '(haproxy, required) Server name inside `backend`.' },
     state: {
       type: 'string',
       enum: ['ready', 'drain', 'maint'],
       description:
-        '(haproxy) Wanted administrative state: `ready` takes traffic, `drain` gets no new sessions (persistent ones continue), `maint` gets no traffic at all.',
+        '(haproxy, required) Wanted administrative state: `ready` takes traffic, `drain` gets no new sessions (persistent ones continue), `maint` gets no traffic at all.',
     },
     weight: {
       description: '(haproxy) Wanted weight: absolute `0`–`256`, or a percentage of the configured weight such as `"50%"`.',
