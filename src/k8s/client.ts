@@ -1,0 +1,394 @@
+/**
+ * The Kubernetes client: one per cluster per run (`kubeFor(ctx)`), built from the inventory's
+ * kubeconfig + context with `@kubernetes/client-node`'s `KubeConfig` (TLS, tokens, exec plugins,
+ * as kubectl supports them), then plain node HTTP with one keep-alive agent (see `http.ts`).
+ */
+import { existsSync } from 'node:fs';
+import type * as https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
+import { AGGREGATED_ACCEPT, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
+import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
+import { Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
+import type { ApplyOptions, ClientStats, DeleteOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
+import { runWatch } from './watch.js';
+
+/** Options of {@link connect}. */
+export interface ConnectOptions {
+  /** Client-side requests per second. @default 50 */
+  qps?: number;
+  /** Client-side burst. @default 100 */
+  burst?: number;
+  /** Timeout of the reachability probe (GET /version), ms. @default 10000 */
+  probeTimeoutMs?: number;
+  /** Per-request timeout, ms. @default 60000 */
+  timeoutMs?: number;
+  /** Abort the probe. */
+  signal?: AbortSignal;
+}
+
+/** The client for the task's cluster (created once per cluster per run, on first use). */
+export async function kubeFor(ctx: ModuleContext): Promise<KubeClient> {
+  return ctx.adapter<KubeClient>('k8s', () => connect(ctx.cluster, { qps: numVar(ctx.vars.k8s_qps), burst: numVar(ctx.vars.k8s_burst) }));
+}
+
+function numVar(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+  return undefined;
+}
+
+/** Load the kubeconfig of a cluster, select its context, and check the server answers. */
+export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): Promise<KubeClientImpl> {
+  const kc = new KubeConfig();
+  try {
+    if (cluster.kubeconfig) {
+      if (!existsSync(cluster.kubeconfig)) throw new Error(`kubeconfig ${cluster.kubeconfig} does not exist`);
+      kc.loadFromFile(cluster.kubeconfig);
+    } else kc.loadFromDefault();
+  } catch (e) {
+    throw new UnreachableError(`cluster ${cluster.name}: cannot load kubeconfig${cluster.kubeconfig ? ` ${cluster.kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const contexts = kc.getContexts().map((c) => c.name);
+  if (!contexts.includes(cluster.context)) {
+    throw new UnreachableError(`cluster ${cluster.name}: no context "${cluster.context}" in kubeconfig ${cluster.kubeconfig ?? '(default)'}; contexts: ${contexts.join(', ') || '(none)'}`);
+  }
+  kc.setCurrentContext(cluster.context);
+  const kcluster = kc.getCurrentCluster();
+  if (!kcluster?.server) throw new UnreachableError(`cluster ${cluster.name}: context "${cluster.context}" has no cluster server in the kubeconfig`);
+  const server = kcluster.server;
+  if (server.startsWith('http:') && !kcluster.skipTLSVerify) {
+    // Same rule as client-node: plain HTTP only when explicitly insecure.
+    throw new UnreachableError(`cluster ${cluster.name}: server ${server} uses plain http but insecure-skip-tls-verify is not set`);
+  }
+  const base: https.RequestOptions = {};
+  try {
+    await kc.applyToHTTPSOptions(base);
+  } catch (e) {
+    throw new UnreachableError(`cluster ${cluster.name}: cannot get credentials for context "${cluster.context}": ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const tls: https.AgentOptions = { ca: base.ca, cert: base.cert, key: base.key, pfx: base.pfx, passphrase: base.passphrase, servername: base.servername };
+  tls.rejectUnauthorized = kcluster.skipTLSVerify ? false : true;
+  const auth = authProvider(kc, base);
+  const transport = new Transport({ cluster: cluster.name, server, tls, auth, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
+  const client = new KubeClientImpl(cluster.name, server, transport);
+  // Reachability: GET /version (not retried: an unreachable cluster should fail fast).
+  let res: TransportResponse;
+  try {
+    res = await transport.request({ method: 'GET', path: '/version', retry: 'none', timeoutMs: opts.probeTimeoutMs ?? 10_000, signal: opts.signal });
+  } catch (e) {
+    transport.close();
+    const msg = e instanceof TransportError ? (e.message.split(': ').slice(1).join(': ') || e.message) : e instanceof Error ? e.message : String(e);
+    throw new UnreachableError(`cluster ${cluster.name} unreachable at ${server}: ${describeNetError(e, msg)}`);
+  }
+  if (res.status === 401) {
+    transport.close();
+    throw new UnreachableError(`cluster ${cluster.name} at ${server}: credentials rejected (401 Unauthorized) for context "${cluster.context}"`);
+  }
+  if (res.status >= 500 || res.status === 404) {
+    transport.close();
+    throw new UnreachableError(`cluster ${cluster.name} at ${server}: GET /version answered ${res.status}${res.body ? `: ${res.body.slice(0, 200)}` : ''}`);
+  }
+  try {
+    const v = JSON.parse(res.body) as { gitVersion?: unknown };
+    if (typeof v.gitVersion === 'string') client.serverVersion = v.gitVersion;
+  } catch {
+    // 403 on /version (unusual RBAC): reachable anyway
+  }
+  return client;
+}
+
+function describeNetError(e: unknown, fallback: string): string {
+  const code = e instanceof TransportError ? e.code : undefined;
+  if (e instanceof TransportError && e.timeout) return `connect timeout (${fallback})`;
+  if (code === 'ECONNREFUSED') return `connect ECONNREFUSED (${fallback})`;
+  return fallback;
+}
+
+/** Auth headers from the kubeconfig, refreshed every minute (exec plugins/OIDC tokens expire) and after a 401. */
+function authProvider(kc: KubeConfig, initial: https.RequestOptions): TransportAuth {
+  const toHeaders = (o: https.RequestOptions): Record<string, string> => {
+    const h: Record<string, string> = {};
+    for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === 'string' || typeof v === 'number') h[k] = String(v);
+    if (o.auth) h.Authorization = `Basic ${Buffer.from(o.auth).toString('base64')}`;
+    return h;
+  };
+  let cached: Promise<Record<string, string>> = Promise.resolve(toHeaders(initial));
+  let at = Date.now();
+  return {
+    headers: () => {
+      if (Date.now() - at > 60_000) {
+        at = Date.now();
+        const o: https.RequestOptions = {};
+        cached = kc.applyToHTTPSOptions(o).then(() => toHeaders(o));
+      }
+      return cached;
+    },
+    invalidate: () => {
+      at = 0;
+    },
+  };
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The client implementation. */
+export class KubeClientImpl implements KubeClient {
+  /** `gitVersion` from /version. */
+  serverVersion = '';
+  private discovery: Promise<DiscoveryIndex> | undefined;
+  /** Kinds still unknown after a refresh (so a typo does not refresh again and again). */
+  private readonly missing = new Set<string>();
+
+  constructor(
+    readonly name: string,
+    readonly server: string,
+    readonly transport: Transport,
+  ) {}
+
+  get stats(): ClientStats {
+    return this.transport.stats;
+  }
+
+  /** Close idle connections. */
+  close(): void {
+    this.transport.close();
+  }
+
+  // ---------------------------------------------------------------- requests
+
+  /** Send a request; maps network failures to UnreachableError and error statuses to KubeApiError. */
+  async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown }> {
+    let res: TransportResponse;
+    try {
+      res = await this.transport.request(req);
+    } catch (e) {
+      if (e instanceof TransportError && isConnectError(e) && e.code !== 'ECONNRESET' && e.code !== 'ETIMEDOUT' && e.code !== 'EPIPE') {
+        throw new UnreachableError(`cluster ${this.name} unreachable at ${this.server}: ${e.message}`);
+      }
+      throw e;
+    }
+    if (res.status === 404 && opts.allow404) return { status: 404, body: undefined };
+    if (res.status === 401) throw new UnreachableError(`cluster ${this.name} at ${this.server}: credentials rejected (401 Unauthorized)`);
+    if (res.status >= 300) {
+      const st = parseStatus(res.body);
+      throw new KubeApiError(res.status, st?.reason ?? httpReason(res.status), st?.message ?? res.body.slice(0, 300), req.method, req.path, this.name, st);
+    }
+    let body: unknown;
+    try {
+      body = res.body ? JSON.parse(res.body) : undefined;
+    } catch {
+      body = res.body;
+    }
+    return { status: res.status, body };
+  }
+
+  // ---------------------------------------------------------------- discovery
+
+  private loadDiscovery(): Promise<DiscoveryIndex> {
+    this.discovery ??= (async () => {
+      const index = new DiscoveryIndex();
+      const core = await this.call({ method: 'GET', path: '/api', accept: AGGREGATED_ACCEPT, retry: 'read' });
+      const apis = await this.call({ method: 'GET', path: '/apis', accept: AGGREGATED_ACCEPT, retry: 'read' });
+      if (isAggregated(core.body) && isAggregated(apis.body)) {
+        parseAggregated(core.body, index);
+        parseAggregated(apis.body, index);
+        return index;
+      }
+      // Classic discovery: one request per group-version.
+      const gvs = [...groupVersionsOf(core.body), ...groupVersionsOf(apis.body)];
+      await Promise.all(
+        gvs.map(async (gv) => {
+          const path = gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`;
+          try {
+            const r = await this.call({ method: 'GET', path, retry: 'read' });
+            parseResourceList(r.body, index);
+          } catch (e) {
+            // An unavailable aggregated API must not break discovery of the others.
+            if (!(e instanceof KubeApiError)) throw e;
+          }
+        }),
+      );
+      return index;
+    })();
+    this.discovery.catch(() => (this.discovery = undefined));
+    return this.discovery;
+  }
+
+  async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    const key = `${apiVersion} ${kind}`;
+    let info = (await this.loadDiscovery()).get(apiVersion, kind);
+    if (!info && !this.missing.has(key)) {
+      // Maybe a CRD applied earlier in the run: refresh once.
+      this.discovery = undefined;
+      info = (await this.loadDiscovery()).get(apiVersion, kind);
+      if (!info) this.missing.add(key);
+    }
+    if (!info) throw new KubeApiError(404, 'NotFound', `no kind ${kind} in apiVersion ${apiVersion} on cluster ${this.name} (is the CRD installed?)`, 'DISCOVER', apiVersion, this.name);
+    return info;
+  }
+
+  /** Like `resource`, but `undefined` for an unknown kind. */
+  async tryResource(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+    try {
+      return await this.resource(apiVersion, kind);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.verb === 'DISCOVER') return undefined;
+      throw e;
+    }
+  }
+
+  invalidateDiscovery(): void {
+    this.discovery = undefined;
+    this.missing.clear();
+  }
+
+  /** URL path of a collection or object. */
+  path(info: ResourceInfo, namespace?: string, name?: string): string {
+    const base = info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`;
+    const ns = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    return `${base}${ns}/${info.resource}${name ? `/${encodeURIComponent(name)}` : ''}`;
+  }
+
+  private async objectPath(ref: ObjectRef): Promise<{ info: ResourceInfo; path: string }> {
+    const info = await this.resource(ref.apiVersion, ref.kind);
+    const ns = info.namespaced ? (ref.namespace ?? 'default') : undefined;
+    return { info, path: this.path(info, ns, ref.name) };
+  }
+
+  // ---------------------------------------------------------------- verbs
+
+  async get(ref: ObjectRef, signal?: AbortSignal): Promise<KubeObject | undefined> {
+    const { path } = await this.objectPath(ref);
+    const r = await this.call({ method: 'GET', path, retry: 'read', signal }, { allow404: true });
+    return r.status === 404 ? undefined : asObject(r.body, ref.apiVersion, ref.kind);
+  }
+
+  async list(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+    const info = await this.resource(apiVersion, kind);
+    const path = this.path(info, info.namespaced ? opts.namespace : undefined);
+    const items: KubeObject[] = [];
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, retry: 'read', signal: opts.signal });
+      const body = isObj(r.body) ? r.body : {};
+      const meta = isObj(body.metadata) ? body.metadata : {};
+      resourceVersion = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : resourceVersion;
+      cont = typeof meta.continue === 'string' && meta.continue ? meta.continue : undefined;
+      for (const it of Array.isArray(body.items) ? body.items : []) items.push(asObject(it, apiVersion, kind));
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  async apply(obj: KubeObject, opts: ApplyOptions): Promise<KubeObject> {
+    const ref = refOf(obj);
+    const { info, path } = await this.objectPath(ref);
+    const body = info.namespaced ? withNamespace(obj, ref.namespace ?? 'default') : obj;
+    try {
+      const r = await this.call({
+        method: 'PATCH',
+        path,
+        query: { fieldManager: opts.fieldManager, force: opts.force ? 'true' : undefined, dryRun: opts.dryRun ? 'All' : undefined },
+        body,
+        contentType: 'application/apply-patch+yaml',
+        retry: 'idempotent',
+        write: !opts.dryRun,
+        signal: opts.signal,
+      });
+      return asObject(r.body, obj.apiVersion, obj.kind);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 409) {
+        const conflicts = parseConflicts(e.body);
+        if (conflicts.length) throw new ApplyConflictError(describeRef(ref, info.namespaced), conflicts, 'PATCH', path, this.name, e.body);
+      }
+      throw e;
+    }
+  }
+
+  async delete(ref: ObjectRef, opts: DeleteOptions = {}): Promise<boolean> {
+    const { path } = await this.objectPath(ref);
+    const r = await this.call(
+      {
+        method: 'DELETE',
+        path,
+        query: { dryRun: opts.dryRun ? 'All' : undefined },
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy ?? 'Background' },
+        retry: 'idempotent',
+        write: !opts.dryRun,
+        signal: opts.signal,
+      },
+      { allow404: true },
+    );
+    return r.status !== 404;
+  }
+
+  async mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
+    const { path } = await this.objectPath(ref);
+    const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: patch, contentType: 'application/merge-patch+json', retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    return asObject(r.body, ref.apiVersion, ref.kind);
+  }
+
+  async create(obj: KubeObject, opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
+    const info = await this.resource(obj.apiVersion, obj.kind);
+    const ns = info.namespaced ? (obj.metadata.namespace ?? 'default') : undefined;
+    const path = this.path(info, ns);
+    const r = await this.call({ method: 'POST', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: ns ? withNamespace(obj, ns) : obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    return asObject(r.body, obj.apiVersion, obj.kind);
+  }
+
+  async replace(obj: KubeObject, opts: { signal?: AbortSignal } = {}): Promise<KubeObject> {
+    const { path } = await this.objectPath(refOf(obj));
+    const r = await this.call({ method: 'PUT', path, body: obj, retry: 'unsafe', write: true, signal: opts.signal });
+    return asObject(r.body, obj.apiVersion, obj.kind);
+  }
+
+  async watch(apiVersion: string, kind: string, opts: WatchOptions, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>): Promise<void> {
+    const info = await this.resource(apiVersion, kind);
+    await runWatch(
+      {
+        transport: this.transport,
+        cluster: this.name,
+        apiVersion,
+        kind,
+        list: (o) => this.list(apiVersion, kind, o),
+        collectionPath: (ns) => Promise.resolve(this.path(info, info.namespaced ? ns : undefined)),
+      },
+      opts,
+      onEvent,
+    );
+  }
+}
+
+/** The `ObjectRef` of an object. */
+export function refOf(obj: KubeObject): ObjectRef {
+  return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };
+}
+
+/** `Kind ns/name` (or `Kind name` for cluster-scoped objects). */
+export function describeRef(ref: ObjectRef, namespaced = ref.namespace !== undefined): string {
+  return `${ref.kind} ${namespaced && ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+}
+
+function withNamespace(obj: KubeObject, namespace: string): KubeObject {
+  if (obj.metadata.namespace === namespace) return obj;
+  return { ...obj, metadata: { ...obj.metadata, namespace } };
+}
+
+function asObject(v: unknown, apiVersion: string, kind: string): KubeObject {
+  if (!isObj(v)) throw new Error(`unexpected response for ${kind}: ${JSON.stringify(v)?.slice(0, 100)}`);
+  const o = v as KubeObject;
+  if (!isObj(o.metadata)) o.metadata = {};
+  if (typeof o.apiVersion !== 'string') o.apiVersion = apiVersion;
+  if (typeof o.kind !== 'string') o.kind = kind;
+  return o;
+}
+
+function httpReason(status: number): string {
+  return { 400: 'BadRequest', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 410: 'Gone', 422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' }[status] ?? `HTTP ${status}`;
+}
+
+/** Exported for unit tests of the group/version split. */
+export { splitApiVersion };
+/** Retry classes (re-exported for modules that issue raw requests). */
+export type { RetryClass };

@@ -1,0 +1,118 @@
+/**
+ * API discovery: which resources exist, their plural names, scope and verbs. Uses aggregated
+ * discovery (`apidiscovery.k8s.io/v2`, two requests: `/api` and `/apis`) and falls back to the
+ * classic per-group-version discovery on servers that do not support it.
+ */
+import type { ResourceInfo } from './types.js';
+
+/** Accept header for aggregated discovery (v2, with v2beta1 fallback). */
+export const AGGREGATED_ACCEPT =
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+
+/** Discovery result: kind lookup by `apiVersion` + `kind`. */
+export class DiscoveryIndex {
+  private readonly byGvk = new Map<string, ResourceInfo>();
+  /** Preferred version per group (for messages). */
+  readonly groups = new Map<string, string[]>();
+
+  /** Add a resource. */
+  add(r: ResourceInfo): void {
+    const key = gvkKey(apiVersionOf(r.group, r.version), r.kind);
+    // Prefer the main resource over subresources or duplicates.
+    if (!this.byGvk.has(key)) this.byGvk.set(key, r);
+    const versions = this.groups.get(r.group) ?? [];
+    if (!versions.includes(r.version)) versions.push(r.version);
+    this.groups.set(r.group, versions);
+  }
+
+  /** Look a kind up. */
+  get(apiVersion: string, kind: string): ResourceInfo | undefined {
+    return this.byGvk.get(gvkKey(apiVersion, kind));
+  }
+
+  /** Number of kinds. */
+  get size(): number {
+    return this.byGvk.size;
+  }
+}
+
+/** `group/version`, or `version` for the core group. */
+export function apiVersionOf(group: string, version: string): string {
+  return group ? `${group}/${version}` : version;
+}
+
+/** Split an apiVersion into group and version. */
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const i = apiVersion.lastIndexOf('/');
+  return i < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+}
+
+function gvkKey(apiVersion: string, kind: string): string {
+  return `${apiVersion}\u0000${kind}`;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const strOf = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** True when a parsed body is an `APIGroupDiscoveryList`. */
+export function isAggregated(body: unknown): boolean {
+  return isObj(body) && body.kind === 'APIGroupDiscoveryList' && Array.isArray(body.items);
+}
+
+/** Add every resource of an aggregated discovery document to `index`. */
+export function parseAggregated(body: unknown, index: DiscoveryIndex): void {
+  if (!isObj(body) || !Array.isArray(body.items)) return;
+  for (const g of body.items) {
+    if (!isObj(g)) continue;
+    const group = isObj(g.metadata) ? strOf(g.metadata.name) : '';
+    for (const v of Array.isArray(g.versions) ? g.versions : []) {
+      if (!isObj(v)) continue;
+      const version = strOf(v.version);
+      for (const r of Array.isArray(v.resources) ? v.resources : []) {
+        if (!isObj(r)) continue;
+        const rk = isObj(r.responseKind) ? r.responseKind : {};
+        const kind = strOf(rk.kind);
+        if (!kind) continue;
+        index.add({
+          group,
+          version,
+          kind,
+          resource: strOf(r.resource),
+          namespaced: r.scope === 'Namespaced',
+          verbs: Array.isArray(r.verbs) ? r.verbs.filter((x): x is string => typeof x === 'string') : [],
+        });
+      }
+    }
+  }
+}
+
+/** Add the resources of a classic `APIResourceList` (one group-version) to `index`. */
+export function parseResourceList(body: unknown, index: DiscoveryIndex): void {
+  if (!isObj(body)) return;
+  const { group, version } = splitApiVersion(strOf(body.groupVersion));
+  for (const r of Array.isArray(body.resources) ? body.resources : []) {
+    if (!isObj(r)) continue;
+    const name = strOf(r.name);
+    if (!name || name.includes('/')) continue; // subresource
+    index.add({
+      group,
+      version,
+      kind: strOf(r.kind),
+      resource: name,
+      namespaced: r.namespaced === true,
+      verbs: Array.isArray(r.verbs) ? r.verbs.filter((x): x is string => typeof x === 'string') : [],
+    });
+  }
+}
+
+/** Group versions listed by a classic `/api` (APIVersions) or `/apis` (APIGroupList) document. */
+export function groupVersionsOf(body: unknown): string[] {
+  if (!isObj(body)) return [];
+  if (Array.isArray(body.versions) && body.kind === 'APIVersions') return body.versions.filter((x): x is string => typeof x === 'string');
+  const out: string[] = [];
+  for (const g of Array.isArray(body.groups) ? body.groups : []) {
+    if (!isObj(g)) continue;
+    for (const v of Array.isArray(g.versions) ? g.versions : []) if (isObj(v) && typeof v.groupVersion === 'string') out.push(v.groupVersion);
+  }
+  return out;
+}

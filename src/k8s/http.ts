@@ -1,0 +1,358 @@
+/**
+ * HTTP transport of the Kubernetes client: one keep-alive agent per cluster, a client-side
+ * rate limit (token bucket), and retries with exponential backoff + jitter for what is safe to
+ * retry. Plain node `http`/`https` so TLS (CA, client certificates) is fully under control.
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { ClientStats } from './types.js';
+import { errCode } from './errors.js';
+
+/**
+ * How a request may be retried:
+ * - `read`: GET/LIST/WATCH — everything transient is retried (429, 5xx, network errors, timeouts);
+ * - `idempotent`: server-side apply (PATCH apply) and DELETE — 429, 502/503/504, network errors;
+ * - `unsafe`: POST create, PUT, merge patch — only 429 and errors that happened before the request was sent;
+ * - `none`: never retried (reachability probes).
+ */
+export type RetryClass = 'read' | 'idempotent' | 'unsafe' | 'none';
+
+/** What happened on one attempt (input of the retry policy). */
+export type AttemptOutcome =
+  | { kind: 'status'; status: number; retryAfterSeconds?: number }
+  | { kind: 'error'; code?: string; sent: boolean; timeout?: boolean };
+
+/** Retry tuning. */
+export interface RetryPolicy {
+  /** Attempts after the first one. @default 5 */
+  maxRetries: number;
+  /** First backoff in ms (doubled per attempt). @default 250 */
+  baseDelayMs: number;
+  /** Largest backoff in ms. @default 10000 */
+  maxDelayMs: number;
+}
+
+/** Default retry tuning. */
+export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 5, baseDelayMs: 250, maxDelayMs: 10_000 };
+
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+
+/**
+ * The retry decision: the delay in ms before the next attempt, or `undefined` to give up.
+ * `attempt` is the number of the attempt that just failed (1 = first). `random` is injectable for tests.
+ */
+export function retryDelay(cls: RetryClass, outcome: AttemptOutcome, attempt: number, policy: RetryPolicy = DEFAULT_RETRY, random: () => number = Math.random): number | undefined {
+  if (attempt > policy.maxRetries || cls === 'none') return undefined;
+  let retry = false;
+  if (outcome.kind === 'status') {
+    const s = outcome.status;
+    if (s === 429) retry = true;
+    else if (s === 500) retry = cls === 'read';
+    else if (s === 502 || s === 503 || s === 504) retry = cls !== 'unsafe';
+  } else {
+    const network = outcome.timeout === true || (outcome.code !== undefined && NETWORK_CODES.has(outcome.code));
+    if (network) retry = cls !== 'unsafe' || !outcome.sent;
+  }
+  if (!retry) return undefined;
+  // exponential backoff with full jitter, at least half of the step
+  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  const backoff = step / 2 + random() * (step / 2);
+  if (outcome.kind === 'status' && outcome.retryAfterSeconds !== undefined && outcome.retryAfterSeconds >= 0) {
+    // Honour Retry-After (capped at 60 s), plus a little jitter so clients do not stampede.
+    return Math.min(60_000, outcome.retryAfterSeconds * 1000) + random() * 100;
+  }
+  return backoff;
+}
+
+/** Parse a `Retry-After` header (seconds or HTTP date) into seconds. */
+export function parseRetryAfter(v: string | undefined, now = Date.now()): number | undefined {
+  if (!v) return undefined;
+  if (/^\d+(\.\d+)?$/.test(v.trim())) return Number(v.trim());
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : Math.max(0, (t - now) / 1000);
+}
+
+/** A token bucket: `qps` tokens per second, at most `burst` saved up. */
+export class TokenBucket {
+  private tokens: number;
+  private last = Date.now();
+  private queue: Promise<void> = Promise.resolve();
+
+  /**
+   * @param qps sustained requests per second (<= 0: unlimited)
+   * @param burst bucket size
+   */
+  constructor(
+    readonly qps: number,
+    readonly burst: number,
+  ) {
+    this.tokens = burst;
+  }
+
+  /** Wait until a token is available, then take it. */
+  take(signal?: AbortSignal): Promise<void> {
+    if (this.qps <= 0) return Promise.resolve();
+    const next = this.queue.then(async () => {
+      for (;;) {
+        const now = Date.now();
+        this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
+        this.last = now;
+        if (this.tokens >= 1) {
+          this.tokens -= 1;
+          return;
+        }
+        signal?.throwIfAborted();
+        await sleep(Math.ceil(((1 - this.tokens) / this.qps) * 1000), signal);
+      }
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** Sleep that rejects when the signal aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortReason(signal));
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(abortReason(signal));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The error to reject with when a signal aborted. */
+export function abortReason(signal: AbortSignal | undefined): Error {
+  const r: unknown = signal?.reason;
+  if (r instanceof Error) return r;
+  const e = new Error('aborted');
+  e.name = 'AbortError';
+  return e;
+}
+
+/** TLS and auth material for the transport. */
+export interface TransportAuth {
+  /** Headers to send (Authorization, Impersonate-User, …); re-evaluated so exec-plugin tokens can refresh. */
+  headers(): Promise<Record<string, string>>;
+  /** Called after a 401 so the next `headers()` fetches fresh credentials. */
+  invalidate?(): void;
+}
+
+/** Options of a {@link Transport}. */
+export interface TransportOptions {
+  /** Inventory name of the cluster (for messages). */
+  cluster: string;
+  /** API server URL, e.g. `https://127.0.0.1:6443`. */
+  server: string;
+  /** TLS options for the agent (ca, cert, key, rejectUnauthorized, servername). */
+  tls?: https.AgentOptions;
+  auth?: TransportAuth;
+  /** Client QPS. @default 50 */
+  qps?: number;
+  /** Client burst. @default 100 */
+  burst?: number;
+  /** @default DEFAULT_RETRY */
+  retry?: Partial<RetryPolicy>;
+  /** Per-request timeout in ms (whole response) for non-streaming requests. @default 60000 */
+  timeoutMs?: number;
+  /** Max sockets of the keep-alive agent. @default 32 */
+  maxSockets?: number;
+  /** Counters to update. */
+  stats?: ClientStats;
+}
+
+/** One request. */
+export interface TransportRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path without query, e.g. `/api/v1/namespaces/x/pods`. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  retry: RetryClass;
+  /** Counts as a write in stats (mutating and not dry-run). */
+  write?: boolean;
+  signal?: AbortSignal;
+  /** Overrides the transport's timeout. */
+  timeoutMs?: number;
+}
+
+/** A buffered response. */
+export interface TransportResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** A network error with the context of the request. */
+export class TransportError extends Error {
+  override name = 'TransportError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    readonly sent: boolean,
+    readonly timeout: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** HTTP(S) with one keep-alive agent, rate limiting and retries. */
+export class Transport {
+  readonly agent: http.Agent;
+  readonly stats: ClientStats;
+  private readonly bucket: TokenBucket;
+  private readonly retry: RetryPolicy;
+  private readonly url: URL;
+  private readonly mod: typeof http | typeof https;
+
+  constructor(readonly opts: TransportOptions) {
+    this.url = new URL(opts.server);
+    const isHttps = this.url.protocol === 'https:';
+    this.mod = isHttps ? https : http;
+    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 32, ...(isHttps ? (opts.tls ?? {}) : {}) };
+    this.agent = isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
+    this.bucket = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
+    this.retry = { ...DEFAULT_RETRY, ...(opts.retry ?? {}) };
+    this.stats = opts.stats ?? { requests: 0, writes: 0, retries: 0 };
+  }
+
+  /** Base URL path prefix of the server (usually empty). */
+  private fullPath(path: string, query?: TransportRequest['query']): string {
+    const prefix = this.url.pathname.replace(/\/$/, '');
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) qs.set(k, String(v));
+    const q = qs.toString();
+    return `${prefix}${path}${q ? `?${q}` : ''}`;
+  }
+
+  /** Send a request with retries; resolves with the final response (any status). */
+  async request(req: TransportRequest): Promise<TransportResponse> {
+    let attempt = 0;
+    let authRetried = false;
+    for (;;) {
+      attempt++;
+      req.signal?.throwIfAborted();
+      let outcome: AttemptOutcome;
+      let res: TransportResponse | undefined;
+      try {
+        res = await this.once(req);
+        if (res.status === 401 && !authRetried && this.opts.auth?.invalidate) {
+          // Credentials may have expired (exec plugin tokens): refresh once.
+          authRetried = true;
+          this.opts.auth.invalidate();
+          this.stats.retries++;
+          continue;
+        }
+        outcome = { kind: 'status', status: res.status, retryAfterSeconds: parseRetryAfter(headerOf(res.headers, 'retry-after')) };
+      } catch (e) {
+        if (req.signal?.aborted) throw abortReason(req.signal);
+        if (!(e instanceof TransportError)) throw e;
+        outcome = { kind: 'error', code: e.code, sent: e.sent, timeout: e.timeout };
+        const delay = retryDelay(req.retry, outcome, attempt, this.retry);
+        if (delay === undefined) throw e;
+        this.stats.retries++;
+        await sleep(delay, req.signal);
+        continue;
+      }
+      const delay = retryDelay(req.retry, outcome, attempt, this.retry);
+      if (delay === undefined) return res;
+      this.stats.retries++;
+      await sleep(delay, req.signal);
+    }
+  }
+
+  /** One attempt, buffered. */
+  private async once(req: TransportRequest): Promise<TransportResponse> {
+    const r = await this.open(req, req.timeoutMs ?? this.opts.timeoutMs ?? 60_000);
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      r.res.on('data', (c: Buffer) => chunks.push(c));
+      r.res.on('end', () => {
+        r.done();
+        resolve({ status: r.res.statusCode ?? 0, headers: r.res.headers, body: Buffer.concat(chunks).toString('utf8') });
+      });
+      r.res.on('error', (e) => {
+        r.done();
+        reject(r.wrap(e, true));
+      });
+      r.res.on('aborted', () => {
+        r.done();
+        reject(r.wrap(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' }), true));
+      });
+    });
+  }
+
+  /**
+   * Open a request and resolve with the response headers (the body is left to the caller, for
+   * watches). `done()` must be called when finished (clears the timer).
+   * @param timeoutMs whole-request timeout; 0 for none
+   */
+  async open(req: TransportRequest, timeoutMs: number): Promise<{ res: http.IncomingMessage; done: () => void; abort: () => void; wrap: (e: unknown, sent: boolean) => TransportError }> {
+    await this.bucket.take(req.signal);
+    const headers: Record<string, string> = { Accept: req.accept ?? 'application/json', 'User-Agent': 'kplay', ...(await this.opts.auth?.headers()) };
+    let payload: string | undefined;
+    if (req.body !== undefined) {
+      payload = typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    this.stats.requests++;
+    if (req.write) this.stats.writes++;
+    const path = this.fullPath(req.path, req.query);
+    const what = `${req.method} ${this.url.origin}${req.path}`;
+    return new Promise((resolve, reject) => {
+      let sent = false;
+      let timedOut = false;
+      let timer: NodeJS.Timeout | undefined;
+      const wrap = (e: unknown, wasSent: boolean): TransportError => {
+        const code = timedOut ? 'ETIMEDOUT' : errCode(e);
+        const msg = timedOut ? `timeout after ${timeoutMs} ms` : e instanceof Error ? e.message : String(e);
+        return new TransportError(`${what}: ${msg}`, code, wasSent, timedOut);
+      };
+      const r = this.mod.request(
+        { protocol: this.url.protocol, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || undefined, method: req.method, path, headers, agent: this.agent },
+        (res) => {
+          resolve({ res, done: cleanup, abort: () => r.destroy(), wrap });
+        },
+      );
+      const onAbort = (): void => {
+        r.destroy(abortReason(req.signal));
+      };
+      const cleanup = (): void => {
+        if (timer) clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+      };
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          timedOut = true;
+          r.destroy(new Error('timeout'));
+        }, timeoutMs);
+      }
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      r.on('finish', () => (sent = true));
+      r.on('error', (e) => {
+        cleanup();
+        if (req.signal?.aborted) reject(abortReason(req.signal));
+        else reject(wrap(e, sent));
+      });
+      r.end(payload);
+    });
+  }
+
+  /** Close idle sockets. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function headerOf(h: http.IncomingHttpHeaders, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}

@@ -1,0 +1,152 @@
+/**
+ * List-then-watch with `resourceVersion` and bookmarks: re-lists on 410 Gone, reconnects when
+ * the stream ends or stalls (no data for `stallMs`), stops when the callback says so, rejects
+ * when the signal aborts.
+ */
+import { createInterface } from 'node:readline';
+import type { KubeObject, WatchEvent, WatchOptions } from './types.js';
+import { abortReason, retryDelay, sleep, TransportError, type Transport } from './http.js';
+import { KubeApiError, parseStatus } from './errors.js';
+
+/** What the watch needs from the client. */
+export interface WatchDeps {
+  transport: Transport;
+  cluster: string;
+  /** LIST (with retries). */
+  list(opts: WatchOptions): Promise<{ items: KubeObject[]; resourceVersion: string }>;
+  /** Collection path for the watched kind (namespace-aware). */
+  collectionPath(namespace?: string): Promise<string>;
+  apiVersion: string;
+  kind: string;
+}
+
+/** Key of an object in the watch state: `namespace/name`. */
+export function objectKey(o: KubeObject): string {
+  return `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+}
+
+type StreamEnd = { kind: 'done' } | { kind: 'gone' } | { kind: 'closed'; rv: string };
+
+/** Run a watch (see `KubeClient.watch`). */
+export async function runWatch(deps: WatchDeps, opts: WatchOptions, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>): Promise<void> {
+  const stallMs = opts.stallMs ?? 60_000;
+  const state = new Map<string, KubeObject>();
+  let failures = 0;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    const listed = await deps.list(opts);
+    state.clear();
+    for (const o of listed.items) state.set(objectKey(o), o);
+    if (await onEvent({ type: 'SYNC', object: undefined }, state)) return;
+    let rv = listed.resourceVersion;
+    for (;;) {
+      let end: StreamEnd;
+      try {
+        end = await streamOnce(deps, opts, rv, stallMs, state, onEvent);
+        failures = 0;
+      } catch (e) {
+        if (opts.signal?.aborted) throw abortReason(opts.signal);
+        failures++;
+        const retryable = e instanceof TransportError || (e instanceof KubeApiError && [429, 500, 502, 503, 504].includes(e.status));
+        const delay = retryable ? retryDelay('read', e instanceof KubeApiError ? { kind: 'status', status: e.status } : { kind: 'error', code: e instanceof TransportError ? e.code : undefined, sent: true, timeout: true }, failures, { maxRetries: 8, baseDelayMs: 250, maxDelayMs: 10_000 }) : undefined;
+        if (delay === undefined) throw e;
+        deps.transport.stats.retries++;
+        await sleep(delay, opts.signal);
+        continue;
+      }
+      if (end.kind === 'done') return;
+      if (end.kind === 'gone') break; // re-list
+      rv = end.rv;
+    }
+  }
+}
+
+/** One watch request; resolves when the stream ends. */
+async function streamOnce(
+  deps: WatchDeps,
+  opts: WatchOptions,
+  rv: string,
+  stallMs: number,
+  state: Map<string, KubeObject>,
+  onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>,
+): Promise<StreamEnd> {
+  const path = await deps.collectionPath(opts.namespace);
+  const timeoutSeconds = Math.max(1, Math.floor(stallMs / 1000));
+  const h = await deps.transport.open(
+    {
+      method: 'GET',
+      path,
+      query: { watch: 'true', resourceVersion: rv, allowWatchBookmarks: 'true', timeoutSeconds, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
+      retry: 'read',
+      signal: opts.signal,
+    },
+    0,
+  );
+  const status = h.res.statusCode ?? 0;
+  if (status === 410) {
+    h.res.resume();
+    h.done();
+    return { kind: 'gone' };
+  }
+  if (status >= 300) {
+    const chunks: Buffer[] = [];
+    for await (const c of h.res) chunks.push(c as Buffer);
+    h.done();
+    const body = Buffer.concat(chunks).toString('utf8');
+    const st = parseStatus(body);
+    throw new KubeApiError(status, st?.reason ?? String(status), st?.message ?? body.slice(0, 200), 'WATCH', path, deps.cluster, st);
+  }
+  let stalled = false;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      stalled = true;
+      h.abort();
+    }, stallMs + 5_000);
+  };
+  arm();
+  h.res.on('data', arm);
+  const rl = createInterface({ input: h.res, crlfDelay: Infinity });
+  try {
+    for await (const line of rl) {
+      if (!line.trim()) continue;
+      let ev: unknown;
+      try {
+        ev = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (typeof ev !== 'object' || ev === null) continue;
+      const { type, object } = ev as { type?: string; object?: KubeObject };
+      if (!object || typeof object !== 'object') continue;
+      const objRv = object.metadata?.resourceVersion;
+      if (type === 'ERROR') {
+        const st = object as unknown as { code?: number; reason?: string; message?: string };
+        if (st.code === 410 || st.reason === 'Expired' || st.reason === 'Gone') return { kind: 'gone' };
+        throw new KubeApiError(st.code ?? 500, st.reason ?? 'Error', st.message ?? 'watch error', 'WATCH', path, deps.cluster);
+      }
+      if (objRv) rv = objRv;
+      if (type === 'BOOKMARK') continue;
+      if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') continue;
+      if (!object.apiVersion) object.apiVersion = deps.apiVersion;
+      if (!object.kind) object.kind = deps.kind;
+      const key = objectKey(object);
+      if (type === 'DELETED') state.delete(key);
+      else state.set(key, object);
+      if (await onEvent({ type, object }, state)) return { kind: 'done' };
+    }
+  } catch (e) {
+    if (opts.signal?.aborted) throw abortReason(opts.signal);
+    if (!stalled) {
+      if (e instanceof KubeApiError) throw e;
+      throw new TransportError(`watch ${path}: ${e instanceof Error ? e.message : String(e)}`, 'ECONNRESET', true, false);
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+    h.done();
+    h.abort();
+  }
+  opts.signal?.throwIfAborted();
+  return { kind: 'closed', rv };
+}
