@@ -202,16 +202,15 @@ export class PlayRun {
     const failed = eligible.filter((c) => c.failed && !c.unreachable);
     if (node.rescue.length > 0 && failed.length > 0 && !this.opts.signal.aborted) {
       for (const cs of failed) {
+        // The failure is handled by the rescue: counted once, as failed only if the rescue fails too.
         cs.failed = false;
+        cs.stats.failed = Math.max(0, cs.stats.failed - 1);
         const lf = this.lastFailure.get(cs.name);
         this.dyn.set(cs.name, { ...(this.dyn.get(cs.name) ?? {}), failed_task: lf?.task ?? '', failed_result: lf?.result ?? {} });
       }
       await this.runList(node.rescue, failed, false);
       for (const cs of failed) {
-        if (!cs.failed && !cs.unreachable) {
-          cs.stats.rescued++;
-          cs.stats.failed = Math.max(0, cs.stats.failed - 1);
-        }
+        if (!cs.failed && !cs.unreachable) cs.stats.rescued++;
       }
     }
     if (node.always.length > 0) {
@@ -334,7 +333,7 @@ export class PlayRun {
   /** Stop the run when `any_errors_fatal` or `max_fail_percentage` say so, or the whole batch failed. */
   private checkThresholds(): void {
     const failed = this.batch.filter((c) => c.failed || c.unreachable).length;
-    if (failed === 0 || this.shared.stopReason) return;
+    if (failed === 0 || this.shared.stopReason || this.opts.signal.aborted) return;
     const pct = (failed * 100) / this.batch.length;
     let reason: string | undefined;
     if (this.play.anyErrorsFatal) reason = 'any_errors_fatal: a cluster failed';

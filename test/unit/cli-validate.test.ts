@@ -1,0 +1,81 @@
+// Static errors: one clear error with file:line:col, exit 1, before any cluster is contacted.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { kplay, repoRoot } from '../helpers/cli.js';
+
+const fx = (f: string): string => path.join(repoRoot, 'test/fixtures/engine', f);
+const inv = fx('inv.yml');
+
+describe('kplay validate / run: static errors', () => {
+  it('accepts a good playbook', async () => {
+    const r = await kplay(['validate', fx('blocks.yml'), '-i', inv]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('OK');
+  });
+
+  it.each([
+    ['bad-unknown-module.yml', /bad-unknown-module\.yml:7:7: unknown module or keyword 'debgu'[^]*did you mean: debug/],
+    ['bad-arg.yml', /bad-arg\.yml:7:9: pause: unknown key 'secnds'/],
+    ['bad-template.yml', /bad-template\.yml:6:9: template error in "{{ foo \| nosuchfilter }}": undefined filter: nosuchfilter/],
+    ['bad-dup.yml', /bad-dup\.yml:3:3: YAML error: Map keys must be unique/],
+  ])('%s → exit 1 with file:line:col', async (file, re) => {
+    for (const cmd of [['validate', fx(file)], ['run', fx(file), '-i', inv]]) {
+      const r = await kplay(cmd);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(re);
+      expect(r.stdout).not.toContain('PLAY [');
+    }
+  });
+
+  it('a misspelt host pattern is an error naming the pattern, with a suggestion', async () => {
+    const r = await kplay(['run', fx('bad-pattern.yml'), '-i', inv]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('prdo');
+    expect(r.stderr).toContain('prod');
+  });
+
+  it('a missing playbook or inventory file is a clear error', async () => {
+    const r = await kplay(['run', fx('nope.yml'), '-i', inv]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('nope.yml: file not found');
+    const r2 = await kplay(['run', fx('blocks.yml'), '-i', 'no-such-inventory']);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain('no-such-inventory');
+  });
+
+  it('unknown options are usage errors (exit 1)', async () => {
+    const r = await kplay(['run', fx('blocks.yml'), '--frobnicate']);
+    expect(r.code).toBe(1);
+  });
+});
+
+describe('kplay modules / inventory', () => {
+  it('lists modules and documents one from its schema', async () => {
+    const list = await kplay(['modules']);
+    expect(list.code).toBe(0);
+    for (const m of ['assert', 'command', 'debug', 'fail', 'pause', 'set_fact']) expect(list.stdout).toMatch(new RegExp(`^${m}\\s`, 'm'));
+    const doc = await kplay(['modules', 'command']);
+    expect(doc.code).toBe(0);
+    expect(doc.stdout).toContain('| `argv` | list of string |');
+    expect(doc.stdout).toContain('```yaml');
+    const bad = await kplay(['modules', 'comand']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('did you mean: command');
+  });
+
+  it('shows the group graph and resolved vars with secrets masked', async () => {
+    const g = await kplay(['inventory', '-i', inv, '--graph']);
+    expect(g.code).toBe(0);
+    expect(g.stdout).toContain('@prod:');
+    expect(g.stdout).toContain('prod-4');
+    const c = await kplay(['inventory', '-i', inv, '--cluster', 'prod-1']);
+    expect(c.code).toBe(0);
+    expect(c.stdout).toContain('where: prod-1-cluster');
+    expect(c.stdout).not.toContain('CANARY');
+    const l = await kplay(['inventory', '-i', inv, '--list']);
+    const parsed = JSON.parse(l.stdout) as { clusters: Record<string, { vars: Record<string, unknown> }> };
+    expect(parsed.clusters['stg-1'].vars.replicas).toBe(1);
+    expect(l.stdout).not.toContain('CANARY');
+  });
+});
