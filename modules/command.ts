@@ -71,7 +71,22 @@ export default defineModule<CommandArgs>({
     const [prog, ...rest] = args.cmd !== undefined ? ['/bin/sh', '-c', args.cmd] : (args.argv as string[]);
     const started = Date.now();
     return await new Promise((resolvePromise) => {
-      const child = spawn(prog, rest, { cwd, env: { ...process.env, ...(args.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'], signal: ctx.signal, killSignal: 'SIGTERM' });
+      // Own process group, so cancelling kills the whole pipeline (sh and its children).
+      const child = spawn(prog, rest, { cwd, env: { ...process.env, ...(args.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const killGroup = (sig: NodeJS.Signals): void => {
+        try {
+          if (child.pid) process.kill(-child.pid, sig);
+        } catch {
+          // already gone
+        }
+      };
+      let killTimer: NodeJS.Timeout | undefined;
+      const onAbort = (): void => {
+        killGroup('SIGTERM');
+        killTimer = setTimeout(() => killGroup('SIGKILL'), 5000);
+      };
+      if (ctx.signal.aborted) onAbort();
+      else ctx.signal.addEventListener('abort', onAbort, { once: true });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => {
@@ -83,16 +98,18 @@ export default defineModule<CommandArgs>({
       child.stdin.on('error', () => undefined);
       child.stdin.end(args.stdin ?? '');
       child.on('error', (e: NodeJS.ErrnoException) => {
-        if (e.name === 'AbortError') resolvePromise({ status: 'failed', msg: `command cancelled: ${display}` });
-        else resolvePromise({ status: 'failed', msg: e.code === 'ENOENT' ? `command not found: ${prog}` : `cannot run ${prog}: ${e.message}` });
+        ctx.signal.removeEventListener('abort', onAbort);
+        resolvePromise({ status: 'failed', msg: e.code === 'ENOENT' ? `command not found: ${prog}` : `cannot run ${prog}: ${e.message}` });
       });
       child.on('close', (code, signal) => {
+        ctx.signal.removeEventListener('abort', onAbort);
+        if (killTimer) clearTimeout(killTimer);
         const rc = code ?? (signal ? 128 : 1);
         const out = stdout.replace(/\n$/, '');
         const err = stderr.replace(/\n$/, '');
         const data = { cmd: display, rc, stdout: out, stderr: err, stdout_lines: out ? out.split('\n') : [], stderr_lines: err ? err.split('\n') : [], elapsed_ms: Date.now() - started };
         const okCodes = args.ok_codes ?? [0];
-        if (signal && ctx.signal.aborted) resolvePromise({ status: 'failed', msg: `command cancelled: ${display}`, data });
+        if (ctx.signal.aborted) resolvePromise({ status: 'failed', msg: `command cancelled: ${display}`, data });
         else if (!okCodes.includes(rc)) {
           const tail = (err || out).split('\n').slice(-5).join('\n');
           resolvePromise({ status: 'failed', msg: `non-zero return code ${rc}${signal ? ` (signal ${signal})` : ''}${tail ? `: ${tail}` : ''}`, data });

@@ -213,3 +213,53 @@ describe('kplay run: Ctrl-C', () => {
     expect(r.stderr).toContain('SIGINT received');
   });
 });
+
+describe('kplay run: any_errors_fatal and timeout', () => {
+  it('any_errors_fatal stops every cluster and the following plays', async () => {
+    const r = await run('fatal.yml', '-o', 'json');
+    expect(r.code).toBe(2);
+    const ev = jsonEvents(r.stdout);
+    expect(results(ev, 'next')).toHaveLength(0);
+    expect(r.stdout).not.toContain('second play ran');
+    expect(ev.some((e) => e.type === 'play_aborted' && String(e.reason).includes('any_errors_fatal'))).toBe(true);
+  });
+
+  it('task timeout cancels the module and fails the task', async () => {
+    const started = Date.now();
+    const r = await run('timeout.yml');
+    expect(r.code).toBe(2);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(r.stdout).toMatch(/fatal: \[stg-1\]: FAILED! => .*(timed out after 1s|cancelled)/);
+    expect(r.stdout).not.toContain('not reached');
+  });
+});
+
+describe('module registry: community modules', () => {
+  const cdir = (p: string): string => fx(path.join('community', p));
+  it('loads --module-path modules and documents them', async () => {
+    const r = await kplay(['run', cdir('uses-shout.yml'), '-i', inv, '-M', cdir('good'), '-o', 'json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(results(jsonEvents(r.stdout), 'use it')[0].msg).toBe('HI STG-1');
+    const doc = await kplay(['modules', 'shout', '-M', cdir('good')]);
+    expect(doc.stdout).toContain('| `msg` | string | yes |');
+  });
+  it('loads kplay-module-* npm packages found next to the playbook', async () => {
+    const r = await kplay(['run', cdir('pkg/playbook.yml'), '-i', inv]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('ok: [stg-1] => hello ops');
+  });
+  it('refuses a module that would replace a built-in, and a malformed one', async () => {
+    const dup = await kplay(['validate', cdir('uses-shout.yml'), '-M', cdir('good'), '-M', cdir('dup')]);
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toMatch(/module 'debug' is defined twice/);
+    const bad = await kplay(['validate', cdir('uses-shout.yml'), '-M', cdir('malformed')]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/malformed module in .*broken\.mjs: `run\(args, ctx\)` must be a function/);
+  });
+  it('a playbook using an unknown module fails validation without the module path', async () => {
+    const r = await kplay(['validate', cdir('uses-shout.yml')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("unknown module or keyword 'shout'");
+  });
+});
