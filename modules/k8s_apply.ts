@@ -1,0 +1,243 @@
+/**
+ * `k8s_apply`: server-side apply Kubernetes objects (inline, files, directories, globs or
+ * templates) in dependency order; idempotent (no write when nothing would change), check
+ * mode and diffs via SSA dry-runs, optional pruning and readiness wait.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { defineModule, type DiffEntry, type ModuleContext, type ModuleResult } from '../src/sdk/module.js';
+import { kubeFor } from '../src/k8s/client.js';
+import { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, type ObjectResult } from '../src/k8s/apply.js';
+import { ApplyConflictError, KubeApiError } from '../src/k8s/errors.js';
+import { loadSources, parseManifests, toObjects } from '../src/k8s/load.js';
+import { secretValues } from '../src/k8s/normalize.js';
+import { waitFor, type WaitTarget } from '../src/k8s/wait.js';
+import type { KubeObject } from '../src/k8s/types.js';
+import { errorMessage } from '../src/load/errors.js';
+
+/** Arguments of `k8s_apply`. */
+export interface K8sApplyArgs {
+  /** Inline object(s): one Kubernetes object, a list of objects, or a `kind: List`. */
+  definition?: unknown;
+  /** Manifest file, directory (all *.yaml/*.yml/*.json inside, sorted) or glob, relative to the playbook directory. */
+  src?: string;
+  /** A manifest file rendered with the task's variables (Liquid) before parsing, relative to the playbook directory. */
+  template?: string;
+  /** Namespace for namespaced objects that have none. @default "default" */
+  namespace?: string;
+  /** `present` applies, `absent` deletes (in reverse order). @default "present" */
+  state?: 'present' | 'absent';
+  /** Server-side apply field manager. @default "kplay" */
+  field_manager?: string;
+  /** Take ownership of fields owned by other field managers instead of failing. @default false */
+  force_conflicts?: boolean;
+  /** Delete objects this task applied before that are no longer in the source. @default false */
+  prune?: boolean;
+  /** Identity of the applied set for pruning (label value of `kplay.dev/owner`). */
+  prune_id?: string;
+  /** Wait until the applied objects are ready. @default false */
+  wait?: boolean;
+  /** Seconds to wait with `wait: true`. @default 300 */
+  wait_timeout?: number;
+}
+
+const LABEL_VALUE = '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+
+/** Kinds whose readiness is trivially true (not worth a watch). */
+const TRIVIAL = new Set(['ConfigMap', 'Secret', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'NetworkPolicy', 'LimitRange', 'ResourceQuota', 'PriorityClass', 'Endpoints', 'EndpointSlice', 'Ingress', 'IngressClass', 'PodDisruptionBudget', 'HorizontalPodAutoscaler', 'CronJob', 'StorageClass']);
+
+export default defineModule<K8sApplyArgs>({
+  name: 'k8s_apply',
+  summary: 'Server-side apply Kubernetes objects in order; idempotent, with check mode, diffs, pruning and readiness wait',
+  description: `Applies objects with server-side apply (SSA). Every object is first applied with \`dryRun=All\` and compared with the live object (ignoring status and server-managed metadata): when nothing would change no write is sent and the task is \`ok\`. Objects are applied in phases like kapp: Namespaces, CRDs (waiting until Established), RBAC, ServiceAccounts, ConfigMaps/Secrets, Services, workloads, then custom resources; deletes run in reverse.
+
+A field owned by another field manager (e.g. after \`kubectl scale\` or \`kubectl edit\`) makes the task fail with the manager and the fields, unless \`force_conflicts: true\`. Secret values are never shown: diffs show \`********\` or \`******** (changed)\`.
+
+Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, action one of created/configured/unchanged/deleted), \`objects\` (the applied objects, Secret values masked) and \`counts\`.`,
+  usesCluster: true,
+  checkMode: 'supported',
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      definition: {
+        type: ['object', 'array'],
+        description: 'Inline Kubernetes object, or a list of objects (a `kind: List` is flattened). Give exactly one of `definition`, `src`, `template`.',
+        examples: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-config' }, data: { LOG_LEVEL: 'info' } }],
+      },
+      src: {
+        type: 'string',
+        minLength: 1,
+        description: 'Manifest source relative to the playbook directory: a multi-document YAML/JSON file, a directory (every `*.yaml`, `*.yml`, `*.json` directly inside, sorted by name) or a glob (`manifests/*.yaml`, `**/*.yaml`).',
+        examples: ['manifests/web.yaml', 'manifests/', 'manifests/**/*.yaml'],
+      },
+      template: {
+        type: 'string',
+        minLength: 1,
+        description: 'A manifest file (relative to the playbook directory) rendered with the task variables (Liquid, strict) and then parsed as multi-document YAML.',
+        examples: ['templates/web.yaml.liquid'],
+      },
+      namespace: {
+        type: 'string',
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        default: 'default',
+        description: 'Namespace given to namespaced objects without `metadata.namespace` (cluster-scoped objects are not affected). Also where the prune record ConfigMap lives.',
+        examples: ['web'],
+      },
+      state: {
+        enum: ['present', 'absent'],
+        default: 'present',
+        description: '`present`: create or update the objects. `absent`: delete them (reverse order; already absent objects are ok).',
+      },
+      field_manager: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 128,
+        default: 'kplay',
+        description: 'Server-side apply field manager name. Fields set by another manager conflict unless `force_conflicts: true`.',
+        examples: ['kplay', 'team-web'],
+      },
+      force_conflicts: {
+        type: 'boolean',
+        default: false,
+        description: 'Take ownership of fields another field manager owns (SSA `force=true`), e.g. to revert a `kubectl scale`. Without it such a conflict fails the task, naming the manager and the fields.',
+      },
+      prune: {
+        type: 'boolean',
+        default: false,
+        description:
+          'Label every applied object `kplay.dev/owner: <prune_id>` and delete objects with that label that are no longer in the source (shown in the diff as deletions). Kinds and namespaces applied before are remembered in the ConfigMap `kplay-prune-<prune_id>` in `namespace`. Objects without the label are never pruned.',
+      },
+      prune_id: {
+        type: 'string',
+        pattern: LABEL_VALUE,
+        description:
+          'Identity of the applied set for `prune` (a label value). Default: a hash of the playbook directory and `src`/`template`. Required with `prune: true` and an inline `definition`. Set it explicitly to keep pruning working when files move.',
+        examples: ['web-frontend'],
+      },
+      wait: {
+        type: 'boolean',
+        default: false,
+        description:
+          'After applying, wait until the objects are ready (same rules as `wait_for`: rollouts complete, Jobs complete, Pods ready, PVCs bound, ...). Fails fast when pods of a rollout are in ImagePullBackOff, CrashLoopBackOff, ... Ignored in check mode.',
+      },
+      wait_timeout: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        default: 300,
+        description: 'Seconds to wait with `wait: true`; on timeout the task fails listing what was not ready and recent Warning events.',
+      },
+    },
+  },
+  examples: [
+    { title: 'Apply a directory of manifests into a namespace, showing what changes with --diff', yaml: '- name: deploy web\n  k8s_apply:\n    src: manifests/web/\n    namespace: web\n    wait: true' },
+    {
+      title: 'Apply an inline object',
+      yaml: '- k8s_apply:\n    definition:\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: { name: app-config, namespace: web }\n      data: { LOG_LEVEL: "{{ log_level }}" }',
+    },
+    { title: 'Render a template with the task variables and prune objects removed from it', yaml: '- k8s_apply:\n    template: templates/app.yaml\n    namespace: app\n    prune: true\n    prune_id: app' },
+    { title: 'Take back a field changed by kubectl scale', yaml: '- k8s_apply:\n    src: manifests/web.yaml\n    force_conflicts: true' },
+    { title: 'Delete objects', yaml: '- k8s_apply:\n    src: manifests/old.yaml\n    state: absent' },
+  ],
+  async run(args, ctx) {
+    const sources = [args.definition !== undefined, args.src !== undefined, args.template !== undefined].filter(Boolean).length;
+    if (sources !== 1) return { status: 'failed', msg: 'k8s_apply: give exactly one of definition, src, template' };
+    let objects: KubeObject[];
+    try {
+      objects = await loadObjects(args, ctx);
+    } catch (e) {
+      return { status: 'failed', msg: `k8s_apply: ${errorMessage(e)}` };
+    }
+    if (objects.length === 0) return { status: 'ok', msg: 'no objects', data: { resources: [], objects: [], counts: {} } };
+    for (const o of objects) for (const v of secretValues(o)) ctx.addSecret(v);
+
+    const state = args.state ?? 'present';
+    const prune = args.prune === true && state === 'present';
+    let pruneId: string | undefined;
+    if (prune) {
+      if (args.prune_id) pruneId = args.prune_id;
+      else if (args.definition !== undefined) return { status: 'failed', msg: 'k8s_apply: prune with an inline definition needs prune_id (the identity of the applied set)' };
+      else pruneId = createHash('sha256').update(`${path.resolve(ctx.baseDir)}\u0000${args.src ?? args.template ?? ''}`).digest('hex').slice(0, 16);
+      objects = objects.map((o) => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata.labels ?? {}), [OWNER_LABEL]: pruneId ?? '' } } }));
+    }
+
+    const client = await kubeFor(ctx);
+    const common = { defaultNamespace: args.namespace ?? 'default', checkMode: ctx.checkMode, signal: ctx.signal, mask: (s: string) => ctx.mask(s), log: (m: string) => ctx.log.info(m) };
+    let results: ObjectResult[];
+    try {
+      if (state === 'absent') results = await deleteObjects(client, objects, common);
+      else {
+        results = await applyObjects(client, objects, { ...common, fieldManager: args.field_manager ?? 'kplay', force: args.force_conflicts === true });
+        if (prune && pruneId) {
+          const applied = results.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, metadata: { name: r.ref.name, namespace: r.ref.namespace } }));
+          results.push(...(await pruneObjects(client, applied, { id: pruneId, recordNamespace: args.namespace ?? 'default', fieldManager: args.field_manager ?? 'kplay', ...common })));
+        }
+      }
+    } catch (e) {
+      return failure(e, ctx);
+    }
+
+    const data = resultData(results);
+    const summary = summarize(results, ctx.checkMode);
+    const diff: DiffEntry[] | undefined = ctx.diffMode ? results.filter((r) => r.action !== 'unchanged').map((r) => (r.note ? { ...r.plan.diff, label: `${r.plan.diff.label} (${r.note})` } : r.plan.diff)) : undefined;
+    const changed = results.some((r) => r.action !== 'unchanged');
+
+    if (args.wait && state === 'present' && !ctx.checkMode) {
+      const targets: WaitTarget[] = results
+        .filter((r) => r.action !== 'deleted' && !TRIVIAL.has(r.ref.kind) && !(r.ref.kind === 'Service' && (r.object?.spec as { type?: string } | undefined)?.type !== 'LoadBalancer'))
+        .map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, name: r.ref.name, namespace: r.ref.namespace }));
+      if (targets.length) {
+        try {
+          const w = await waitFor(client, targets, { type: 'ready' }, { timeoutMs: (args.wait_timeout ?? 300) * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
+          if (!w.ok) return { status: 'failed', msg: `${summary}; ${w.msg}`, data, diff };
+        } catch (e) {
+          return failure(e, ctx, data);
+        }
+      }
+    }
+    return { status: changed ? 'changed' : 'ok', msg: summary, data, diff };
+  },
+});
+
+async function loadObjects(args: K8sApplyArgs, ctx: ModuleContext): Promise<KubeObject[]> {
+  if (args.definition !== undefined) return toObjects(args.definition, 'definition');
+  if (args.src !== undefined) return loadSources(args.src, ctx.baseDir);
+  const file = path.resolve(ctx.baseDir, args.template ?? '');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new Error(`template ${args.template ?? ''}: cannot read ${file}`);
+  }
+  return parseManifests(await ctx.render(text), args.template ?? file);
+}
+
+function failure(e: unknown, ctx: ModuleContext, data?: Record<string, unknown>): ModuleResult {
+  if (e instanceof ApplyConflictError) return { status: 'failed', msg: ctx.mask(e.message), data: { ...(data ?? {}), conflicts: e.conflicts } };
+  if (e instanceof KubeApiError) return { status: 'failed', msg: ctx.mask(e.message), data };
+  if (e instanceof Error && e.name === 'UnreachableError') throw e;
+  return { status: 'failed', msg: ctx.mask(`k8s_apply: ${errorMessage(e)}`), data };
+}
+
+function resultData(results: ObjectResult[]): Record<string, unknown> {
+  const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0, deleted: 0 };
+  for (const r of results) counts[r.action]++;
+  return {
+    resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}) })),
+    objects: results.filter((r) => r.action !== 'deleted' && r.object).map((r) => r.object),
+    counts,
+  };
+}
+
+function summarize(results: ObjectResult[], check: boolean): string {
+  const n = (a: string): number => results.filter((r) => r.action === a).length;
+  const parts: string[] = [];
+  const would = check ? 'would be ' : '';
+  if (n('created')) parts.push(`${n('created')} ${would}created`);
+  if (n('configured')) parts.push(`${n('configured')} ${would}configured`);
+  if (n('deleted')) parts.push(`${n('deleted')} ${would}deleted`);
+  parts.push(`${n('unchanged')} unchanged`);
+  const changed = results.filter((r) => r.action !== 'unchanged').slice(0, 5).map((r) => `${r.action} ${r.plan.diff.label}${r.plan.changedPaths.length ? ` (${r.plan.changedPaths.slice(0, 3).join(', ')})` : ''}`);
+  return `${parts.join(', ')}${changed.length ? `: ${changed.join('; ')}` : ''}`;
+}

@@ -1,0 +1,275 @@
+/**
+ * Applying and deleting sets of objects in order (phases by kind rank): plan with SSA dry-runs,
+ * write only what changes, wait for CRDs to be Established before their custom resources, and
+ * prune objects a task applied before but no longer has.
+ */
+import pLimit from 'p-limit';
+import { KubeApiError } from './errors.js';
+import { diffEntry, maskObject, normalize } from './normalize.js';
+import { phases, sortForDelete } from './order.js';
+import { labelOf, objectRef, planOne, resolveNamespace } from './plan.js';
+import { waitFor } from './wait.js';
+import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
+
+/** What happened to one object. */
+export type ObjectAction = 'created' | 'configured' | 'unchanged' | 'deleted';
+
+/** Result for one object. */
+export interface ObjectResult {
+  ref: ObjectRef;
+  action: ObjectAction;
+  plan: ObjectPlan;
+  /** Why the object was not dry-run (check mode, dependency created in the same task). */
+  note?: string;
+  /** The object as stored (or as it would be), normalised and masked. */
+  object?: KubeObject;
+}
+
+/** Options of {@link applyObjects}. */
+export interface ApplySetOptions {
+  fieldManager: string;
+  force: boolean;
+  defaultNamespace: string;
+  /** Plan only (SSA dry-runs); write nothing. */
+  checkMode: boolean;
+  signal?: AbortSignal;
+  mask?: (s: string) => string;
+  /** Progress/log line sink. */
+  log?: (msg: string) => void;
+  /** How long to wait for a CRD to be Established, ms. @default 60000 */
+  crdTimeoutMs?: number;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `apiVersion|kind` → scope for every custom resource kind defined by CRDs in `objects`. */
+export function crdKinds(objects: KubeObject[]): Map<string, { namespaced: boolean; crd: string }> {
+  const out = new Map<string, { namespaced: boolean; crd: string }>();
+  for (const o of objects) {
+    if (o.kind !== 'CustomResourceDefinition' || !isObj(o.spec)) continue;
+    const spec = o.spec;
+    const group = typeof spec.group === 'string' ? spec.group : '';
+    const kind = isObj(spec.names) && typeof spec.names.kind === 'string' ? spec.names.kind : '';
+    for (const v of Array.isArray(spec.versions) ? spec.versions : []) {
+      if (isObj(v) && typeof v.name === 'string') out.set(`${group}/${v.name}|${kind}`, { namespaced: spec.scope !== 'Cluster', crd: o.metadata.name ?? '' });
+    }
+  }
+  return out;
+}
+
+const isUnknownKind = (e: unknown): boolean => e instanceof KubeApiError && e.verb === 'DISCOVER';
+
+/** A plan for an object that cannot be dry-run yet (its CRD or namespace is created by the same task). */
+function pendingCreate(obj: KubeObject, mask?: (s: string) => string): ObjectPlan {
+  const ref = objectRef(obj);
+  const n = maskObject(normalize(obj));
+  return { ref, action: 'create', desired: n, diff: diffEntry(labelOf(ref), undefined, n, mask), changedPaths: [] };
+}
+
+/** Server-side apply `objects` in phases; returns one result per object, in apply order. */
+export async function applyObjects(client: KubeClient, objects: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
+  const crds = crdKinds(objects);
+  const newNamespaces = new Set<string>();
+  const results: ObjectResult[] = [];
+  const limit = pLimit(16);
+  for (const phase of phases(objects.map((obj) => ({ obj })))) {
+    opts.signal?.throwIfAborted();
+    const toWrite = new Map<ObjectResult, KubeObject>();
+    const planned = await Promise.all(
+      phase.items.map(({ obj }) =>
+        limit(async (): Promise<ObjectResult> => {
+          let resolved: KubeObject;
+          try {
+            resolved = await resolveNamespace(client, obj, opts.defaultNamespace);
+          } catch (e) {
+            const crd = crds.get(`${obj.apiVersion}|${obj.kind}`);
+            if (!isUnknownKind(e) || !crd || !opts.checkMode) throw e;
+            const o = crd.namespaced && !obj.metadata.namespace ? { ...obj, metadata: { ...obj.metadata, namespace: opts.defaultNamespace } } : obj;
+            return { ref: objectRef(o), action: 'created', plan: pendingCreate(o, opts.mask), note: `CRD ${crd.crd} created in the same task`, object: maskObject(normalize(o)) };
+          }
+          const ns = resolved.metadata.namespace;
+          if (opts.checkMode && ns && newNamespaces.has(ns)) {
+            return { ref: objectRef(resolved), action: 'created', plan: pendingCreate(resolved, opts.mask), note: `namespace ${ns} created in the same task`, object: maskObject(normalize(resolved)) };
+          }
+          const plan = await planOne(client, resolved, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask });
+          const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
+          const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
+          if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, resolved);
+          return r;
+        }),
+      ),
+    );
+    // Writes: only what changes, concurrently within the phase.
+    if (!opts.checkMode) {
+      await Promise.all(
+        [...toWrite].map(([r, obj]) =>
+          limit(async () => {
+            const stored = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal });
+            r.object = maskObject(normalize(stored));
+            opts.log?.(`${r.action} ${labelOf(r.ref)}`);
+          }),
+        ),
+      );
+    }
+    for (const r of planned) if (r.ref.kind === 'Namespace' && r.action === 'created') newNamespaces.add(r.ref.name);
+    // CRDs must be Established before their custom resources can be applied.
+    const changedCrds = planned.filter((r) => r.ref.kind === 'CustomResourceDefinition' && r.action !== 'unchanged');
+    if (changedCrds.length && !opts.checkMode) {
+      const w = await waitFor(
+        client,
+        changedCrds.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, name: r.ref.name })),
+        { type: 'ready' },
+        { timeoutMs: opts.crdTimeoutMs ?? 60_000, signal: opts.signal },
+      );
+      if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
+      client.invalidateDiscovery();
+    }
+    results.push(...planned);
+  }
+  return results;
+}
+
+/** Delete `objects` in reverse apply order (idempotent: absent objects are `unchanged`). */
+export async function deleteObjects(client: KubeClient, objects: KubeObject[], opts: Omit<ApplySetOptions, 'fieldManager' | 'force'>): Promise<ObjectResult[]> {
+  const results: ObjectResult[] = [];
+  const limit = pLimit(16);
+  const ordered = sortForDelete(objects);
+  // phases in reverse order
+  const groups = phases(ordered.map((obj) => ({ obj }))).reverse();
+  for (const g of groups) {
+    const done = await Promise.all(
+      g.items.map(({ obj }) =>
+        limit(async (): Promise<ObjectResult> => {
+          let resolved: KubeObject;
+          try {
+            resolved = await resolveNamespace(client, obj, opts.defaultNamespace);
+          } catch (e) {
+            if (!isUnknownKind(e)) throw e;
+            // The kind does not exist (CRD gone): the object cannot exist either.
+            const ref = objectRef(obj);
+            return { ref, action: 'unchanged', plan: { ref, action: 'unchanged', diff: diffEntry(labelOf(ref), undefined, undefined), changedPaths: [] } };
+          }
+          return deleteOne(client, resolved, opts);
+        }),
+      ),
+    );
+    results.push(...done);
+  }
+  return results;
+}
+
+/** Delete one (namespace-resolved) object. */
+export async function deleteOne(client: KubeClient, obj: KubeObject, opts: { checkMode: boolean; signal?: AbortSignal; mask?: (s: string) => string; log?: (m: string) => void }): Promise<ObjectResult> {
+  const ref = objectRef(obj);
+  const live = await client.get(ref, opts.signal);
+  if (!live || live.metadata.deletionTimestamp) {
+    return { ref, action: 'unchanged', plan: { ref, action: 'unchanged', diff: diffEntry(labelOf(ref), undefined, undefined), changedPaths: [] } };
+  }
+  const masked = maskObject(normalize(live));
+  const plan: ObjectPlan = { ref, action: 'delete', live: masked, diff: diffEntry(labelOf(ref), masked, undefined, opts.mask), changedPaths: [] };
+  if (!opts.checkMode) {
+    const existed = await client.delete(ref, { signal: opts.signal, propagationPolicy: 'Background' });
+    if (!existed) return { ref, action: 'unchanged', plan: { ...plan, action: 'unchanged' } };
+    opts.log?.(`deleted ${labelOf(ref)}`);
+  }
+  return { ref, action: 'deleted', plan, object: masked };
+}
+
+/** Label put on objects applied with `prune: true`. */
+export const OWNER_LABEL = 'kplay.dev/owner';
+/** Label of the ConfigMap that records which kinds/namespaces a pruning task applied. */
+export const RECORD_LABEL = 'kplay.dev/prune-record';
+
+/** One recorded kind with the namespaces it was applied in (empty for cluster-scoped kinds). */
+export interface PruneRecordEntry {
+  apiVersion: string;
+  kind: string;
+  namespaces: string[];
+}
+
+/** The record of kinds and namespaces of the objects of `objects` (sorted, canonical). */
+export function pruneRecordOf(objects: KubeObject[]): PruneRecordEntry[] {
+  const m = new Map<string, PruneRecordEntry>();
+  for (const o of objects) {
+    const key = `${o.apiVersion}|${o.kind}`;
+    const e = m.get(key) ?? { apiVersion: o.apiVersion, kind: o.kind, namespaces: [] };
+    const ns = o.metadata.namespace;
+    if (ns && !e.namespaces.includes(ns)) e.namespaces.push(ns);
+    m.set(key, e);
+  }
+  return [...m.values()].map((e) => ({ ...e, namespaces: e.namespaces.sort() })).sort((a, b) => `${a.apiVersion}|${a.kind}`.localeCompare(`${b.apiVersion}|${b.kind}`));
+}
+
+/** Merge two records (union of kinds and namespaces). */
+export function mergeRecords(a: PruneRecordEntry[], b: PruneRecordEntry[]): PruneRecordEntry[] {
+  const objs: KubeObject[] = [];
+  for (const e of [...a, ...b]) {
+    if (e.namespaces.length === 0) objs.push({ apiVersion: e.apiVersion, kind: e.kind, metadata: {} });
+    for (const ns of e.namespaces) objs.push({ apiVersion: e.apiVersion, kind: e.kind, metadata: { namespace: ns } });
+  }
+  return pruneRecordOf(objs);
+}
+
+/** Options of {@link pruneObjects}. */
+export interface PruneOptions {
+  /** Owner id (value of the `kplay.dev/owner` label). */
+  id: string;
+  /** Namespace of the record ConfigMap `kplay-prune-<id>`. */
+  recordNamespace: string;
+  fieldManager: string;
+  checkMode: boolean;
+  signal?: AbortSignal;
+  mask?: (s: string) => string;
+  log?: (msg: string) => void;
+}
+
+/**
+ * Delete objects labelled `kplay.dev/owner=<id>` that are not in `applied` (namespace-resolved
+ * objects of this run). Looks in the kinds/namespaces of this run plus those recorded by
+ * earlier runs (ConfigMap `kplay-prune-<id>`), then updates the record (only when it changed).
+ * Objects without the owner label are never touched.
+ */
+export async function pruneObjects(client: KubeClient, applied: KubeObject[], opts: PruneOptions): Promise<ObjectResult[]> {
+  const recordRef: ObjectRef = { apiVersion: 'v1', kind: 'ConfigMap', name: `kplay-prune-${opts.id}`, namespace: opts.recordNamespace };
+  const recordObj = await client.get(recordRef, opts.signal);
+  let previous: PruneRecordEntry[] = [];
+  const raw = isObj(recordObj?.data) ? recordObj.data.resources : undefined;
+  if (typeof raw === 'string') {
+    try {
+      const v: unknown = JSON.parse(raw);
+      if (Array.isArray(v)) previous = v.filter((e): e is PruneRecordEntry => isObj(e) && typeof e.apiVersion === 'string' && typeof e.kind === 'string' && Array.isArray(e.namespaces));
+    } catch {
+      // a corrupt record is rebuilt
+    }
+  }
+  const current = pruneRecordOf(applied);
+  const keys = new Set(applied.map((o) => `${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}|${o.metadata.name ?? ''}`));
+  const selector = `${OWNER_LABEL}=${opts.id}`;
+  const candidates: KubeObject[] = [];
+  for (const e of mergeRecords(previous, current)) {
+    let info;
+    try {
+      info = await client.resource(e.apiVersion, e.kind);
+    } catch (err) {
+      if (isUnknownKind(err)) continue;
+      throw err;
+    }
+    const scopes = info.namespaced ? e.namespaces : [undefined];
+    for (const ns of scopes) {
+      const { items } = await client.list(e.apiVersion, e.kind, { namespace: ns, labelSelector: selector, signal: opts.signal });
+      for (const o of items) {
+        if (o.metadata.labels?.[OWNER_LABEL] !== opts.id || o.metadata.deletionTimestamp) continue;
+        if (!keys.has(`${e.apiVersion}|${e.kind}|${o.metadata.namespace ?? ''}|${o.metadata.name ?? ''}`)) candidates.push({ ...o, apiVersion: e.apiVersion, kind: e.kind });
+      }
+    }
+  }
+  const results: ObjectResult[] = [];
+  for (const o of sortForDelete(candidates)) results.push(await deleteOne(client, o, opts));
+  if (!opts.checkMode && JSON.stringify(previous) !== JSON.stringify(current)) {
+    await client.apply(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: recordRef.name, namespace: opts.recordNamespace, labels: { [RECORD_LABEL]: opts.id } }, data: { resources: JSON.stringify(current) } },
+      { fieldManager: opts.fieldManager, force: true, signal: opts.signal },
+    );
+  }
+  return results;
+}
