@@ -297,6 +297,8 @@ export class Transport {
   async open(req: TransportRequest, timeoutMs: number): Promise<{ res: http.IncomingMessage; done: () => void; abort: () => void; wrap: (e: unknown, sent: boolean) => TransportError }> {
     await this.bucket.take(req.signal);
     const headers: Record<string, string> = { Accept: req.accept ?? 'application/json', 'User-Agent': 'kplay', ...(await this.opts.auth?.headers()) };
+    // The signal may have aborted while waiting for a token or credentials.
+    if (req.signal?.aborted) throw abortReason(req.signal);
     let payload: string | undefined;
     if (req.body !== undefined) {
       payload = typeof req.body === 'string' ? req.body : JSON.stringify(req.body);

@@ -41,6 +41,7 @@ export async function runWatch(deps: WatchDeps, opts: WatchOptions, onEvent: (e:
     let rv = listed.resourceVersion;
     for (;;) {
       let end: StreamEnd;
+      opts.signal?.throwIfAborted();
       try {
         end = await streamOnce(deps, opts, rv, stallMs, state, onEvent);
         failures = 0;
@@ -108,6 +109,8 @@ async function streamOnce(
   arm();
   h.res.on('data', arm);
   const rl = createInterface({ input: h.res, crlfDelay: Infinity });
+  // A destroyed response (abort, stall) does not always emit 'end': close the reader ourselves.
+  h.res.once('close', () => rl.close());
   try {
     for await (const line of rl) {
       if (!line.trim()) continue;
