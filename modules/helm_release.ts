@@ -1,0 +1,560 @@
+/**
+ * `helm_release`: install, upgrade or uninstall a Helm release — honestly idempotent (no helm
+ * write when chart, values AND the live objects already match), diffable against the live
+ * cluster in check mode, and safe to interrupt (helm is stopped with SIGTERM and waited for).
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import YAML from 'yaml';
+import { connect, kubeFor } from '../src/k8s/client.js';
+import { diffEntry, maskObject } from '../src/k8s/normalize.js';
+import { labelOf, objectRef, planApply } from '../src/k8s/plan.js';
+import type { KubeClient, KubeObject, ObjectPlan } from '../src/k8s/types.js';
+import { HelmCli, type ChartRef } from '../src/helm/cli.js';
+import { HelmError } from '../src/helm/errors.js';
+import { objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../src/helm/manifests.js';
+import { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../src/helm/release.js';
+import { canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, secretValues, valuesEqual, valuesFromSet, type Values } from '../src/helm/values.js';
+import type { HelmVersion } from '../src/helm/version.js';
+import { defineModule, UnreachableError, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../src/sdk/module.js';
+
+/** Arguments of `helm_release`. */
+export interface HelmReleaseArgs {
+  /**
+   * Release name (lowercase letters, digits, `-` and `.`, at most 53 characters).
+   * @example "web"
+   */
+  name: string;
+  /**
+   * Namespace of the release.
+   * @default "default"
+   * @example "web"
+   */
+  namespace?: string;
+  /**
+   * Create the namespace when it does not exist (install only).
+   * @default false
+   * @example true
+   */
+  create_namespace?: boolean;
+  /**
+   * The chart: a local directory or `.tgz` (relative to the playbook), `repo/chart` (a repository
+   * added with `helm repo add`), a chart name with `repo_url`, or `oci://registry/path/chart`.
+   * Required when `state` is `present`.
+   * @example "../charts/podinfo"
+   * @example "oci://ghcr.io/stefanprodan/charts/podinfo"
+   */
+  chart?: string;
+  /**
+   * Chart version or constraint (`6.14.1`, `^6.0.0`); the newest when unset. For a local chart it
+   * must equal the chart's version (it is checked, not selected).
+   * @example "6.14.1"
+   */
+  version?: string;
+  /**
+   * Chart repository URL for `chart` given as a plain chart name.
+   * @example "https://stefanprodan.github.io/podinfo"
+   */
+  repo_url?: string;
+  /**
+   * Values (a map), already templated with the cluster's variables: one chart, per-group
+   * differences. Merged over `values_files`.
+   * @default {}
+   * @example { replicaCount: "{{ web_replicas }}", image: { tag: "6.14.1" } }
+   */
+  values?: Values;
+  /**
+   * Values files, relative to the playbook directory, each rendered as a Liquid template with the
+   * task's variables before use; merged in order (later files win).
+   * @default []
+   * @example ["values/common.yaml", "values/{{ env }}.yaml"]
+   */
+  values_files?: string[];
+  /**
+   * Single values by dotted key path (`image.tag`, `env[0].value`, `a\.b` for a dot in a key),
+   * merged over `values`. Like every value they are passed in a private file, never on the command line.
+   * @default {}
+   * @example { "image.tag": "6.14.1", "podAnnotations.team": "web" }
+   */
+  set?: Record<string, unknown>;
+  /**
+   * `present` installs or upgrades; `absent` uninstalls.
+   * @default "present"
+   * @example "absent"
+   */
+  state?: 'present' | 'absent';
+  /**
+   * Wait until the release's resources are ready (install/upgrade/rollback) or gone (uninstall).
+   * @default true
+   * @example false
+   */
+  wait?: boolean;
+  /**
+   * Seconds helm may take for each Kubernetes operation, hooks and the wait.
+   * @default 300
+   * @example 600
+   */
+  timeout?: number;
+  /**
+   * Roll back to the previous revision (uninstall a first install) when the upgrade fails or times out.
+   * @default false
+   * @example true
+   */
+  atomic?: boolean;
+  /**
+   * Replace resources that cannot be updated in place (helm 3 `--force`, helm 4 `--force-replace`).
+   * @default false
+   * @example true
+   */
+  force?: boolean;
+  /**
+   * Do not install the chart's CRDs.
+   * @default false
+   * @example true
+   */
+  skip_crds?: boolean;
+  /**
+   * Run `helm dependency update` for the chart before rendering it.
+   * @default false
+   * @example true
+   */
+  dependency_update?: boolean;
+  /**
+   * What to do with a release left `pending-install`/`pending-upgrade`/`pending-rollback` (an
+   * interrupted helm): `fail` the task, or `rollback` to the last deployed revision first
+   * (uninstall a first install that never deployed) and continue.
+   * @default "fail"
+   * @example "rollback"
+   */
+  on_pending?: 'fail' | 'rollback';
+  /**
+   * The helm program (helm 3.14+ or helm 4).
+   * @default "$KPLAY_HELM, else helm on PATH"
+   * @example "/opt/helm/bin/helm"
+   */
+  helm_binary?: string;
+  /**
+   * kubeconfig context for helm.
+   * @default "the inventory cluster's context"
+   * @example "prod-eu-1"
+   */
+  kube_context?: string;
+  /**
+   * kubeconfig file for helm (relative to the playbook).
+   * @default "the inventory cluster's kubeconfig"
+   * @example "~/.kube/prod.yaml"
+   */
+  kubeconfig?: string;
+}
+
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: {
+      type: 'string',
+      maxLength: 53,
+      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+      description: 'Release name: lowercase letters, digits, `-` and `.`, at most 53 characters.',
+      'x-kplay-example': 'web',
+    },
+    namespace: {
+      type: 'string',
+      minLength: 1,
+      default: 'default',
+      description: 'Namespace of the release.',
+      'x-kplay-example': 'web',
+    },
+    create_namespace: { type: 'boolean', default: false, description: 'Create the namespace when it does not exist (install only).' },
+    chart: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'The chart: a local directory or `.tgz` (relative to the playbook), `repo/chart` (a repository added with `helm repo add`), a chart name with `repo_url`, or `oci://registry/path/chart`. Required when `state: present`.',
+      'x-kplay-example': '../charts/podinfo',
+    },
+    version: {
+      type: 'string',
+      minLength: 1,
+      description: 'Chart version or constraint (`6.14.1`, `^6.0.0`); the newest when unset. For a local chart it must equal the chart\'s version (checked, not selected).',
+      'x-kplay-example': '6.14.1',
+    },
+    repo_url: { type: 'string', pattern: '^(https?|oci)://', description: 'Chart repository URL, for `chart` given as a plain chart name.', 'x-kplay-example': 'https://stefanprodan.github.io/podinfo' },
+    values: {
+      type: 'object',
+      default: {},
+      description:
+        'Values (a map), templated with the cluster\'s variables before use — one chart, per-group differences. Merged over `values_files`. Values under keys that look secret (`password`, `token`, `secret`, `*Key`) are masked in all output.',
+    },
+    values_files: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [],
+      description: 'Values files relative to the playbook directory, each rendered as a Liquid template with the task\'s variables; merged in order (later files win).',
+    },
+    set: {
+      type: 'object',
+      default: {},
+      description:
+        'Single values by dotted key path (`image.tag`, `env[0].value`, `a\\.b` for a dot inside a key), merged over `values` (types are kept). Passed in a private values file, never on the command line.',
+    },
+    state: { enum: ['present', 'absent'], default: 'present', description: '`present` installs or upgrades the release; `absent` uninstalls it.' },
+    wait: { type: 'boolean', default: true, description: 'Wait until the resources are ready (install, upgrade, rollback) or deleted (uninstall), up to `timeout`.' },
+    timeout: { type: 'number', exclusiveMinimum: 0, default: 300, description: 'Seconds helm may take for each Kubernetes operation, hooks, and the wait.' },
+    atomic: {
+      type: 'boolean',
+      default: false,
+      description: 'Roll back to the previous revision (uninstall a first install) when the upgrade fails or times out (helm 3 `--atomic`, helm 4 `--rollback-on-failure`).',
+    },
+    force: { type: 'boolean', default: false, description: 'Replace resources that cannot be updated in place (helm 3 `--force`, helm 4 `--force-replace`).' },
+    skip_crds: { type: 'boolean', default: false, description: 'Do not install the chart\'s CRDs (`crds/`).' },
+    dependency_update: { type: 'boolean', default: false, description: 'Run `helm dependency update` for the chart before rendering it.' },
+    on_pending: {
+      enum: ['fail', 'rollback'],
+      default: 'fail',
+      description:
+        'A release left `pending-install`/`pending-upgrade`/`pending-rollback` (helm was killed) blocks every helm operation: `fail` the task, or `rollback` to the last deployed revision first (uninstall a first install that never deployed), reported as a change, then continue.',
+    },
+    helm_binary: { type: 'string', minLength: 1, description: 'The helm program (helm ≥ 3.14 or helm 4). Default: `$KPLAY_HELM`, else `helm` on PATH.', 'x-kplay-example': '/opt/helm/bin/helm' },
+    kube_context: { type: 'string', minLength: 1, description: 'kubeconfig context for helm. Default: the inventory cluster\'s context.' },
+    kubeconfig: { type: 'string', minLength: 1, description: 'kubeconfig file for helm (relative to the playbook). Default: the inventory cluster\'s kubeconfig.' },
+  },
+};
+
+/** What the module registers (`register:`). */
+interface ReleaseData extends ResultData {
+  name: string;
+  namespace: string;
+  revision: number;
+  chart: string;
+  chart_version: string;
+  app_version: string;
+  status: string;
+  objects: { kind: string; name: string; namespace?: string }[];
+}
+
+/** A failure to report as the task result (not a bug). */
+class TaskFailure extends Error {}
+
+const fail = (msg: string): never => {
+  throw new TaskFailure(msg);
+};
+
+function expandHome(p: string): string {
+  return p === '~' || p.startsWith('~/') ? path.join(process.env.HOME ?? '', p.slice(1)) : p;
+}
+
+/** The chart reference for helm, with local paths resolved against the playbook. */
+function chartRef(args: HelmReleaseArgs, ctx: ModuleContext): { ref: ChartRef; local: boolean } {
+  const chart = args.chart ?? fail("helm_release: 'chart' is required when state is present");
+  if (chart.startsWith('oci://') || args.repo_url) return { ref: { chart, version: args.version, repoUrl: args.repo_url }, local: false };
+  const local = path.resolve(ctx.baseDir, expandHome(chart));
+  if (existsSync(local)) return { ref: { chart: local }, local: true };
+  if (/^(\.{1,2}\/|\/|~)/.test(chart) || chart.endsWith('.tgz')) fail(`helm_release: chart ${chart} not found (looked at ${local})`);
+  return { ref: { chart, version: args.version }, local: false };
+}
+
+/** values_files (rendered) < values < set, as one values tree; secret-looking values are registered. */
+async function desiredValues(args: HelmReleaseArgs, ctx: ModuleContext): Promise<Values> {
+  let merged: Values = {};
+  for (const f of args.values_files ?? []) {
+    const file = path.resolve(ctx.baseDir, expandHome(f));
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      return fail(`values file ${f}: cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const rendered = await ctx.render(text);
+    let parsed: unknown;
+    try {
+      parsed = YAML.parse(rendered);
+    } catch (e) {
+      return fail(`values file ${f}: invalid YAML after rendering: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (parsed === null || parsed === undefined) continue;
+    if (!isMap(parsed)) return fail(`values file ${f}: must be a map of values, got ${Array.isArray(parsed) ? 'a list' : typeof parsed}`);
+    merged = mergeValues(merged, parsed);
+  }
+  if (args.values) merged = mergeValues(merged, args.values);
+  if (args.set && Object.keys(args.set).length) {
+    try {
+      merged = mergeValues(merged, valuesFromSet(args.set));
+    } catch (e) {
+      return fail(`set: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  // A JSON round trip gives the same value types helm stores (and `get values -o json` returns).
+  const normalised = JSON.parse(JSON.stringify(merged)) as Values;
+  for (const s of secretValues(normalised)) ctx.addSecret(s);
+  return normalised;
+}
+
+/** A client for the cluster helm talks to (the inventory's, unless kube_context/kubeconfig override it). */
+async function clientFor(ctx: ModuleContext, kubeContext: string, kubeconfig: string | undefined): Promise<KubeClient> {
+  if (kubeContext === ctx.cluster.context && kubeconfig === ctx.cluster.kubeconfig) return kubeFor(ctx);
+  return ctx.adapter<KubeClient>(`k8s:${kubeContext}:${kubeconfig ?? ''}`, () => connect({ name: ctx.cluster.name, context: kubeContext, kubeconfig }));
+}
+
+function releaseLabel(ns: string, name: string): string {
+  return `helm release ${ns}/${name}`;
+}
+
+/** The release summary shown in diffs: chart and (masked) user-supplied values. */
+function releaseText(chart: string | undefined, values: Values | undefined): string {
+  if (chart === undefined) return '';
+  const sorted: unknown = JSON.parse(canonicalValuesJson(maskSecretValues(values ?? {})));
+  return YAML.stringify({ chart, values: sorted }, { lineWidth: 0 });
+}
+
+function dataOf(release: ReleaseInfo | undefined, chart: ChartMeta | undefined, name: string, ns: string, objects: KubeObject[]): ReleaseData {
+  return {
+    name,
+    namespace: ns,
+    revision: release?.revision ?? 0,
+    chart: chart?.name ?? release?.chart ?? '',
+    chart_version: chart?.version ?? release?.chartVersion ?? '',
+    app_version: chart?.appVersion ?? release?.appVersion ?? '',
+    status: release?.status ?? 'not-installed',
+    objects: objectSummaries(objects),
+  };
+}
+
+/** Diff entries for objects shown as created (before ''), without asking the cluster. */
+function createEntries(objs: KubeObject[], ns: string, mask: (s: string) => string): DiffEntry[] {
+  return objs.map((o) => {
+    const withNs = o.metadata.namespace ? o : { ...o, metadata: { ...o.metadata, namespace: ns } };
+    return diffEntry(labelOf(objectRef(withNs)), undefined, maskObject(withNs), mask);
+  });
+}
+
+function deleteEntries(objs: KubeObject[], ns: string, mask: (s: string) => string): DiffEntry[] {
+  return objs.map((o) => {
+    const withNs = o.metadata.namespace ? o : { ...o, metadata: { ...o.metadata, namespace: ns } };
+    return diffEntry(labelOf(objectRef(withNs)), maskObject(withNs), undefined, mask);
+  });
+}
+
+function describeHelmError(e: HelmError): string {
+  return e.message;
+}
+
+/** Turn helm's "cluster unreachable" into the executor's unreachable state. */
+function rethrowUnreachable(e: unknown, cluster: string): void {
+  if (e instanceof HelmError && /Kubernetes cluster unreachable/i.test(e.detail)) throw new UnreachableError(`cluster ${cluster}: ${e.detail}`);
+}
+
+/** Status of a release read after a failure, with a short deadline and no dependency on the (maybe aborted) task signal. */
+async function statusAfter(helm: HelmCli, name: string, ns: string): Promise<ReleaseInfo | undefined> {
+  try {
+    return await helm.status(name, ns, { signal: AbortSignal.timeout(30_000) });
+  } catch {
+    return undefined;
+  }
+}
+
+async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmCli, name: string, ns: string): Promise<ModuleResult> {
+  const wait = args.wait ?? true;
+  const timeout = args.timeout ?? 300;
+  const signal = ctx.signal;
+  const { ref, local } = chartRef(args, ctx);
+  const values = await desiredValues(args, ctx);
+  const done: string[] = []; // changes already made (pending recovery)
+  const diffs: DiffEntry[] = [];
+
+  let release = await helm.status(name, ns, { signal });
+  // ---- a release locked by an interrupted helm
+  if (release && PENDING_STATUSES.includes(release.status)) {
+    const what = `release ${ns}/${name} is ${release.status} (revision ${release.revision}): a helm operation is still running or was killed`;
+    if ((args.on_pending ?? 'fail') === 'fail') {
+      return { status: 'failed', msg: `${what}. Set on_pending: rollback to roll it back to the last deployed revision (or uninstall a first install that never deployed) and continue.` };
+    }
+    const history = await helm.history(name, ns, { signal });
+    const good = lastGoodRevision(history, release.revision);
+    const action = good !== undefined ? `rolled back pending revision ${release.revision} to revision ${good}` : `uninstalled never-deployed release (revision ${release.revision} was ${release.status})`;
+    if (ctx.checkMode) {
+      done.push(`would have ${action}`);
+      if (good === undefined) release = undefined;
+    } else {
+      ctx.log.info(`${what}; on_pending: rollback`);
+      if (good !== undefined) await helm.rollback(name, ns, good, { wait, timeout }, { signal });
+      else await helm.uninstall(name, ns, { wait, timeout }, { signal });
+      done.push(action);
+      release = await helm.status(name, ns, { signal });
+    }
+  }
+
+  // ---- desired state: chart, values, rendered objects
+  const chart = await helm.showChart(ref, { signal });
+  if (local && args.version && args.version !== chart.version) {
+    return { status: 'failed', msg: `chart ${args.chart} is version ${chart.version}, not ${args.version} (a local chart's version is checked, not selected)` };
+  }
+  const pinned: ChartRef = local ? ref : { ...ref, version: chart.version };
+  const [current, meta] = release ? await Promise.all([helm.getValues(name, ns, { signal }), helm.getMetadata(name, ns, { signal })]) : [undefined, undefined];
+  const rendered = await helm.template(name, ns, pinned, values, { isUpgrade: release !== undefined, skipCrds: args.skip_crds ?? false, dependencyUpdate: args.dependency_update ?? false }, { signal });
+  const objects = parseRendered(rendered).map((o) => withHelmOwnership(o, name, ns));
+
+  const reasons: string[] = [];
+  if (!release) reasons.push(`install ${chart.name} ${chart.version}`);
+  else {
+    const curChart = meta?.chart ?? release.chart;
+    const curVersion = meta?.version ?? release.chartVersion;
+    if (curChart !== chart.name || curVersion !== chart.version) reasons.push(`chart ${curChart} ${curVersion} → ${chart.name} ${chart.version}`);
+    if (current && !valuesEqual(current, values)) {
+      const keys = changedValueKeys(current, values);
+      reasons.push(`values changed: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? `, … (${keys.length} keys)` : ''}`);
+    }
+    if (release.status !== 'deployed') reasons.push(`revision ${release.revision} is ${release.status}`);
+  }
+  const releaseSame = release !== undefined && reasons.length === 0;
+
+  // ---- live state: what applying the rendered objects would change
+  let plans: ObjectPlan[] | undefined;
+  if (releaseSame || ctx.checkMode || ctx.diffMode) {
+    const client = await clientFor(ctx, helm.target.kubeContext ?? ctx.cluster.context, helm.target.kubeconfig);
+    const nsExists = release !== undefined || (await client.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }, signal)) !== undefined;
+    if (nsExists) plans = await planApply(client, objects, { fieldManager: 'helm', force: true, defaultNamespace: ns, signal, mask: (s) => ctx.mask(s) });
+    else if (!args.create_namespace && !ctx.checkMode) return { status: 'failed', msg: `namespace ${ns} does not exist; set create_namespace: true` };
+    else diffs.push(...createEntries(objects, ns, (s) => ctx.mask(s)));
+  }
+  const drifted = (plans ?? []).filter((p) => p.action !== 'unchanged');
+  if (releaseSame && drifted.length) {
+    const what = drifted.slice(0, 5).map((p) => `${labelOf(p.ref)}${p.changedPaths.length ? ` (${p.changedPaths.slice(0, 4).join(', ')})` : ''}`);
+    reasons.push(`live drift: ${what.join('; ')}${drifted.length > 5 ? `; … (${drifted.length} objects)` : ''}`);
+  }
+
+  if (release && reasons.length === 0 && done.length === 0) {
+    return { status: 'ok', msg: `release ${ns}/${name} is up to date (${chart.name} ${chart.version}, revision ${release.revision})`, data: dataOf(release, chart, name, ns, objects) };
+  }
+
+  if (ctx.diffMode || ctx.checkMode) {
+    const before = release ? releaseText(`${meta?.chart ?? release.chart}-${meta?.version ?? release.chartVersion}`, current) : '';
+    const after = releaseText(`${chart.name}-${chart.version}`, values);
+    const entries: DiffEntry[] = [];
+    if (before !== after) entries.push({ label: releaseLabel(ns, name), before: ctx.mask(before), after: ctx.mask(after) });
+    entries.push(...drifted.map((p) => p.diff), ...diffs);
+    if (release) entries.push(...deleteEntries(removedObjects(parseRendered(release.manifest), objects, ns), ns, (s) => ctx.mask(s)));
+    diffs.length = 0;
+    diffs.push(...entries);
+  }
+  const summary = [...done, ...reasons].join('; ');
+
+  if (ctx.checkMode) {
+    return { status: 'changed', msg: `would ${release ? 'upgrade' : 'install'} ${ns}/${name}: ${summary}`, data: dataOf(release, chart, name, ns, objects), diff: ctx.diffMode || diffs.length ? diffs : undefined };
+  }
+
+  ctx.log.info(`${release ? 'upgrading' : 'installing'} ${ns}/${name}: ${summary}`);
+  ctx.log.progress(`helm ${release ? 'upgrade' : 'install'} ${name} (${chart.name} ${chart.version})${wait ? ', waiting' : ''}`);
+  let after: ReleaseInfo;
+  try {
+    after = await helm.upgradeInstall(name, ns, pinned, values, {
+      wait,
+      timeout,
+      atomic: args.atomic ?? false,
+      force: args.force ?? false,
+      skipCrds: args.skip_crds ?? false,
+      dependencyUpdate: args.dependency_update ?? false,
+      createNamespace: args.create_namespace ?? false,
+    }, { signal });
+  } catch (e) {
+    rethrowUnreachable(e, ctx.cluster.name);
+    if (!(e instanceof HelmError)) throw e;
+    const now = await statusAfter(helm, name, ns);
+    const state = now ? `release ${ns}/${name} is now ${now.status} (revision ${now.revision})` : `release ${ns}/${name} is not installed`;
+    const msg = e.interrupted
+      ? `interrupted: helm was stopped (SIGTERM) and has exited; ${state}`
+      : `${describeHelmError(e)}${args.atomic ? ` — atomic: ${state}` : `; ${state}`}`;
+    return { status: 'failed', msg: ctx.mask(msg), data: dataOf(now, chart, name, ns, objects), diff: ctx.diffMode ? diffs : undefined };
+  }
+  return {
+    status: 'changed',
+    msg: `${release ? 'upgraded' : 'installed'} ${ns}/${name} to revision ${after.revision}: ${summary}`,
+    data: dataOf(after, chart, name, ns, objects),
+    diff: ctx.diffMode ? diffs : undefined,
+  };
+}
+
+async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmCli, name: string, ns: string): Promise<ModuleResult> {
+  const release = await helm.status(name, ns, { signal: ctx.signal });
+  if (!release) return { status: 'ok', msg: `release ${ns}/${name} is not installed`, data: dataOf(undefined, undefined, name, ns, []) };
+  const objects = parseRendered(release.manifest);
+  const data = dataOf(release, undefined, name, ns, objects);
+  const diff = ctx.diffMode ? [{ label: releaseLabel(ns, name), before: ctx.mask(releaseText(`${release.chart}-${release.chartVersion}`, release.config)), after: '' }, ...deleteEntries(objects, ns, (s) => ctx.mask(s))] : undefined;
+  if (ctx.checkMode) return { status: 'changed', msg: `would uninstall ${ns}/${name} (revision ${release.revision}, ${release.status})`, data, diff };
+  ctx.log.progress(`helm uninstall ${name}`);
+  try {
+    await helm.uninstall(name, ns, { wait: args.wait ?? true, timeout: args.timeout ?? 300 }, { signal: ctx.signal });
+  } catch (e) {
+    rethrowUnreachable(e, ctx.cluster.name);
+    if (!(e instanceof HelmError)) throw e;
+    return { status: 'failed', msg: ctx.mask(e.interrupted ? `interrupted: helm uninstall was stopped (SIGTERM) and has exited` : describeHelmError(e)), data };
+  }
+  return { status: 'changed', msg: `uninstalled ${ns}/${name} (was revision ${release.revision})`, data: { ...data, status: 'uninstalled' }, diff };
+}
+
+export default defineModule<HelmReleaseArgs>({
+  name: 'helm_release',
+  summary: 'Install, upgrade or uninstall a Helm release (idempotent, live drift aware)',
+  description: [
+    'Drives the helm binary (3.14+ or 4) against the task\'s cluster. Before changing anything it reads the release (status, user-supplied values, chart metadata), renders the chart with the desired values (`helm template`), and server-side-apply dry-runs the rendered objects against the live cluster: when chart name + version, values and every live object already match, the task is `ok` and helm writes nothing (no new revision).',
+    'Otherwise it runs `helm upgrade --install` (always `--reset-values`; on helm 4 also `--force-conflicts`, so fields changed behind helm\'s back — `kubectl scale`, `kubectl edit` — are taken back). With `--check`, it reports what would change; with `--diff`, a per-object unified diff against the live objects plus a release summary (chart, values), Secret data and secret-looking values masked.',
+    'Values are passed to helm only in temporary files (mode 0600, removed afterwards). On Ctrl-C/SIGTERM, helm gets SIGTERM and kplay waits for it to exit, so the release is marked failed instead of staying pending. A release left pending by a killed helm fails the task unless `on_pending: rollback`.',
+    'Registered data: `name`, `namespace`, `revision`, `chart`, `chart_version`, `app_version`, `status`, `objects` (kind, name, namespace of the rendered objects, hooks excluded).',
+  ].join('\n\n'),
+  schema,
+  checkMode: 'supported',
+  usesCluster: true,
+  examples: [
+    {
+      title: 'Install or upgrade a chart with per-group values',
+      yaml: [
+        '- name: podinfo',
+        '  helm_release:',
+        '    name: web',
+        '    namespace: web',
+        '    create_namespace: true',
+        '    chart: charts/podinfo',
+        '    values:',
+        '      replicaCount: "{{ web_replicas }}"',
+        '      ui: { message: "{{ cluster_name }}" }',
+        '    values_files: [values/common.yaml]',
+        '    set: { "image.tag": "6.14.1" }',
+        '    atomic: true',
+        '    timeout: 600',
+        '  register: web',
+      ].join('\n'),
+    },
+    {
+      title: 'A chart from a repository, pinned',
+      yaml: '- helm_release:\n    name: podinfo\n    namespace: web\n    chart: podinfo\n    repo_url: https://stefanprodan.github.io/podinfo\n    version: 6.14.1',
+    },
+    {
+      title: 'Recover a release left pending by an interrupted helm, then upgrade',
+      yaml: '- helm_release:\n    name: web\n    namespace: web\n    chart: oci://ghcr.io/stefanprodan/charts/podinfo\n    version: 6.14.1\n    on_pending: rollback',
+    },
+    { title: 'Uninstall', yaml: '- helm_release:\n    name: web\n    namespace: web\n    state: absent' },
+  ],
+  async run(args, ctx) {
+    const name = args.name;
+    const ns = args.namespace ?? 'default';
+    const binary = args.helm_binary ?? (process.env.KPLAY_HELM || 'helm');
+    const kubeContext = args.kube_context ?? ctx.cluster.context;
+    const kubeconfig = args.kubeconfig !== undefined ? path.resolve(ctx.baseDir, expandHome(args.kubeconfig)) : ctx.cluster.kubeconfig;
+    try {
+      // Registered early so that nothing printed below can show them (values_files are registered as they are read).
+      for (const s of secretValues(args.values ?? {})) ctx.addSecret(s);
+      for (const [k, v] of Object.entries(args.set ?? {})) for (const s of secretValues({ [k.split('.').pop() ?? k]: v })) ctx.addSecret(s);
+      const mask = (s: string): string => ctx.mask(s);
+      const version = await ctx.adapter<HelmVersion>(`helm-version:${binary}`, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal }));
+      const helm = new HelmCli(version, { binary, target: { kubeContext, kubeconfig }, mask, log: (m) => ctx.log.debug(m) });
+      return (args.state ?? 'present') === 'absent' ? await runAbsent(args, ctx, helm, name, ns) : await runPresent(args, ctx, helm, name, ns);
+    } catch (e) {
+      if (e instanceof TaskFailure) return { status: 'failed', msg: ctx.mask(e.message) };
+      rethrowUnreachable(e, ctx.cluster.name);
+      if (e instanceof HelmError) return { status: 'failed', msg: ctx.mask(e.interrupted ? `interrupted: ${e.what} was stopped` : describeHelmError(e)) };
+      throw e;
+    }
+  },
+});

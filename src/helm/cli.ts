@@ -1,0 +1,299 @@
+/**
+ * `HelmCli`: the one interface kplay has to helm. Every operation runs the helm binary as a child
+ * process against one cluster (`--kube-context`, `--kubeconfig`), reads helm's JSON output, and
+ * passes values ONLY through temporary files (mode 0600 in a private 0700 directory, removed
+ * afterwards even on failure) — never on the command line, where `ps` would show them.
+ *
+ * Interruption: when the caller's signal aborts, helm gets SIGTERM and kplay WAITS for it to exit
+ * (helm marks the release `failed` instead of leaving it `pending-*`); only if helm is still
+ * running after `termGraceMs` is it killed.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { HelmError, isReleaseNotFound, trimHelmStderr } from './errors.js';
+import {
+  parseChartYaml,
+  parseHelmJson,
+  parseHistory,
+  parseMetadata,
+  parseReleaseInfo,
+  parseValues,
+  type ChartMeta,
+  type HistoryEntry,
+  type ReleaseInfo,
+  type ReleaseMetadata,
+} from './release.js';
+import type { Values } from './values.js';
+import { helmNotFoundMessage, parseHelmVersion, templateFlags, unsupportedReason, upgradeFlags, waitFlags, type HelmVersion, type UpgradeFlagOptions } from './version.js';
+
+/** Which cluster helm talks to. */
+export interface HelmTarget {
+  /** `--kube-context`; helm's current context when unset. */
+  kubeContext?: string;
+  /** `--kubeconfig`; helm's default (KUBECONFIG, ~/.kube/config) when unset. */
+  kubeconfig?: string;
+}
+
+/** Options of {@link HelmCli.detect}. */
+export interface HelmCliOptions {
+  /** Program to run. @default "helm" */
+  binary?: string;
+  /** Cluster to talk to. */
+  target: HelmTarget;
+  /** Environment of helm. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Masks secrets in error messages and logs. @default identity */
+  mask?: (s: string) => string;
+  /** Receives each command line run (for `-vv`). */
+  log?: (msg: string) => void;
+  /** After SIGTERM on interruption, how long to wait for helm before SIGKILL, ms. @default 600000 */
+  termGraceMs?: number;
+}
+
+/** A chart as helm accepts it: a local directory or `.tgz`, `repo/chart`, `oci://…`, or a name with `repoUrl`. */
+export interface ChartRef {
+  /** Path (absolute), `repo/name`, `oci://registry/name`, or a chart name when `repoUrl` is set. */
+  chart: string;
+  /** Version or constraint (`--version`). */
+  version?: string;
+  /** Chart repository URL (`--repo`). */
+  repoUrl?: string;
+}
+
+/** The output of one helm run. */
+export interface HelmRun {
+  stdout: string;
+  stderr: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Abort (SIGTERM, then wait) when this aborts. */
+  signal?: AbortSignal;
+}
+
+/** Values for a command: written to a temporary file and passed with `-f`. */
+export type ValuesInput = Values | undefined;
+
+/** Arguments selecting the chart: `[chart, --version v, --repo url]`. */
+export function chartArgs(ref: ChartRef): string[] {
+  const a = [ref.chart];
+  if (ref.version) a.push('--version', ref.version);
+  if (ref.repoUrl) a.push('--repo', ref.repoUrl);
+  return a;
+}
+
+/** Write `values` to a private temporary file, run `fn(path)`, and always remove the file. */
+export async function withValuesFile<T>(values: Values, fn: (file: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'kplay-helm-'));
+  try {
+    const file = path.join(dir, 'values.yaml');
+    await writeFile(file, YAML.stringify(values, { lineWidth: 0 }), { mode: 0o600, flag: 'wx' });
+    return await fn(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** One helm binary bound to one cluster. Create with {@link HelmCli.detect}. */
+export class HelmCli {
+  /** The program run. */
+  readonly binary: string;
+
+  /**
+   * Bind a helm binary whose version is already known (see {@link HelmCli.detectVersion}).
+   * @param version the binary's version
+   */
+  constructor(
+    readonly version: HelmVersion,
+    private readonly opts: HelmCliOptions,
+  ) {
+    this.binary = opts.binary ?? 'helm';
+  }
+
+  /**
+   * Run `helm version` and check it (≥ 3.14, major 3 or 4).
+   * @throws HelmError when helm cannot be run (`helm not found on PATH; …`) or is unsupported.
+   */
+  static async detectVersion(opts: Pick<HelmCliOptions, 'binary' | 'env' | 'mask'>, call: CallOptions = {}): Promise<HelmVersion> {
+    const binary = opts.binary ?? 'helm';
+    const r = await runProcess(binary, ['version', '--template', '{{.Version}}'], opts, call.signal);
+    if (r.code !== 0) throw new HelmError(`${binary} version`, trimHelmStderr(r.stderr || r.stdout, opts.mask), r.code, r.signal);
+    let v: HelmVersion;
+    try {
+      v = parseHelmVersion(r.stdout);
+    } catch (e) {
+      throw new HelmError(`${binary} version`, e instanceof Error ? e.message : String(e), r.code);
+    }
+    const bad = unsupportedReason(v);
+    if (bad) throw new HelmError(`${binary} version`, bad, null);
+    return v;
+  }
+
+  /** {@link HelmCli.detectVersion} then bind. */
+  static async detect(opts: HelmCliOptions, call: CallOptions = {}): Promise<HelmCli> {
+    return new HelmCli(await HelmCli.detectVersion(opts, call), opts);
+  }
+
+  /** The cluster this helm talks to. */
+  get target(): HelmTarget {
+    return this.opts.target;
+  }
+
+  /** Helm's major version (3 or 4). */
+  get major(): number {
+    return this.version.major;
+  }
+
+  private targetArgs(): string[] {
+    const t = this.opts.target;
+    return [...(t.kubeContext ? ['--kube-context', t.kubeContext] : []), ...(t.kubeconfig ? ['--kubeconfig', t.kubeconfig] : [])];
+  }
+
+  /** Run helm with `args` (+ the target flags). Resolves with the output; never throws for a non-zero exit. */
+  async run(args: string[], call: CallOptions = {}): Promise<HelmRun> {
+    const full = [...args, ...this.targetArgs()];
+    this.opts.log?.(this.mask(`${this.binary} ${full.join(' ')}`));
+    return runProcess(this.binary, full, this.opts, call.signal);
+  }
+
+  /** Run helm and throw a {@link HelmError} (stderr trimmed and masked) unless it exits 0. */
+  async runOk(what: string, args: string[], call: CallOptions = {}): Promise<HelmRun> {
+    const r = await this.run(args, call);
+    if (r.code !== 0) throw this.error(what, r, call.signal);
+    return r;
+  }
+
+  /** Run helm with `values` passed as a private temporary file (`-f FILE`). */
+  async runWithValues(what: string, args: string[], values: ValuesInput, call: CallOptions = {}): Promise<HelmRun> {
+    if (values === undefined) return this.runOk(what, args, call);
+    return withValuesFile(values, (file) => this.runOk(what, [...args, '-f', file], call));
+  }
+
+  /** The error for a failed run. */
+  error(what: string, r: HelmRun, signal?: AbortSignal): HelmError {
+    const interrupted = signal?.aborted === true;
+    return new HelmError(what, trimHelmStderr(r.stderr || r.stdout, (s) => this.mask(s)), r.code, r.signal, interrupted);
+  }
+
+  private mask(s: string): string {
+    return this.opts.mask ? this.opts.mask(s) : s;
+  }
+
+  /** `helm status -o json`; `undefined` when the release does not exist. */
+  async status(name: string, namespace: string, call: CallOptions = {}): Promise<ReleaseInfo | undefined> {
+    const r = await this.run(['status', name, '-n', namespace, '-o', 'json'], call);
+    if (r.code !== 0) {
+      if (isReleaseNotFound(r.stderr)) return undefined;
+      throw this.error(`helm status ${name}`, r, call.signal);
+    }
+    return parseReleaseInfo(parseHelmJson(r.stdout, 'helm status'));
+  }
+
+  /** `helm get values -o json`: the user-supplied values of the current revision. */
+  async getValues(name: string, namespace: string, call: CallOptions = {}): Promise<Values> {
+    const r = await this.runOk(`helm get values ${name}`, ['get', 'values', name, '-n', namespace, '-o', 'json'], call);
+    return parseValues(parseHelmJson(r.stdout, 'helm get values'));
+  }
+
+  /** `helm get metadata -o json`. */
+  async getMetadata(name: string, namespace: string, call: CallOptions = {}): Promise<ReleaseMetadata> {
+    const r = await this.runOk(`helm get metadata ${name}`, ['get', 'metadata', name, '-n', namespace, '-o', 'json'], call);
+    return parseMetadata(parseHelmJson(r.stdout, 'helm get metadata'));
+  }
+
+  /** `helm history -o json`, oldest first (`[]` when the release does not exist). */
+  async history(name: string, namespace: string, call: CallOptions = {}): Promise<HistoryEntry[]> {
+    const r = await this.run(['history', name, '-n', namespace, '-o', 'json', '--max', '256'], call);
+    if (r.code !== 0) {
+      if (isReleaseNotFound(r.stderr)) return [];
+      throw this.error(`helm history ${name}`, r, call.signal);
+    }
+    return parseHistory(parseHelmJson(r.stdout, 'helm history'));
+  }
+
+  /** `helm show chart`: name and exact version the chart reference resolves to. */
+  async showChart(ref: ChartRef, call: CallOptions = {}): Promise<ChartMeta> {
+    const r = await this.runOk(`helm show chart ${ref.chart}`, ['show', 'chart', ...chartArgs(ref)], call);
+    return parseChartYaml(r.stdout);
+  }
+
+  /**
+   * `helm template`: the manifests an install/upgrade with these values would apply, rendered
+   * against the cluster's capabilities. Returns the multi-document YAML.
+   */
+  async template(name: string, namespace: string, ref: ChartRef, values: Values, o: { isUpgrade: boolean; skipCrds: boolean; dependencyUpdate: boolean }, call: CallOptions = {}): Promise<string> {
+    const args = ['template', name, ...chartArgs(ref), '-n', namespace, ...templateFlags(this.major, o)];
+    const r = await this.runWithValues(`helm template ${name}`, args, values, call);
+    return r.stdout;
+  }
+
+  /** `helm upgrade --install … -o json` with exactly `values`; resolves with the new release. */
+  async upgradeInstall(name: string, namespace: string, ref: ChartRef, values: Values, o: UpgradeFlagOptions, call: CallOptions = {}): Promise<ReleaseInfo> {
+    const args = ['upgrade', name, ...chartArgs(ref), '-n', namespace, ...upgradeFlags(this.major, o), '-o', 'json'];
+    const r = await this.runWithValues(`helm upgrade ${name}`, args, values, call);
+    return parseReleaseInfo(parseHelmJson(r.stdout, 'helm upgrade'));
+  }
+
+  /** `helm rollback NAME REVISION`. */
+  async rollback(name: string, namespace: string, revision: number, o: { wait: boolean; timeout?: number }, call: CallOptions = {}): Promise<void> {
+    await this.runOk(`helm rollback ${name} ${revision}`, ['rollback', name, String(revision), '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call);
+  }
+
+  /** `helm uninstall`; resolves false when the release did not exist. */
+  async uninstall(name: string, namespace: string, o: { wait: boolean; timeout?: number }, call: CallOptions = {}): Promise<boolean> {
+    const r = await this.run(['uninstall', name, '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call);
+    if (r.code !== 0) {
+      if (isReleaseNotFound(r.stderr)) return false;
+      throw this.error(`helm uninstall ${name}`, r, call.signal);
+    }
+    return true;
+  }
+}
+
+const MAX_OUTPUT = 64 * 1024 * 1024;
+
+/**
+ * Spawn a program and collect its output. On `signal` abort: SIGTERM, then wait for exit
+ * (SIGKILL only after `termGraceMs`). A program that cannot start resolves as a HelmError throw.
+ */
+function runProcess(binary: string, args: string[], opts: Pick<HelmCliOptions, 'env' | 'termGraceMs'>, signal?: AbortSignal): Promise<HelmRun> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new HelmError(`helm ${args[0] ?? ''}`.trim(), 'interrupted before it started', null, null, true));
+      return;
+    }
+    const child = spawn(binary, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      if (stdout.length < MAX_OUTPUT) stdout += d.toString('utf8');
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      if (stderr.length < MAX_OUTPUT) stderr += d.toString('utf8');
+    });
+    let killTimer: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), opts.termGraceMs ?? 600_000);
+      killTimer.unref();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (killTimer) clearTimeout(killTimer);
+      const msg = e.code === 'ENOENT' ? helmNotFoundMessage(binary) : e.code === 'EACCES' ? `${binary} is not executable; ${helmNotFoundMessage(binary)}` : e.message;
+      reject(new HelmError(`${path.basename(binary)} ${args[0] ?? ''}`.trim(), msg, null));
+    });
+    child.on('close', (code, sig) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (killTimer) clearTimeout(killTimer);
+      resolve({ stdout, stderr, code, signal: sig });
+    });
+  });
+}
