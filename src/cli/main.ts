@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 /** The `kplay` command line: thin commands (flags → engine → exit code). */
 import { Command, Option } from 'commander';
+import { driftCommand } from './drift.js';
+import { historyCommand } from './history.js';
 import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
 import { runCommand } from './run.js';
@@ -35,8 +37,42 @@ program
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .option('-v, --verbose', 'more output (-vv for even more)', increase, 0)
   .option('--no-color', 'no colours (also when NO_COLOR is set or output is not a TTY)')
+  .option('--no-lock', 'do not take the per-cluster lock (recorded in the run record)')
+  .option('--lock-timeout <seconds>', 'wait this long for another run\'s cluster lock', '60')
+  .option('--record-dir <dir>', 'where local run records go (default .kplay/runs, or KPLAY_RECORD_DIR)')
+  .option('--keep-records <n>', 'run records kept per cluster', '20')
   .action(async (playbook: string, flags) => {
     process.exitCode = await runCommand(playbook, flags);
+  });
+
+program
+  .command('drift')
+  .description('check mode: show, per cluster, only what differs from the playbook (exit 0 none, 3 drift, 2 errors)')
+  .argument('<playbook>', 'playbook file')
+  .option('-i, --inventory <inventory>', 'inventory file, directory, or name')
+  .option('-e, --extra-vars <vars>', 'extra variables (repeatable)', collect)
+  .option('-l, --limit <pattern>', 'further limit the clusters')
+  .option('-t, --tags <tags>', 'only check tasks with these tags', collect)
+  .option('--skip-tags <tags>', 'skip tasks with these tags (tasks tagged `transient` are always skipped unless in --tags)', collect)
+  .option('-f, --forks <n>', 'clusters checked in parallel', '10')
+  .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
+  .option('-v, --verbose', 'more output', increase, 0)
+  .action(async (playbook: string, flags) => {
+    process.exitCode = await driftCommand(playbook, flags);
+  });
+
+program
+  .command('history')
+  .description('runs recorded in the clusters (`history -i INV`), or one run (`history show RUN_ID`)')
+  .argument('[action]', '`show` to show one run')
+  .argument('[run_id]', 'run id for `show`')
+  .option('-i, --inventory <inventory>', 'inventory whose clusters hold the records')
+  .option('--cluster <pattern>', 'only these clusters')
+  .option('--record-dir <dir>', 'local run records (default .kplay/runs, or KPLAY_RECORD_DIR)')
+  .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  .action(async (action: string | undefined, runId: string | undefined, flags) => {
+    process.exitCode = await historyCommand(action, runId, flags);
   });
 
 program

@@ -1,11 +1,18 @@
-/** `kplay run`: parse flags → load → run → exit code. */
+/** `kplay run`: parse flags → load → run (with locks and run records) → exit code. */
+import path from 'node:path';
+import { ClusterLock, type HolderInfo } from '../audit/lock.js';
+import { gitInfo, RunRecorder, whoAmI } from '../audit/record.js';
 import { matchClusters } from '../inventory/patterns.js';
-import { runPlaybook, EXIT } from '../executor/run.js';
+import { runPlaybook, EXIT, type RunSummary } from '../executor/run.js';
+import type { ClusterState } from '../executor/state.js';
 import type { Inventory } from '../inventory/types.js';
-import { InputError } from '../load/errors.js';
-import { interruptController, listOption, loadAll, makeReporter, newRunId, reportError, type LoadFlags } from './common.js';
+import { connect } from '../k8s/client.js';
+import type { KubeClient } from '../k8s/types.js';
+import { errorMessage, InputError } from '../load/errors.js';
+import type { RunEvent } from '../report/events.js';
+import { interruptController, listOption, loadAll, makeReporter, newRunId, reportError, type LoadFlags, type Loaded } from './common.js';
 
-/** Flags of `kplay run`. */
+/** Flags of `kplay run` (and `kplay drift`). */
 export interface RunFlags extends LoadFlags {
   check?: boolean;
   diff?: boolean;
@@ -17,6 +24,11 @@ export interface RunFlags extends LoadFlags {
   output: string;
   verbose: number;
   color?: boolean;
+  /** `--no-lock` sets this to false. */
+  lock?: boolean;
+  lockTimeout?: string;
+  recordDir?: string;
+  keepRecords?: string;
 }
 
 /** Check every play's host pattern and the limit before anything runs. */
@@ -25,40 +37,135 @@ export function checkPatterns(inv: Inventory, hosts: (string | string[])[], limi
   if (limit) matchClusters(inv, limit);
 }
 
-export async function runCommand(playbook: string, flags: RunFlags): Promise<number> {
-  let loaded;
-  try {
-    const forks = Number(flags.forks);
-    if (!Number.isInteger(forks) || forks < 1) throw new InputError(`--forks must be a positive integer, got '${flags.forks}'`);
-    loaded = await loadAll(playbook, flags, true);
-    const inventory = loaded.inventory as Inventory;
-    checkPatterns(inventory, loaded.playbook.plays.map((p) => p.hosts), flags.limit);
-    const reporter = makeReporter(flags.output, { verbosity: flags.verbose, diff: flags.diff === true, color: flags.color === false ? false : undefined });
-    const masker = loaded.masker;
-    const intr = interruptController(() => undefined);
-    try {
-      const summary = await runPlaybook({
-        playbook: loaded.playbook,
-        inventory,
-        registry: loaded.registry,
-        extraVars: loaded.extraVars,
-        check: flags.check === true,
-        diff: flags.diff === true,
+/** The Kubernetes client of a cluster, shared with the modules of the run (same adapter slot). */
+export function clusterClient(cs: ClusterState): Promise<KubeClient> {
+  let p = cs.adapters.get('k8s') as Promise<KubeClient> | undefined;
+  if (!p) {
+    p = connect({ name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig });
+    cs.adapters.set('k8s', p);
+    p.catch(() => cs.adapters.delete('k8s'));
+  }
+  return p;
+}
+
+function positiveInt(value: string | undefined, flag: string, dflt: number): number {
+  if (value === undefined) return dflt;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InputError(`${flag} must be a non-negative number, got '${value}'`);
+  return n;
+}
+
+/** Everything `kplay run` and `kplay drift` share: load, check, run; returns the summary. */
+export async function executeRun(
+  flags: RunFlags,
+  onEvent: (e: RunEvent) => void,
+  loaded: Loaded,
+): Promise<{ summary: RunSummary; recorder?: RunRecorder; recordFile?: string; recordErrors: string[] }> {
+  const forks = Number(flags.forks);
+  if (!Number.isInteger(forks) || forks < 1) throw new InputError(`--forks must be a positive integer, got '${flags.forks}'`);
+  const lockTimeoutMs = positiveInt(flags.lockTimeout, '--lock-timeout', 60) * 1000;
+  const keep = positiveInt(flags.keepRecords, '--keep-records', 20);
+  const inventory = loaded.inventory as Inventory;
+  checkPatterns(inventory, loaded.playbook.plays.map((p) => p.hosts), flags.limit);
+  const masker = loaded.masker;
+  const check = flags.check === true;
+  const runId = newRunId();
+  const { user, host } = whoAmI();
+  const recorder = check
+    ? undefined
+    : new RunRecorder({
+        run_id: runId,
+        user,
+        host,
+        git: await gitInfo(loaded.playbook.dir),
+        started: new Date().toISOString(),
+        playbook: loaded.playbook.file,
+        inventory: inventory.source,
         limit: flags.limit,
         tags: listOption(flags.tags),
-        skipTags: listOption(flags.skipTags),
-        startAtTask: flags.startAtTask,
-        forks,
-        runId: newRunId(),
-        masker,
-        signal: intr.signal,
-        emit: (e) => reporter.handle(masker.maskValue(e)),
+        skip_tags: listOption(flags.skipTags),
+        extra_var_names: Object.keys(loaded.extraVars).sort(),
+        check,
+        lock: flags.lock !== false,
       });
-      reporter.close();
-      return summary.exitCode;
-    } finally {
-      intr.dispose();
+  const holder: HolderInfo = { runId, user, host, playbook: path.relative(process.cwd(), loaded.playbook.file) || loaded.playbook.file, pid: process.pid };
+  const locks = new Map<string, ClusterLock>();
+  const intr = interruptController(() => undefined);
+  const emit = (e: RunEvent): void => {
+    const masked = masker.maskValue(e);
+    recorder?.onEvent(masked);
+    onEvent(masked);
+  };
+  try {
+    const summary = await runPlaybook({
+      playbook: loaded.playbook,
+      inventory,
+      registry: loaded.registry,
+      extraVars: loaded.extraVars,
+      check,
+      diff: flags.diff === true,
+      limit: flags.limit,
+      tags: listOption(flags.tags),
+      skipTags: listOption(flags.skipTags),
+      startAtTask: flags.startAtTask,
+      forks,
+      runId,
+      masker,
+      signal: intr.signal,
+      emit,
+      beforeFirstChange:
+        flags.lock === false
+          ? undefined
+          : async (cs) => {
+              const client = await clusterClient(cs);
+              const lock = await ClusterLock.acquire(client, {
+                holder,
+                timeoutMs: lockTimeoutMs,
+                signal: intr.signal,
+                onWait: (msg) => emit({ type: 'warning', cluster: cs.name, msg }),
+              });
+              locks.set(cs.name, lock);
+            },
+    });
+    const recordErrors: string[] = [];
+    let recordFile: string | undefined;
+    if (recorder) {
+      const dir = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+      try {
+        recordFile = await recorder.writeLocal(dir);
+      } catch (e) {
+        recordErrors.push(`local run record in ${dir}: ${errorMessage(e)}`);
+      }
+      // In-cluster records only where something changed.
+      await Promise.all(
+        summary.clusters
+          .filter((cs) => cs.stats.changed > 0 && !cs.unreachable)
+          .map(async (cs) => {
+            try {
+              await recorder.writeCluster(await clusterClient(cs), cs.name, keep);
+            } catch (e) {
+              recordErrors.push(`run record in cluster ${cs.name}: ${errorMessage(e)}`);
+            }
+          }),
+      );
     }
+    return { summary, recorder, recordFile, recordErrors: recordErrors.map((m) => masker.mask(m)) };
+  } finally {
+    await Promise.all([...locks.values()].map((l) => l.release().catch(() => undefined)));
+    intr.dispose();
+  }
+}
+
+export async function runCommand(playbook: string, flags: RunFlags): Promise<number> {
+  let loaded: Loaded | undefined;
+  try {
+    loaded = await loadAll(playbook, flags, true);
+    const reporter = makeReporter(flags.output, { verbosity: flags.verbose, diff: flags.diff === true, color: flags.color === false ? false : undefined });
+    const { summary, recordFile, recordErrors } = await executeRun(flags, (e) => reporter.handle(e), loaded);
+    reporter.close();
+    for (const err of recordErrors) process.stderr.write(`WARNING: could not write ${err}\n`);
+    if (recordFile && flags.verbose > 0) process.stderr.write(`run record: ${recordFile}\n`);
+    return summary.exitCode;
   } catch (e) {
     return reportError(e, loaded?.masker) || EXIT.usage;
   }

@@ -1,0 +1,186 @@
+/**
+ * Cluster locks: before its first change on a cluster, a run takes the Lease
+ * `kplay-system/kplay-lock` (holder = run id), renews it while running and releases it at the
+ * end (and on Ctrl-C). A second run waits up to `--lock-timeout`, then fails naming the holder and
+ * since when. A lease whose holder stopped renewing (crashed run) is taken over once it expired.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeClient, KubeObject } from '../k8s/types.js';
+import { KubeApiError } from '../k8s/errors.js';
+import { ensureSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
+
+export const LOCK_NAME = 'kplay-lock';
+const INFO_ANNOTATION = 'kplay.dev/holder-info';
+
+/** Who holds a lock (stored as an annotation on the Lease). */
+export interface HolderInfo {
+  runId: string;
+  user: string;
+  host: string;
+  playbook: string;
+  pid: number;
+}
+
+export interface LockOptions {
+  holder: HolderInfo;
+  /** Lease duration: a holder that does not renew for this long loses the lock. @default 60 */
+  leaseSeconds?: number;
+  /** How long to wait for another run's lock. @default 60000 */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Called once when the run starts waiting for another holder. */
+  onWait?: (msg: string) => void;
+}
+
+/** The lock is held by another run. */
+export class LockHeldError extends Error {
+  override name = 'LockHeldError';
+}
+
+/** Kubernetes MicroTime (RFC 3339 with 6 fraction digits). */
+export function microTime(d: Date = new Date()): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+function specOf(lease: KubeObject): LeaseSpec {
+  return (lease.spec ?? {}) as LeaseSpec;
+}
+
+function expired(spec: LeaseSpec, now = Date.now()): boolean {
+  if (!spec.holderIdentity) return true;
+  const renew = Date.parse(spec.renewTime ?? spec.acquireTime ?? '');
+  if (Number.isNaN(renew)) return true;
+  return renew + (spec.leaseDurationSeconds ?? 60) * 1000 < now;
+}
+
+function describeHolder(lease: KubeObject): string {
+  const spec = specOf(lease);
+  let info: Partial<HolderInfo> = {};
+  try {
+    info = JSON.parse(lease.metadata.annotations?.[INFO_ANNOTATION] ?? '{}') as Partial<HolderInfo>;
+  } catch {
+    // an annotation written by someone else
+  }
+  const who = info.user ? `${info.user}@${info.host ?? '?'}` : 'unknown user';
+  return `run ${spec.holderIdentity} (${who}, playbook ${info.playbook ?? '?'}, pid ${info.pid ?? '?'}) since ${spec.acquireTime ?? '?'}`;
+}
+
+/** A held lock; `release()` is idempotent. */
+export class ClusterLock {
+  private timer: NodeJS.Timeout | undefined;
+  private released = false;
+  /** Set when renewing failed (another run took the lease over). */
+  lost: string | undefined;
+
+  private constructor(
+    private readonly client: KubeClient,
+    private readonly holder: HolderInfo,
+    private readonly leaseSeconds: number,
+  ) {}
+
+  /** Take the lock, waiting for another holder up to `timeoutMs`. */
+  static async acquire(client: KubeClient, opts: LockOptions): Promise<ClusterLock> {
+    const leaseSeconds = opts.leaseSeconds ?? 60;
+    const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+    await ensureSystemNamespace(client, opts.signal);
+    const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace: SYSTEM_NAMESPACE };
+    let waited = false;
+    for (;;) {
+      opts.signal?.throwIfAborted();
+      const now = new Date();
+      const desired = (prev?: KubeObject): KubeObject => ({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: {
+          name: LOCK_NAME,
+          namespace: SYSTEM_NAMESPACE,
+          labels: { 'app.kubernetes.io/managed-by': 'kplay' },
+          annotations: { [INFO_ANNOTATION]: JSON.stringify(opts.holder) },
+          ...(prev ? { resourceVersion: prev.metadata.resourceVersion } : {}),
+        },
+        spec: {
+          holderIdentity: opts.holder.runId,
+          leaseDurationSeconds: leaseSeconds,
+          acquireTime: microTime(now),
+          renewTime: microTime(now),
+          leaseTransitions: (prev ? (specOf(prev).leaseTransitions ?? 0) : 0) + (prev ? 1 : 0),
+        },
+      });
+      const live = await client.get(ref, opts.signal);
+      try {
+        if (!live) {
+          await client.create(desired(), { signal: opts.signal });
+          return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing();
+        }
+        const spec = specOf(live);
+        if (spec.holderIdentity === opts.holder.runId || expired(spec)) {
+          await client.replace(desired(live), { signal: opts.signal });
+          return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing();
+        }
+      } catch (e) {
+        // Someone else created/updated it between our read and write: read again.
+        if (e instanceof KubeApiError && e.status === 409) continue;
+        throw e;
+      }
+      const holderText = describeHolder(live);
+      if (Date.now() >= deadline) {
+        throw new LockHeldError(`cluster is locked by ${holderText}; gave up after waiting ${Math.round((opts.timeoutMs ?? 60_000) / 1000)}s (--lock-timeout). If that run is dead, its lock expires ${specOf(live).leaseDurationSeconds ?? 60}s after its last renewal.`);
+      }
+      if (!waited) {
+        waited = true;
+        opts.onWait?.(`waiting for the cluster lock held by ${holderText}`);
+      }
+      await sleep(Math.min(1000, Math.max(50, deadline - Date.now())), undefined, { signal: opts.signal });
+    }
+  }
+
+  private startRenewing(): this {
+    const every = Math.max(1000, (this.leaseSeconds * 1000) / 3);
+    this.timer = setInterval(() => void this.renew(), every);
+    this.timer.unref();
+    return this;
+  }
+
+  private async renew(): Promise<void> {
+    if (this.released) return;
+    try {
+      const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace: SYSTEM_NAMESPACE };
+      const live = await this.client.get(ref);
+      if (!live || specOf(live).holderIdentity !== this.holder.runId) {
+        this.lost = live ? `taken over by ${describeHolder(live)}` : 'lease deleted';
+        return;
+      }
+      await this.client.replace({ ...live, spec: { ...specOf(live), renewTime: microTime() } });
+    } catch {
+      // The next tick tries again; the lease stays valid for leaseSeconds.
+    }
+  }
+
+  /** Release the lock (only if still ours). */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    if (this.timer) clearInterval(this.timer);
+    const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace: SYSTEM_NAMESPACE };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const live = await this.client.get(ref);
+      if (!live || specOf(live).holderIdentity !== this.holder.runId) return;
+      try {
+        const { holderIdentity: _h, ...rest } = specOf(live);
+        await this.client.replace({ ...live, spec: { ...rest, holderIdentity: '', renewTime: microTime() } });
+        return;
+      } catch (e) {
+        if (e instanceof KubeApiError && e.status === 409) continue;
+        throw e;
+      }
+    }
+  }
+}
