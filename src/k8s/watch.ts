@@ -111,6 +111,10 @@ async function streamOnce(
   const rl = createInterface({ input: h.res, crlfDelay: Infinity });
   // A destroyed response (abort, stall) does not always emit 'end': close the reader ourselves.
   h.res.once('close', () => rl.close());
+  // Errors of an aborted/reset stream end the loop below (then we reconnect or stop); never crash.
+  let streamError: unknown;
+  h.res.on('error', (e) => (streamError = e));
+  rl.on('error', (e) => (streamError = e));
   try {
     for await (const line of rl) {
       if (!line.trim()) continue;
@@ -151,5 +155,6 @@ async function streamOnce(
     h.abort();
   }
   opts.signal?.throwIfAborted();
+  if (streamError !== undefined && !stalled) throw new TransportError(`watch ${path}: ${streamError instanceof Error ? streamError.message : String(streamError)}`, 'ECONNRESET', true, false);
   return { kind: 'closed', rv };
 }

@@ -1,0 +1,226 @@
+// k8s_apply against the real sandbox clusters, through the built CLI (`kplay run`).
+// Every test uses its own namespace (k8s-apply-<random>) and only deletes what it created.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonEvents, kplay, repoRoot } from '../helpers/cli.js';
+import { auditSnapshot, kubectl, sandboxEnv, SANDBOX_ADMIN_USER, type AuditEvent, type SandboxEnv } from '../sandbox/env.js';
+
+const fixtures = path.join(repoRoot, 'test/fixtures/k8s');
+const rand = (): string => randomBytes(3).toString('hex');
+let env: SandboxEnv;
+const created: { context: string; args: string[] }[] = [];
+
+/** Writes that really changed something (dry-run requests are audited as patch/create too). */
+const realWrites = (events: AuditEvent[]): AuditEvent[] => events.filter((e) => !e.requestURI.includes('dryRun='));
+
+function run(playbook: string, vars: Record<string, unknown>, extra: string[] = [], inventory?: string): ReturnType<typeof kplay> {
+  return kplay(['run', path.join(fixtures, playbook), '-i', inventory ?? env.inventory, '-e', JSON.stringify(vars), ...extra]);
+}
+
+beforeAll(() => {
+  env = sandboxEnv();
+});
+
+afterAll(async () => {
+  for (const c of created.reverse()) await kubectl(c.args, { context: c.context, check: false });
+});
+
+describe('k8s_apply', () => {
+  const ns = `k8s-apply-${rand()}`;
+  const canary = `Canary-${rand()}-Zq9`;
+  const vars = { ns, canary, with_extra: true };
+  beforeAll(() => {
+    created.push({ context: 'sandbox-1', args: ['delete', 'namespace', ns, '--wait=false'] });
+  });
+
+  it('creates everything, then a second run changes nothing and sends no write', async () => {
+    const first = await run('app.yml', vars);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/changed: \[sandbox-1\] => 6 created, 0 unchanged/);
+    const audit = auditSnapshot(env.cluster('sandbox-1').auditLog);
+    const second = await run('app.yml', vars);
+    expect(second.code, second.stdout + second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/ok: \[sandbox-1\] => 0 unchanged|6 unchanged/);
+    expect(second.stdout).toMatch(/sandbox-1\s+: ok=2\s+changed=0/);
+    await audit.settle();
+    const mine = audit.events({ user: SANDBOX_ADMIN_USER, namespace: ns });
+    // the dry-runs are there (proof the filter sees kplay's requests), but no real write
+    expect(mine.length).toBeGreaterThan(0);
+    expect(realWrites(mine)).toEqual([]);
+    expect(realWrites(audit.events({ user: SANDBOX_ADMIN_USER, resource: 'namespaces' })).filter((e) => e.name === ns)).toEqual([]);
+  });
+
+  it('shows a kubectl scale in --check --diff, fails on the conflict without force, and reverts it with force_conflicts', async () => {
+    await kubectl(['-n', ns, 'scale', 'deployment', 'web', '--replicas=5']);
+    const check = await run('app.yml', { ...vars, force: true }, ['--check', '--diff']);
+    expect(check.code, check.stdout).toBe(0);
+    expect(check.stdout).toContain('1 would be configured');
+    expect(check.stdout).toMatch(/-\s+replicas: 5/);
+    expect(check.stdout).toMatch(/\+\s+replicas: 3/);
+    // check mode wrote nothing
+    expect((await kubectl(['-n', ns, 'get', 'deploy', 'web', '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('5');
+
+    const conflict = await run('app.yml', vars);
+    expect(conflict.code).toBe(2);
+    expect(conflict.stdout).toContain('conflict with "kubectl"');
+    expect(conflict.stdout).toContain('.spec.replicas');
+    expect(conflict.stdout).toContain('Deployment ' + ns + '/web');
+    expect(conflict.stdout).toContain('force_conflicts: true');
+
+    const fix = await run('app.yml', { ...vars, force: true });
+    expect(fix.code, fix.stdout).toBe(0);
+    expect(fix.stdout).toMatch(/1 configured, 5 unchanged/);
+    expect((await kubectl(['-n', ns, 'get', 'deploy', 'web', '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('3');
+  });
+
+  it('shows a kubectl edit of a ConfigMap and reverts it', async () => {
+    await kubectl(['-n', ns, 'patch', 'configmap', 'web-config', '--type=merge', '-p', '{"data":{"LOG_LEVEL":"debug"}}', '--field-manager=kubectl-edit']);
+    const check = await run('app.yml', { ...vars, force: true }, ['--check', '--diff']);
+    expect(check.stdout).toMatch(/-\s+LOG_LEVEL: debug/);
+    expect(check.stdout).toMatch(/\+\s+LOG_LEVEL: info/);
+    const noForce = await run('app.yml', vars);
+    expect(noForce.stdout).toContain('conflict with "kubectl-edit"');
+    expect(noForce.stdout).toContain('.data.LOG_LEVEL');
+    const fix = await run('app.yml', { ...vars, force: true });
+    expect(fix.code).toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'cm', 'web-config', '-o', 'jsonpath={.data.LOG_LEVEL}'])).stdout).toBe('info');
+  });
+
+  it('never shows a Secret value (plain or base64) in diffs, verbose logs or JSON output', async () => {
+    const newCanary = `Canary-${rand()}-Xk7`;
+    const b64 = Buffer.from(newCanary).toString('base64');
+    const oldB64 = Buffer.from(canary).toString('base64');
+    const text = await run('app.yml', { ...vars, canary: newCanary, force: true }, ['--check', '--diff', '-vv']);
+    const json = await run('app.yml', { ...vars, canary: newCanary, force: true }, ['--diff', '-v', '--output', 'json']);
+    expect(text.code, text.stdout).toBe(0);
+    expect(json.code, json.stdout).toBe(0);
+    expect(text.stdout).toContain('******** (changed)');
+    expect(jsonEvents(json.stdout).length).toBeGreaterThan(0);
+    for (const out of [text.stdout, text.stderr, json.stdout, json.stderr]) {
+      for (const secret of [newCanary, b64, canary, oldB64]) expect(out).not.toContain(secret);
+    }
+    // the value really was applied
+    const stored = (await kubectl(['-n', ns, 'get', 'secret', 'web-secret', '-o', 'jsonpath={.data.password}'])).stdout;
+    expect(stored).toBe(b64);
+    // restore the original value for later tests
+    expect((await run('app.yml', { ...vars, force: true })).code).toBe(0);
+  });
+
+  it('prunes an object removed from the source, shows it in the diff, and leaves unlabelled objects alone', async () => {
+    const pv = { ...vars, prune: true, force: true };
+    const labelled = await run('app.yml', pv);
+    expect(labelled.code, labelled.stdout).toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'cm', 'web-extra', '-o', 'jsonpath={.metadata.labels}'])).stdout).toContain('kplay.dev/owner');
+    await kubectl(['-n', ns, 'create', 'configmap', 'not-mine', '--from-literal=x=y']);
+    const again = await run('app.yml', pv);
+    expect(again.stdout).toMatch(/sandbox-1\s+: ok=2\s+changed=0/);
+
+    const pruned = await run('app.yml', { ...pv, with_extra: false }, ['--diff']);
+    expect(pruned.code, pruned.stdout).toBe(0);
+    expect(pruned.stdout).toContain('1 deleted');
+    expect(pruned.stdout).toMatch(/--- before: ConfigMap [^\n]*\/web-extra/);
+    expect(pruned.stdout).toMatch(/-\s+EXTRA: "?yes"?/);
+    expect((await kubectl(['-n', ns, 'get', 'cm', 'web-extra'], { check: false })).code).not.toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'cm', 'not-mine'])).code).toBe(0);
+    expect((await kubectl(['-n', ns, 'get', 'deploy', 'web'])).code).toBe(0);
+    const idem = await run('app.yml', { ...pv, with_extra: false });
+    expect(idem.stdout).toMatch(/sandbox-1\s+: ok=2\s+changed=0/);
+  });
+
+  it('rolls out with wait: true (all 4 replicas ready and updated when the task ends)', async () => {
+    const r = await run('app.yml', { ...vars, force: true, replicas: 4, wait: true });
+    expect(r.code, r.stdout).toBe(0);
+    const ready = (await kubectl(['-n', ns, 'get', 'deploy', 'web', '-o', 'jsonpath={.status.readyReplicas}/{.status.updatedReplicas}'])).stdout;
+    expect(ready).toBe('4/4');
+  });
+});
+
+describe('k8s_apply CRD + CR + Namespace', () => {
+  it('applies a shuffled file on a cluster without the CRD, first time, and check mode explains the pending CR', async () => {
+    const id = rand();
+    const ns = `k8s-apply-crd-${id}`;
+    const group = `k8sapply${id}.kplay.test`;
+    created.push({ context: 'sandbox-2', args: ['delete', 'crd', `gadgets.${group}`, '--wait=false'] });
+    created.push({ context: 'sandbox-2', args: ['delete', 'namespace', ns, '--wait=false'] });
+    const inv = inventoryFor(['sandbox-2']);
+    const check = await run('crd.yml', { ns, group }, ['--check', '--diff'], inv);
+    expect(check.code, check.stdout).toBe(0);
+    expect(check.stdout).toContain('CRD gadgets.' + group + ' created in the same task');
+    expect((await kubectl(['get', 'crd', `gadgets.${group}`], { context: 'sandbox-2', check: false })).code).not.toBe(0);
+
+    const r = await run('crd.yml', { ns, group }, [], inv);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('3 created');
+    const size = await kubectl(['-n', ns, 'get', `gadgets.${group}`, 'first', '-o', 'jsonpath={.spec.size}'], { context: 'sandbox-2' });
+    expect(size.stdout).toBe('3');
+    const again = await run('crd.yml', { ns, group }, [], inv);
+    expect(again.stdout).toContain('3 unchanged');
+  });
+});
+
+describe('unreachable cluster', () => {
+  it('exits 4 when one inventory cluster points at a closed port, while the others succeed', async () => {
+    const port = await closedPort();
+    const kc = YAML.parse(readFileSync(env.kubeconfig, 'utf8')) as { clusters: { name: string; cluster: Record<string, unknown> }[]; contexts: { name: string; context: Record<string, unknown> }[] };
+    const base = kc.clusters.find((c) => c.name === 'sandbox-1');
+    if (!base) throw new Error('no sandbox-1 cluster in the sandbox kubeconfig');
+    kc.clusters.push({ name: 'dead', cluster: { ...base.cluster, server: `https://127.0.0.1:${port}` } });
+    const ctx1 = kc.contexts.find((c) => c.name === 'sandbox-1');
+    kc.contexts.push({ name: 'dead', context: { ...(ctx1?.context ?? {}), cluster: 'dead' } });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-k8s-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, YAML.stringify(kc));
+    const inv = path.join(dir, 'inventory.yaml');
+    writeFileSync(inv, YAML.stringify({ all: { clusters: { 'sandbox-1': { context: 'sandbox-1', kubeconfig }, dead: { context: 'dead', kubeconfig } } } }));
+    const ns = `k8s-apply-unr-${rand()}`;
+    created.push({ context: 'sandbox-1', args: ['delete', 'namespace', ns, '--wait=false'] });
+    const r = await run('cm.yml', { ns }, [], inv);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.stdout).toMatch(/dead[^\n]*unreachable at https:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED/);
+    expect(r.stdout).toMatch(/changed: \[sandbox-1\]/);
+    expect((await kubectl(['-n', ns, 'get', 'cm', 'cm'])).code).toBe(0);
+  });
+});
+
+describe('module docs', () => {
+  it('documents every argument of k8s_apply, k8s_info and wait_for, with examples', async () => {
+    for (const [name, argsList] of [
+      ['k8s_apply', ['definition', 'src', 'template', 'namespace', 'state', 'field_manager', 'force_conflicts', 'prune', 'prune_id', 'wait', 'wait_timeout']],
+      ['k8s_info', ['kind', 'api_version', 'namespace', 'name', 'label_selector', 'field_selector', 'wait', 'wait_condition', 'wait_timeout']],
+      ['wait_for', ['kind', 'api_version', 'name', 'namespace', 'label_selector', 'state', 'condition', 'that', 'timeout']],
+    ] as const) {
+      const r = await kplay(['modules', name]);
+      expect(r.code, r.stderr).toBe(0);
+      for (const a of argsList) expect(r.stdout, `${name}.${a}`).toMatch(new RegExp(`\\| \`${a}\` \\|[^\\n]*\\|[^\\n]*\\|[^\\n]*\\| \\S[^\\n]{10,} \\|`));
+      expect(r.stdout).toContain('```yaml');
+    }
+  });
+});
+
+/** An inventory with only some sandbox clusters. */
+function inventoryFor(names: string[]): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-k8s-'));
+  const file = path.join(dir, 'inventory.yaml');
+  const clusters: Record<string, unknown> = {};
+  for (const n of names) clusters[n] = { context: n, kubeconfig: env.kubeconfig };
+  writeFileSync(file, YAML.stringify({ all: { clusters } }));
+  return file;
+}
+
+/** A TCP port nothing listens on. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
