@@ -303,9 +303,9 @@ function releaseLabel(ns: string, name: string): string {
 }
 
 /** The release summary shown in diffs: chart and (masked) user-supplied values. */
-function releaseText(chart: string | undefined, values: Values | undefined): string {
+function releaseText(chart: string | undefined, values: Values | undefined, previous?: Values): string {
   if (chart === undefined) return '';
-  const sorted: unknown = JSON.parse(canonicalValuesJson(maskSecretValues(values ?? {})));
+  const sorted: unknown = JSON.parse(canonicalValuesJson(maskSecretValues(values ?? {}, previous ?? {})));
   return YAML.stringify({ chart, values: sorted }, { lineWidth: 0 });
 }
 
@@ -393,6 +393,8 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
   }
   const pinned: ChartRef = local ? ref : { ...ref, version: chart.version };
   const [current, meta] = release ? await Promise.all([helm.getValues(name, ns, { signal }), helm.getMetadata(name, ns, { signal })]) : [undefined, undefined];
+  // The deployed revision's secrets show up in "before" texts (values, live objects): mask them too.
+  for (const s of secretValues(current ?? {})) ctx.addSecret(s);
   const rendered = await helm.template(name, ns, pinned, values, { isUpgrade: release !== undefined, skipCrds: args.skip_crds ?? false, dependencyUpdate: args.dependency_update ?? false }, { signal });
   const objects = parseRendered(rendered).map((o) => withHelmOwnership(o, name, ns));
 
@@ -431,7 +433,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
 
   if (ctx.diffMode || ctx.checkMode) {
     const before = release ? releaseText(`${meta?.chart ?? release.chart}-${meta?.version ?? release.chartVersion}`, current) : '';
-    const after = releaseText(`${chart.name}-${chart.version}`, values);
+    const after = releaseText(`${chart.name}-${chart.version}`, values, current);
     const entries: DiffEntry[] = [];
     if (before !== after) entries.push({ label: releaseLabel(ns, name), before: ctx.mask(before), after: ctx.mask(after) });
     entries.push(...drifted.map((p) => p.diff), ...diffs);
@@ -479,6 +481,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
 async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmCli, name: string, ns: string): Promise<ModuleResult> {
   const release = await helm.status(name, ns, { signal: ctx.signal });
   if (!release) return { status: 'ok', msg: `release ${ns}/${name} is not installed`, data: dataOf(undefined, undefined, name, ns, []) };
+  for (const s of secretValues(release.config)) ctx.addSecret(s);
   const objects = parseRendered(release.manifest);
   const data = dataOf(release, undefined, name, ns, objects);
   const diff = ctx.diffMode ? [{ label: releaseLabel(ns, name), before: ctx.mask(releaseText(`${release.chart}-${release.chartVersion}`, release.config)), after: '' }, ...deleteEntries(objects, ns, (s) => ctx.mask(s))] : undefined;

@@ -174,8 +174,17 @@ export function isSecretKey(k: string): boolean {
 }
 
 /**
- * Every string/number value under a secret-looking key (at any depth, inside lists too);
- * a map or list under such a key contributes all of its leaves.
+ * True for a `{name: SECRET_LOOKING, value: …}` pair, the shape of container env entries
+ * (`extraEnvs: [{name: API_TOKEN, value: …}]`): its `value` is a secret.
+ */
+function isSecretNamePair(m: Values): boolean {
+  return typeof m.name === 'string' && isSecretKey(m.name) && 'value' in m;
+}
+
+/**
+ * Every string/number value under a secret-looking key (at any depth, inside lists too), and the
+ * `value` of `{name: SECRET_LOOKING, value}` entries; a map or list under such a key contributes
+ * all of its leaves.
  */
 export function secretValues(values: unknown, underSecret = false, depth = 0, out: string[] = []): string[] {
   if (depth > 64) return out;
@@ -187,19 +196,33 @@ export function secretValues(values: unknown, underSecret = false, depth = 0, ou
     for (const v of values) secretValues(v, underSecret, depth + 1, out);
     return out;
   }
-  if (isMap(values)) for (const [k, v] of Object.entries(values)) secretValues(v, underSecret || isSecretKey(k), depth + 1, out);
+  if (isMap(values)) {
+    const pair = isSecretNamePair(values);
+    for (const [k, v] of Object.entries(values)) secretValues(v, underSecret || isSecretKey(k) || (pair && k === 'value'), depth + 1, out);
+  }
   return out;
 }
 
-/** A copy of `values` with every leaf under a secret-looking key replaced by `********`. */
-export function maskSecretValues(values: unknown, underSecret = false, depth = 0): unknown {
+/** What a changed secret shows in an "after" text. */
+export const MASK_CHANGED = `${MASK} (changed)`;
+
+/**
+ * A copy of `values` with every value {@link secretValues} finds replaced by `********`. With
+ * `previous` (the values before a change), a secret that differs from the previous value at the
+ * same place shows as `******** (changed)`, so a diff still says that it changed.
+ */
+export function maskSecretValues(values: unknown, previous?: unknown, underSecret = false, depth = 0): unknown {
   if (depth > 64) return values;
-  if (Array.isArray(values)) return values.map((v) => maskSecretValues(v, underSecret, depth + 1));
+  if (Array.isArray(values)) return values.map((v, i) => maskSecretValues(v, Array.isArray(previous) ? previous[i] : undefined, underSecret, depth + 1));
   if (isMap(values)) {
+    const pair = isSecretNamePair(values);
+    const prev = isMap(previous) ? previous : undefined;
     const o: Values = {};
-    for (const [k, v] of Object.entries(values)) o[k] = maskSecretValues(v, underSecret || isSecretKey(k), depth + 1);
+    for (const [k, v] of Object.entries(values)) o[k] = maskSecretValues(v, prev?.[k], underSecret || isSecretKey(k) || (pair && k === 'value'), depth + 1);
     return o;
   }
-  if (underSecret && values !== null && values !== undefined && values !== '') return MASK;
+  if (underSecret && values !== null && values !== undefined && values !== '') {
+    return previous !== undefined && canonicalValuesJson(previous) !== canonicalValuesJson(values) ? MASK_CHANGED : MASK;
+  }
   return values;
 }

@@ -63,6 +63,9 @@ describe('secret values', () => {
   it('collects and masks values under secret keys at any depth', () => {
     const v = { db: { password: 'hunter22', host: 'db' }, auth: { token: { value: 'tok-123', other: 42 } }, list: [{ apiKey: 'k-1' }], plain: 'x' };
     expect(secretValues(v).sort()).toEqual(['42', 'hunter22', 'k-1', 'tok-123']);
+    expect(secretValues({ extraEnvs: [{ name: 'API_TOKEN', value: 'env-tok' }, { name: 'LOG', value: 'debug' }] })).toEqual(['env-tok']);
+    expect(maskSecretValues({ env: [{ name: 'DB_PASSWORD', value: 'x1' }] })).toEqual({ env: [{ name: 'DB_PASSWORD', value: '********' }] });
+    expect(maskSecretValues({ db: { password: 'new', user: 'u' }, token: 'same' }, { db: { password: 'old' }, token: 'same' })).toEqual({ db: { password: '******** (changed)', user: 'u' }, token: '********' });
     expect(maskSecretValues(v)).toEqual({ db: { password: '********', host: 'db' }, auth: { token: { value: '********', other: '********' } }, list: [{ apiKey: '********' }], plain: 'x' });
   });
 });

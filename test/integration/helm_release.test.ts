@@ -1,0 +1,321 @@
+// helm_release against the real sandbox clusters, through `kplay run` with fixture playbooks and a
+// generated inventory (groups with different replica counts). The steps build on each other and
+// run in order: install → idempotent rerun → drift (check, then repair) → upgrade → pending lock
+// → atomic failure → secrets never shown → uninstall.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { jsonEvents, kplay, repoRoot, type KplayResult } from '../helpers/cli.js';
+import { helm, kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
+
+const chart = (v: string): string => path.resolve(repoRoot, '../shared/charts', `podinfo-${v}`);
+const fixtures = path.join(repoRoot, 'test/fixtures/helm');
+const suffix = randomBytes(3).toString('hex');
+const ns = `hx-${suffix}`;
+const release = 'pod';
+const deploy = `${release}-podinfo`;
+// Canaries: must never appear in any kplay output.
+const TOKEN_CANARY = `tok-canary-${suffix}-7f3a`; // in `api_token` (a secret-named variable)
+const PLAIN_CANARY = `plain-canary-${suffix}-91c2`; // in `canary_plain`, only secret because of the values key `password`
+
+let env: SandboxEnv;
+let tmp: string;
+let inventory: string;
+const outputs: string[] = [];
+
+/** 6.14.1 for every step after the upgrade. */
+let chartVars: string[] = [];
+
+beforeAll(() => {
+  env = sandboxEnv();
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-helm-it-'));
+  inventory = path.join(tmp, 'inventory.yml');
+  const inv = {
+    all: {
+      vars: {
+        release,
+        ns,
+        chart_dir: chart('6.13.0'),
+        chart_version: '6.13.0',
+        api_token: TOKEN_CANARY,
+        canary_plain: PLAIN_CANARY,
+        helm_wait: true,
+        helm_timeout: 120,
+        helm_atomic: false,
+        on_pending: 'fail',
+        extra_set: {},
+      },
+      children: {
+        blue: { vars: { replicas: 2 }, clusters: { 'sandbox-1': { context: 'sandbox-1', kubeconfig: env.kubeconfig } } },
+        green: { vars: { replicas: 1 }, clusters: { 'sandbox-2': { context: 'sandbox-2', kubeconfig: env.kubeconfig } } },
+      },
+    },
+  };
+  writeFileSync(inventory, YAML.stringify(inv));
+});
+
+afterAll(async () => {
+  for (const context of ['sandbox-1', 'sandbox-2']) {
+    await helm(['uninstall', release, '-n', ns, '--ignore-not-found'], { context, check: false });
+    await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false'], { context, check: false });
+  }
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** `kplay run` of a fixture playbook against the generated inventory (no cluster lock: other suites share the sandbox). */
+async function run(playbook: string, args: string[] = []): Promise<KplayResult> {
+  const r = await kplay(['run', path.join(fixtures, playbook), '-i', inventory, '--no-lock', ...args], {
+    env: {
+      KPLAY_HELM: path.join(env.binDir, 'helm'),
+      HELM_CACHE_HOME: path.join(tmp, 'helm/cache'),
+      HELM_CONFIG_HOME: path.join(tmp, 'helm/config'),
+      HELM_DATA_HOME: path.join(tmp, 'helm/data'),
+    },
+    timeoutMs: 230_000,
+  });
+  outputs.push(r.stdout, r.stderr);
+  return r;
+}
+
+/** The helm_release task results of a `-o json` run, by cluster. */
+function results(r: KplayResult): Record<string, { status: string; msg?: string; data?: Record<string, unknown>; diff?: { label: string; before: string; after: string }[] }> {
+  const out: Record<string, { status: string; msg?: string; data?: Record<string, unknown> }> = {};
+  for (const e of jsonEvents(r.stdout)) {
+    if (e.type === 'task_result' && e.task === 'podinfo' || e.type === 'task_result' && e.task === 'uninstall') {
+      out[String(e.cluster)] = e as { status: string; msg?: string; data?: Record<string, unknown> };
+    }
+  }
+  return out;
+}
+
+async function status(context = 'sandbox-1'): Promise<{ status: string; revision: number } | undefined> {
+  const r = await helm(['status', release, '-n', ns, '-o', 'json'], { context, check: false });
+  if (r.code !== 0) return undefined;
+  const j = JSON.parse(r.stdout) as { info: { status: string }; version: number };
+  return { status: j.info.status, revision: j.version };
+}
+
+async function history(context = 'sandbox-1'): Promise<{ revision: number; status: string; description: string }[]> {
+  const r = await helm(['history', release, '-n', ns, '-o', 'json'], { context });
+  return JSON.parse(r.stdout) as { revision: number; status: string; description: string }[];
+}
+
+interface Deployment {
+  metadata: { generation: number; annotations?: Record<string, string> };
+  spec: { replicas: number; template: { metadata: { annotations?: Record<string, string> }; spec: { nodeSelector?: Record<string, string>; containers: { image: string; env?: { name: string; value?: string }[]; resources?: { limits?: Record<string, string> } }[] } } };
+  status: { readyReplicas?: number; updatedReplicas?: number; observedGeneration?: number };
+}
+
+async function deployment(context = 'sandbox-1'): Promise<Deployment> {
+  const r = await kubectl(['get', 'deployment', deploy, '-n', ns, '-o', 'json'], { context });
+  return JSON.parse(r.stdout) as Deployment;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Sandbox workaround: when the apiserver is slow (a loaded machine), the node lifecycle controller
+ * marks the kwok node's pods NotReady and kwok never makes Running pods Ready again. Delete such
+ * pods (their ReplicaSet recreates them, and kwok makes new pods Ready) and wait for availability,
+ * so steps that wait on existing pods (rollbacks) test helm_release, not the sandbox.
+ */
+async function healPods(context = 'sandbox-1'): Promise<void> {
+  const r = await kubectl(['get', 'pods', '-n', ns, '-o', 'json'], { context });
+  const pods = (JSON.parse(r.stdout) as { items: { metadata: { name: string; deletionTimestamp?: string }; status: { phase?: string; conditions?: { type: string; status: string }[] } }[] }).items;
+  const stuck = pods.filter((p) => !p.metadata.deletionTimestamp && p.status.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status !== 'True'));
+  if (stuck.length) await kubectl(['delete', 'pod', '-n', ns, '--wait=false', ...stuck.map((p) => p.metadata.name)], { context });
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const d = await deployment(context);
+    if (d.status.readyReplicas === d.spec.replicas && d.status.observedGeneration === d.metadata.generation) return;
+    if (Date.now() > deadline) throw new Error(`deployment ${deploy} not available after healing pods`);
+    await sleep(500);
+  }
+}
+
+describe('helm_release', () => {
+  it('installs 6.13.0 with per-group values from the inventory (changed)', async () => {
+    const r = await run('release.yml', ['-o', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    const res = results(r);
+    expect(res['sandbox-1'].status).toBe('changed');
+    expect(res['sandbox-2'].status).toBe('changed');
+    expect(res['sandbox-1'].data).toMatchObject({ name: release, namespace: ns, revision: 1, chart: 'podinfo', chart_version: '6.13.0', app_version: '6.13.0', status: 'deployed' });
+    expect(res['sandbox-1'].data?.objects).toEqual(expect.arrayContaining([{ kind: 'Deployment', name: deploy, namespace: ns }, { kind: 'Service', name: deploy, namespace: ns }]));
+    const d1 = await deployment('sandbox-1');
+    const d2 = await deployment('sandbox-2');
+    expect(d1.spec.replicas).toBe(2);
+    expect(d2.spec.replicas).toBe(1);
+    // values_files are rendered with the cluster's variables
+    expect(d1.spec.template.metadata.annotations?.['kplay.test/cluster']).toBe('sandbox-1');
+    expect(d2.spec.template.metadata.annotations?.['kplay.test/cluster']).toBe('sandbox-2');
+    expect(d1.status.readyReplicas).toBe(2); // wait: true
+    expect(await status('sandbox-1')).toEqual({ status: 'deployed', revision: 1 });
+  });
+
+  it('reruns as ok without running helm upgrade (revision unchanged)', async () => {
+    const r = await run('release.yml', ['-o', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    const res = results(r);
+    expect(res['sandbox-1'].status).toBe('ok');
+    expect(res['sandbox-2'].status).toBe('ok');
+    expect(res['sandbox-1'].msg).toMatch(/up to date/);
+    for (const c of ['sandbox-1', 'sandbox-2']) {
+      expect(await status(c)).toEqual({ status: 'deployed', revision: 1 });
+      expect(await history(c)).toHaveLength(1);
+    }
+  });
+
+  it('check mode shows live drift (kubectl scale / set env) and changes nothing; the next run repairs it', async () => {
+    await kubectl(['scale', 'deployment', deploy, '-n', ns, '--replicas', '4'], { context: 'sandbox-1' });
+    await kubectl(['set', 'env', `deployment/${deploy}`, '-n', ns, 'PODINFO_UI_COLOR=#ff0000'], { context: 'sandbox-1' });
+    const check = await run('release.yml', ['-l', 'sandbox-1', '--check', '--diff']);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toMatch(/changed: \[sandbox-1\] => would upgrade .*live drift: Deployment/);
+    expect(check.stdout).toContain('-  replicas: 4');
+    expect(check.stdout).toContain('+  replicas: 2');
+    expect(check.stdout).toMatch(/-\s+value: "#ff0000"/);
+    expect(check.stdout).toMatch(/\+\s+value: "#34577c"/);
+    let d = await deployment();
+    expect(d.spec.replicas).toBe(4);
+    expect(await status()).toEqual({ status: 'deployed', revision: 1 });
+
+    const fix = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json']);
+    expect(fix.code, fix.stderr).toBe(0);
+    expect(results(fix)['sandbox-1'].status).toBe('changed');
+    expect(results(fix)['sandbox-1'].msg).toMatch(/live drift/);
+    d = await deployment();
+    expect(d.spec.replicas).toBe(2);
+    expect(d.spec.template.spec.containers[0].env?.find((e) => e.name === 'PODINFO_UI_COLOR')?.value).toBe('#34577c');
+    expect(await status()).toEqual({ status: 'deployed', revision: 2 });
+
+    const again = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json']);
+    expect(results(again)['sandbox-1'].status).toBe('ok');
+  });
+
+  it('upgrades to 6.14.1 and waits for the rollout', async () => {
+    await healPods();
+    chartVars = ['-e', `chart_dir=${chart('6.14.1')}`, '-e', 'chart_version=6.14.1'];
+    const r = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars]);
+    expect(r.code, r.stderr).toBe(0);
+    const res = results(r)['sandbox-1'];
+    expect(res.status).toBe('changed');
+    expect(res.msg).toMatch(/chart podinfo 6\.13\.0 → podinfo 6\.14\.1/);
+    expect(res.data).toMatchObject({ revision: 3, chart_version: '6.14.1', app_version: '6.14.1', status: 'deployed' });
+    const d = await deployment();
+    expect(d.spec.template.spec.containers[0].image).toMatch(/:6\.14\.1$/);
+    expect(d.status.observedGeneration).toBe(d.metadata.generation);
+    expect(d.status.updatedReplicas).toBe(2);
+    expect(d.status.readyReplicas).toBe(2);
+  });
+
+  it('refuses a release left pending-upgrade (on_pending: fail) and recovers it (on_pending: rollback)', async () => {
+    await healPods();
+    // A helm upgrade that waits forever (pods can never be scheduled), killed with SIGKILL mid-wait.
+    const values = path.join(tmp, 'stuck.yaml');
+    writeFileSync(values, 'replicaCount: 2\nnodeSelector:\n  kplay.test/nowhere: "true"\n');
+    const child = spawn(path.join(env.binDir, 'helm'), ['upgrade', release, chart('6.14.1'), '-n', ns, '-f', values, '--wait=watcher', '--timeout', '300s', '--kubeconfig', env.kubeconfig, '--kube-context', 'sandbox-1'], {
+      stdio: 'ignore',
+      env: { ...process.env, HELM_CACHE_HOME: path.join(tmp, 'helm/cache'), HELM_CONFIG_HOME: path.join(tmp, 'helm/config'), HELM_DATA_HOME: path.join(tmp, 'helm/data') },
+    });
+    const exited = new Promise((r) => child.on('close', r));
+    try {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const s = await status();
+        const d = await deployment();
+        if (s?.status === 'pending-upgrade' && d.spec.template.spec.nodeSelector) break;
+        if (Date.now() > deadline) throw new Error(`release never became pending-upgrade: ${JSON.stringify(s)}`);
+        await sleep(200);
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    expect(await status()).toEqual({ status: 'pending-upgrade', revision: 4 });
+
+    const refused = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars]);
+    expect(refused.code).not.toBe(0);
+    const f = results(refused)['sandbox-1'];
+    expect(f.status).toBe('failed');
+    expect(f.msg).toMatch(/pending-upgrade/);
+    expect(f.msg).toMatch(/on_pending: rollback/);
+    expect((await status())?.status).toBe('pending-upgrade');
+
+    const recovered = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars, '-e', 'on_pending=rollback']);
+    expect(recovered.code, recovered.stdout).toBe(0);
+    const ok = results(recovered)['sandbox-1'];
+    expect(ok.status).toBe('changed');
+    expect(ok.msg).toMatch(/rolled back pending revision 4 to revision 3/);
+    const s = await status();
+    expect(s?.status).toBe('deployed');
+    const d = await deployment();
+    expect(d.spec.template.spec.nodeSelector).toBeUndefined();
+    // the recovered release is up to date: a plain rerun is ok
+    const rerun = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars]);
+    expect(results(rerun)['sandbox-1'].status).toBe('ok');
+    expect((await status())?.revision).toBe(s?.revision);
+  });
+
+  it('atomic: a failing upgrade is rolled back', async () => {
+    // A cpu limit that is not a quantity renders fine but cannot be applied: the upgrade fails at
+    // once, reliably (under kwok every pod becomes Ready, so "never ready" images do not fail).
+    await healPods();
+    const before = await status();
+    const r = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars, '-e', JSON.stringify({ helm_atomic: true, extra_set: { 'resources.limits.cpu': 'bogus' } })]);
+    expect(r.code).not.toBe(0);
+    const res = results(r)['sandbox-1'];
+    expect(res.status).toBe('failed');
+    expect(res.msg).toMatch(/Error: UPGRADE FAILED/);
+    expect(res.msg).toMatch(/quantities must match/);
+    expect(res.msg).toMatch(/atomic: release .* is now deployed/);
+    const after = await status();
+    expect(after?.status).toBe('deployed');
+    expect(after?.revision).toBe((before?.revision ?? 0) + 2); // the failed upgrade, then the rollback
+    const h = await history();
+    expect(h[h.length - 2].status).toBe('failed');
+    expect(h[h.length - 1].description).toMatch(/Rollback to/);
+    expect((await deployment()).spec.template.spec.containers[0].resources?.limits?.cpu).toBeUndefined();
+  });
+
+  it('never shows secret values (text --diff -v, and --output json)', async () => {
+    const NEW_PLAIN = `plain-canary2-${suffix}-5d1e`;
+    const NEW_TOKEN = `tok-canary2-${suffix}-0b9d`;
+    await healPods();
+    // a real upgrade whose diff contains the changed secret values
+    const text = await run('release.yml', ['-l', 'sandbox-1', '--diff', '-v', ...chartVars, '-e', `canary_plain=${NEW_PLAIN}`, '-e', `api_token=${NEW_TOKEN}`]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/values changed: .*auth\.password/);
+    expect(text.stdout).toContain('********');
+    const json = await run('release.yml', ['-l', 'sandbox-1', '--check', '--diff', '-o', 'json', ...chartVars, '-e', `canary_plain=${PLAIN_CANARY}`, '-e', `api_token=${TOKEN_CANARY}`]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(results(json)['sandbox-1'].status).toBe('changed');
+    const diffText = JSON.stringify(results(json)['sandbox-1'].diff);
+    expect(diffText).toContain('helm release');
+    expect(diffText).toContain('******** (changed)'); // a changed secret is shown as changed, never in clear
+    for (const out of outputs) {
+      for (const canary of [TOKEN_CANARY, PLAIN_CANARY, NEW_PLAIN, NEW_TOKEN]) {
+        expect(out.includes(canary), `canary ${canary} leaked`).toBe(false);
+        expect(out.includes(Buffer.from(canary).toString('base64')), `base64 of ${canary} leaked`).toBe(false);
+      }
+    }
+  });
+
+  it('uninstalls, and uninstalling again is ok', async () => {
+    const r = await run('uninstall.yml', ['-o', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    const res = results(r);
+    expect(res['sandbox-1'].status).toBe('changed');
+    expect(res['sandbox-2'].status).toBe('changed');
+    expect(await status('sandbox-1')).toBeUndefined();
+    expect(await status('sandbox-2')).toBeUndefined();
+    const again = await run('uninstall.yml', ['-o', 'json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(results(again)['sandbox-1'].status).toBe('ok');
+    expect(results(again)['sandbox-2'].status).toBe('ok');
+  });
+});
