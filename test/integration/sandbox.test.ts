@@ -61,9 +61,19 @@ function errorCode(err: unknown): number | undefined {
   return undefined;
 }
 
+/** The server's Status message of a failed request (falls back to the raw body). */
 function errorBody(err: unknown): string {
   if (err instanceof ApiException) {
     const body: unknown = err.body;
+    let parsed: unknown = body;
+    if (typeof body === 'string') {
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        return body;
+      }
+    }
+    if (typeof parsed === 'object' && parsed !== null && 'message' in parsed && typeof parsed.message === 'string') return parsed.message;
     return typeof body === 'string' ? body : JSON.stringify(body);
   }
   return err instanceof Error ? err.message : String(err);

@@ -31,6 +31,12 @@ log() { printf '[sandbox-install %4ss] %s\n' "$(( $(date +%s) - START ))" "$*"; 
 die() { printf '[sandbox-install] ERROR: %s\n' "$*" >&2; exit 1; }
 
 mkdir -p "$BIN" || die "cannot create $BIN"
+# one install at a time (several checkouts may share the cache)
+exec 9>"$CACHE/.install.lock"
+if ! flock -n 9; then
+  log "another install.sh holds $CACHE/.install.lock; waiting for it"
+  flock 9
+fi
 
 # ---------------------------------------------------------------- apt packages
 need_pkgs=()

@@ -105,9 +105,9 @@ function tail(file, lines = 30) {
 }
 
 /** Spawn a long-lived, detached process whose output goes to logFile. */
-function startProcess(name, bin, args, logFile, started) {
+function startProcess(name, bin, args, logFile, started, env = {}) {
   const fd = fs.openSync(logFile, 'a');
-  const child = spawn(bin, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env } });
+  const child = spawn(bin, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
   fs.closeSync(fd);
   const proc = { name, bin, pid: child.pid, log: logFile, args };
   if (!child.pid) throw new Error(`failed to start ${name} (${bin})`);
@@ -629,6 +629,11 @@ async function startAll(count, started, log) {
       `--service-account-signing-key-file=${pki('sa.key')}`,
       `--service-cluster-ip-range=${c.serviceCIDR}`,
       '--authorization-mode=Node,RBAC',
+      // Debian's etcd 3.4 lacks reliable progress notifications, so the watch
+      // cache refuses streaming (sendInitialEvents) watches, which kwok uses;
+      // kwok then only catches up on relists (~15-45 s per pod change). Without
+      // the watch cache, watches are served by etcd directly and work.
+      '--watch-cache=false',
       '--allow-privileged=true',
       `--audit-policy-file=${auditPolicy}`,
       `--audit-log-path=${c.auditLog}`,
