@@ -1,4 +1,5 @@
 // k8s_apply against the real sandbox clusters, through the built CLI (`kplay run`).
+// Runs use --no-lock: these tests are about the k8s modules, and other engineers' concurrent runs hold the cluster lock.
 // Every test uses its own namespace (k8s-apply-<random>) and only deletes what it created.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ const created: { context: string; args: string[] }[] = [];
 const realWrites = (events: AuditEvent[]): AuditEvent[] => events.filter((e) => !e.requestURI.includes('dryRun='));
 
 function run(playbook: string, vars: Record<string, unknown>, extra: string[] = [], inventory?: string): ReturnType<typeof kplay> {
-  return kplay(['run', path.join(fixtures, playbook), '-i', inventory ?? env.inventory, '-e', JSON.stringify(vars), ...extra]);
+  return kplay(['run', path.join(fixtures, playbook), '-i', inventory ?? env.inventory, '-e', JSON.stringify(vars), '--no-lock', ...extra]);
 }
 
 beforeAll(() => {
