@@ -13,6 +13,10 @@ commands:
 env: KPLAY_SANDBOX_CACHE (binaries, default ~/.cache/kplay-sandbox),
      KPLAY_SANDBOX_DIR (state and logs, default ~/.cache/kplay-sandbox/run)`;
 
+// a closed pipe (e.g. `| head`) must not kill `up` half-way
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
+
 async function main() {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
