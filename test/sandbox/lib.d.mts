@@ -1,6 +1,8 @@
 // Type declarations for lib.mjs (plain JS so that it runs without a build step).
 
 export declare const K8S_VERSION: string;
+export declare const CONFIG_VERSION: number;
+export declare const OUTDATED: string;
 
 export interface SandboxProcess {
   name: string;
@@ -29,6 +31,7 @@ export interface SandboxCluster {
 
 export interface SandboxState {
   version: number;
+  configVersion?: number;
   kubernetesVersion: string;
   createdAt: string;
   runDir: string;
@@ -63,6 +66,8 @@ export interface ClusterHealth {
 export interface StatusResult {
   running: boolean;
   reason: string;
+  /** started by an older test/sandbox (different CONFIG_VERSION) */
+  outdated?: boolean;
   state: SandboxState | null;
   etcd?: { endpoint: string; alive: boolean; rssMiB: number };
   clusters: ClusterHealth[];

@@ -21,6 +21,11 @@ import YAML from 'yaml';
 export const K8S_VERSION = 'v1.34.4';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MAX_CLUSTERS = 20;
+// Bump when the way clusters are started changes; a running sandbox started
+// with another value still works but is reported as outdated.
+// 2: kube-apiserver --watch-cache=false (kwok reacts at once on etcd 3.4),
+//    controller-manager --node-monitor-grace-period=1h
+export const CONFIG_VERSION = 2;
 const NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
 export function cacheDir() {
@@ -387,6 +392,9 @@ async function clusterHealth(cluster) {
  * running is true only when every recorded process is alive and every
  * kube-apiserver answers /readyz.
  */
+export const OUTDATED =
+  'sandbox: WARNING: this sandbox was started by an older version of test/sandbox (e.g. with the apiserver watch cache on, which makes kwok slow); restart it when nobody uses it: npm run sandbox -- down && npm run sandbox -- up';
+
 export async function status() {
   const state = readState();
   if (!state) return { running: false, reason: `no sandbox state at ${statePath()}`, state: null, clusters: [] };
@@ -402,6 +410,7 @@ export async function status() {
   return {
     running,
     reason,
+    outdated: (state.configVersion ?? 1) !== CONFIG_VERSION,
     state,
     etcd: { endpoint: state.etcd.endpoint, alive: etcdAlive, rssMiB: Math.round((etcdAlive ? rssKiB(state.etcd.process.pid) : 0) / 1024) },
     clusters,
@@ -510,6 +519,7 @@ export async function up({ clusters = 3, log = console.log } = {}) {
       const st = await status();
       if (st.running && existing.clusters.length === count) {
         log(`sandbox: already running with ${count} cluster(s), healthy`);
+        if (st.outdated) log(OUTDATED);
         return { reused: true, state: existing, ...summarize(existing) };
       }
       if (st.running) {
@@ -550,6 +560,7 @@ async function startAll(count, started, log) {
   // state file is written early so that `down` can clean up a half-started sandbox
   const state = {
     version: 1,
+    configVersion: CONFIG_VERSION,
     kubernetesVersion: K8S_VERSION,
     createdAt: new Date().toISOString(),
     runDir: dir,
@@ -658,10 +669,14 @@ async function startAll(count, started, log) {
       `--cluster-signing-cert-file=${pki('ca.crt')}`,
       `--cluster-signing-key-file=${pki('ca.key')}`,
       `--service-cluster-ip-range=${c.serviceCIDR}`,
-      // No node-lifecycle-controller: on a loaded 2-core machine kwok's node heartbeats can
-      // lag past the grace period, and the controller would then mark every pod NotReady
-      // (seen: rollouts flapping to 0 ready mid-test). The fake node never really fails.
-      '--controllers=*,-node-lifecycle-controller',
+      '--controllers=*',
+      // On a loaded 2-core machine kwok's node heartbeats can lag past the default
+      // grace period (50 s); the node-lifecycle-controller would then mark the node
+      // and every pod NotReady (seen: rollouts flapping to 0 ready mid-test). The
+      // fake node never really fails, so give it an hour. The controller must stay
+      // on: it removes the node.kubernetes.io/not-ready taint that admission
+      // (TaintNodesByCondition) puts on every new Node; without it nothing schedules.
+      '--node-monitor-grace-period=1h',
       '--leader-elect=false',
       '--kube-api-qps=200',
       '--kube-api-burst=400',

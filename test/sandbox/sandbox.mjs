@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // CLI for the kplay test sandbox: `npm run sandbox -- up --clusters 3 | down | status`.
 import { parseArgs } from 'node:util';
-import { up, down, status, memoryReport, statePath } from './lib.mjs';
+import { up, down, status, memoryReport, statePath, OUTDATED } from './lib.mjs';
 
 const USAGE = `usage: npm run sandbox -- <command> [options]
 
@@ -48,6 +48,7 @@ async function main() {
         return 1;
       }
       console.log(`sandbox: ${st.running ? 'running' : 'NOT healthy'} — ${st.reason}`);
+      if (st.outdated) console.log(OUTDATED);
       console.log(`  etcd ${st.etcd.endpoint}: ${st.etcd.alive ? `alive, RSS ${st.etcd.rssMiB} MiB` : 'DEAD'}`);
       for (const c of st.clusters) {
         const dead = c.deadProcesses.length ? `, dead: ${c.deadProcesses.join(', ')}` : '';
