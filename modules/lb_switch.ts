@@ -2,7 +2,7 @@
  * `lb_switch`: take a backend server out of (or back into) a load balancer's rotation.
  * The `provider:` selects the load balancer; each provider is one file in `src/lb/`.
  */
-import { defineModule, type JsonSchema, type ModuleResult } from '../src/sdk/module.js';
+import { defineModule, UnreachableError, type JsonSchema, type ModuleResult } from '../src/sdk/module.js';
 import { errorMessage } from '../src/load/errors.js';
 import { PROVIDERS, type LbSwitchArgs } from '../src/lb/index.js';
 
@@ -32,31 +32,59 @@ function buildSchema(): JsonSchema {
     allOf: PROVIDERS.map((p) => ({
       if: { properties: { provider: { const: p.name } }, required: ['provider'] },
       // `properties` restates the keys (as `true`) so ajv's strictRequired sees them defined here.
-      then: { properties: Object.fromEntries(p.required.map((k) => [k, true])), required: p.required },
+      then: {
+        properties: { ...Object.fromEntries(p.required.map((k) => [k, true])), ...(p.narrow ?? {}) },
+        required: p.required,
+      },
     })),
   };
 }
 
 export default defineModule<LbSwitchArgs>({
   name: 'lb_switch',
-  summary: 'Drain, disable or enable a backend server in a load balancer (HAProxy), optionally waiting for sessions to end',
+  summary:
+    'Switch traffic: drain/enable a server in HAProxy, flip a Kubernetes Service blue/green or drain its endpoints, set ingress-nginx canary or HTTPRoute weights',
   description: [
-    'Sets the administrative state (`ready`, `drain`, `maint`) and optionally the weight of one server of a',
-    'load-balancer pool, idempotently: the current state is read first and nothing is sent when it already matches',
-    '(status `ok`). After a switch the state is read back and verified.',
+    'Moves traffic idempotently: the current state is read first and nothing is written when it already matches',
+    '(status `ok`; a second identical run is always `ok` and writes nothing). **Check mode** only reads (Kubernetes',
+    'providers also send the write as a server-side dry run, so it is validated) and reports what would change;',
+    '`--diff` shows the state before and after. `provider:` selects the kind of load balancer; every argument is',
+    'marked with the providers it belongs to, and passing another provider\'s argument fails.',
     '',
-    '**haproxy**: talks to the runtime API (`stats socket … level admin`) over a unix socket or TCP. With `sockets`,',
-    'several HAProxy instances are switched together, all-or-nothing: every instance is read first, and if switching',
-    'one fails, the ones already switched are reverted. `wait_drained` polls `show stat` every 200 ms until the',
-    "server's current sessions reach 0 (HAProxy has no push API), failing after `drain_timeout` seconds.",
+    '**haproxy**: sets the administrative state (`ready`, `drain`, `maint`) and optionally the weight of one server',
+    'through the runtime API (`stats socket … level admin`) over a unix socket or TCP, then reads it back. With',
+    '`sockets`, several HAProxy instances are switched together, all-or-nothing: every instance is read first, and if',
+    'switching one fails, the ones already switched are reverted. `wait_drained` polls `show stat` every 200 ms until',
+    "the server's current sessions reach 0 (HAProxy has no push API), failing after `drain_timeout` seconds. The result",
+    'has `target` (`backend/server @ socket`), `previous` and `current` (`admin_state`, `operational_state`,',
+    '`weight`), `drain` (`sessions_at_start`, `waited_ms`) and `instances` (one entry per socket).',
     '',
-    'The result has `provider`, `target` (`backend/server @ socket`), `previous` and `current` state',
-    '(`admin_state`, `operational_state`, `weight`), `drain` (`sessions_at_start`, `waited_ms`) and `instances`',
-    '(one entry per socket). **Check mode** only reads and reports what would change. `--diff` shows the',
-    'state before and after.',
+    "**k8s_service** (on the task's cluster): edits a Service's selector. `selector:` merges keys into it (blue/green:",
+    '`{color: green}`; other keys are kept, `null` removes a key) and is refused, with nothing changed, when the new',
+    'selector matches fewer than `min_ready` (default 1) ready pods. `state: drain` takes this cluster out of the',
+    "Service's rotation without touching any pod: it adds `drain_label` (default `kplay.dev/drained: \"true\"`) to the",
+    'selector, which no pod carries, so the Service has no endpoints; `state: ready` removes it and restores the',
+    "previous selection. After a change it waits (`endpoints_timeout`, default 30 s) until the Service's",
+    'EndpointSlices list exactly the pods the new selector matches. Result: `target` (`namespace/service`),',
+    '`previous_selector`, `selector`, `previous_drained`, `drained`, `endpoints_before`, `endpoints_after` (ready',
+    'endpoints in the EndpointSlices; predicted from the matching pods in check mode), `ready_pods`, `resource_version`.',
+    '',
+    '**ingress_canary**: sets `nginx.ingress.kubernetes.io/canary: "true"` and `canary-weight: "<weight>"` on the',
+    'canary Ingress (refused when it is not a canary yet and no main Ingress serves the same host). Result:',
+    '`previous_weight` (`null` when unset), `weight`, `weight_total`, `previous_canary`.',
+    '',
+    '**httproute**: sets the `weight` of the backendRef named `backend` in a Gateway API HTTPRoute, in `rule` or in',
+    'every rule that references it (a backendRef without `weight` counts as 1). An unknown backend fails and lists',
+    'the known backendRefs. Result: `previous_weight`, `weight`, `rules` (`rule`, `previous_weight`, `weight`,',
+    '`traffic_percent` of the rule after the change).',
+    '',
+    'The Kubernetes providers write a JSON merge patch guarded by the `resourceVersion` they read (recorded under the',
+    'field manager `kplay`): only the named keys change and a concurrent edit is re-read, never overwritten. A',
+    'missing Service / Ingress / HTTPRoute fails naming it, its namespace and the cluster.',
   ].join('\n'),
   schema: buildSchema(),
   checkMode: 'supported',
+  usesCluster: true,
   examples: [
     {
       title: 'Drain a server and wait for its sessions to end before upgrading it',
@@ -86,15 +114,90 @@ export default defineModule<LbSwitchArgs>({
         '    weight: "50%"',
       ].join('\n'),
     },
+    {
+      title: 'Blue/green: point the Service at the green pods (refused if no green pod is ready)',
+      yaml: [
+        '- name: switch shop/web to green',
+        '  lb_switch:',
+        '    provider: k8s_service',
+        '    namespace: shop',
+        '    service: web',
+        '    selector:',
+        '      color: green',
+        '    min_ready: 3',
+      ].join('\n'),
+    },
+    {
+      title: "Take one cluster out of the Service's rotation for maintenance, then put it back",
+      yaml: [
+        '- name: drain eu-1 (the Service keeps its selector plus kplay.dev/drained=true, so it has no endpoints)',
+        '  lb_switch:',
+        '    provider: k8s_service',
+        '    namespace: shop',
+        '    service: web',
+        '    state: drain',
+        '  when: cluster_name == "eu-1"',
+        '',
+        '- name: back in rotation',
+        '  lb_switch:',
+        '    provider: k8s_service',
+        '    namespace: shop',
+        '    service: web',
+        '    state: ready',
+        '  when: cluster_name == "eu-1"',
+      ].join('\n'),
+    },
+    {
+      title: 'Send 10% of the requests to the ingress-nginx canary',
+      yaml: [
+        '- lb_switch:',
+        '    provider: ingress_canary',
+        '    namespace: shop',
+        '    ingress: web-canary',
+        '    weight: 10',
+      ].join('\n'),
+    },
+    {
+      title: 'Shift an HTTPRoute to the new version: weight 90 for web-v2 in every rule that uses it',
+      yaml: [
+        '- lb_switch:',
+        '    provider: httproute',
+        '    namespace: shop',
+        '    route: web',
+        '    backend: web-v2',
+        '    weight: 90',
+        '',
+        '- lb_switch:',
+        '    provider: httproute',
+        '    namespace: shop',
+        '    route: web',
+        '    backend: web-v1',
+        '    weight: 10',
+        '    rule: 0',
+      ].join('\n'),
+    },
   ],
   async run(args, ctx): Promise<ModuleResult> {
     const provider = PROVIDERS.find((p) => p.name === args.provider);
     if (!provider) {
       return { status: 'failed', msg: `lb_switch: unknown provider '${String(args.provider)}' (known: ${PROVIDERS.map((p) => p.name).join(', ')})` };
     }
+    const own = new Set(['provider', ...Object.keys(provider.properties)]);
+    const foreign = Object.keys(args).filter((k) => !own.has(k));
+    if (foreign.length) {
+      const owners = (k: string): string =>
+        PROVIDERS.filter((p) => k in p.properties)
+          .map((p) => p.name)
+          .join(', ');
+      return {
+        status: 'failed',
+        msg: `lb_switch (${provider.name}): ${foreign.map((k) => `\`${k}\` (an argument of ${owners(k)})`).join(', ')} does not apply to provider ${provider.name}`,
+      };
+    }
     try {
       return await provider.run(args, ctx);
     } catch (e) {
+      if (e instanceof UnreachableError) throw e;
       return { status: 'failed', msg: `lb_switch (${provider.name}): ${errorMessage(e)}` };
     }
   },

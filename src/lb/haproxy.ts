@@ -6,6 +6,7 @@
 import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
 import { errorMessage } from '../load/errors.js';
 import type { LbProvider } from './provider.js';
+import { BACKEND_PROPERTY, STATE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
 import {
   parseBackendList,
   parseEndpoint,
@@ -360,6 +361,14 @@ export const haproxyProvider: LbProvider<HaproxySwitchArgs> = {
   name: 'haproxy',
   summary: 'HAProxy runtime API (stats socket): `set server <backend>/<server> state|weight`.',
   required: ['backend', 'server', 'state'],
+  narrow: {
+    weight: {
+      oneOf: [
+        { type: 'integer', minimum: 0, maximum: 256 },
+        { type: 'string', pattern: '^[0-9]{1,5}%$' },
+      ],
+    },
+  },
   properties: {
     socket: {
       type: 'string',
@@ -375,21 +384,10 @@ export const haproxyProvider: LbProvider<HaproxySwitchArgs> = {
       description:
         '(haproxy) Runtime API sockets of several HAProxy instances switched together, all-or-nothing: all are read first; if switching one fails, those already switched are reverted.',
     },
-    backend: { type: 'string', minLength: 1, description: '(haproxy, required) Backend (pool) holding the server.' },
+    backend: BACKEND_PROPERTY,
     server: { type: 'string', minLength: 1, description: '(haproxy, required) Server name inside `backend`.' },
-    state: {
-      type: 'string',
-      enum: ['ready', 'drain', 'maint'],
-      description:
-        '(haproxy, required) Wanted administrative state: `ready` takes traffic, `drain` gets no new sessions (persistent ones continue), `maint` gets no traffic at all.',
-    },
-    weight: {
-      description: '(haproxy) Wanted weight: absolute `0`–`256`, or a percentage of the configured weight such as `"50%"`.',
-      oneOf: [
-        { type: 'integer', minimum: 0, maximum: 256 },
-        { type: 'string', pattern: '^[0-9]{1,5}%$' },
-      ],
-    },
+    state: STATE_PROPERTY,
+    weight: WEIGHT_PROPERTY,
     wait_drained: {
       type: 'boolean',
       default: false,

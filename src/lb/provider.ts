@@ -19,6 +19,11 @@ export interface LbProvider<A> {
   properties: Record<string, JsonSchema>;
   /** Properties required when this provider is selected. */
   required: string[];
+  /**
+   * Extra constraints on shared properties (see `shared.ts`) when this provider is selected,
+   * e.g. `{ weight: { type: 'integer' } }`. Checked together with the shared declaration.
+   */
+  narrow?: Record<string, JsonSchema>;
   /** Switch (or, in check mode, report what would switch). Never throws for expected failures. */
   run(args: A, ctx: ModuleContext): Promise<ModuleResult>;
 }
