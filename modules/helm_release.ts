@@ -97,7 +97,8 @@ export interface HelmReleaseArgs {
    */
   timeout?: number;
   /**
-   * Roll back to the previous revision (uninstall a first install) when the upgrade fails or times out.
+   * Roll back to the previous revision (uninstall a first install) when the upgrade fails or times
+   * out. Like helm, this waits for readiness even with `wait: false`.
    * @default false
    * @example true
    */
@@ -206,7 +207,8 @@ const schema = {
     atomic: {
       type: 'boolean',
       default: false,
-      description: 'Roll back to the previous revision (uninstall a first install) when the upgrade fails or times out (helm 3 `--atomic`, helm 4 `--rollback-on-failure`).',
+      description:
+        'Roll back to the previous revision (uninstall a first install) when the upgrade fails or times out (helm 3 `--atomic`, helm 4 `--rollback-on-failure`). Like helm, this waits for readiness even with `wait: false`.',
     },
     force: { type: 'boolean', default: false, description: 'Replace resources that cannot be updated in place (helm 3 `--force`, helm 4 `--force-replace`).' },
     skip_crds: { type: 'boolean', default: false, description: 'Do not install the chart\'s CRDs (`crds/`).' },

@@ -1,8 +1,8 @@
 // helm_release against the real sandbox clusters, through `kplay run` with fixture playbooks and a
 // generated inventory (groups with different replica counts). The steps build on each other and
 // run in order: install → idempotent rerun → drift (check, then repair) → upgrade → pending lock
-// → atomic failure → secrets never shown → uninstall.
-import { spawn } from 'node:child_process';
+// → atomic failure → Ctrl-C during an upgrade → secrets never shown → uninstall.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 /** `kplay run` of a fixture playbook against the generated inventory (no cluster lock: other suites share the sandbox). */
-async function run(playbook: string, args: string[] = []): Promise<KplayResult> {
+async function run(playbook: string, args: string[] = [], onSpawn?: (c: ChildProcess) => void): Promise<KplayResult> {
   const r = await kplay(['run', path.join(fixtures, playbook), '-i', inventory, '--no-lock', ...args], {
     env: {
       KPLAY_HELM: path.join(env.binDir, 'helm'),
@@ -76,6 +76,7 @@ async function run(playbook: string, args: string[] = []): Promise<KplayResult> 
       HELM_DATA_HOME: path.join(tmp, 'helm/data'),
     },
     timeoutMs: 230_000,
+    onSpawn,
   });
   outputs.push(r.stdout, r.stderr);
   return r;
@@ -139,8 +140,17 @@ async function healPods(context = 'sandbox-1'): Promise<void> {
 
 describe('helm_release', () => {
   it('installs 6.13.0 with per-group values from the inventory (changed)', async () => {
+    // check mode first: reports the install with the objects it would create, creates nothing
+    const check = await run('release.yml', ['-l', 'sandbox-1', '--check', '--diff']);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toMatch(/changed: \[sandbox-1\] => would install .*install podinfo 6\.13\.0/);
+    expect(check.stdout).toContain(`+++ after: Deployment ${ns}/${deploy}`);
+    expect(check.stdout).toContain('+  replicas: 2');
+    expect(await status('sandbox-1')).toBeUndefined();
+    expect((await kubectl(['get', 'namespace', ns], { check: false })).code).not.toBe(0);
+
     const r = await run('release.yml', ['-o', 'json']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r);
     expect(res['sandbox-1'].status).toBe('changed');
     expect(res['sandbox-2'].status).toBe('changed');
@@ -159,7 +169,7 @@ describe('helm_release', () => {
 
   it('reruns as ok without running helm upgrade (revision unchanged)', async () => {
     const r = await run('release.yml', ['-o', 'json']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r);
     expect(res['sandbox-1'].status).toBe('ok');
     expect(res['sandbox-2'].status).toBe('ok');
@@ -185,7 +195,7 @@ describe('helm_release', () => {
     expect(await status()).toEqual({ status: 'deployed', revision: 1 });
 
     const fix = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json']);
-    expect(fix.code, fix.stderr).toBe(0);
+    expect(fix.code, fix.stdout.slice(-3000)).toBe(0);
     expect(results(fix)['sandbox-1'].status).toBe('changed');
     expect(results(fix)['sandbox-1'].msg).toMatch(/live drift/);
     d = await deployment();
@@ -201,7 +211,7 @@ describe('helm_release', () => {
     await healPods();
     chartVars = ['-e', `chart_dir=${chart('6.14.1')}`, '-e', 'chart_version=6.14.1'];
     const r = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars]);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r)['sandbox-1'];
     expect(res.status).toBe('changed');
     expect(res.msg).toMatch(/chart podinfo 6\.13\.0 → podinfo 6\.14\.1/);
@@ -282,17 +292,35 @@ describe('helm_release', () => {
     expect((await deployment()).spec.template.spec.containers[0].resources?.limits?.cpu).toBeUndefined();
   });
 
+  it('Ctrl-C during an upgrade stops helm with SIGTERM and waits: the release ends failed, not pending', async () => {
+    await healPods();
+    let child: ChildProcess | undefined;
+    const running = run('release.yml', ['-l', 'sandbox-1', ...chartVars, '-e', JSON.stringify({ extra_set: { 'nodeSelector.kplay\\.test/nowhere': 'true' } })], (c) => (child = c));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if ((await status())?.status === 'pending-upgrade') break;
+      if (Date.now() > deadline) throw new Error('the upgrade never started');
+      await sleep(200);
+    }
+    await sleep(1000); // helm is now waiting for pods that cannot be scheduled
+    child?.kill('SIGINT');
+    const r = await running;
+    expect(r.code).toBe(130);
+    expect(r.stdout).toMatch(/interrupted: helm was stopped \(SIGTERM\) and has exited; release .* is now failed/);
+    expect((await status())?.status).toBe('failed');
+  });
+
   it('never shows secret values (text --diff -v, and --output json)', async () => {
     const NEW_PLAIN = `plain-canary2-${suffix}-5d1e`;
     const NEW_TOKEN = `tok-canary2-${suffix}-0b9d`;
     await healPods();
     // a real upgrade whose diff contains the changed secret values
     const text = await run('release.yml', ['-l', 'sandbox-1', '--diff', '-v', ...chartVars, '-e', `canary_plain=${NEW_PLAIN}`, '-e', `api_token=${NEW_TOKEN}`]);
-    expect(text.code, text.stderr).toBe(0);
+    expect(text.code, text.stdout.slice(-3000)).toBe(0);
     expect(text.stdout).toMatch(/values changed: .*auth\.password/);
     expect(text.stdout).toContain('********');
     const json = await run('release.yml', ['-l', 'sandbox-1', '--check', '--diff', '-o', 'json', ...chartVars, '-e', `canary_plain=${PLAIN_CANARY}`, '-e', `api_token=${TOKEN_CANARY}`]);
-    expect(json.code, json.stderr).toBe(0);
+    expect(json.code, json.stdout.slice(-3000)).toBe(0);
     expect(results(json)['sandbox-1'].status).toBe('changed');
     const diffText = JSON.stringify(results(json)['sandbox-1'].diff);
     expect(diffText).toContain('helm release');
@@ -307,14 +335,14 @@ describe('helm_release', () => {
 
   it('uninstalls, and uninstalling again is ok', async () => {
     const r = await run('uninstall.yml', ['-o', 'json']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r);
     expect(res['sandbox-1'].status).toBe('changed');
     expect(res['sandbox-2'].status).toBe('changed');
     expect(await status('sandbox-1')).toBeUndefined();
     expect(await status('sandbox-2')).toBeUndefined();
     const again = await run('uninstall.yml', ['-o', 'json']);
-    expect(again.code, again.stderr).toBe(0);
+    expect(again.code, again.stdout.slice(-3000)).toBe(0);
     expect(results(again)['sandbox-1'].status).toBe('ok');
     expect(results(again)['sandbox-2'].status).toBe('ok');
   });
