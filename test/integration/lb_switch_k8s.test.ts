@@ -1,7 +1,7 @@
 // lb_switch's Kubernetes providers (k8s_service, ingress_canary, httproute) against the real
 // sandbox clusters, through the built CLI (`kplay run -o json`) with the playbooks in
 // test/fixtures/lb, plus a few module-level checks with a real ModuleContext.
-// Every run uses its own namespace (lb-switch-<random>) on sandbox-1 and sandbox-2 and deletes
+// Every run uses its own namespace (lb-switch-<random>) on sandbox-1 and a second cluster and deletes
 // only what it created (the HTTPRoute CRD only when this file installed it).
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -20,6 +20,8 @@ const ns = `lb-switch-${randomBytes(3).toString('hex')}`;
 const CRD = 'httproutes.gateway.networking.k8s.io';
 let env: SandboxEnv;
 let installedCrd = false;
+/** The second cluster (drain / ready, no HTTPRoute CRD): sandbox-2, or sandbox-3 when sandbox-2's node is tainted. */
+let other = 'sandbox-2';
 
 /** Writes that persisted something (dry runs are audited as patches too). */
 const realWrites = (events: AuditEvent[]): AuditEvent[] => events.filter((e) => !e.requestURI.includes('dryRun='));
@@ -102,14 +104,23 @@ beforeAll(async () => {
     installedCrd = true;
   }
   await kubectl(['wait', '--for=condition=Established', `crd/${CRD}`, '--timeout=60s']);
-  for (const context of ['sandbox-1', 'sandbox-2']) {
+  // The shared sandbox's kwok nodes occasionally get stuck with an `unreachable` taint (pods then
+  // never schedule); use the first untainted one of sandbox-2 / sandbox-3 as the second cluster.
+  for (const c of ['sandbox-2', 'sandbox-3']) {
+    const taints = (await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[*].spec.taints}'], { context: c })).stdout.trim();
+    if (!taints) {
+      other = c;
+      break;
+    }
+  }
+  for (const context of ['sandbox-1', other]) {
     await kubectl(['create', 'namespace', ns], { context });
     await kubectl(['-n', ns, 'apply', '-f', path.join(fixtures, 'app.yaml')], { context });
   }
   await eventually('HTTPRoute served', async () => (await kubectl(['-n', ns, 'apply', '-f', path.join(fixtures, 'route.yaml')], { check: false })).code === 0, 60_000);
   // kwok gives the pods IPs and readiness; the EndpointSlice controller then lists them.
   await Promise.all(
-    ['sandbox-1', 'sandbox-2'].map(async (context) => {
+    ['sandbox-1', other].map(async (context) => {
       await kubectl(['-n', ns, 'rollout', 'status', 'deployment/web-blue', 'deployment/web-green', '--timeout=240s'], { context, timeoutMs: 260_000 });
       await eventually(`2 endpoints for web on ${context}`, async () => (await readyEndpoints(context)) === 2);
     }),
@@ -118,7 +129,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!env) return;
-  for (const context of ['sandbox-1', 'sandbox-2']) await kubectl(['delete', 'namespace', ns, '--wait=false'], { context, check: false });
+  for (const context of ['sandbox-1', other]) await kubectl(['delete', 'namespace', ns, '--wait=false'], { context, check: false });
   if (installedCrd) await kubectl(['delete', 'crd', CRD, '--wait=false'], { check: false });
 });
 
@@ -174,43 +185,43 @@ describe('lb_switch k8s_service: blue/green', () => {
 });
 
 describe('lb_switch k8s_service: drain / ready one cluster', () => {
-  it("drains sandbox-2's endpoints by label, leaves sandbox-1 alone, is idempotent, and restores them", async () => {
-    await podsSettled('sandbox-2', 2);
+  it("drains the second cluster's endpoints by label, leaves sandbox-1 alone, is idempotent, and restores them", async () => {
+    await podsSettled(other, 2);
     const before1 = await selectorOf('sandbox-1');
-    const drain = await play('service-state.yml', { state: 'drain' }, ['sandbox-2']);
+    const drain = await play('service-state.yml', { state: 'drain' }, [other]);
     expect(drain.code, drain.out).toBe(0);
-    const t = only(drain, 'sandbox-2');
+    const t = only(drain, other);
     expect(t.status).toBe('changed');
-    expect(t.msg).toMatch(/Service .*\/web on cluster sandbox-2: drained; endpoints 2 → 0$/);
+    expect(t.msg).toMatch(new RegExp(`Service .*/web on cluster ${other}: drained; endpoints 2 → 0$`));
     expect(t.data).toMatchObject({ drained: true, previous_drained: false, endpoints_before: 2, endpoints_after: 0 });
-    expect(await selectorOf('sandbox-2')).toEqual({ app: 'web', color: 'blue', 'kplay.dev/drained': 'true' });
-    expect(await readyEndpoints('sandbox-2')).toBe(0);
+    expect(await selectorOf(other)).toEqual({ app: 'web', color: 'blue', 'kplay.dev/drained': 'true' });
+    expect(await readyEndpoints(other)).toBe(0);
     expect(await selectorOf('sandbox-1')).toEqual(before1);
 
-    const rv = await rvOf('sandbox-2', 'service/web');
-    const again = await play('service-state.yml', { state: 'drain' }, ['sandbox-2']);
+    const rv = await rvOf(other, 'service/web');
+    const again = await play('service-state.yml', { state: 'drain' }, [other]);
     expect(again.code, again.out).toBe(0);
-    expect(only(again, 'sandbox-2')).toMatchObject({ status: 'ok' });
-    expect(only(again, 'sandbox-2').msg).toContain('already drained');
-    expect(await rvOf('sandbox-2', 'service/web')).toBe(rv);
+    expect(only(again, other)).toMatchObject({ status: 'ok' });
+    expect(only(again, other).msg).toContain('already drained');
+    expect(await rvOf(other, 'service/web')).toBe(rv);
 
-    await podsSettled('sandbox-2', 0);
-    const check = await play('service-state.yml', { state: 'ready' }, ['sandbox-2'], ['--check']);
+    await podsSettled(other, 0);
+    const check = await play('service-state.yml', { state: 'ready' }, [other], ['--check']);
     expect(check.code, check.out).toBe(0);
-    expect(only(check, 'sandbox-2')).toMatchObject({ status: 'changed', data: { endpoints_after: 2 } });
-    expect(await rvOf('sandbox-2', 'service/web')).toBe(rv);
+    expect(only(check, other)).toMatchObject({ status: 'changed', data: { endpoints_after: 2 } });
+    expect(await rvOf(other, 'service/web')).toBe(rv);
 
-    const ready = await play('service-state.yml', { state: 'ready' }, ['sandbox-2']);
+    const ready = await play('service-state.yml', { state: 'ready' }, [other]);
     expect(ready.code, ready.out).toBe(0);
-    expect(only(ready, 'sandbox-2').msg).toMatch(/back in service; endpoints 0 → 2$/);
-    expect(await selectorOf('sandbox-2')).toEqual({ app: 'web', color: 'blue' });
-    expect(await readyEndpoints('sandbox-2')).toBe(2);
+    expect(only(ready, other).msg).toMatch(/back in service; endpoints 0 → 2$/);
+    expect(await selectorOf(other)).toEqual({ app: 'web', color: 'blue' });
+    expect(await readyEndpoints(other)).toBe(2);
   });
 
   it('fails clearly for a missing Service (name, namespace, cluster)', async () => {
-    const r = await play('service-selector.yml', { color: 'green', svc: 'nope' }, ['sandbox-2']);
+    const r = await play('service-selector.yml', { color: 'green', svc: 'nope' }, [other]);
     expect(r.code).not.toBe(0);
-    expect(only(r, 'sandbox-2')).toMatchObject({ status: 'failed', msg: `lb_switch (k8s_service): Service 'nope' not found in namespace '${ns}' on cluster sandbox-2` });
+    expect(only(r, other)).toMatchObject({ status: 'failed', msg: `lb_switch (k8s_service): Service 'nope' not found in namespace '${ns}' on cluster ${other}` });
   });
 });
 
@@ -312,9 +323,9 @@ describe('lb_switch httproute', () => {
   });
 
   it('names the missing CRD on a cluster without Gateway API', async () => {
-    const r = await play('httproute.yml', { backend: 'web-v1', weight: 5 }, ['sandbox-2']);
+    const r = await play('httproute.yml', { backend: 'web-v1', weight: 5 }, [other]);
     expect(r.code).not.toBe(0);
-    expect(only(r, 'sandbox-2').msg).toContain('cluster sandbox-2 has no kind HTTPRoute (gateway.networking.k8s.io/v1): the Gateway API CRDs');
+    expect(only(r, other).msg).toContain(`cluster ${other} has no kind HTTPRoute (gateway.networking.k8s.io/v1): the Gateway API CRDs`);
   });
 });
 
