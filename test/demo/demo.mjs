@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// `npm run demo`: the maintenance window, end to end, on the local sandbox.
+//  1. starts (or reuses) the sandbox with 3 clusters, a stand-in ingress per cluster and HAProxy
+//  2. installs podinfo 6.13.0 everywhere with playbooks/upgrade.yml
+//  3. upgrades prod to 6.14.1 one cluster at a time while a client loop goes through HAProxy
+//  4. runs it again: 0 changed
+//  5. scales a Deployment by hand and shows `kplay drift` finding it (exit 3)
+// The sandbox stays up afterwards (`npm run sandbox -- down` stops it).
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { binDir, runDir, up } from '../sandbox/lib.mjs';
+import { DEFAULTS, sandboxInventory } from './inventory.mjs';
+import { clientLoop, startHaproxy } from './lb.mjs';
+import { startStandin } from './standin.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
+const step = (n, s) => console.log(`\n${bold(`=== demo step ${n}: ${s}`)}\n`);
+
+function kplay(args, env) {
+  console.log(bold(`$ kplay ${args.join(' ')}`));
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(root, 'dist/src/cli/main.js'), ...args], { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+async function main() {
+  step(1, 'sandbox (3 clusters), stand-in ingresses, HAProxy');
+  const sb = await up({ clusters: 3 });
+  const demoDir = path.join(runDir(), 'demo');
+  fs.mkdirSync(demoDir, { recursive: true });
+  // The checked-in inventory assumes the default sandbox location; otherwise write one.
+  let inventory = path.join(root, 'playbooks/inventories/sandbox.yml');
+  const defaultKubeconfig = DEFAULTS.kubeconfig.replace(/^~/, process.env.HOME ?? '');
+  if (path.resolve(sb.kubeconfig) !== path.resolve(defaultKubeconfig)) {
+    inventory = path.join(demoDir, 'inventory.yml');
+    fs.writeFileSync(inventory, sandboxInventory({ ...DEFAULTS, kubeconfig: sb.kubeconfig }));
+  }
+  const names = ['sandbox-1', 'sandbox-2', 'sandbox-3'];
+  const standins = [];
+  for (const name of names) {
+    standins.push(await startStandin({ cluster: name, context: name, kubeconfig: sb.kubeconfig, port: DEFAULTS.endpointPorts[name] }));
+  }
+  const haproxy = await startHaproxy({ dir: demoDir, frontendPort: DEFAULTS.frontendPort, adminPort: DEFAULTS.adminPort, servers: names.map((n) => ({ name: n, port: DEFAULTS.endpointPorts[n] })) });
+  console.log(`HAProxy on 127.0.0.1:${DEFAULTS.frontendPort} (runtime API tcp://127.0.0.1:${DEFAULTS.adminPort}); stand-in ingresses on ports ${Object.values(DEFAULTS.endpointPorts).join(', ')}`);
+  const env = { KPLAY_HELM: path.join(binDir(), 'helm'), KPLAY_RECORD_DIR: path.join(demoDir, 'runs') };
+  const pb = 'playbooks/upgrade.yml';
+  const codes = {};
+  try {
+    step(2, 'install podinfo 6.13.0 on every cluster');
+    codes.install = await kplay(['run', pb, '-i', inventory, '-e', 'podinfo_version=6.13.0'], env);
+
+    step(3, 'upgrade prod to 6.14.1, one cluster at a time, with clients going through HAProxy');
+    const loop = clientLoop(DEFAULTS.frontendPort, 50);
+    codes.upgrade = await kplay(['run', pb, '-i', inventory, '--limit', 'prod'], env);
+    const stats = await loop.stop();
+    console.log(bold(`\nclient loop through HAProxy during the upgrade: ${stats.total} requests, ${stats.failed} failed`));
+    console.log(`answers by cluster@version: ${JSON.stringify(stats.versions)}`);
+    if (stats.failed) console.log(`failures: ${stats.failures.join('\n  ')}`);
+
+    step(4, 'run it again: nothing to change');
+    codes.again = await kplay(['run', pb, '-i', inventory, '--limit', 'prod'], env);
+
+    step(5, 'someone scales podinfo on sandbox-2 by hand; kplay drift finds it');
+    const kubectl = path.join(binDir(), 'kubectl');
+    console.log(bold('$ kubectl --context sandbox-2 -n podinfo scale deployment podinfo --replicas=5'));
+    execFileSync(kubectl, ['--kubeconfig', sb.kubeconfig, '--context', 'sandbox-2', '-n', 'podinfo', 'scale', 'deployment', 'podinfo', '--replicas=5'], { stdio: 'inherit' });
+    codes.drift = await kplay(['drift', pb, '-i', inventory, '--limit', 'prod'], env);
+    console.log(bold(`\nkplay drift exit code: ${codes.drift} (0 = in sync, 3 = drift found)`));
+  } finally {
+    await haproxy.stop();
+    await Promise.all(standins.map((s) => s.close()));
+  }
+  console.log(`\nexit codes: ${JSON.stringify(codes)}`);
+  console.log('The sandbox is still running: `npm run sandbox -- status`, `npm run sandbox -- down`.');
+  const ok = codes.install === 0 && codes.upgrade === 0 && codes.again === 0 && codes.drift === 3;
+  process.exitCode = ok ? 0 : 1;
+}
+
+main().catch((e) => {
+  console.error(`demo failed: ${e?.stack ?? e}`);
+  process.exitCode = 1;
+});
