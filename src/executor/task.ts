@@ -182,7 +182,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Pl
   let args = await templar.renderValue(task.args, vars, { where: task.pos });
   if (args === null || args === undefined) args = {};
   if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };
-  const validate = compileSchema(mod.schema);
+  const validate = compileSchema(mod.schema, { coerce: true });
   if (!validate(args)) {
     const e = (validate.errors ?? [])[0];
     const segs = e.instancePath.slice(1).split('/').filter(Boolean);

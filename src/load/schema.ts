@@ -13,14 +13,25 @@ export const ajv = new Ajv({ strict: true, allErrors: true, allowUnionTypes: tru
 ajv.addKeyword({ keyword: 'x-kplay-example' });
 ajv.addKeyword({ keyword: 'markdownDescription' });
 
+/**
+ * For module arguments: like `ajv`, plus scalar type coercion ("3" → 3, "true" → true), because
+ * templates and `-e k=v` produce strings — the same leniency Ansible has for module arguments.
+ * Coercion happens in place, on the freshly rendered arguments.
+ */
+export const ajvCoerce = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false, coerceTypes: true });
+ajvCoerce.addKeyword({ keyword: 'x-kplay-example' });
+ajvCoerce.addKeyword({ keyword: 'markdownDescription' });
+
 const cache = new WeakMap<JsonSchema, ValidateFunction>();
+const coerceCache = new WeakMap<JsonSchema, ValidateFunction>();
 
 /** Compile (and cache) a schema. Throws if the schema itself is invalid (a bug in a module). */
-export function compileSchema(schema: JsonSchema): ValidateFunction {
-  let fn = cache.get(schema);
+export function compileSchema(schema: JsonSchema, opts: { coerce?: boolean } = {}): ValidateFunction {
+  const c = opts.coerce ? coerceCache : cache;
+  let fn = c.get(schema);
   if (!fn) {
-    fn = ajv.compile(schema);
-    cache.set(schema, fn);
+    fn = (opts.coerce ? ajvCoerce : ajv).compile(schema);
+    c.set(schema, fn);
   }
   return fn;
 }

@@ -364,8 +364,9 @@ function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string): u
  * type is only known at run time); unknown keys and missing required keys are always reported.
  */
 export function staticValidate(mod: AnyModule, args: unknown, where: SourcePos | undefined, root: unknown, key: string | undefined): void {
-  const validate = compileSchema(mod.schema);
-  if (validate(args)) return;
+  // Same coercion as at run time, on a copy (the loaded value keeps its positions).
+  const validate = compileSchema(mod.schema, { coerce: true });
+  if (validate(structuredClone(args))) return;
   const errors = (validate.errors ?? []).filter((e) => {
     const segs = e.instancePath.slice(1).split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     let cur: unknown = args;
