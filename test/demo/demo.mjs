@@ -28,6 +28,8 @@ function kplay(args, env) {
 }
 
 async function main() {
+  step(0, 'install the sandbox binaries if needed (cached after the first time; ~20-30 min on 2 cores the first time)');
+  execFileSync('bash', [path.join(root, 'test/sandbox/install.sh')], { stdio: 'inherit' });
   step(1, 'sandbox (3 clusters), stand-in ingresses, HAProxy');
   const sb = await up({ clusters: 3 });
   const demoDir = path.join(runDir(), 'demo');
