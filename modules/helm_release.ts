@@ -349,11 +349,12 @@ function rethrowUnreachable(e: unknown, cluster: string): void {
 }
 
 /** Status of a release read after a failure, with a short deadline and no dependency on the (maybe aborted) task signal. */
-async function statusAfter(helm: HelmCli, name: string, ns: string): Promise<ReleaseInfo | undefined> {
+async function statusAfter(helm: HelmCli, name: string, ns: string): Promise<{ release?: ReleaseInfo; text: string }> {
   try {
-    return await helm.status(name, ns, { signal: AbortSignal.timeout(30_000) });
-  } catch {
-    return undefined;
+    const release = await helm.status(name, ns, { signal: AbortSignal.timeout(30_000) });
+    return { release, text: release ? `release ${ns}/${name} is now ${release.status} (revision ${release.revision})` : `release ${ns}/${name} is not installed` };
+  } catch (e) {
+    return { text: `the status of release ${ns}/${name} could not be read: ${e instanceof Error ? e.message : String(e)}` };
   }
 }
 
@@ -465,8 +466,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
   } catch (e) {
     rethrowUnreachable(e, ctx.cluster.name);
     if (!(e instanceof HelmError)) throw e;
-    const now = await statusAfter(helm, name, ns);
-    const state = now ? `release ${ns}/${name} is now ${now.status} (revision ${now.revision})` : `release ${ns}/${name} is not installed`;
+    const { release: now, text: state } = await statusAfter(helm, name, ns);
     const msg = e.interrupted
       ? `interrupted: helm was stopped (SIGTERM) and has exited; ${state}`
       : `${describeHelmError(e)}${args.atomic ? ` — atomic: ${state}` : `; ${state}`}`;
