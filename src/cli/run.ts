@@ -139,7 +139,7 @@ export async function executeRun(
       // In-cluster records only where something changed.
       await Promise.all(
         summary.clusters
-          .filter((cs) => cs.stats.changed > 0 && !cs.unreachable)
+          .filter((cs) => cs.clusterChanged && !cs.unreachable)
           .map(async (cs) => {
             try {
               await recorder.writeCluster(await clusterClient(cs), cs.name, keep);

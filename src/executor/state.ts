@@ -53,6 +53,8 @@ export class ClusterState {
   adapters = new Map<string, Promise<unknown>>();
   /** Whether beforeFirstChange has run (or is running). */
   firstChange: Promise<void> | undefined;
+  /** A module that talks to the cluster changed something there (run records go only to such clusters). */
+  clusterChanged = false;
   /** Reason it became unreachable. */
   unreachableReason: string | undefined;
 

@@ -80,7 +80,10 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Play
     } else if (status === 'changed') cs.stats.changed++;
     else if (status === 'skipped') cs.stats.skipped++;
     else cs.stats.ok++;
-    if (status === 'changed') for (const n of task.notify) cs.notified.add(n);
+    if (status === 'changed') {
+      for (const n of task.notify) cs.notified.add(n);
+      if (pr.opts.registry.get(task.module)?.usesCluster && !(task.checkMode ?? pr.opts.check)) cs.clusterChanged = true;
+    }
     if (ignored) status = 'failed';
     return { status, ignored, registered: reg };
   };
