@@ -38,6 +38,7 @@ export default defineModule<K8sInfoArgs>({
   description:
     'Registers `resources`: a list of the objects found (empty when the object does not exist — that is not an error). Secret values are registered as secrets: they stay usable in later tasks through the registered variable but are masked (`********`) in every output. Never reports changed.',
   usesCluster: true,
+  readOnly: true,
   checkMode: 'supported',
   schema: {
     type: 'object',

@@ -38,6 +38,7 @@ export default defineModule<WaitForArgs>({
 
 Fails fast, without waiting for the timeout, when pods of a rollout are stuck in ImagePullBackOff, ErrImagePull, CrashLoopBackOff, CreateContainerConfigError or InvalidImageName, or a Job failed. On timeout the message lists what was not ready and recent Warning events. Registers \`resources\` (the last seen objects, Secret values masked) and \`elapsed\` (seconds). Never reports changed.`,
   usesCluster: true,
+  readOnly: true,
   checkMode: 'supported',
   schema: {
     type: 'object',

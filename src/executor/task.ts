@@ -193,7 +193,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Pl
     const where = formatPos(pos ?? task.pos);
     return { status: 'failed', msg: `${where}: invalid arguments: ${describeAjvError(e, mod.name)}` };
   }
-  if (!check && mod.usesCluster && opts.beforeFirstChange) {
+  if (!check && mod.usesCluster && !mod.readOnly && opts.beforeFirstChange) {
     cs.firstChange ??= opts.beforeFirstChange(cs);
     await cs.firstChange;
   }

@@ -126,6 +126,11 @@ export interface ModuleDefinition<A = Record<string, unknown>> {
   checkMode: 'supported' | 'unsupported';
   /** True when the module talks to the task's cluster (connections are lazy). @default false */
   usesCluster?: boolean;
+  /**
+   * True when the module never changes anything (e.g. `wait_for`, `k8s_info`): no cluster lock
+   * is taken for it. @default false
+   */
+  readOnly?: boolean;
   /** Documented examples. */
   examples: ModuleExample[];
   /** Do the work. Never throws for expected failures: return `{status: 'failed', msg}`. */
