@@ -50,7 +50,7 @@ export class HelmError extends Error {
 
 /** True when helm said the release does not exist. */
 export function isReleaseNotFound(stderr: string): boolean {
-  return /release: not found|release not found|not found/i.test(stderr) && !/chart .* not found|failed to download/i.test(stderr);
+  return /release: not found|release not found/i.test(stderr);
 }
 
 /** True when helm refused because another operation holds the release. */

@@ -174,7 +174,9 @@ describe('helm stderr', () => {
     const long = `Error: x\n${Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n')}`;
     expect(trimHelmStderr(long).split('\n')).toHaveLength(13);
     expect(isReleaseNotFound('Error: release: not found\n')).toBe(true);
+    expect(isReleaseNotFound('Error: uninstall: Release not loaded: web: release: not found')).toBe(true);
     expect(isReleaseNotFound('Error: failed to download "repo/x"')).toBe(false);
+    expect(isReleaseNotFound('Error: kubernetes cluster unreachable: context "x" not found')).toBe(false);
     expect(new HelmError('helm upgrade web', 'Error: boom', 1).message).toBe('helm upgrade web failed (exit 1): Error: boom');
     expect(new HelmError('helm version', 'helm not found on PATH; install helm ≥ 3.14 or set helm_binary / KPLAY_HELM', null).message).toMatch(/^helm not found on PATH/);
   });
@@ -242,5 +244,27 @@ describe('HelmCli processes', () => {
     expect(took).toBeGreaterThanOrEqual(550);
     expect(took).toBeLessThan(4000);
     expect(readFileSync(path.join(dir, 'signals'), 'utf8')).toContain('term');
+  });
+});
+
+describe('helm_release module (no cluster needed)', () => {
+  it('fails clearly when helm is missing, masks secrets in the message, rejects bad set keys and missing charts', async () => {
+    const { default: mod } = await import('../../modules/helm_release.js');
+    const { makeCtx } = await import('../helpers/ctx.js');
+    const ctx = makeCtx({ cluster: { name: 'c1', context: 'c1' } });
+    const missing = await mod.run({ name: 'web', chart: '.', helm_binary: '/nonexistent/helm', values: { db: { password: 'pw-unit-canary' } } }, ctx);
+    expect(missing).toMatchObject({ status: 'failed', msg: "helm not found at '/nonexistent/helm'; install helm ≥ 3.14 or set helm_binary / KPLAY_HELM" });
+    expect(ctx.mask('x pw-unit-canary y')).toBe('x ******** y'); // registered before anything ran
+
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-helm-mod-'));
+    const fakeHelm = path.join(dir, 'helm');
+    writeFileSync(fakeHelm, '#!/bin/sh\nif [ "$1" = version ]; then echo v3.14.4; exit 0; fi\necho "Error: release: not found" >&2; exit 1\n');
+    chmodSync(fakeHelm, 0o755);
+    const ctx2 = makeCtx({ cluster: { name: 'c1', context: 'c1' }, baseDir: dir });
+    expect(await mod.run({ name: 'web', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/'chart' is required/) });
+    expect(await mod.run({ name: 'web', chart: './nope', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/chart \.\/nope not found/) });
+    expect(await mod.run({ name: 'web', chart: dir, helm_binary: fakeHelm, set: { 'a..b': 1 } }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/set: invalid key path 'a\.\.b'/) });
+    // absent + no release: ok without touching anything else
+    expect(await mod.run({ name: 'web', state: 'absent', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'ok', msg: 'release default/web is not installed' });
   });
 });
