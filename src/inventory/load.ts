@@ -15,7 +15,7 @@ import { SECRET_NAME } from '../report/mask.js';
 import { isMagicVar, mergeVars, MAGIC_VARS } from '../vars/precedence.js';
 import { defaultKubeconfig, expandPath, expandTilde } from './paths.js';
 import { inventorySchema, NAME_PATTERN } from './schema.js';
-import { didYouMean, listSome } from './suggest.js';
+import { didYouMean, listSome } from '../load/suggest.js';
 import type { Inventory, InventoryCluster, InventoryGroup } from './types.js';
 
 /** Options of {@link loadInventory}. */

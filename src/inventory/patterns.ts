@@ -14,7 +14,7 @@
  */
 import { InputError, type SourcePos } from '../load/errors.js';
 import { groupMembers } from './load.js';
-import { didYouMean, listSome } from './suggest.js';
+import { didYouMean, listSome } from '../load/suggest.js';
 import type { Inventory } from './types.js';
 
 /** One parsed term of a host pattern. */

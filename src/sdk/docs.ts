@@ -27,7 +27,7 @@ export function moduleMarkdown(m: AnyModule, level = 3): string {
   const lines: string[] = [];
   lines.push(`${h} \`${m.name}\``, '', m.summary, '');
   if (m.description) lines.push(m.description.trim(), '');
-  lines.push(`Check mode: ${m.checkMode === 'supported' ? 'supported' : 'not supported (skipped under --check)'}.${m.usesCluster ? ' Talks to the task\'s cluster.' : ''}${m.freeForm ? ` Free form: \`${m.name}: value\` sets \`${m.freeForm}\`.` : ''}`, '');
+  lines.push(`Check mode: ${m.checkMode === 'supported' ? 'supported' : 'not supported (skipped under --check)'}.${m.usesCluster ? ' Talks to the task\'s cluster.' : ''}${m.readOnly ? ' Read-only: never changes anything (takes no cluster lock).' : ''}${m.freeForm ? ` Free form: \`${m.name}: value\` sets \`${m.freeForm}\`.` : ''}`, '');
   if (Object.keys(props).length) {
     lines.push('| argument | type | required | default | description |', '|---|---|---|---|---|');
     for (const [name, p] of Object.entries(props)) {

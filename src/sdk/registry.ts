@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { InputError } from '../load/errors.js';
 import { compileSchema } from '../load/schema.js';
+import { closest } from '../load/suggest.js';
 import type { AnyModule } from './module.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -53,9 +54,11 @@ export class ModuleRegistry {
     return [...this.byName.keys()].sort();
   }
 
-  /** The closest module names to a misspelt one. */
+  /** The closest module names to a misspelt one (prefix matches count too: `k8s` → `k8s_apply`). */
   suggest(name: string): string[] {
-    return closest(name, this.names());
+    const near = closest(name, this.names());
+    const prefixed = this.names().filter((n) => name.length >= 3 && (n.startsWith(name) || name.startsWith(n)));
+    return [...new Set([...near, ...prefixed])].slice(0, 3);
   }
 }
 
@@ -175,27 +178,4 @@ export async function loadRegistry(opts: RegistryOptions = {}): Promise<ModuleRe
     }
   }
   return reg;
-}
-
-/** Levenshtein distance, for "did you mean" suggestions. */
-export function editDistance(a: string, b: string): number {
-  const dp = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = dp[0];
-    dp[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = dp[j];
-      dp[j] = Math.min(dp[j] + 1, dp[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return dp[b.length];
-}
-
-/** Up to three candidates within a small edit distance (or sharing a prefix). */
-export function closest(name: string, candidates: string[]): string[] {
-  const scored = candidates
-    .map((c) => ({ c, d: editDistance(name.toLowerCase(), c.toLowerCase()) }))
-    .filter(({ c, d }) => d <= Math.max(2, Math.floor(name.length / 3)) || c.startsWith(name) || name.startsWith(c));
-  return scored.sort((a, b) => a.d - b.d).slice(0, 3).map(({ c }) => c);
 }
