@@ -1,0 +1,71 @@
+// The YAML boundary: positions, duplicate keys, alias bombs, deep nesting, !secret, and schema
+// errors positioned at the offending node.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InputError } from '../../src/load/errors.js';
+import { validateOrThrow } from '../../src/load/schema.js';
+import { loadYamlDoc, parseYaml, posOf, posOfPath } from '../../src/load/yaml.js';
+
+const describeErr = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof InputError) return e.describe();
+    throw e;
+  }
+  throw new Error('expected an InputError');
+};
+
+describe('parseYaml', () => {
+  it('records file:line:col of keys and list items', () => {
+    const { docs } = parseYaml('a: 1\nlist:\n  - x: 1\n  - y: 2\n', 'f.yml');
+    expect(posOf(docs[0], 'list')).toEqual({ file: 'f.yml', line: 2, col: 1 });
+    expect(posOfPath(docs[0], ['list', 1, 'y'])).toEqual({ file: 'f.yml', line: 4, col: 5 });
+  });
+
+  it('rejects duplicate keys at the duplicate', () => {
+    expect(describeErr(() => parseYaml('a: 1\nb: 2\na: 3\n', 'd.yml'))).toMatch(/^d\.yml:3:1: YAML error: Map keys must be unique/);
+  });
+
+  it('caps alias expansion (billion laughs)', () => {
+    const lines = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 9; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(', ')}]`);
+    expect(describeErr(() => parseYaml(lines.join('\n'), 'bomb.yml'))).toMatch(/bomb\.yml:\d+:\d+: YAML error: .*alias/i);
+  });
+
+  it('caps nesting depth', () => {
+    const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
+    expect(describeErr(() => parseYaml(`x: ${deep}\n`, 'deep.yml'))).toMatch(/deep\.yml:\d+:\d+: YAML nesting deeper than 64 levels/);
+  });
+
+  it('collects !secret values', () => {
+    const { docs, secrets } = parseYaml('pw: !secret hunter22\n', 's.yml');
+    expect(docs[0]).toEqual({ pw: 'hunter22' });
+    expect(secrets).toEqual(['hunter22']);
+  });
+
+  it('a missing file is a clear error', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-yaml-'));
+    await expect(loadYamlDoc(path.join(dir, 'nope.yml'))).rejects.toThrow(/nope\.yml: file not found/);
+    writeFileSync(path.join(dir, 'two.yml'), 'a: 1\n---\nb: 2\n');
+    await expect(loadYamlDoc(path.join(dir, 'two.yml'))).rejects.toThrow(/single YAML document/);
+  });
+});
+
+describe('validateOrThrow', () => {
+  const schema = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string' }, replicas: { type: 'integer' } } };
+  it('positions an unknown key at the key', () => {
+    const { docs } = parseYaml('name: web\nreplcas: 3\n', 'v.yml');
+    expect(describeErr(() => validateOrThrow(schema, docs[0], 'task'))).toBe("v.yml:2:1: task: unknown key 'replcas'");
+  });
+  it('positions a wrong type at the value', () => {
+    const { docs } = parseYaml('name: web\nreplicas: three\n', 'v.yml');
+    expect(describeErr(() => validateOrThrow(schema, docs[0], 'task'))).toBe('v.yml:2:1: task.replicas: must be integer');
+  });
+  it('names a missing required key', () => {
+    const { docs } = parseYaml('replicas: 3\n', 'v.yml');
+    expect(describeErr(() => validateOrThrow(schema, docs[0], 'task'))).toBe("v.yml:1:1: task: missing required key 'name'");
+  });
+});
