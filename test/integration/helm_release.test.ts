@@ -4,7 +4,7 @@
 // → atomic failure → Ctrl-C during an upgrade → secrets never shown → uninstall.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,7 @@ async function run(playbook: string, args: string[] = [], onSpawn?: (c: ChildPro
       HELM_CACHE_HOME: path.join(tmp, 'helm/cache'),
       HELM_CONFIG_HOME: path.join(tmp, 'helm/config'),
       HELM_DATA_HOME: path.join(tmp, 'helm/data'),
+      KPLAY_RECORD_DIR: path.join(tmp, 'records'),
     },
     timeoutMs: 230_000,
     onSpawn,
@@ -325,6 +326,11 @@ describe('helm_release', () => {
     const diffText = JSON.stringify(results(json)['sandbox-1'].diff);
     expect(diffText).toContain('helm release');
     expect(diffText).toContain('******** (changed)'); // a changed secret is shown as changed, never in clear
+    // run records too: local JSON lines and the in-cluster record ConfigMaps
+    const recordDir = path.join(tmp, 'records');
+    expect(existsSync(recordDir)).toBe(true);
+    for (const f of readdirSync(recordDir)) outputs.push(readFileSync(path.join(recordDir, f), 'utf8'));
+    outputs.push((await kubectl(['get', 'configmaps', '-A', '-o', 'json'], { context: 'sandbox-1' })).stdout);
     for (const out of outputs) {
       for (const canary of [TOKEN_CANARY, PLAIN_CANARY, NEW_PLAIN, NEW_TOKEN]) {
         expect(out.includes(canary), `canary ${canary} leaked`).toBe(false);
