@@ -430,8 +430,11 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
     reasons.push(`live drift: ${what.join('; ')}${drifted.length > 5 ? `; … (${drifted.length} objects)` : ''}`);
   }
 
-  if (release && reasons.length === 0 && done.length === 0) {
-    return { status: 'ok', msg: `release ${ns}/${name} is up to date (${chart.name} ${chart.version}, revision ${release.revision})`, data: dataOf(release, chart, name, ns, objects) };
+  if (release && reasons.length === 0) {
+    const upToDate = `release ${ns}/${name} is up to date (${chart.name} ${chart.version}, revision ${release.revision})`;
+    if (done.length === 0) return { status: 'ok', msg: upToDate, data: dataOf(release, chart, name, ns, objects) };
+    // Recovered from a pending lock and already as desired: no upgrade needed.
+    if (!ctx.checkMode) return { status: 'changed', msg: `${done.join('; ')}; ${upToDate}`, data: dataOf(release, chart, name, ns, objects) };
   }
 
   if (ctx.diffMode || ctx.checkMode) {
@@ -447,7 +450,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
   const summary = [...done, ...reasons].join('; ');
 
   if (ctx.checkMode) {
-    return { status: 'changed', msg: `would ${release ? 'upgrade' : 'install'} ${ns}/${name}: ${summary}`, data: dataOf(release, chart, name, ns, objects), diff: ctx.diffMode || diffs.length ? diffs : undefined };
+    return { status: 'changed', msg: `would ${release ? 'upgrade' : 'install'} ${ns}/${name}: ${summary}`, data: dataOf(release, chart, name, ns, objects), diff: ctx.diffMode ? diffs : undefined };
   }
 
   ctx.log.info(`${release ? 'upgrading' : 'installing'} ${ns}/${name}: ${summary}`);

@@ -263,7 +263,9 @@ describe('helm_release', () => {
     expect(ok.status).toBe('changed');
     expect(ok.msg).toMatch(/rolled back pending revision 4 to revision 3/);
     const s = await status();
-    expect(s?.status).toBe('deployed');
+    // revision 5 is the rollback to 3; the rolled-back release already matches, so no upgrade after it
+    expect(s).toEqual({ status: 'deployed', revision: 5 });
+    expect(ok.msg).toMatch(/is up to date/);
     const d = await deployment();
     expect(d.spec.template.spec.nodeSelector).toBeUndefined();
     // the recovered release is up to date: a plain rerun is ok
