@@ -1,13 +1,14 @@
 /**
- * Applying and deleting sets of objects in order (phases by kind rank): plan with SSA dry-runs,
- * write only what changes, wait for CRDs to be Established before their custom resources, and
+ * Applying and deleting sets of objects in order (phases by kind rank): read the live objects
+ * (one LIST per kind+namespace), plan (SSA dry-runs only where the live object does not already
+ * match), create absent objects with one apply each, write only what changes, wait for CRDs to be Established before their custom resources, and
  * prune objects a task applied before but no longer has.
  */
 import pLimit from 'p-limit';
 import { KubeApiError } from './errors.js';
 import { diffEntry, maskObject, normalize } from './normalize.js';
 import { phases, sortForDelete } from './order.js';
-import { labelOf, objectRef, planOne, resolveNamespace } from './plan.js';
+import { comparePlan, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
 import { waitFor } from './wait.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
 
@@ -75,9 +76,10 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   for (const phase of phases(objects.map((obj) => ({ obj })))) {
     opts.signal?.throwIfAborted();
     const toWrite = new Map<ObjectResult, KubeObject>();
-    const planned = await Promise.all(
+    // Resolve namespaces; objects that cannot be planned yet (check mode) get their result here.
+    const prepared = await Promise.all(
       phase.items.map(({ obj }) =>
-        limit(async (): Promise<ObjectResult> => {
+        limit(async (): Promise<ObjectResult | KubeObject> => {
           let resolved: KubeObject;
           try {
             resolved = await resolveNamespace(client, obj, opts.defaultNamespace);
@@ -91,10 +93,33 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
           if (opts.checkMode && ns && newNamespaces.has(ns)) {
             return { ref: objectRef(resolved), action: 'created', plan: pendingCreate(resolved, opts.mask), note: `namespace ${ns} created in the same task`, object: maskObject(normalize(resolved)) };
           }
-          const plan = await planOne(client, resolved, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask });
+          return resolved;
+        }),
+      ),
+    );
+    const isResult = (x: ObjectResult | KubeObject): x is ObjectResult => 'plan' in x && 'ref' in x;
+    // Live objects: one LIST per kind+namespace instead of a GET per object.
+    const lives = await fetchLive(
+      client,
+      prepared.filter((x): x is KubeObject => !isResult(x)),
+      { signal: opts.signal },
+    );
+    const planned = await Promise.all(
+      prepared.map((x) =>
+        limit(async (): Promise<ObjectResult> => {
+          if (isResult(x)) return x;
+          const ref = objectRef(x);
+          const live = lives.get(liveKey(ref));
+          if (!live && !opts.checkMode) {
+            // A create: the write itself returns what a dry-run would; the plan is built from it.
+            const r: ObjectResult = { ref, action: 'created', plan: pendingCreate(x, opts.mask) };
+            toWrite.set(r, x);
+            return r;
+          }
+          const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask }, { live });
           const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
           const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
-          if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, resolved);
+          if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, x);
           return r;
         }),
       ),
@@ -105,6 +130,7 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
         [...toWrite].map(([r, obj]) =>
           limit(async () => {
             const stored = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal });
+            if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
             r.object = maskObject(normalize(stored));
             opts.log?.(`${r.action} ${labelOf(r.ref)}`);
           }),

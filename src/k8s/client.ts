@@ -1,11 +1,14 @@
 /**
  * The Kubernetes client: one per cluster per run (`kubeFor(ctx)`), built from the inventory's
- * kubeconfig + context with `@kubernetes/client-node`'s `KubeConfig` (TLS, tokens, exec plugins,
- * as kubectl supports them), then plain node HTTP with one keep-alive agent (see `http.ts`).
+ * kubeconfig + context (certificates and tokens read directly; anything else — exec plugins, auth
+ * providers, the default kubeconfig — through `@kubernetes/client-node`'s `KubeConfig`, imported
+ * only then), then plain node HTTP with one keep-alive agent (see `http.ts`).
  */
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import type * as https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import YAML from 'yaml';
 import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
 import { AGGREGATED_ACCEPT, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
@@ -38,14 +41,75 @@ function numVar(v: unknown): number | undefined {
   return undefined;
 }
 
-/** Load the kubeconfig of a cluster, select its context, and check the server answers. */
-export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): Promise<KubeClientImpl> {
-  const kc = new KubeConfig();
+/** What a connection needs from the kubeconfig. */
+interface Credentials {
+  server: string;
+  skipTLSVerify: boolean;
+  tls: https.AgentOptions;
+  auth: TransportAuth;
+}
+
+/**
+ * Credentials from a kubeconfig file for the common cases (certificates, CA, bearer token or
+ * token file, basic auth; data inline or in files), without loading `@kubernetes/client-node`
+ * (whose import costs most of a second). `undefined` when the context needs more (exec plugins,
+ * auth providers, proxies, …): then {@link clientNodeCredentials} handles it.
+ */
+function fastCredentials(cluster: ClusterRef): Credentials | undefined {
+  if (!cluster.kubeconfig) return undefined;
+  let doc: unknown;
   try {
-    if (cluster.kubeconfig) {
-      if (!existsSync(cluster.kubeconfig)) throw new Error(`kubeconfig ${cluster.kubeconfig} does not exist`);
-      kc.loadFromFile(cluster.kubeconfig);
-    } else kc.loadFromDefault();
+    doc = YAML.parse(readFileSync(cluster.kubeconfig, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isObj(doc)) return undefined;
+  const named = (list: unknown, name: unknown, field: string): Record<string, unknown> | undefined => {
+    if (!Array.isArray(list) || typeof name !== 'string') return undefined;
+    const e: unknown = list.find((x) => isObj(x) && x.name === name);
+    return isObj(e) && isObj(e[field]) ? e[field] : undefined;
+  };
+  const ctx = named(doc.contexts, cluster.context, 'context');
+  if (!ctx) return undefined;
+  const kcluster = named(doc.clusters, ctx.cluster, 'cluster');
+  const user = ctx.user === undefined ? {} : named(doc.users, ctx.user, 'user');
+  if (!kcluster || !user || typeof kcluster.server !== 'string' || !kcluster.server) return undefined;
+  const clusterKeys = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions']);
+  const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'extensions']);
+  if (Object.keys(kcluster).some((k) => !clusterKeys.has(k)) || Object.keys(user).some((k) => !userKeys.has(k))) return undefined;
+  const dir = path.dirname(path.resolve(cluster.kubeconfig));
+  const data = (inline: unknown, file: unknown): Buffer | undefined => {
+    if (typeof inline === 'string' && inline) return Buffer.from(inline, 'base64');
+    if (typeof file === 'string' && file) return readFileSync(path.resolve(dir, file));
+    return undefined;
+  };
+  const skipTLSVerify = kcluster['insecure-skip-tls-verify'] === true;
+  const tls: https.AgentOptions = {
+    ca: data(kcluster['certificate-authority-data'], kcluster['certificate-authority']),
+    cert: data(user['client-certificate-data'], user['client-certificate']),
+    key: data(user['client-key-data'], user['client-key']),
+    servername: typeof kcluster['tls-server-name'] === 'string' ? kcluster['tls-server-name'] : undefined,
+    rejectUnauthorized: !skipTLSVerify,
+  };
+  const tokenFile = typeof user.tokenFile === 'string' ? path.resolve(dir, user.tokenFile) : undefined;
+  const headers = (): Record<string, string> => {
+    const token = typeof user.token === 'string' && user.token ? user.token : tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
+    if (token) return { Authorization: `Bearer ${token}` };
+    if (typeof user.username === 'string' && typeof user.password === 'string') return { Authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` };
+    return {};
+  };
+  // a token file is re-read (it may be rotated), like client-go does
+  let cached = headers();
+  return { server: kcluster.server, skipTLSVerify, tls, auth: { headers: () => Promise.resolve(tokenFile ? (cached = headers()) : cached), invalidate: () => undefined } };
+}
+
+/** Credentials through `@kubernetes/client-node`'s `KubeConfig` (exec plugins, OIDC, default kubeconfig, in-cluster). */
+async function clientNodeCredentials(cluster: ClusterRef): Promise<Credentials> {
+  const { KubeConfig: KubeConfigClass } = await import('@kubernetes/client-node');
+  const kc = new KubeConfigClass();
+  try {
+    if (cluster.kubeconfig) kc.loadFromFile(cluster.kubeconfig);
+    else kc.loadFromDefault();
   } catch (e) {
     throw new UnreachableError(`cluster ${cluster.name}: cannot load kubeconfig${cluster.kubeconfig ? ` ${cluster.kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -56,11 +120,6 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
   kc.setCurrentContext(cluster.context);
   const kcluster = kc.getCurrentCluster();
   if (!kcluster?.server) throw new UnreachableError(`cluster ${cluster.name}: context "${cluster.context}" has no cluster server in the kubeconfig`);
-  const server = kcluster.server;
-  if (server.startsWith('http:') && !kcluster.skipTLSVerify) {
-    // Same rule as client-node: plain HTTP only when explicitly insecure.
-    throw new UnreachableError(`cluster ${cluster.name}: server ${server} uses plain http but insecure-skip-tls-verify is not set`);
-  }
   const base: https.RequestOptions = {};
   try {
     await kc.applyToHTTPSOptions(base);
@@ -69,9 +128,27 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
   }
   const tls: https.AgentOptions = { ca: base.ca, cert: base.cert, key: base.key, pfx: base.pfx, passphrase: base.passphrase, servername: base.servername };
   tls.rejectUnauthorized = kcluster.skipTLSVerify ? false : true;
-  const auth = authProvider(kc, base);
+  return { server: kcluster.server, skipTLSVerify: kcluster.skipTLSVerify, tls, auth: authProvider(kc, base) };
+}
+
+/** Load the kubeconfig of a cluster, select its context, and check the server answers. */
+export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): Promise<KubeClientImpl> {
+  if (cluster.kubeconfig && !existsSync(cluster.kubeconfig)) throw new UnreachableError(`cluster ${cluster.name}: cannot load kubeconfig ${cluster.kubeconfig}: kubeconfig ${cluster.kubeconfig} does not exist`);
+  let creds: Credentials | undefined;
+  try {
+    creds = fastCredentials(cluster);
+  } catch {
+    creds = undefined; // e.g. an unreadable certificate file: client-node reports it
+  }
+  creds ??= await clientNodeCredentials(cluster);
+  const { server, tls, auth } = creds;
+  if (server.startsWith('http:') && !creds.skipTLSVerify) {
+    // Same rule as client-node: plain HTTP only when explicitly insecure.
+    throw new UnreachableError(`cluster ${cluster.name}: server ${server} uses plain http but insecure-skip-tls-verify is not set`);
+  }
   const transport = new Transport({ cluster: cluster.name, server, tls, auth, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
   const client = new KubeClientImpl(cluster.name, server, transport);
+  recordStats(client);
   // Reachability: GET /version (not retried: an unreachable cluster should fail fast).
   let res: TransportResponse;
   try {
@@ -96,6 +173,29 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
     // 403 on /version (unusual RBAC): reachable anyway
   }
   return client;
+}
+
+const statsClients: KubeClientImpl[] = [];
+
+/**
+ * With `KPLAY_STATS_FILE` set, append one JSON line per cluster client
+ * (`{"cluster", "server", "requests", "writes", "retries"}`) to that file when the process exits.
+ * Used by the benchmarks (test/bench) to count every request, reads included.
+ */
+function recordStats(client: KubeClientImpl): void {
+  const file = process.env.KPLAY_STATS_FILE;
+  if (!file) return;
+  if (statsClients.length === 0) {
+    process.on('exit', () => {
+      const lines = statsClients.map((c) => JSON.stringify({ cluster: c.name, server: c.server, ...c.stats }) + '\n').join('');
+      try {
+        appendFileSync(file, lines);
+      } catch {
+        // statistics are best effort
+      }
+    });
+  }
+  statsClients.push(client);
 }
 
 function describeNetError(e: unknown, fallback: string): string {

@@ -1,11 +1,16 @@
 /**
- * Planning: what would server-side applying these objects change? For each object: GET the
- * live object, server-side apply with `dryRun=All`, normalise both and compare. Used by
- * `k8s_apply` (idempotence, check mode, diffs) and `helm_release` (live drift).
+ * Planning: what would server-side applying these objects change? The live objects are read
+ * with one LIST per kind and namespace ({@link fetchLive}; a GET for a lone object). When the
+ * live object already holds every field of the desired one with the same value, and every field
+ * the field manager applied before is still in the desired object ({@link appliedUnchanged}),
+ * applying cannot change anything and no dry-run is sent. Otherwise the object is server-side
+ * applied with `dryRun=All`, both are normalised and compared. Used by `k8s_apply`
+ * (idempotence, check mode, diffs) and `helm_release` (live drift).
  */
 import pLimit from 'p-limit';
 import { describeRef } from './client.js';
 import { changedPaths, diffEntry, maskPair, normalize, sameObject } from './normalize.js';
+import type { DiffEntry } from '../sdk/module.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
 
 /** Options of {@link planApply}. */
@@ -48,12 +53,126 @@ export function labelOf(ref: ObjectRef): string {
   return describeRef(ref);
 }
 
-/** Plan one object whose namespace is already resolved. */
-export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOptions): Promise<ObjectPlan> {
+/**
+ * Plan one object whose namespace is already resolved. `prefetched` is its live object as read
+ * by {@link fetchLive} (`{ live: undefined }`: it does not exist); without it the object is read with a GET.
+ */
+export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOptions, prefetched?: { live: KubeObject | undefined }): Promise<ObjectPlan> {
   const ref = objectRef(obj);
-  const live = await client.get(ref, opts.signal);
+  const live = prefetched ? prefetched.live : await client.get(ref, opts.signal);
+  if (live && appliedUnchanged(live, obj, opts.fieldManager)) return comparePlan(ref, live, live, opts.mask);
   const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, dryRun: true, signal: opts.signal });
   return comparePlan(ref, live, dry, opts.mask);
+}
+
+/** Key of an object in the map returned by {@link fetchLive}. */
+export function liveKey(ref: ObjectRef): string {
+  return `${ref.apiVersion}|${ref.kind}|${ref.namespace ?? ''}|${ref.name}`;
+}
+
+/** Objects of one kind+namespace from which on a LIST is cheaper than a GET each. */
+const LIST_MIN = 3;
+
+/**
+ * The live objects of `objects` (namespace-resolved), keyed by {@link liveKey}; absent objects
+ * map to `undefined`. One LIST per apiVersion+kind+namespace with at least 3 objects, a GET for the others.
+ */
+export async function fetchLive(client: KubeClient, objects: KubeObject[], opts: { signal?: AbortSignal; concurrency?: number } = {}): Promise<Map<string, KubeObject | undefined>> {
+  const groups = new Map<string, KubeObject[]>();
+  for (const o of objects) {
+    const k = `${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}`;
+    groups.set(k, [...(groups.get(k) ?? []), o]);
+  }
+  const out = new Map<string, KubeObject | undefined>();
+  const limit = pLimit(opts.concurrency ?? 16);
+  await Promise.all(
+    [...groups.values()].map((group) =>
+      limit(async () => {
+        const first = group[0];
+        if (!first) return;
+        if (group.length < LIST_MIN) {
+          for (const o of group) out.set(liveKey(objectRef(o)), await client.get(objectRef(o), opts.signal));
+          return;
+        }
+        const { items } = await client.list(first.apiVersion, first.kind, { namespace: first.metadata.namespace, signal: opts.signal });
+        const byName = new Map(items.map((it) => [it.metadata.name ?? '', it]));
+        for (const o of group) {
+          const live = byName.get(o.metadata.name ?? '');
+          out.set(liveKey(objectRef(o)), live ? { ...live, apiVersion: o.apiVersion, kind: o.kind } : undefined);
+        }
+      }),
+    ),
+  );
+  return out;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** True when `live` holds every field of `want` with the same value (lists: same length, item by item). */
+export function containsFields(live: unknown, want: unknown): boolean {
+  if (isObj(want)) return isObj(live) && Object.entries(want).every(([k, w]) => w === undefined || containsFields(live[k], w));
+  if (Array.isArray(want)) return Array.isArray(live) && live.length === want.length && want.every((w, i) => containsFields(live[i], w));
+  return live === want;
+}
+
+/**
+ * True when every field in `owned` (a managedFields `fieldsV1` tree) is still in `desired`.
+ * `live` is walked alongside (same list lengths, see {@link containsFields}) to find list items by their keys.
+ */
+export function ownedFieldsIn(owned: Record<string, unknown>, desired: unknown, live: unknown): boolean {
+  for (const [k, sub] of Object.entries(owned)) {
+    if (k === '.') continue;
+    let d: unknown;
+    let l: unknown;
+    if (k.startsWith('f:')) {
+      const name = k.slice(2);
+      if (!isObj(desired) || desired[name] === undefined) return false;
+      d = desired[name];
+      l = isObj(live) ? live[name] : undefined;
+    } else if (k.startsWith('k:') || k.startsWith('v:') || k.startsWith('i:')) {
+      if (!Array.isArray(desired) || !Array.isArray(live)) return false;
+      let i = -1;
+      if (k.startsWith('i:')) i = Number(k.slice(2));
+      else {
+        let key: unknown;
+        try {
+          key = JSON.parse(k.slice(2));
+        } catch {
+          return false;
+        }
+        if (k.startsWith('v:')) i = live.findIndex((it) => JSON.stringify(it) === JSON.stringify(key));
+        else if (isObj(key)) i = live.findIndex((it) => isObj(it) && Object.entries(key).every(([kk, kv]) => JSON.stringify(it[kk]) === JSON.stringify(kv)));
+      }
+      if (!Number.isInteger(i) || i < 0 || i >= desired.length) return false;
+      d = desired[i];
+      l = live[i];
+    } else return false;
+    if (isObj(sub) && !ownedFieldsIn(sub, d, l)) return false;
+  }
+  return true;
+}
+
+/**
+ * True when server-side applying `desired` with `fieldManager` cannot change `live`: every
+ * field of `desired` is in `live` with the same value (so nothing is set), and every field the
+ * manager applied before is still in `desired` (so nothing is removed). Conservative: anything
+ * it cannot tell (another apiVersion, a quantity written differently, an object being deleted)
+ * answers false, and the caller falls back to a dry-run.
+ */
+export function appliedUnchanged(live: KubeObject, desired: KubeObject, fieldManager: string): boolean {
+  if (live.metadata.deletionTimestamp) return false;
+  const { apiVersion, kind, status, ...wanted } = desired;
+  void apiVersion;
+  void kind;
+  void status;
+  if (!containsFields(live, wanted)) return false;
+  const entries = Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
+  for (const e of entries) {
+    if (!isObj(e) || e.manager !== fieldManager || e.operation !== 'Apply' || (e.subresource !== undefined && e.subresource !== '')) continue;
+    if (e.apiVersion !== desired.apiVersion) return false;
+    if (e.fieldsV1 !== undefined && (!isObj(e.fieldsV1) || !ownedFieldsIn(e.fieldsV1, desired, live))) return false;
+  }
+  return true;
 }
 
 /** Build the plan from a live object (or none) and the dry-run result. */
@@ -63,12 +182,21 @@ export function comparePlan(ref: ObjectRef, live: KubeObject | undefined, dry: K
   const action: ObjectPlan['action'] = !nLive ? 'create' : sameObject(nLive, nDesired) ? 'unchanged' : 'update';
   const masked = maskPair(nLive, nDesired);
   const paths = !nLive ? [] : action === 'unchanged' ? [] : changedPaths(nLive, nDesired);
+  // The diff (two YAML renderings) is only computed when read: most objects are unchanged and
+  // their diff is never shown.
+  let diff: DiffEntry | undefined;
   return {
     ref,
     action,
     live: masked.before,
     desired: masked.after,
-    diff: diffEntry(labelOf(ref), action === 'unchanged' ? masked.after : masked.before, masked.after, mask),
+    get diff(): DiffEntry {
+      diff ??= diffEntry(labelOf(ref), action === 'unchanged' ? masked.after : masked.before, masked.after, mask);
+      return diff;
+    },
+    set diff(d: DiffEntry) {
+      diff = d;
+    },
     changedPaths: paths,
   };
 }
@@ -79,12 +207,13 @@ export function comparePlan(ref: ObjectRef, live: KubeObject | undefined, dry: K
  */
 export async function planApply(client: KubeClient, objects: KubeObject[], opts: PlanOptions): Promise<ObjectPlan[]> {
   const limit = pLimit(opts.concurrency ?? 16);
+  const resolved = await Promise.all(objects.map((o) => resolveNamespace(client, o, opts.defaultNamespace)));
+  const lives = await fetchLive(client, resolved, { signal: opts.signal, concurrency: opts.concurrency });
   return Promise.all(
-    objects.map((o) =>
+    resolved.map((obj) =>
       limit(async () => {
         opts.signal?.throwIfAborted();
-        const obj = await resolveNamespace(client, o, opts.defaultNamespace);
-        return planOne(client, obj, opts);
+        return planOne(client, obj, opts, { live: lives.get(liveKey(objectRef(obj))) });
       }),
     ),
   );

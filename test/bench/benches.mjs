@@ -1,0 +1,605 @@
+// The benchmarks B1–B6. Each `run(env)` returns table rows:
+//   {bench, kplay_ms, peer_ms, ratio, goal, met, kplay_requests, kplay_writes, peer_requests, peer_writes, notes, samples}
+// Timings are medians of env.reps repetitions; kplay and the peer alternate, each on fresh namespaces.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+const yamlDocs = (objs) => objs.map((o) => JSON.stringify(o)).join('\n---\n') + '\n';
+const write = (file, text) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  return file;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const ratioOf = (a, b) => (a === null || b === null || !b ? null : a / b);
+const med = (xs) => {
+  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return null;
+  const m = Math.floor(v.length / 2);
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+};
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+/** Fail loudly with the tail of the output. */
+function check(r, what) {
+  if (r.code !== 0) throw new Error(`${what} exited ${r.code}\n${(r.stdout + '\n' + r.stderr).slice(-4000)}`);
+  return r;
+}
+
+/** A kplay inventory: [{name, context, vars}] */
+function inventory(env, hosts) {
+  const lines = ['all:', '  clusters:'];
+  for (const h of hosts) {
+    lines.push(`    ${h.name}:`, `      context: ${h.context}`, `      kubeconfig: ${env.kubeconfig}`);
+    if (h.vars && Object.keys(h.vars).length) {
+      lines.push('      vars:');
+      for (const [k, v] of Object.entries(h.vars)) lines.push(`        ${k}: ${JSON.stringify(v)}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** An Ansible YAML inventory (local connection, the venv's python). */
+function ansibleInventory(env, hosts) {
+  const lines = ['all:', '  vars:', '    ansible_connection: local', `    ansible_python_interpreter: ${env.venv}/bin/python`, '  hosts:'];
+  for (const h of hosts) {
+    lines.push(`    ${h.name}:`);
+    for (const [k, v] of Object.entries(h.vars ?? {})) lines.push(`      ${k}: ${JSON.stringify(v)}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+function ansible(env, args, opts = {}) {
+  return env.run(path.join(env.venv, 'bin', 'ansible-playbook'), args, {
+    ...opts,
+    env: { ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_RETRY_FILES_ENABLED: 'False', ANSIBLE_PIPELINING: 'True', ANSIBLE_LOCALHOST_WARNING: 'False', ANSIBLE_INVENTORY_UNPARSED_WARNING: 'False', ANSIBLE_DEPRECATION_WARNINGS: 'False', ...opts.env },
+  });
+}
+
+/** Wait (untimed) until namespaces are gone, so one run's deletion does not slow the next. */
+async function waitGone(env, byContext, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (const [context, names] of byContext) {
+    if (!names.length) continue;
+    for (let i = 0; i < names.length; i += 50) await env.kubectl(['delete', 'ns', '--wait=false', '--ignore-not-found', ...names.slice(i, i + 50)], { context });
+    for (;;) {
+      const left = (await env.kubectl(['get', 'ns', '-o', 'name'], { context })).stdout.split('\n').filter((l) => names.includes(l.replace('namespace/', '').trim()));
+      if (!left.length || Date.now() > deadline) break;
+      await sleep(500);
+    }
+  }
+}
+
+const byCtx = (pairs) => {
+  const m = new Map();
+  for (const [ctx, ns] of pairs) m.set(ctx, [...(m.get(ctx) ?? []), ns]);
+  return m;
+};
+
+// ======================================================================= B1
+function b1Objects(ns, group, n) {
+  const out = { a: [], b: [] };
+  out.a.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { bench: 'b1' } } });
+  const kinds = [];
+  for (let i = 0; i < n.crds; i++) {
+    const kind = `Widget${i}`;
+    const plural = `widget${i}s`;
+    kinds.push(kind);
+    out.a.push({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${plural}.${group}`, labels: { bench: 'b1' } },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { kind, plural, singular: `widget${i}`, listKind: `${kind}List` },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' }, color: { type: 'string' } } } } } } }],
+      },
+    });
+  }
+  for (let i = 0; i < n.cms; i++) out.b.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns, labels: { app: `app-${i % 10}` } }, data: { 'app.properties': `key=${i}\nlevel=info\n`, index: String(i) } });
+  for (let i = 0; i < n.svcs; i++) out.b.push({ apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}`, namespace: ns, labels: { app: `app-${i}` } }, spec: { selector: { app: `app-${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+  for (let i = 0; i < n.deps; i++) {
+    out.b.push({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: `app-${i}`, namespace: ns, labels: { app: `app-${i}` } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: `app-${i}` } },
+        template: {
+          metadata: { labels: { app: `app-${i}` } },
+          spec: {
+            containers: [
+              {
+                name: 'app',
+                image: 'registry.k8s.io/pause:3.10',
+                ports: [{ containerPort: 8080, name: 'http' }],
+                env: [{ name: 'INDEX', value: String(i) }],
+                resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+              },
+            ],
+          },
+        },
+      },
+    });
+  }
+  for (let i = 0; i < n.crs; i++) out.b.push({ apiVersion: `${group}/v1`, kind: kinds[i % kinds.length], metadata: { name: `w-${i}`, namespace: ns }, spec: { size: i, color: 'blue' } });
+  return out;
+}
+
+async function b1(env) {
+  const n = env.quick ? { crds: 1, crs: 2, cms: 10, svcs: 8, deps: 8 } : { crds: 5, crs: 20, cms: 100, svcs: 80, deps: 94 };
+  const total = 1 + n.crds + n.crs + n.cms + n.svcs + n.deps;
+  const samples = { kCold: [], kNoop: [], pCold: [], pNoop: [], kColdReq: [], kNoopReq: [], kColdW: [], kNoopW: [], kNoopDry: [], pColdReq: [], pNoopReq: [], pColdW: [], pNoopW: [] };
+  for (let rep = 0; rep < env.reps; rep++) {
+    for (const tool of ['kplay', 'kubectl']) {
+      const ns = `${env.runId}-b1-${tool[0]}${rep}`;
+      const group = `${ns}.bench.kplay.dev`;
+      const dir = path.join(env.work, 'b1', ns);
+      const objs = b1Objects(ns, group, n);
+      const mdir = path.join(dir, 'm');
+      write(path.join(mdir, 'a', '00-namespace-crds.yaml'), yamlDocs(objs.a));
+      write(path.join(mdir, 'b', '10-objects.yaml'), yamlDocs(objs.b));
+      const belongs = (e) => {
+        const r = e.objectRef ?? {};
+        return r.namespace === ns || (r.resource === 'namespaces' && r.name === ns) || r.apiGroup === group || (r.resource === 'customresourcedefinitions' && String(r.name).endsWith(group));
+      };
+      if (tool === 'kplay') {
+        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n    - name: apply ${total} objects\n      k8s_apply:\n        src: "${mdir}/**/*.yaml"\n`);
+        const inv = write(path.join(dir, 'inv.yml'), inventory(env, [{ name: 'sandbox-1', context: 'sandbox-1' }]));
+        for (const phase of ['cold', 'noop']) {
+          const mark = env.auditMark();
+          const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '-o', 'json']), `kplay B1 ${phase}`);
+          const a = env.auditCount(mark, 'kplay', belongs);
+          const key = phase === 'cold' ? 'kCold' : 'kNoop';
+          samples[key].push(r.ms);
+          samples[`${key}Req`].push(r.stats.requests);
+          samples[`${key}W`].push(a.writes);
+          if (phase === 'noop') samples.kNoopDry.push(a.dryRuns);
+        }
+      } else {
+        const k = (args) => env.kubectl(['-v=6', ...args]);
+        // cold: what ops do with CRDs and their CRs in one set: CRDs first, wait Established, then the rest
+        let mark = env.auditMark();
+        const t0 = performance.now();
+        const r1 = check(await k(['apply', '--server-side', '-f', path.join(mdir, 'a')]), 'kubectl apply CRDs');
+        const r2 = check(await k(['wait', '--for=condition=Established', '--timeout=60s', ...objs.a.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => `crd/${o.metadata.name}`)]), 'kubectl wait');
+        const r3 = check(await k(['apply', '--server-side', '-f', path.join(mdir, 'b')]), 'kubectl apply');
+        samples.pCold.push(performance.now() - t0);
+        samples.pColdReq.push(sum([r1, r2, r3].map((r) => env.kubectlRequests(r.stderr))));
+        samples.pColdW.push(env.auditCount(mark, 'kubectl', belongs).writes);
+        mark = env.auditMark();
+        const r4 = check(await k(['apply', '--server-side', '-R', '-f', mdir]), 'kubectl apply no-op');
+        samples.pNoop.push(r4.ms);
+        samples.pNoopReq.push(env.kubectlRequests(r4.stderr));
+        samples.pNoopW.push(env.auditCount(mark, 'kubectl', belongs).writes);
+      }
+      await waitGone(env, byCtx([['sandbox-1', ns]]));
+    }
+  }
+  const rows = [];
+  const kc = med(samples.kCold);
+  const pc = med(samples.pCold);
+  rows.push({
+    bench: `B1 apply ${total} objects, cold`,
+    kplay_ms: kc,
+    peer_ms: pc,
+    ratio: ratioOf(kc, pc),
+    goal: '<= 0.5x',
+    met: ratioOf(kc, pc) !== null && ratioOf(kc, pc) <= 0.5,
+    kplay_requests: med(samples.kColdReq),
+    kplay_writes: med(samples.kColdW),
+    peer_requests: med(samples.pColdReq),
+    peer_writes: med(samples.pColdW),
+    notes: 'peer: kubectl apply --server-side (CRDs, wait Established, rest)',
+    samples,
+  });
+  const kn = med(samples.kNoop);
+  const pn = med(samples.pNoop);
+  const noopReq = med(samples.kNoopReq);
+  const noopW = Math.max(...samples.kNoopW);
+  rows.push({
+    bench: `B1 apply ${total} objects, no-op`,
+    kplay_ms: kn,
+    peer_ms: pn,
+    ratio: ratioOf(kn, pn),
+    goal: '<= 0.5x, 0 writes, requests <= objects + discovery',
+    met: ratioOf(kn, pn) !== null && ratioOf(kn, pn) <= 0.5 && noopW === 0 && noopReq <= total + 3,
+    kplay_requests: noopReq,
+    kplay_writes: noopW,
+    peer_requests: med(samples.pNoopReq),
+    peer_writes: med(samples.pNoopW),
+    notes: `kplay dry-runs: ${Math.max(...samples.kNoopDry)}; peer: kubectl apply --server-side -R -f DIR`,
+  });
+  return rows;
+}
+
+// ======================================================================= B2
+async function b2(env) {
+  const nTasks = env.quick ? 5 : 50;
+  const nClusters = env.quick ? 3 : 10;
+  const samples = { k: [], p: [], kReq: [], kW: [], pW: [] };
+  const repsPeer = env.reps;
+  for (let rep = 0; rep < env.reps; rep++) {
+    for (const tool of ['kplay', 'ansible']) {
+      if (tool === 'ansible' && rep >= repsPeer) continue;
+      const prefix = `${env.runId}-b2-${tool[0]}${rep}`;
+      const hosts = Array.from({ length: nClusters }, (_, i) => ({ name: `c${String(i + 1).padStart(2, '0')}`, context: env.clusters[i % env.clusters.length].context, ns: `${prefix}-c${i + 1}` }));
+      const dir = path.join(env.work, 'b2', prefix);
+      const belongs = (e) => String(e.objectRef?.namespace ?? '').startsWith(prefix) || (e.objectRef?.resource === 'namespaces' && String(e.objectRef?.name).startsWith(prefix));
+      const mark = env.auditMark();
+      if (tool === 'kplay') {
+        const tasks = [`    - name: namespace\n      k8s_apply:\n        definition: { apiVersion: v1, kind: Namespace, metadata: { name: "{{ ns }}" } }`];
+        for (let t = 1; t < nTasks; t++) tasks.push(`    - name: configmap ${t}\n      k8s_apply:\n        definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: cm-${t}, namespace: "{{ ns }}" }, data: { index: "${t}" } }`);
+        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n${tasks.join('\n')}\n`);
+        const inv = write(path.join(dir, 'inv.yml'), inventory(env, hosts.map((h) => ({ name: h.name, context: h.context, vars: { ns: h.ns } }))));
+        const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '--forks', '10', '-o', 'json']), 'kplay B2');
+        samples.k.push(r.ms);
+        samples.kReq.push(r.stats.requests);
+        samples.kW.push(env.auditCount(mark, 'kplay', belongs).writes);
+      } else {
+        const tasks = [`    - name: namespace\n      kubernetes.core.k8s:\n        kubeconfig: "{{ kc }}"\n        context: "{{ ctx }}"\n        definition: { apiVersion: v1, kind: Namespace, metadata: { name: "{{ ns }}" } }`];
+        for (let t = 1; t < nTasks; t++) tasks.push(`    - name: configmap ${t}\n      kubernetes.core.k8s:\n        kubeconfig: "{{ kc }}"\n        context: "{{ ctx }}"\n        definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: cm-${t}, namespace: "{{ ns }}" }, data: { index: "${t}" } }`);
+        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  gather_facts: false\n  tasks:\n${tasks.join('\n')}\n`);
+        const inv = write(path.join(dir, 'inv.yml'), ansibleInventory(env, hosts.map((h) => ({ name: h.name, vars: { ns: h.ns, ctx: h.context, kc: env.kubeconfig } }))));
+        const r = check(await ansible(env, [pb, '-i', inv, '--forks', '10']), 'ansible-playbook B2');
+        samples.p.push(r.ms);
+        samples.pW.push(env.auditCount(mark, 'OpenAPI-Generator', belongs).writes);
+      }
+      await waitGone(env, byCtx(hosts.map((h) => [h.context, h.ns])));
+    }
+  }
+  const k = med(samples.k);
+  const p = med(samples.p);
+  return [
+    {
+      bench: `B2 ${nTasks} tasks x ${nClusters} clusters`,
+      kplay_ms: k,
+      peer_ms: p,
+      ratio: ratioOf(k, p),
+      goal: '<= 0.05x',
+      met: ratioOf(k, p) !== null && ratioOf(k, p) <= 0.05,
+      kplay_requests: med(samples.kReq),
+      kplay_writes: med(samples.kW),
+      peer_requests: null,
+      peer_writes: med(samples.pW),
+      notes: 'peer: ansible-playbook + kubernetes.core.k8s, forks 10',
+      samples,
+    },
+  ];
+}
+
+// ======================================================================= B3
+async function b3(env) {
+  const nClusters = env.quick ? 10 : 100;
+  const nObjects = env.quick ? 10 : 100;
+  const forksList = [10, 25, 50];
+  const rows = [];
+  for (const forks of forksList) {
+    const samples = { k: [], p: [], kReq: [], kW: [], kRss: [], kRetries: [], k429: [], pW: [], p429: [], pReq: [] };
+    for (let rep = 0; rep < env.reps; rep++) {
+      for (const tool of ['kplay', 'kubectl']) {
+        const prefix = `${env.runId}-b3-${tool[0]}${forks}-${rep}`;
+        const dir = path.join(env.work, 'b3', prefix);
+        const hosts = Array.from({ length: nClusters }, (_, i) => ({ name: `c${String(i + 1).padStart(3, '0')}`, context: env.clusters[i % env.clusters.length].context, ns: `${prefix}-c${i + 1}` }));
+        const objsFor = (ns) => [
+          { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+          ...Array.from({ length: nObjects - 1 }, (_, j) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${j}`, namespace: ns, labels: { app: 'b3' } }, data: { index: String(j), 'config.yaml': `replicas: ${j}\nlevel: info\n` } })),
+        ];
+        const belongs = (e) => String(e.objectRef?.namespace ?? '').startsWith(prefix) || (e.objectRef?.resource === 'namespaces' && String(e.objectRef?.name).startsWith(prefix));
+        const mark = env.auditMark();
+        if (tool === 'kplay') {
+          const tpl = write(path.join(dir, 'objects.yaml'), yamlDocs(objsFor('NSPLACEHOLDER')).replaceAll('NSPLACEHOLDER', '{{ ns }}'));
+          const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n    - name: apply ${nObjects} objects\n      k8s_apply:\n        template: ${tpl}\n`);
+          const inv = write(path.join(dir, 'inv.yml'), inventory(env, hosts.map((h) => ({ name: h.name, context: h.context, vars: { ns: h.ns } }))));
+          const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '--forks', String(forks), '-o', 'json'], { timeRss: true, tmpDir: dir }), `kplay B3 forks ${forks}`);
+          const a = env.auditCount(mark, 'kplay', belongs);
+          samples.k.push(r.ms);
+          samples.kReq.push(r.stats.requests);
+          samples.kRetries.push(r.stats.retries);
+          samples.kW.push(a.writes);
+          samples.k429.push(a.status429);
+          samples.kRss.push(r.rssKiB);
+        } else {
+          const lines = [];
+          for (const h of hosts) {
+            const f = write(path.join(dir, `${h.name}.yaml`), yamlDocs(objsFor(h.ns)));
+            lines.push(`${h.context} ${f} ${path.join(dir, `${h.name}.log`)}`);
+          }
+          const script = write(path.join(dir, 'apply.sh'), `#!/bin/sh\nexec "${env.kubectlBin}" --kubeconfig "${env.kubeconfig}" --cache-dir "${path.join(env.work, 'kube-cache')}" --context "$1" -v=6 apply --server-side -f "$2" >/dev/null 2>"$3"\n`);
+          fs.chmodSync(script, 0o755);
+          const r = check(await env.run('xargs', ['-P', String(forks), '-L', '1', script], { input: lines.join('\n') + '\n' }), `xargs kubectl B3 forks ${forks}`);
+          const a = env.auditCount(mark, 'kubectl', belongs);
+          samples.p.push(r.ms);
+          samples.pW.push(a.writes);
+          samples.p429.push(a.status429);
+          samples.pReq.push(sum(hosts.map((h) => env.kubectlRequests(fs.readFileSync(path.join(dir, `${h.name}.log`), 'utf8')))));
+        }
+        await waitGone(env, byCtx(hosts.map((h) => [h.context, h.ns])), 300_000);
+      }
+    }
+    const k = med(samples.k);
+    const p = med(samples.p);
+    const rssMiB = Math.max(...samples.kRss.filter((x) => x)) / 1024;
+    rows.push({
+      bench: `B3 ${nClusters} clusters x ${nObjects} objects, forks ${forks}`,
+      kplay_ms: k,
+      peer_ms: p,
+      ratio: ratioOf(k, p),
+      goal: '<= 0.5x, RSS < 512 MB, no failed 429',
+      met: ratioOf(k, p) !== null && ratioOf(k, p) <= 0.5 && rssMiB < 512,
+      kplay_requests: med(samples.kReq),
+      kplay_writes: med(samples.kW),
+      peer_requests: med(samples.pReq),
+      peer_writes: med(samples.pW),
+      notes: `kplay peak RSS ${rssMiB.toFixed(0)} MiB, 429s kplay ${Math.max(...samples.k429)} (retried ${Math.max(...samples.kRetries)}) / peer ${Math.max(...samples.p429)}; peer: xargs -P ${forks} kubectl apply --server-side`,
+      samples,
+    });
+  }
+  return rows;
+}
+
+// ======================================================================= B4
+async function b4(env) {
+  const nRel = env.quick ? 2 : 10;
+  const chart = path.resolve(env.repoRoot, '../shared/charts/podinfo-6.13.0');
+  if (!fs.existsSync(chart)) throw new Error(`chart ${chart} missing`);
+  const helmHome = path.join(env.work, 'helm-home');
+  const helmEnv = { HELM_CACHE_HOME: path.join(helmHome, 'cache'), HELM_CONFIG_HOME: path.join(helmHome, 'config'), HELM_DATA_HOME: path.join(helmHome, 'data') };
+  const samples = { kIns: [], kNoop: [], pIns: [], pNoop: [], kInsW: [], kNoopW: [], pInsW: [], pNoopW: [], kNoopReq: [], kNewRev: [], pNewRev: [] };
+  const revisions = async (hosts) => {
+    let total = 0;
+    for (const h of hosts) {
+      const r = await env.run(env.helmBin, ['--kubeconfig', env.kubeconfig, '--kube-context', h.context, 'list', '-n', h.ns, '-o', 'json'], { env: helmEnv });
+      for (const rel of JSON.parse(r.stdout || '[]')) total += Number(rel.revision);
+    }
+    return total;
+  };
+  for (let rep = 0; rep < env.reps; rep++) {
+    for (const tool of ['kplay', 'helm']) {
+      const prefix = `${env.runId}-b4-${tool[0]}${rep}`;
+      const dir = path.join(env.work, 'b4', prefix);
+      const hosts = Array.from({ length: nRel }, (_, i) => ({ name: `r${String(i + 1).padStart(2, '0')}`, context: env.clusters[i % env.clusters.length].context, ns: `${prefix}-r${i + 1}` }));
+      const belongs = (e) => String(e.objectRef?.namespace ?? '').startsWith(prefix) || (e.objectRef?.resource === 'namespaces' && String(e.objectRef?.name).startsWith(prefix));
+      if (tool === 'kplay') {
+        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n    - name: podinfo\n      helm_release:\n        name: podinfo\n        namespace: "{{ ns }}"\n        create_namespace: true\n        chart: ${chart}\n        wait: true\n        timeout: 120\n`);
+        const inv = write(path.join(dir, 'inv.yml'), inventory(env, hosts.map((h) => ({ name: h.name, context: h.context, vars: { ns: h.ns } }))));
+        for (const phase of ['install', 'noop']) {
+          const mark = env.auditMark();
+          const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '--forks', String(nRel), '-o', 'json'], { env: helmEnv }), `kplay B4 ${phase}`);
+          const w = env.auditCount(mark, 'kplay', belongs).writes + env.auditCount(mark, 'helm', belongs).writes;
+          if (phase === 'install') {
+            samples.kIns.push(r.ms);
+            samples.kInsW.push(w);
+          } else {
+            samples.kNoop.push(r.ms);
+            samples.kNoopW.push(w);
+            samples.kNoopReq.push(r.stats.requests);
+            samples.kNewRev.push((await revisions(hosts)) - nRel);
+          }
+        }
+      } else {
+        const script = write(path.join(dir, 'helm.sh'), `#!/bin/sh\nexec "${env.helmBin}" --kubeconfig "${env.kubeconfig}" --kube-context "$1" upgrade --install podinfo "${chart}" -n "$2" --create-namespace --wait --timeout 120s >/dev/null\n`);
+        fs.chmodSync(script, 0o755);
+        const input = hosts.map((h) => `${h.context} ${h.ns}`).join('\n') + '\n';
+        for (const phase of ['install', 'noop']) {
+          const mark = env.auditMark();
+          const r = check(await env.run('xargs', ['-P', String(nRel), '-L', '1', script], { input, env: helmEnv }), `helm B4 ${phase}`);
+          const w = env.auditCount(mark, 'helm', belongs).writes;
+          if (phase === 'install') {
+            samples.pIns.push(r.ms);
+            samples.pInsW.push(w);
+          } else {
+            samples.pNoop.push(r.ms);
+            samples.pNoopW.push(w);
+            samples.pNewRev.push((await revisions(hosts)) - nRel);
+          }
+        }
+      }
+      await waitGone(env, byCtx(hosts.map((h) => [h.context, h.ns])));
+    }
+  }
+  const ki = med(samples.kIns);
+  const pi = med(samples.pIns);
+  const kn = med(samples.kNoop);
+  const pn = med(samples.pNoop);
+  return [
+    { bench: `B4 helm_release ${nRel} releases, install`, kplay_ms: ki, peer_ms: pi, ratio: ratioOf(ki, pi), goal: '<= 1.1x', met: ratioOf(ki, pi) !== null && ratioOf(ki, pi) <= 1.1, kplay_requests: null, kplay_writes: med(samples.kInsW), peer_requests: null, peer_writes: med(samples.pInsW), notes: `peer: helm upgrade --install --wait, ${nRel} in parallel`, samples },
+    {
+      bench: `B4 helm_release ${nRel} releases, no-op`,
+      kplay_ms: kn,
+      peer_ms: pn,
+      ratio: ratioOf(kn, pn),
+      goal: '<= 0.3x, no new revision',
+      met: ratioOf(kn, pn) !== null && ratioOf(kn, pn) <= 0.3 && Math.max(...samples.kNewRev) === 0,
+      kplay_requests: med(samples.kNoopReq),
+      kplay_writes: med(samples.kNoopW),
+      peer_requests: null,
+      peer_writes: med(samples.pNoopW),
+      notes: `new revisions: kplay ${Math.max(...samples.kNewRev)}, helm ${Math.max(...samples.pNewRev)}`,
+    },
+  ];
+}
+
+// ======================================================================= B5
+/** Watch Deployments with kubectl; resolves the timestamp when all `n` are rolled out with generation > gen0. */
+function watchRollout(env, ns, n) {
+  const child = spawn(
+    env.kubectlBin,
+    ['--kubeconfig', env.kubeconfig, '--context', 'sandbox-1', 'get', 'deploy', '-n', ns, '-w', '-o', 'jsonpath={.metadata.name} {.metadata.generation} {.status.observedGeneration} {.spec.replicas} {.status.replicas} {.status.updatedReplicas} {.status.readyReplicas} {.status.availableReplicas}{"\\n"}'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  const state = new Map();
+  let buf = '';
+  let lastReady = null;
+  let resolveFn;
+  const done = new Promise((r) => (resolveFn = r));
+  child.stdout.on('data', (d) => {
+    const now = Date.now();
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i).trim();
+      buf = buf.slice(i + 1);
+      const [name, gen, obs, want, total, upd, ready, avail] = line.split(' ');
+      if (!name) continue;
+      const num = (x) => Number(x || 0);
+      const ok = num(gen) >= 2 && num(obs) >= num(gen) && num(upd) === num(want) && num(total) === num(want) && num(ready) === num(want) && num(avail) === num(want);
+      state.set(name, ok);
+      if (state.size >= n && [...state.values()].every(Boolean) && lastReady === null) {
+        lastReady = now;
+        resolveFn(now);
+      }
+    }
+  });
+  return { done, stop: () => child.kill('SIGTERM'), ready: new Promise((r) => setTimeout(r, 300)) };
+}
+
+async function b5(env) {
+  const nDeps = env.quick ? 3 : 20;
+  const samples = { k: [], p: [], kDur: [], pDur: [], kReq: [] };
+  for (let rep = 0; rep < env.reps; rep++) {
+    for (const tool of ['kplay', 'kubectl']) {
+      const ns = `${env.runId}-b5-${tool[0]}${rep}`;
+      const dir = path.join(env.work, 'b5', ns);
+      const deps = Array.from({ length: nDeps }, (_, i) => ({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: `d${i}`, namespace: ns, labels: { app: 'b5' } },
+        spec: {
+          replicas: 2,
+          minReadySeconds: 2,
+          selector: { matchLabels: { app: `d${i}` } },
+          template: { metadata: { labels: { app: `d${i}` } }, spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
+        },
+      }));
+      const f = write(path.join(dir, 'deps.yaml'), yamlDocs([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, ...deps]));
+      check(await env.kubectl(['apply', '--server-side', '-f', f]), 'kubectl apply B5');
+      check(await env.kubectl(['wait', '-n', ns, '--for=condition=Available', '--timeout=120s', 'deploy', '--all']), 'kubectl wait B5');
+      await sleep(2500); // minReadySeconds: let the first rollout settle completely
+      const w = watchRollout(env, ns, nDeps);
+      await w.ready;
+      let r;
+      if (tool === 'kplay') {
+        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n    - name: wait for the rollout\n      wait_for:\n        kind: Deployment\n        api_version: apps/v1\n        namespace: ${ns}\n        label_selector: app=b5\n        timeout: 120\n`);
+        const inv = write(path.join(dir, 'inv.yml'), inventory(env, [{ name: 'sandbox-1', context: 'sandbox-1' }]));
+        check(await env.kubectl(['rollout', 'restart', 'deploy', '-n', ns, '-l', 'app=b5']), 'rollout restart');
+        r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '-o', 'json']), 'kplay B5');
+        samples.kReq.push(r.stats.requests);
+      } else {
+        check(await env.kubectl(['rollout', 'restart', 'deploy', '-n', ns, '-l', 'app=b5']), 'rollout restart');
+        // kubectl rollout status waits for one Deployment at a time: the usual script loops.
+        const script = write(path.join(dir, 'rollout.sh'), `#!/bin/sh\nset -e\nfor i in $(seq 0 ${nDeps - 1}); do "${env.kubectlBin}" --kubeconfig "${env.kubeconfig}" --context sandbox-1 rollout status -n ${ns} deploy/d$i --timeout=120s >/dev/null; done\n`);
+        fs.chmodSync(script, 0o755);
+        r = check(await env.run(script, []), 'kubectl rollout status');
+      }
+      const lastReady = await Promise.race([w.done, sleep(30_000).then(() => null)]);
+      w.stop();
+      if (lastReady === null) throw new Error(`B5: the harness's watch never saw all ${nDeps} Deployments rolled out`);
+      const latency = r.endedAt - lastReady;
+      samples[tool === 'kplay' ? 'k' : 'p'].push(latency);
+      samples[tool === 'kplay' ? 'kDur' : 'pDur'].push(r.ms);
+      await waitGone(env, byCtx([['sandbox-1', ns]]));
+    }
+  }
+  const k = med(samples.k);
+  const p = med(samples.p);
+  return [
+    {
+      bench: `B5 wait_for ${nDeps} rollouts (latency after last ready)`,
+      kplay_ms: k,
+      peer_ms: p,
+      ratio: ratioOf(k, p),
+      goal: 'p50 <= peer + 50 ms',
+      met: k !== null && p !== null && k <= p + 50,
+      kplay_requests: med(samples.kReq),
+      kplay_writes: 0,
+      peer_requests: null,
+      peer_writes: 0,
+      notes: `whole waiter runtime: kplay ${Math.round(med(samples.kDur))} ms, kubectl ${Math.round(med(samples.pDur))} ms; peer: kubectl rollout status per Deployment`,
+      samples,
+    },
+  ];
+}
+
+// ======================================================================= B6
+async function startHaproxy(dir, servers) {
+  fs.mkdirSync(dir, { recursive: true });
+  const sock = path.join(dir, 'admin.sock');
+  const cfg = write(
+    path.join(dir, 'haproxy.cfg'),
+    ['global', `  stats socket ${sock} level admin`, '  maxconn 100', 'defaults', '  mode http', '  timeout connect 1s', '  timeout client 5s', '  timeout server 5s', 'backend be_bench', ...servers.map((s) => `  server ${s} 127.0.0.1:9 disabled`), ''].join('\n'),
+  );
+  // all servers start `ready`: the config marks them disabled (maint) so HAProxy sends no traffic; enable them now
+  const child = spawn('haproxy', ['-f', cfg, '-db'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const deadline = Date.now() + 10_000;
+  while (!fs.existsSync(sock)) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`haproxy did not start: ${err}`);
+    await sleep(50);
+  }
+  const cmd = (c) =>
+    new Promise((resolve, reject) => {
+      const s = net.connect(sock);
+      let out = '';
+      s.on('data', (d) => (out += d));
+      s.on('end', () => resolve(out));
+      s.on('error', reject);
+      s.end(`${c}\n`);
+    });
+  return { sock, cmd, stop: () => child.kill('SIGTERM') };
+}
+
+async function b6(env) {
+  const n = env.quick ? 10 : 50;
+  const servers = Array.from({ length: n }, (_, i) => `s${String(i + 1).padStart(2, '0')}`);
+  const samples = { k: [], p: [] };
+  for (let rep = 0; rep < env.reps; rep++) {
+    for (const tool of ['kplay', 'ansible']) {
+      const dir = path.join(env.work, 'b6', `${tool}${rep}`);
+      const hp = await startHaproxy(dir, servers);
+      try {
+        for (const s of servers) await hp.cmd(`set server be_bench/${s} state ready`);
+        let r;
+        if (tool === 'kplay') {
+          const pb = write(
+            path.join(dir, 'play.yml'),
+            `- hosts: all\n  tasks:\n${['drain', 'ready'].map((st) => `    - name: ${st}\n      lb_switch:\n        provider: haproxy\n        socket: ${hp.sock}\n        backend: be_bench\n        server: "{{ item }}"\n        state: ${st}\n      loop: ${JSON.stringify(servers)}`).join('\n')}\n`,
+          );
+          const inv = write(path.join(dir, 'inv.yml'), inventory(env, [{ name: 'sandbox-1', context: 'sandbox-1' }]));
+          r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '-o', 'json']), 'kplay B6');
+          samples.k.push(r.ms);
+        } else {
+          const pb = write(
+            path.join(dir, 'play.yml'),
+            `- hosts: all\n  gather_facts: false\n  tasks:\n${[['drain', 'drain'], ['ready', 'enabled']].map(([n1, st]) => `    - name: ${n1}\n      community.general.haproxy:\n        socket: ${hp.sock}\n        backend: be_bench\n        host: "{{ item }}"\n        state: ${st}\n      loop: ${JSON.stringify(servers)}`).join('\n')}\n`,
+          );
+          const inv = write(path.join(dir, 'inv.yml'), ansibleInventory(env, [{ name: 'localhost' }]));
+          r = check(await ansible(env, [pb, '-i', inv]), 'ansible-playbook B6');
+          samples.p.push(r.ms);
+        }
+        const stateText = await hp.cmd('show servers state be_bench');
+        const notReady = stateText.split('\n').filter((l) => /^\d+ be_bench /.test(l)).filter((l) => l.split(' ')[6] !== '0');
+        if (notReady.length) throw new Error(`B6 ${tool}: servers not back to ready: ${notReady.slice(0, 3).join(' | ')}`);
+      } finally {
+        hp.stop();
+      }
+    }
+  }
+  const k = med(samples.k);
+  const p = med(samples.p);
+  return [{ bench: `B6 lb_switch drain+ready ${n} HAProxy servers`, kplay_ms: k, peer_ms: p, ratio: ratioOf(k, p), goal: '<= 0.2x', met: ratioOf(k, p) !== null && ratioOf(k, p) <= 0.2, kplay_requests: null, kplay_writes: null, peer_requests: null, peer_writes: null, notes: 'peer: ansible-playbook + community.general.haproxy', samples }];
+}
+
+export const BENCHES = [
+  { id: 'B1', title: 'k8s_apply of a 300-object set, cold and no-op, vs kubectl apply --server-side', run: b1, rows: (q) => [`B1 apply ${q ? 30 : 300} objects, cold`, `B1 apply ${q ? 30 : 300} objects, no-op`] },
+  { id: 'B2', title: 'per-task overhead vs ansible-playbook + kubernetes.core.k8s', run: b2, rows: (q) => [q ? 'B2 5 tasks x 3 clusters' : 'B2 50 tasks x 10 clusters'] },
+  { id: 'B3', title: 'fan-out over many inventory clusters vs xargs -P kubectl', run: b3, rows: (q) => [10, 25, 50].map((f) => `B3 ${q ? 10 : 100} clusters x ${q ? 10 : 100} objects, forks ${f}`) },
+  { id: 'B4', title: 'helm_release install and no-op vs helm upgrade --install', run: b4, rows: (q) => [`B4 helm_release ${q ? 2 : 10} releases, install`, `B4 helm_release ${q ? 2 : 10} releases, no-op`] },
+  { id: 'B5', title: 'wait_for latency vs kubectl rollout status', run: b5, rows: (q) => [`B5 wait_for ${q ? 3 : 20} rollouts (latency after last ready)`] },
+  { id: 'B6', title: 'lb_switch vs community.general.haproxy', run: b6, rows: (q) => [`B6 lb_switch drain+ready ${q ? 10 : 50} HAProxy servers`] },
+];

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install what `npm run bench` needs besides the sandbox (test/sandbox/install.sh) on a Debian
+# machine, as root. Idempotent: only installs what is missing.
+#  - GNU time (/usr/bin/time -v, peak RSS of kplay in B3)
+#  - haproxy (B6; test/sandbox/install.sh installs it too)
+#  - Ansible (the PyPI bundle `ansible`, which ships kubernetes.core and community.general)
+#    plus the `kubernetes` Python client, in a venv outside the repo:
+#    ${KPLAY_BENCH_VENV:-~/.cache/kplay-bench/venv}
+set -euo pipefail
+VENV="${KPLAY_BENCH_VENV:-$HOME/.cache/kplay-bench/venv}"
+
+missing=()
+[ -x /usr/bin/time ] || missing+=(time)
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ -x "$VENV/bin/ansible-playbook" ] && "$VENV/bin/python" -c 'import kubernetes' >/dev/null 2>&1 \
+  && "$VENV/bin/ansible-doc" -t module kubernetes.core.k8s >/dev/null 2>&1 \
+  && "$VENV/bin/ansible-doc" -t module community.general.haproxy >/dev/null 2>&1; then
+  echo "bench install: ansible venv ready at $VENV"
+  exit 0
+fi
+mkdir -p "$(dirname "$VENV")"
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/pip" install -q --upgrade pip
+"$VENV/bin/pip" install -q 'ansible>=10' kubernetes
+"$VENV/bin/ansible-doc" -t module kubernetes.core.k8s >/dev/null
+"$VENV/bin/ansible-doc" -t module community.general.haproxy >/dev/null
+echo "bench install: ansible venv ready at $VENV ($("$VENV/bin/ansible-playbook" --version | sed -n 1p))"
