@@ -11,7 +11,10 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 
 /** Parse multi-document YAML (or JSON) text into objects; `kind: List` is flattened; empty documents are skipped. */
 export function parseManifests(text: string, source: string): KubeObject[] {
-  const docs = YAML.parseAllDocuments(text, { uniqueKeys: true });
+  // `prettyErrors` (line/column in messages) makes parsing ~10x slower on large files: parse
+  // without it, and again with it only to report an error.
+  let docs = YAML.parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false });
+  if (docs.some((d) => d.errors.length)) docs = YAML.parseAllDocuments(text, { uniqueKeys: true });
   const out: KubeObject[] = [];
   docs.forEach((d, i) => {
     if (d.errors.length) throw new Error(`${source}: YAML document ${i + 1}: ${d.errors[0].message}`);
