@@ -52,7 +52,7 @@ export default defineModule<K8sApplyArgs>({
   summary: 'Server-side apply Kubernetes objects in order; idempotent, with check mode, diffs, pruning and readiness wait',
   description: `Applies objects with server-side apply (SSA). Every object is first applied with \`dryRun=All\` and compared with the live object (ignoring status and server-managed metadata): when nothing would change no write is sent and the task is \`ok\`. Objects are applied in phases like kapp: Namespaces, CRDs (waiting until Established), RBAC, ServiceAccounts, ConfigMaps/Secrets, Services, workloads, then custom resources; deletes run in reverse.
 
-A field owned by another field manager (e.g. after \`kubectl scale\` or \`kubectl edit\`) makes the task fail with the manager and the fields, unless \`force_conflicts: true\`. Secret values are never shown: diffs show \`********\` or \`******** (changed)\`.
+Manual edits are drift: fields last changed by an imperative kubectl command (\`kubectl edit/scale/patch/set\`: a \`kubectl*\` field manager whose entries are all \`Update\` operations) are taken back by the next run and named in the message. A field owned by any other field manager (another applier, a controller) makes the task fail with the manager and the fields, unless \`force_conflicts: true\`. Secret values are never shown: diffs show \`********\` or \`******** (changed)\`.
 
 Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, action one of created/configured/unchanged/deleted), \`objects\` (the applied objects, Secret values masked) and \`counts\`.`,
   usesCluster: true,
@@ -101,7 +101,7 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
       force_conflicts: {
         type: 'boolean',
         default: false,
-        description: 'Take ownership of fields another field manager owns (SSA `force=true`), e.g. to revert a `kubectl scale`. Without it such a conflict fails the task, naming the manager and the fields.',
+        description: 'Take ownership of fields another field manager owns (SSA `force=true`). Without it a conflict with another applier or a controller fails the task, naming the manager and the fields (manual kubectl edits are taken back either way).',
       },
       prune: {
         type: 'boolean',
@@ -137,7 +137,7 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
       yaml: '- k8s_apply:\n    definition:\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: { name: app-config, namespace: web }\n      data: { LOG_LEVEL: "{{ log_level }}" }',
     },
     { title: 'Render a template with the task variables and prune objects removed from it', yaml: '- k8s_apply:\n    template: templates/app.yaml\n    namespace: app\n    prune: true\n    prune_id: app' },
-    { title: 'Take back a field changed by kubectl scale', yaml: '- k8s_apply:\n    src: manifests/web.yaml\n    force_conflicts: true' },
+    { title: 'Take over fields another applier owns (e.g. moving a Deployment from another team\'s tool to kplay)', yaml: '- k8s_apply:\n    src: manifests/web.yaml\n    force_conflicts: true' },
     { title: 'Delete objects', yaml: '- k8s_apply:\n    src: manifests/old.yaml\n    state: absent' },
   ],
   async run(args, ctx) {
@@ -179,7 +179,8 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
     }
 
     const data = resultData(results);
-    const summary = summarize(results, ctx.checkMode);
+    const reclaimed = results.flatMap((r) => (r.plan.reclaimed ?? []).map((f) => `${f} on ${r.plan.diff.label}`));
+    const summary = `${summarize(results, ctx.checkMode)}${reclaimed.length ? `; ${ctx.checkMode ? 'would take' : 'took'} back from manual edits: ${reclaimed.join(', ')}` : ''}`;
     const diff: DiffEntry[] | undefined = ctx.diffMode ? results.filter((r) => r.action !== 'unchanged').map((r) => (r.note ? { ...r.plan.diff, label: `${r.plan.diff.label} (${r.note})` } : r.plan.diff)) : undefined;
     const changed = results.some((r) => r.action !== 'unchanged');
 

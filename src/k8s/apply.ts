@@ -129,7 +129,9 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
       await Promise.all(
         [...toWrite].map(([r, obj]) =>
           limit(async () => {
-            const stored = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal });
+            // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
+            const stored = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
+            if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
             if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
             r.object = maskObject(normalize(stored));
             opts.log?.(`${r.action} ${labelOf(r.ref)}`);

@@ -9,6 +9,7 @@
  */
 import pLimit from 'p-limit';
 import { describeRef } from './client.js';
+import { ApplyConflictError } from './errors.js';
 import { changedPaths, diffEntry, maskPair, normalize, sameObject } from './normalize.js';
 import type { DiffEntry } from '../sdk/module.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
@@ -26,6 +27,25 @@ export interface PlanOptions {
   mask?: (s: string) => string;
   /** Objects planned at once. @default 16 */
   concurrency?: number;
+  /**
+   * Take back fields whose conflicting owner is a manual kubectl edit (see
+   * {@link isManualEdit}) instead of failing: that is drift to repair, not another applier.
+   * @default true
+   */
+  reclaimManualEdits?: boolean;
+}
+
+/**
+ * True when `manager` edited `live` by hand: a kubectl command (`kubectl`, `kubectl-edit`,
+ * `kubectl-patch`, …) whose every managedFields entry is an imperative `Update` — `kubectl
+ * edit/scale/patch/set/label`. Fields owned through `Apply` (someone's `kubectl apply
+ * --server-side`, another tool) or by controllers (HPA, operators) are real conflicts.
+ */
+export function isManualEdit(live: KubeObject | undefined, manager: string): boolean {
+  if (!live || !/^kubectl(-|$)/.test(manager) || manager === 'kubectl-client-side-apply') return false;
+  const entries = (Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : []) as { manager?: string; operation?: string }[];
+  const mine = entries.filter((e) => e.manager === manager);
+  return mine.length > 0 && mine.every((e) => e.operation === 'Update');
 }
 
 /**
@@ -61,8 +81,15 @@ export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOpt
   const ref = objectRef(obj);
   const live = prefetched ? prefetched.live : await client.get(ref, opts.signal);
   if (live && appliedUnchanged(live, obj, opts.fieldManager)) return comparePlan(ref, live, live, opts.mask);
-  const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, dryRun: true, signal: opts.signal });
-  return comparePlan(ref, live, dry, opts.mask);
+  try {
+    const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, dryRun: true, signal: opts.signal });
+    return comparePlan(ref, live, dry, opts.mask);
+  } catch (e) {
+    const manual = e instanceof ApplyConflictError && !opts.force && opts.reclaimManualEdits !== false && e.conflicts.length > 0 && e.conflicts.every((c) => isManualEdit(live, c.manager));
+    if (!manual) throw e;
+    const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: true, dryRun: true, signal: opts.signal });
+    return { ...comparePlan(ref, live, dry, opts.mask), reclaimed: e.conflicts.map((c) => `${c.manager}: ${c.field}`) };
+  }
 }
 
 /** Key of an object in the map returned by {@link fetchLive}. */

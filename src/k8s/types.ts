@@ -129,4 +129,9 @@ export interface ObjectPlan {
   diff: DiffEntry;
   /** Top-level field paths that differ, e.g. `spec.replicas` (for drift summaries). */
   changedPaths: string[];
+  /**
+   * Fields taken back from manual kubectl edits (`manager: field`), when the plan had to force
+   * them; the real apply must then force too. See `reclaimManualEdits` in plan.ts.
+   */
+  reclaimed?: string[];
 }

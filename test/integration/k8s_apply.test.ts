@@ -56,9 +56,9 @@ describe('k8s_apply', () => {
     expect(realWrites(audit.events({ user: SANDBOX_ADMIN_USER, resource: 'namespaces' })).filter((e) => e.name === ns)).toEqual([]);
   });
 
-  it('shows a kubectl scale in --check --diff, fails on the conflict without force, and reverts it with force_conflicts', async () => {
+  it('shows a kubectl scale in --check --diff and takes it back on the next run (a manual edit is drift)', async () => {
     await kubectl(['-n', ns, 'scale', 'deployment', 'web', '--replicas=5']);
-    const check = await run('app.yml', { ...vars, force: true }, ['--check', '--diff']);
+    const check = await run('app.yml', vars, ['--check', '--diff']);
     expect(check.code, check.stdout).toBe(0);
     expect(check.stdout).toContain('1 would be configured');
     expect(check.stdout).toMatch(/-\s+replicas: 5/);
@@ -66,27 +66,26 @@ describe('k8s_apply', () => {
     // check mode wrote nothing
     expect((await kubectl(['-n', ns, 'get', 'deploy', 'web', '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('5');
 
-    const conflict = await run('app.yml', vars);
-    expect(conflict.code).toBe(2);
-    expect(conflict.stdout).toContain('conflict with "kubectl"');
-    expect(conflict.stdout).toContain('.spec.replicas');
-    expect(conflict.stdout).toContain('Deployment ' + ns + '/web');
-    expect(conflict.stdout).toContain('force_conflicts: true');
-
-    const fix = await run('app.yml', { ...vars, force: true });
+    const fix = await run('app.yml', vars);
     expect(fix.code, fix.stdout).toBe(0);
     expect(fix.stdout).toMatch(/1 configured, 5 unchanged/);
+    expect(fix.stdout).toContain('took back from manual edits: kubectl: .spec.replicas');
     expect((await kubectl(['-n', ns, 'get', 'deploy', 'web', '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('3');
   });
 
-  it('shows a kubectl edit of a ConfigMap and reverts it', async () => {
-    await kubectl(['-n', ns, 'patch', 'configmap', 'web-config', '--type=merge', '-p', '{"data":{"LOG_LEVEL":"debug"}}', '--field-manager=kubectl-edit']);
+  it('fails on a conflict with another applier, naming it and the field; force_conflicts takes the field over', async () => {
+    const other = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\n  namespace: ${ns}\ndata:\n  LOG_LEVEL: debug\n`;
+    await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=team-other', '-f', '-'], { input: other });
     const check = await run('app.yml', { ...vars, force: true }, ['--check', '--diff']);
     expect(check.stdout).toMatch(/-\s+LOG_LEVEL: debug/);
     expect(check.stdout).toMatch(/\+\s+LOG_LEVEL: info/);
     const noForce = await run('app.yml', vars);
-    expect(noForce.stdout).toContain('conflict with "kubectl-edit"');
+    expect(noForce.code).toBe(2);
+    expect(noForce.stdout).toContain('conflict with "team-other"');
     expect(noForce.stdout).toContain('.data.LOG_LEVEL');
+    expect(noForce.stdout).toContain('ConfigMap ' + ns + '/web-config');
+    expect(noForce.stdout).toContain('force_conflicts: true');
+    expect((await kubectl(['-n', ns, 'get', 'cm', 'web-config', '-o', 'jsonpath={.data.LOG_LEVEL}'])).stdout).toBe('debug');
     const fix = await run('app.yml', { ...vars, force: true });
     expect(fix.code).toBe(0);
     expect((await kubectl(['-n', ns, 'get', 'cm', 'web-config', '-o', 'jsonpath={.data.LOG_LEVEL}'])).stdout).toBe('info');

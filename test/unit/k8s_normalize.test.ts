@@ -170,3 +170,20 @@ describe('manifests and prune records', () => {
     expect(selectorString({ matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }, { key: 'x', operator: 'DoesNotExist' }] })).toBe('app=web,tier in (a,b),!x');
   });
 });
+
+describe('isManualEdit: which conflicts are drift to take back', () => {
+  const live = (entries: { manager: string; operation: string }[]) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', managedFields: entries } });
+  it('kubectl edit/scale/patch (Update) are manual edits', async () => {
+    const { isManualEdit } = await import('../../src/k8s/plan.js');
+    expect(isManualEdit(live([{ manager: 'kubectl', operation: 'Update' }]), 'kubectl')).toBe(true);
+    expect(isManualEdit(live([{ manager: 'kubectl-edit', operation: 'Update' }]), 'kubectl-edit')).toBe(true);
+  });
+  it('appliers and controllers are real conflicts', async () => {
+    const { isManualEdit } = await import('../../src/k8s/plan.js');
+    expect(isManualEdit(live([{ manager: 'kubectl', operation: 'Apply' }]), 'kubectl')).toBe(false);
+    expect(isManualEdit(live([{ manager: 'kubectl', operation: 'Update' }, { manager: 'kubectl', operation: 'Apply' }]), 'kubectl')).toBe(false);
+    expect(isManualEdit(live([{ manager: 'kube-controller-manager', operation: 'Update' }]), 'kube-controller-manager')).toBe(false);
+    expect(isManualEdit(live([{ manager: 'kubectl-client-side-apply', operation: 'Update' }]), 'kubectl-client-side-apply')).toBe(false);
+    expect(isManualEdit(undefined, 'kubectl')).toBe(false);
+  });
+});
