@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, formatPos, InputError } from '../load/errors.js';
-import { compileSchema, describeAjvError } from '../load/schema.js';
+import { describeAjvError, validateArgs } from '../load/schema.js';
 import { posOfPath } from '../load/yaml.js';
 import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
@@ -185,14 +185,15 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Pl
   let args = await templar.renderValue(task.args, vars, { where: task.pos });
   if (args === null || args === undefined) args = {};
   if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };
-  const validate = compileSchema(mod.schema, { coerce: true });
-  if (!validate(args)) {
-    const e = (validate.errors ?? [])[0];
+  const checked = validateArgs(mod.schema, args);
+  if (!checked.ok) {
+    const e = checked.errors[0];
     const segs = e.instancePath.slice(1).split('/').filter(Boolean);
     const pos = typeof task.args === 'object' ? posOfPath(task.args, segs) : undefined;
     const where = formatPos(pos ?? task.pos);
     return { status: 'failed', msg: `${where}: invalid arguments: ${describeAjvError(e, mod.name)}` };
   }
+  args = checked.value;
   if (!check && mod.usesCluster && !mod.readOnly && opts.beforeFirstChange) {
     cs.firstChange ??= opts.beforeFirstChange(cs);
     await cs.firstChange;

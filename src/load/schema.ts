@@ -16,7 +16,8 @@ ajv.addKeyword({ keyword: 'markdownDescription' });
 /**
  * For module arguments: like `ajv`, plus scalar type coercion ("3" → 3, "true" → true), because
  * templates and `-e k=v` produce strings — the same leniency Ansible has for module arguments.
- * Coercion happens in place, on the freshly rendered arguments.
+ * Use it through {@link validateArgs}: ajv coerces in place even inside `anyOf` branches that
+ * then fail, so coercion is only tried, on a copy, when the arguments are invalid as they are.
  */
 export const ajvCoerce = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false, coerceTypes: true });
 ajvCoerce.addKeyword({ keyword: 'x-kplay-example' });
@@ -97,4 +98,17 @@ export function validateOrThrow(
     posOfPath(opts.root ?? value, fullPath) ??
     opts.fallbackPos;
   throw new InputError(describeAjvError(e, what), pos);
+}
+
+/**
+ * Validate module arguments: as they are first; only if that fails, with scalar coercion on a
+ * copy. Returns the (possibly coerced) arguments, or the errors of the uncoerced validation.
+ */
+export function validateArgs(schema: JsonSchema, args: unknown): { ok: true; value: unknown } | { ok: false; errors: ErrorObject[] } {
+  const plain = compileSchema(schema);
+  if (plain(args)) return { ok: true, value: args };
+  const errors = plain.errors ?? [];
+  const copy = structuredClone(args);
+  if (compileSchema(schema, { coerce: true })(copy)) return { ok: true, value: copy };
+  return { ok: false, errors };
 }

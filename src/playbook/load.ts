@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
-import { validateOrThrow, compileSchema, describeAjvError } from '../load/schema.js';
+import { validateOrThrow, compileSchema, describeAjvError, validateArgs } from '../load/schema.js';
 import { loadYamlDoc, posOf, posOfPath } from '../load/yaml.js';
 import type { ModuleRegistry } from '../sdk/registry.js';
 import type { AnyModule } from '../sdk/module.js';
@@ -364,10 +364,10 @@ function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string): u
  * type is only known at run time); unknown keys and missing required keys are always reported.
  */
 export function staticValidate(mod: AnyModule, args: unknown, where: SourcePos | undefined, root: unknown, key: string | undefined): void {
-  // Same coercion as at run time, on a copy (the loaded value keeps its positions).
-  const validate = compileSchema(mod.schema, { coerce: true });
-  if (validate(structuredClone(args))) return;
-  const errors = (validate.errors ?? []).filter((e) => {
+  // Same rules as at run time (coercion is tried on a copy; the loaded value keeps its positions).
+  const checked = validateArgs(mod.schema, args);
+  if (checked.ok) return;
+  const errors = checked.errors.filter((e) => {
     const segs = e.instancePath.slice(1).split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     let cur: unknown = args;
     if (Templar.isTemplated(cur)) return false;

@@ -69,3 +69,17 @@ describe('validateOrThrow', () => {
     expect(describeErr(() => validateOrThrow(schema, docs[0], 'task'))).toBe("v.yml:1:1: task: missing required key 'name'");
   });
 });
+
+describe('validateArgs (module arguments)', () => {
+  it('keeps valid arguments as they are, even under anyOf with a string branch', async () => {
+    const { validateArgs } = await import('../../src/load/schema.js');
+    const schema = { type: 'object', additionalProperties: false, properties: { weight: { anyOf: [{ type: 'string', pattern: '%$' }, { type: 'integer' }] } } };
+    expect(validateArgs(schema, { weight: 10 })).toEqual({ ok: true, value: { weight: 10 } });
+    expect(validateArgs(schema, { weight: '50%' })).toEqual({ ok: true, value: { weight: '50%' } });
+    // A templated "10" becomes 10, on a copy.
+    const args = { weight: '10' };
+    expect(validateArgs(schema, args)).toEqual({ ok: true, value: { weight: 10 } });
+    expect(args.weight).toBe('10');
+    expect(validateArgs(schema, { weight: 'ten' }).ok).toBe(false);
+  });
+});
