@@ -7,6 +7,7 @@ import { reportError } from './common.js';
 export async function modulesCommand(name: string | undefined, flags: { modulePath?: string[] }): Promise<number> {
   try {
     const reg = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [process.cwd()] });
+    reg.compileAll();
     if (!name) {
       const list = reg.list();
       const w = Math.max(...list.map((r) => r.module.name.length));

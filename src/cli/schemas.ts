@@ -19,6 +19,7 @@ const END = '<!-- modules:end -->';
 export async function schemasCommand(flags: { write?: boolean; check?: boolean }): Promise<number> {
   try {
     const reg = await loadRegistry({});
+    reg.compileAll();
     const mods = reg.list().map((r) => r.module);
     const schemaFile = path.join(root, 'schemas/playbook.schema.json');
     const schemaText = `${JSON.stringify(composedPlaybookSchema(mods), null, 2)}\n`;
