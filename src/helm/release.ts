@@ -18,7 +18,7 @@ export type ReleaseStatusName =
   | 'pending-upgrade'
   | 'pending-rollback';
 
-/** Statuses that hold helm's lock: any other operation is refused until it is resolved. */
+/** Statuses that hold helm's lock (every other operation is refused until it is resolved). */
 export const PENDING_STATUSES: readonly string[] = ['pending-install', 'pending-upgrade', 'pending-rollback'];
 
 /** A release as `helm status -o json` (or `upgrade -o json`) describes it. */

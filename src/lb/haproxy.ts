@@ -6,7 +6,7 @@
 import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
 import { errorMessage } from '../load/errors.js';
 import type { LbProvider } from './provider.js';
-import { BACKEND_PROPERTY, STATE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
+import { BACKEND_PROPERTY, sleep, STATE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
 import {
   parseBackendList,
   parseEndpoint,
@@ -91,20 +91,6 @@ export function targetWeight(weight: number | string, initialWeight: number): nu
   return Math.min(256, Math.floor((initialWeight * pct) / 100));
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /** Read one server's state; unknown backend / server errors list what exists. */
 async function readServer(ep: RuntimeEndpoint, backend: string, server: string, signal: AbortSignal): Promise<ServerState> {

@@ -223,7 +223,7 @@ const ADMF_IDRAIN = 0x10;
 const ADMF_RMAINT = 0x20;
 const OPER: Record<string, OperState> = { '0': 'down', '1': 'starting', '2': 'up', '3': 'stopping' };
 
-/** Admin state of the flags: any maintenance flag wins over drain. */
+/** Admin state of the flags (a maintenance flag wins over drain). */
 export function adminStateOf(flags: number): AdminState {
   if (flags & (ADMF_FMAINT | ADMF_IMAINT | ADMF_CMAINT | ADMF_RMAINT)) return 'maint';
   if (flags & (ADMF_FDRAIN | ADMF_IDRAIN)) return 'drain';

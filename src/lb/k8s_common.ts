@@ -137,21 +137,6 @@ export async function readModifyWrite<P>(
   }
 }
 
-/** Resolve after `ms`, or `false` at once when `signal` aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /**
  * Wrap a provider's `run`: {@link LbError} becomes `failed` with its message, other errors are

@@ -15,9 +15,9 @@
 import YAML from 'yaml';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
 import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
-import { clientFor, guard, isObj, LbError, readModifyWrite, selectorText, sleep, stringMap, where } from './k8s_common.js';
+import { clientFor, guard, isObj, LbError, readModifyWrite, selectorText, stringMap, where } from './k8s_common.js';
 import type { LbProvider } from './provider.js';
-import { NAMESPACE_PROPERTY, STATE_PROPERTY } from './shared.js';
+import { NAMESPACE_PROPERTY, sleep, STATE_PROPERTY } from './shared.js';
 
 /** Arguments of `lb_switch` with `provider: k8s_service`. */
 export interface K8sServiceSwitchArgs {
