@@ -6,7 +6,7 @@
 import path from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { errorMessage, formatPos } from '../load/errors.js';
-import { includeScope, loadTaskFile, playVarsFiles } from '../playbook/load.js';
+import { includeScope, loadTaskFile } from '../playbook/load.js';
 import type { BlockNode, IncludeNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
 import { templar } from '../template/index.js';
 import { mergeVars } from '../vars/precedence.js';
@@ -45,7 +45,7 @@ export class PlayRun {
   ) {
     this.opts = shared.opts;
     this.limit = pLimit(Math.max(1, this.opts.forks));
-    this.varsFiles = playVarsFiles(play);
+    this.varsFiles = play.varsFromFiles;
   }
 
   /** Run the play's sections on the batch. */
@@ -236,9 +236,8 @@ export class PlayRun {
   private async runInclude(node: IncludeNode, clusters: ClusterState[]): Promise<void> {
     if (!this.selected(node.tags)) return;
     const label = `include_tasks: ${node.file}`;
-    if (!this.reachedStart(node.name ?? label) && !this.shared.started) {
-      // Tasks inside may still match --start-at-task.
-    }
+    // An include named by --start-at-task starts the run there; otherwise its tasks are gated one by one.
+    this.reachedStart(node.name ?? label);
     // Resolve the file (and loop items) per cluster, then run each file on its clusters.
     const plan = new Map<string, { clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
     this.opts.emit({ type: 'task_start', play: this.play.name, task: node.name ?? label, module: 'include_tasks', where: formatPos(node.pos), handler: false });

@@ -121,6 +121,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     anyErrorsFatal: raw.any_errors_fatal === true,
     vars: isObj(raw.vars) ? raw.vars : {},
     varsFiles,
+    varsFromFiles: filesVars,
     tags,
     preTasks: await section('pre_tasks'),
     tasks: await section('tasks'),
@@ -134,14 +135,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     pos,
   };
   checkNotifications(play);
-  // Play-level: serialise the resolved vars_files into the play.
-  (play as Play & { varsFilesValues?: Obj }).varsFilesValues = filesVars;
   return play;
-}
-
-/** Values of a play's vars_files, merged in order (filled by the loader). */
-export function playVarsFiles(play: Play): Obj {
-  return (play as Play & { varsFilesValues?: Obj }).varsFilesValues ?? {};
 }
 
 function checkNotifications(play: Play): void {
@@ -221,9 +215,8 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
       if (!Array.isArray(v)) throw new InputError(`\`${k}\` must be a list of tasks`, posOf(raw, k));
       return normaliseList(v, inner, opts);
     };
-    const node: BlockNode = { ...c, vars: undefined, kind: 'block', block: await list('block'), rescue: await list('rescue'), always: await list('always') };
-    // Block vars apply through blockVars of the children; the block itself keeps them for `when`.
-    node.vars = c.vars;
+    // The children see the block's vars through `blockVars`; the block keeps them for its own `when`.
+    const node: BlockNode = { ...c, kind: 'block', block: await list('block'), rescue: await list('rescue'), always: await list('always') };
     return node;
   }
   // Static and dynamic task file inclusion.
@@ -300,9 +293,6 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
   };
   if (task.until === undefined && task.retries !== undefined) {
     throw new InputError('`retries` without `until`: nothing decides when to stop retrying', posOf(raw, 'retries'), 'add `until: <condition>`');
-  }
-  if (task.runOnce && task.loop !== undefined) {
-    // allowed; noted for clarity
   }
   return task;
 }

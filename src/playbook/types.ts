@@ -83,6 +83,8 @@ export interface Play {
   anyErrorsFatal: boolean;
   vars: Record<string, unknown>;
   varsFiles: string[];
+  /** The variables of `varsFiles`, loaded and merged in order when the playbook loads. */
+  varsFromFiles: Record<string, unknown>;
   tags: string[];
   preTasks: TaskNode[];
   tasks: TaskNode[];
