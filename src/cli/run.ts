@@ -39,13 +39,7 @@ export function checkPatterns(inv: Inventory, hosts: (string | string[])[], limi
 
 /** The Kubernetes client of a cluster, shared with the modules of the run (same adapter slot). */
 export function clusterClient(cs: ClusterState): Promise<KubeClient> {
-  let p = cs.adapters.get('k8s') as Promise<KubeClient> | undefined;
-  if (!p) {
-    p = connect({ name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig });
-    cs.adapters.set('k8s', p);
-    p.catch(() => cs.adapters.delete('k8s'));
-  }
-  return p;
+  return cs.adapter<KubeClient>('k8s', () => connect({ name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig }));
 }
 
 function positiveInt(value: string | undefined, flag: string, dflt: number): number {

@@ -64,6 +64,20 @@ export class ClusterState {
     return this.inv.name;
   }
 
+  /**
+   * The adapter `name` of this cluster, created once per run by `create` (shared by every task
+   * and by the run's locks/records). A failed creation is not cached: the next use tries again.
+   */
+  adapter<T>(name: string, create: () => Promise<T>): Promise<T> {
+    let p = this.adapters.get(name) as Promise<T> | undefined;
+    if (!p) {
+      p = create();
+      this.adapters.set(name, p);
+      p.catch(() => this.adapters.delete(name));
+    }
+    return p;
+  }
+
   /** Still taking tasks in this play. */
   get active(): boolean {
     return !this.failed && !this.unreachable && !this.ended;

@@ -220,16 +220,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Pl
     evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
     addSecret: (v) => opts.masker.add(v),
     mask: (t) => opts.masker.mask(t),
-    adapter: <T>(name: string, create: () => Promise<T>): Promise<T> => {
-      let p = cs.adapters.get(name) as Promise<T> | undefined;
-      if (!p) {
-        p = create();
-        cs.adapters.set(name, p);
-        // A failed creation is not cached: the next task may try again.
-        p.catch(() => cs.adapters.delete(name));
-      }
-      return p;
-    },
+    adapter: (name, create) => cs.adapter(name, create),
   };
   const timeoutMsg = (): ModuleResult => ({ status: 'failed', msg: `task timed out after ${task.timeout}s` });
   let result: ModuleResult;
