@@ -348,7 +348,7 @@ async function b3(env) {
 // ======================================================================= B4
 async function b4(env) {
   const nRel = env.quick ? 2 : 10;
-  const chart = path.resolve(env.repoRoot, '../shared/charts/podinfo-6.13.0');
+  const chart = path.resolve(env.repoRoot, 'playbooks/charts/webapp-1.0.0');
   if (!fs.existsSync(chart)) throw new Error(`chart ${chart} missing`);
   const helmHome = path.join(env.work, 'helm-home');
   const helmEnv = { HELM_CACHE_HOME: path.join(helmHome, 'cache'), HELM_CONFIG_HOME: path.join(helmHome, 'config'), HELM_DATA_HOME: path.join(helmHome, 'data') };
@@ -368,7 +368,7 @@ async function b4(env) {
       const hosts = Array.from({ length: nRel }, (_, i) => ({ name: `r${String(i + 1).padStart(2, '0')}`, context: env.clusters[i % env.clusters.length].context, ns: `${prefix}-r${i + 1}` }));
       const belongs = (e) => String(e.objectRef?.namespace ?? '').startsWith(prefix) || (e.objectRef?.resource === 'namespaces' && String(e.objectRef?.name).startsWith(prefix));
       if (tool === 'kplay') {
-        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n    - name: podinfo\n      helm_release:\n        name: podinfo\n        namespace: "{{ ns }}"\n        create_namespace: true\n        chart: ${chart}\n        wait: true\n        timeout: 120\n`);
+        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n    - name: webapp\n      helm_release:\n        name: webapp\n        namespace: "{{ ns }}"\n        create_namespace: true\n        chart: ${chart}\n        wait: true\n        timeout: 120\n`);
         const inv = write(path.join(dir, 'inv.yml'), inventory(env, hosts.map((h) => ({ name: h.name, context: h.context, vars: { ns: h.ns } }))));
         for (const phase of ['install', 'noop']) {
           const mark = env.auditMark();
@@ -385,7 +385,7 @@ async function b4(env) {
           }
         }
       } else {
-        const script = write(path.join(dir, 'helm.sh'), `#!/bin/sh\nexec "${env.helmBin}" --kubeconfig "${env.kubeconfig}" --kube-context "$1" upgrade --install podinfo "${chart}" -n "$2" --create-namespace --wait --timeout 120s >/dev/null\n`);
+        const script = write(path.join(dir, 'helm.sh'), `#!/bin/sh\nexec "${env.helmBin}" --kubeconfig "${env.kubeconfig}" --kube-context "$1" upgrade --install webapp "${chart}" -n "$2" --create-namespace --wait --timeout 120s >/dev/null\n`);
         fs.chmodSync(script, 0o755);
         const input = hosts.map((h) => `${h.context} ${h.ns}`).join('\n') + '\n';
         for (const phase of ['install', 'noop']) {

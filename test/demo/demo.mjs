@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run demo`: the maintenance window, end to end, on the local sandbox.
 //  1. starts (or reuses) the sandbox with 3 clusters, a stand-in ingress per cluster and HAProxy
-//  2. installs podinfo 6.13.0 everywhere with playbooks/upgrade.yml
-//  3. upgrades prod to 6.14.1 one cluster at a time while a client loop goes through HAProxy
+//  2. installs webapp 1.0.0 everywhere with playbooks/upgrade.yml
+//  3. upgrades prod to 1.1.0 one cluster at a time while a client loop goes through HAProxy
 //  4. runs it again: 0 changed
 //  5. scales a Deployment by hand and shows `kplay drift` finding it (exit 3)
 // The sandbox stays up afterwards (`npm run sandbox -- down` stops it).
@@ -52,10 +52,10 @@ async function main() {
   const pb = 'playbooks/upgrade.yml';
   const codes = {};
   try {
-    step(2, 'install podinfo 6.13.0 on every cluster');
-    codes.install = await kplay(['run', pb, '-i', inventory, '-e', 'podinfo_version=6.13.0'], env);
+    step(2, 'install webapp 1.0.0 on every cluster');
+    codes.install = await kplay(['run', pb, '-i', inventory, '-e', 'web_version=1.0.0'], env);
 
-    step(3, 'upgrade prod to 6.14.1, one cluster at a time, with clients going through HAProxy');
+    step(3, 'upgrade prod to 1.1.0, one cluster at a time, with clients going through HAProxy');
     const loop = clientLoop(DEFAULTS.frontendPort, 50);
     codes.upgrade = await kplay(['run', pb, '-i', inventory, '--limit', 'prod'], env);
     const stats = await loop.stop();
@@ -66,10 +66,10 @@ async function main() {
     step(4, 'run it again: nothing to change');
     codes.again = await kplay(['run', pb, '-i', inventory, '--limit', 'prod'], env);
 
-    step(5, 'someone scales podinfo on sandbox-2 by hand; kplay drift finds it');
+    step(5, 'someone scales webapp on sandbox-2 by hand; kplay drift finds it');
     const kubectl = path.join(binDir(), 'kubectl');
-    console.log(bold('$ kubectl --context sandbox-2 -n podinfo scale deployment podinfo --replicas=5'));
-    execFileSync(kubectl, ['--kubeconfig', sb.kubeconfig, '--context', 'sandbox-2', '-n', 'podinfo', 'scale', 'deployment', 'podinfo', '--replicas=5'], { stdio: 'inherit' });
+    console.log(bold('$ kubectl --context sandbox-2 -n webapp scale deployment webapp --replicas=5'));
+    execFileSync(kubectl, ['--kubeconfig', sb.kubeconfig, '--context', 'sandbox-2', '-n', 'webapp', 'scale', 'deployment', 'webapp', '--replicas=5'], { stdio: 'inherit' });
     codes.drift = await kplay(['drift', pb, '-i', inventory, '--limit', 'prod'], env);
     console.log(bold(`\nkplay drift exit code: ${codes.drift} (0 = in sync, 3 = drift found)`));
   } finally {

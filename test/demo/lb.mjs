@@ -1,4 +1,4 @@
-// HAProxy in front of the stand-in ingresses: one frontend, one backend `be_podinfo` with a
+// HAProxy in front of the stand-in ingresses: one frontend, one backend `be_webapp` with a
 // server per sandbox cluster (named after the cluster), and an admin-level runtime API socket
 // that kplay's lb_switch drives. Debian's haproxy package, installed by test/sandbox/install.sh.
 import { spawn, execFileSync } from 'node:child_process';
@@ -41,10 +41,10 @@ export async function startHaproxy(o) {
       '  timeout connect 2s',
       '  timeout client 30s',
       '  timeout server 30s',
-      'frontend fe_podinfo',
+      'frontend fe_webapp',
       `  bind 127.0.0.1:${o.frontendPort}`,
-      '  default_backend be_podinfo',
-      'backend be_podinfo',
+      '  default_backend be_webapp',
+      'backend be_webapp',
       '  balance roundrobin',
       ...o.servers.map((s) => `  server ${s.name} 127.0.0.1:${s.port}`),
       '',

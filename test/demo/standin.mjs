@@ -1,9 +1,10 @@
 // Stand-in for each sandbox cluster's ingress (the sandbox has no real ingress controller and
-// kwok pods serve no traffic). One small HTTP server per cluster that reads the cluster's podinfo
+// kwok pods serve no traffic). One small HTTP server per cluster that reads the cluster's webapp
 // Deployment and answers like the app behind an ingress would:
 //   200 {"cluster","version","available":true,...} when the Deployment is fully rolled out,
 //   503 {"available":false,...} while it is not (rolling out, scaled to 0, missing).
-// `version` is the image tag of the Deployment's first container. Used by the demo and the
+// `version` is the Deployment's `app.kubernetes.io/version` label (the chart's appVersion), else
+// the image tag of its first container. Used by the demo and the
 // end-to-end tests behind HAProxy, so a client going through HAProxy to a cluster that is being
 // upgraded (and was not drained) sees 503s.
 import http from 'node:http';
@@ -15,7 +16,8 @@ export function deploymentState(dep) {
   const st = dep?.status ?? {};
   const want = spec.replicas ?? 1;
   const image = spec.template?.spec?.containers?.[0]?.image ?? '';
-  const version = image.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : image;
+  const label = dep?.metadata?.labels?.['app.kubernetes.io/version'];
+  const version = typeof label === 'string' && label ? label : image.includes(':') ? image.slice(image.lastIndexOf(':') + 1) : image;
   const available =
     (st.observedGeneration ?? 0) >= (dep?.metadata?.generation ?? 0) &&
     want > 0 &&
@@ -36,8 +38,8 @@ export async function startStandin(o) {
   kc.loadFromFile(o.kubeconfig);
   kc.setCurrentContext(o.context);
   const apps = kc.makeApiClient(AppsV1Api);
-  const ns = o.namespace ?? 'podinfo';
-  const name = o.deployment ?? 'podinfo';
+  const ns = o.namespace ?? 'webapp';
+  const name = o.deployment ?? 'webapp';
   let broken = o.broken === true;
   let cache = { at: 0, value: undefined };
   const read = async () => {

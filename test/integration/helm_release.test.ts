@@ -12,12 +12,12 @@ import YAML from 'yaml';
 import { jsonEvents, kplay, repoRoot, type KplayResult } from '../helpers/cli.js';
 import { helm, kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 
-const chart = (v: string): string => path.resolve(repoRoot, '../shared/charts', `podinfo-${v}`);
+const chart = (v: string): string => path.resolve(repoRoot, 'playbooks/charts', `webapp-${v}`);
 const fixtures = path.join(repoRoot, 'test/fixtures/helm');
 const suffix = randomBytes(3).toString('hex');
 const ns = `hx-${suffix}`;
 const release = 'pod';
-const deploy = `${release}-podinfo`;
+const deploy = `${release}-webapp`;
 // Canaries: must never appear in any kplay output.
 const TOKEN_CANARY = `tok-canary-${suffix}-7f3a`; // in `api_token` (a secret-named variable)
 const PLAIN_CANARY = `plain-canary-${suffix}-91c2`; // in `canary_plain`, only secret because of the values key `password`
@@ -27,7 +27,7 @@ let tmp: string;
 let inventory: string;
 const outputs: string[] = [];
 
-/** 6.14.1 for every step after the upgrade. */
+/** 1.1.0 for every step after the upgrade. */
 let chartVars: string[] = [];
 
 beforeAll(() => {
@@ -39,8 +39,8 @@ beforeAll(() => {
       vars: {
         release,
         ns,
-        chart_dir: chart('6.13.0'),
-        chart_version: '6.13.0',
+        chart_dir: chart('1.0.0'),
+        chart_version: '1.0.0',
         api_token: TOKEN_CANARY,
         canary_plain: PLAIN_CANARY,
         helm_wait: true,
@@ -87,7 +87,7 @@ async function run(playbook: string, args: string[] = [], onSpawn?: (c: ChildPro
 function results(r: KplayResult): Record<string, { status: string; msg?: string; data?: Record<string, unknown>; diff?: { label: string; before: string; after: string }[] }> {
   const out: Record<string, { status: string; msg?: string; data?: Record<string, unknown> }> = {};
   for (const e of jsonEvents(r.stdout)) {
-    if (e.type === 'task_result' && e.task === 'podinfo' || e.type === 'task_result' && e.task === 'uninstall') {
+    if (e.type === 'task_result' && e.task === 'webapp' || e.type === 'task_result' && e.task === 'uninstall') {
       out[String(e.cluster)] = e as { status: string; msg?: string; data?: Record<string, unknown> };
     }
   }
@@ -140,11 +140,11 @@ async function healPods(context = 'sandbox-1'): Promise<void> {
 }
 
 describe('helm_release', () => {
-  it('installs 6.13.0 with per-group values from the inventory (changed)', async () => {
+  it('installs 1.0.0 with per-group values from the inventory (changed)', async () => {
     // check mode first: reports the install with the objects it would create, creates nothing
     const check = await run('release.yml', ['-l', 'sandbox-1', '--check', '--diff']);
     expect(check.code, check.stderr).toBe(0);
-    expect(check.stdout).toMatch(/changed: \[sandbox-1\] => would install .*install podinfo 6\.13\.0/);
+    expect(check.stdout).toMatch(/changed: \[sandbox-1\] => would install .*install webapp 1\.0\.0/);
     expect(check.stdout).toContain(`+++ after: Deployment ${ns}/${deploy}`);
     expect(check.stdout).toContain('+  replicas: 2');
     expect(await status('sandbox-1')).toBeUndefined();
@@ -155,7 +155,7 @@ describe('helm_release', () => {
     const res = results(r);
     expect(res['sandbox-1'].status).toBe('changed');
     expect(res['sandbox-2'].status).toBe('changed');
-    expect(res['sandbox-1'].data).toMatchObject({ name: release, namespace: ns, revision: 1, chart: 'podinfo', chart_version: '6.13.0', app_version: '6.13.0', status: 'deployed' });
+    expect(res['sandbox-1'].data).toMatchObject({ name: release, namespace: ns, revision: 1, chart: 'webapp', chart_version: '1.0.0', app_version: '1.0.0', status: 'deployed' });
     expect(res['sandbox-1'].data?.objects).toEqual(expect.arrayContaining([{ kind: 'Deployment', name: deploy, namespace: ns }, { kind: 'Service', name: deploy, namespace: ns }]));
     const d1 = await deployment('sandbox-1');
     const d2 = await deployment('sandbox-2');
@@ -183,14 +183,14 @@ describe('helm_release', () => {
 
   it('check mode shows live drift (kubectl scale / set env) and changes nothing; the next run repairs it', async () => {
     await kubectl(['scale', 'deployment', deploy, '-n', ns, '--replicas', '4'], { context: 'sandbox-1' });
-    await kubectl(['set', 'env', `deployment/${deploy}`, '-n', ns, 'PODINFO_UI_COLOR=#ff0000'], { context: 'sandbox-1' });
+    await kubectl(['set', 'env', `deployment/${deploy}`, '-n', ns, 'PODINFO_LEVEL=debug'], { context: 'sandbox-1' });
     const check = await run('release.yml', ['-l', 'sandbox-1', '--check', '--diff']);
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toMatch(/changed: \[sandbox-1\] => would upgrade .*live drift: Deployment/);
     expect(check.stdout).toContain('-  replicas: 4');
     expect(check.stdout).toContain('+  replicas: 2');
-    expect(check.stdout).toMatch(/-\s+value: "#ff0000"/);
-    expect(check.stdout).toMatch(/\+\s+value: "#34577c"/);
+    expect(check.stdout).toMatch(/-\s+value: debug/);
+    expect(check.stdout).toMatch(/\+\s+value: info/);
     let d = await deployment();
     expect(d.spec.replicas).toBe(4);
     expect(await status()).toEqual({ status: 'deployed', revision: 1 });
@@ -201,22 +201,22 @@ describe('helm_release', () => {
     expect(results(fix)['sandbox-1'].msg).toMatch(/live drift/);
     d = await deployment();
     expect(d.spec.replicas).toBe(2);
-    expect(d.spec.template.spec.containers[0].env?.find((e) => e.name === 'PODINFO_UI_COLOR')?.value).toBe('#34577c');
+    expect(d.spec.template.spec.containers[0].env?.find((e) => e.name === 'PODINFO_LEVEL')?.value).toBe('info');
     expect(await status()).toEqual({ status: 'deployed', revision: 2 });
 
     const again = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json']);
     expect(results(again)['sandbox-1'].status).toBe('ok');
   });
 
-  it('upgrades to 6.14.1 and waits for the rollout', async () => {
+  it('upgrades to 1.1.0 and waits for the rollout', async () => {
     await healPods();
-    chartVars = ['-e', `chart_dir=${chart('6.14.1')}`, '-e', 'chart_version=6.14.1'];
+    chartVars = ['-e', `chart_dir=${chart('1.1.0')}`, '-e', 'chart_version=1.1.0'];
     const r = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars]);
     expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r)['sandbox-1'];
     expect(res.status).toBe('changed');
-    expect(res.msg).toMatch(/chart podinfo 6\.13\.0 → podinfo 6\.14\.1/);
-    expect(res.data).toMatchObject({ revision: 3, chart_version: '6.14.1', app_version: '6.14.1', status: 'deployed' });
+    expect(res.msg).toMatch(/chart webapp 1\.0\.0 → webapp 1\.1\.0/);
+    expect(res.data).toMatchObject({ revision: 3, chart_version: '1.1.0', app_version: '1.1.0', status: 'deployed' });
     const d = await deployment();
     expect(d.spec.template.spec.containers[0].image).toMatch(/:6\.14\.1$/);
     expect(d.status.observedGeneration).toBe(d.metadata.generation);
@@ -229,7 +229,7 @@ describe('helm_release', () => {
     // A helm upgrade that waits forever (pods can never be scheduled), killed with SIGKILL mid-wait.
     const values = path.join(tmp, 'stuck.yaml');
     writeFileSync(values, 'replicaCount: 2\nnodeSelector:\n  kplay.test/nowhere: "true"\n');
-    const child = spawn(path.join(env.binDir, 'helm'), ['upgrade', release, chart('6.14.1'), '-n', ns, '-f', values, '--wait=watcher', '--timeout', '300s', '--kubeconfig', env.kubeconfig, '--kube-context', 'sandbox-1'], {
+    const child = spawn(path.join(env.binDir, 'helm'), ['upgrade', release, chart('1.1.0'), '-n', ns, '-f', values, '--wait=watcher', '--timeout', '300s', '--kubeconfig', env.kubeconfig, '--kube-context', 'sandbox-1'], {
       stdio: 'ignore',
       env: { ...process.env, HELM_CACHE_HOME: path.join(tmp, 'helm/cache'), HELM_CONFIG_HOME: path.join(tmp, 'helm/config'), HELM_DATA_HOME: path.join(tmp, 'helm/data') },
     });

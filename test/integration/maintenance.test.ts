@@ -47,7 +47,7 @@ function recap(stdout: string): Record<string, Record<string, number>> {
 const totalChanged = (stdout: string): number => Object.values(recap(stdout)).reduce((n, s) => n + s.changed, 0);
 
 async function revision(cluster: string): Promise<number> {
-  const r = await helm(['status', 'podinfo', '-n', ns, '-o', 'json'], { context: cluster });
+  const r = await helm(['status', 'webapp', '-n', ns, '-o', 'json'], { context: cluster });
   return (JSON.parse(r.stdout) as { version: number }).version;
 }
 
@@ -55,7 +55,7 @@ async function serverState(server: string): Promise<string> {
   // HAProxy runtime API over TCP: srv_admin_state is a bit field (0 = ready, 1/8 = maint/drain...).
   const net = await import('node:net');
   const text = await new Promise<string>((resolve, reject) => {
-    const s = net.connect(adminPort, '127.0.0.1', () => s.end('show servers state be_podinfo\n'));
+    const s = net.connect(adminPort, '127.0.0.1', () => s.end('show servers state be_webapp\n'));
     let out = '';
     s.on('data', (d: Buffer) => (out += d.toString()));
     s.on('end', () => resolve(out));
@@ -93,8 +93,8 @@ afterAll(async () => {
 });
 
 describe('playbooks/upgrade.yml on 3 clusters', () => {
-  it('installs 6.13.0 everywhere, then upgrades one cluster at a time while clients see no error', async () => {
-    const install = await upgrade('-e', 'podinfo_version=6.13.0', '-o', 'json');
+  it('installs 1.0.0 everywhere, then upgrades one cluster at a time while clients see no error', async () => {
+    const install = await upgrade('-e', 'web_version=1.0.0', '-o', 'json');
     expect(install.stderr).toBe('');
     expect(install.code).toBe(0);
     for (const c of CLUSTERS) expect(await revision(c)).toBe(1);
@@ -110,7 +110,7 @@ describe('playbooks/upgrade.yml on 3 clusters', () => {
     // Traffic flowed through HAProxy the whole time, and never reached a cluster mid-upgrade.
     expect(stats.failures).toEqual([]);
     expect(stats.ok).toBeGreaterThan(50);
-    expect(Object.keys(stats.versions).some((k) => k.endsWith('@6.14.1'))).toBe(true);
+    expect(Object.keys(stats.versions).some((k) => k.endsWith('@1.1.0'))).toBe(true);
     for (const c of CLUSTERS) expect(await serverState(c)).toBe('ready');
     // Run record: local JSON lines and one ConfigMap per touched cluster.
     const runId = String(ev.find((e: Ev) => e.type === 'run_start')?.run_id);
@@ -143,7 +143,7 @@ describe('playbooks/upgrade.yml on 3 clusters', () => {
     const clean = await run(['drift', playbook, '-i', inventory, '-e', `release_namespace=${ns}`]);
     expect(clean.stdout).toContain('no drift');
     expect(clean.code).toBe(0);
-    await kubectl(['-n', ns, 'scale', 'deployment', 'podinfo', '--replicas=5'], { context: 'sandbox-2' });
+    await kubectl(['-n', ns, 'scale', 'deployment', 'webapp', '--replicas=5'], { context: 'sandbox-2' });
     const drift = await run(['drift', playbook, '-i', inventory, '-e', `release_namespace=${ns}`, '-o', 'json']);
     expect(drift.code).toBe(3);
     const out = JSON.parse(drift.stdout) as { drift: boolean; clusters: Record<string, { drift: { msg?: string }[] }> };
@@ -155,14 +155,14 @@ describe('playbooks/upgrade.yml on 3 clusters', () => {
     expect(fix.code).toBe(0);
     expect(recap(fix.stdout)['sandbox-2'].changed).toBeGreaterThan(0);
     expect(recap(fix.stdout)['sandbox-1'].changed).toBe(0);
-    const replicas = await kubectl(['-n', ns, 'get', 'deployment', 'podinfo', '-o', 'jsonpath={.spec.replicas}'], { context: 'sandbox-2' });
+    const replicas = await kubectl(['-n', ns, 'get', 'deployment', 'webapp', '-o', 'jsonpath={.spec.replicas}'], { context: 'sandbox-2' });
     expect(replicas.stdout).toBe('3');
   });
 
   it('a broken health check on cluster 2 stops the run: cluster 3 untouched, cluster 2 back in the LB', async () => {
     standins['sandbox-2'].setBroken(true);
     try {
-      const r = await upgrade('-e', 'podinfo_version=6.13.0', '-e', 'health_retries=1', '-o', 'json');
+      const r = await upgrade('-e', 'web_version=1.0.0', '-e', 'health_retries=1', '-o', 'json');
       expect(r.code).toBe(2);
       const rc = recap(r.stdout);
       expect(rc['sandbox-2']?.failed, r.stdout.slice(-4000)).toBe(1);
@@ -171,7 +171,7 @@ describe('playbooks/upgrade.yml on 3 clusters', () => {
       expect(await serverState('sandbox-2')).toBe('ready');
       expect(r.stdout).toContain('The clusters after it were not touched');
       // Leave it drained when asked to.
-      const r2 = await upgrade('-e', 'podinfo_version=6.14.1', '-e', 'ui_message=changed', '-e', 'health_retries=1', '-e', '{leave_drained_on_failure: true}', '--limit', 'sandbox-2', '-o', 'json');
+      const r2 = await upgrade('-e', 'web_version=1.1.0', '-e', 'ui_message=changed', '-e', 'health_retries=1', '-e', '{leave_drained_on_failure: true}', '--limit', 'sandbox-2', '-o', 'json');
       expect(r2.code).toBe(2);
       expect(await serverState('sandbox-2')).toBe('drain');
     } finally {
@@ -236,7 +236,7 @@ describe('cluster locks and Ctrl-C', () => {
         let seen = '';
         child.stdout?.on('data', (d: Buffer) => {
           seen += d.toString();
-          if (seen.includes('TASK [Upgrade podinfo') && !seen.includes('(sent)')) {
+          if (seen.includes('TASK [Upgrade webapp') && !seen.includes('(sent)')) {
             seen += '(sent)';
             setTimeout(() => child.kill('SIGINT'), 500);
           }
@@ -244,7 +244,7 @@ describe('cluster locks and Ctrl-C', () => {
       },
     });
     expect(r.code).toBe(130);
-    const status = await helm(['status', 'podinfo', '-n', ns, '-o', 'json'], { context: 'sandbox-3' });
+    const status = await helm(['status', 'webapp', '-n', ns, '-o', 'json'], { context: 'sandbox-3' });
     const st = (JSON.parse(status.stdout) as { info: { status: string } }).info.status;
     expect(st).not.toMatch(/^pending/);
     const lease = await kubectl(['-n', 'kplay-system', 'get', 'lease', 'kplay-lock', '-o', 'jsonpath={.spec.holderIdentity}'], { context: 'sandbox-3' });

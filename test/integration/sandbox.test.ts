@@ -20,7 +20,7 @@ import {
 import { auditSnapshot, helm, kubectl, sandboxEnv, SANDBOX_ADMIN_USER, type SandboxEnv } from '../sandbox/env.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const chart = (v: string): string => path.resolve(repoRoot, '../shared/charts', `podinfo-${v}`);
+const chart = (v: string): string => path.resolve(repoRoot, 'playbooks/charts', `webapp-${v}`);
 const suffix = randomBytes(3).toString('hex');
 
 let env: SandboxEnv;
@@ -201,22 +201,22 @@ describe('sandbox', () => {
   describe('helm', () => {
     const ns = `sbx-helm-${suffix}`;
     afterAll(async () => {
-      await helm(['uninstall', 'podinfo', '-n', ns], { check: false });
+      await helm(['uninstall', 'webapp', '-n', ns], { check: false });
       await kc('sandbox-1').makeApiClient(CoreV1Api).deleteNamespace({ name: ns }).catch(() => undefined);
     });
 
-    it('installs podinfo 6.13.0 and upgrades to 6.14.1 with a new rollout', async () => {
+    it('installs the webapp chart 1.0.0 and upgrades to 1.1.0 with a new rollout', async () => {
       const apps = kc('sandbox-1').makeApiClient(AppsV1Api);
-      await helm(['install', 'podinfo', chart('6.13.0'), '-n', ns, '--create-namespace', '--wait', '--timeout', '120s']);
-      const before = await apps.readNamespacedDeployment({ name: 'podinfo', namespace: ns });
+      await helm(['install', 'webapp', chart('1.0.0'), '-n', ns, '--create-namespace', '--wait', '--timeout', '120s']);
+      const before = await apps.readNamespacedDeployment({ name: 'webapp', namespace: ns });
       expect(before.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:6.13.0');
       expect(isAvailable(before, 1)).toBe(true);
       const rsBefore = (await apps.listNamespacedReplicaSet({ namespace: ns })).items.map((r) => r.metadata?.name);
       expect(rsBefore).toHaveLength(1);
 
-      await helm(['upgrade', 'podinfo', chart('6.14.1'), '-n', ns, '--wait', '--timeout', '120s']);
-      const after = await eventually('podinfo rolled out', async () => {
-        const d = await apps.readNamespacedDeployment({ name: 'podinfo', namespace: ns });
+      await helm(['upgrade', 'webapp', chart('1.1.0'), '-n', ns, '--wait', '--timeout', '120s']);
+      const after = await eventually('webapp rolled out', async () => {
+        const d = await apps.readNamespacedDeployment({ name: 'webapp', namespace: ns });
         return isAvailable(d, 1) ? d : undefined;
       });
       expect(after.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:6.14.1');
@@ -227,7 +227,7 @@ describe('sandbox', () => {
       expect(current?.spec?.template?.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:6.14.1');
       expect(current?.status?.readyReplicas).toBe(1);
 
-      const history = await helm(['history', 'podinfo', '-n', ns, '-o', 'json']);
+      const history = await helm(['history', 'webapp', '-n', ns, '-o', 'json']);
       const revisions: unknown = JSON.parse(history.stdout);
       expect(Array.isArray(revisions) ? revisions.length : 0).toBe(2);
     });
