@@ -1,6 +1,6 @@
 /** Rendered chart manifests (`helm template`, a release's `manifest`) as Kubernetes objects. */
-import YAML from 'yaml';
 import type { KubeObject } from '../k8s/types.js';
+import { parseManifests } from '../k8s/load.js';
 import { isMap } from './values.js';
 
 /** Annotation that makes an object a helm hook (tests included); hooks are not part of the release's live state. */
@@ -8,35 +8,25 @@ export const HOOK_ANNOTATION = 'helm.sh/hook';
 
 /** True for helm hooks and tests. */
 export function isHook(o: KubeObject): boolean {
-  const ann = o.metadata.annotations;
-  return ann !== undefined && typeof ann[HOOK_ANNOTATION] === 'string';
+  const ann: unknown = o.metadata.annotations;
+  return isMap(ann) && typeof ann[HOOK_ANNOTATION] === 'string';
+}
+
+/** True for objects with `helm.sh/resource-policy: keep` (helm never deletes them). */
+export function isKept(o: KubeObject): boolean {
+  const ann: unknown = o.metadata.annotations;
+  return isMap(ann) && ann['helm.sh/resource-policy'] === 'keep';
 }
 
 /**
- * Parse multi-document YAML output of helm into objects. Empty documents are skipped, `kind: …List`
- * is flattened; objects without `apiVersion`, `kind` or `metadata.name` are rejected with an error.
+ * Parse multi-document YAML output of helm into objects. Empty and comment-only documents are
+ * skipped, `kind: …List` is flattened, null fields are dropped; a document that is not a valid
+ * object is an error naming `what` (the chart or release), the template file (helm's `# Source:`
+ * comment) and the object.
  * @param withHooks keep hook/test objects (default: drop them).
  */
-export function parseRendered(text: string, withHooks = false): KubeObject[] {
-  const out: KubeObject[] = [];
-  const docs = YAML.parseAllDocuments(text);
-  docs.forEach((d, i) => {
-    if (d.errors.length) throw new Error(`rendered manifest document ${i + 1}: ${d.errors[0].message}`);
-    const v: unknown = d.toJS({ maxAliasCount: 100 });
-    if (v === null || v === undefined) return;
-    for (const o of flatten(v, i + 1)) if (withHooks || !isHook(o)) out.push(o);
-  });
-  return out;
-}
-
-function flatten(v: unknown, doc: number): KubeObject[] {
-  if (!isMap(v)) throw new Error(`rendered manifest document ${doc}: not a Kubernetes object`);
-  if (typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items)) return v.items.flatMap((x) => flatten(x, doc));
-  const md = v.metadata;
-  if (typeof v.apiVersion !== 'string' || typeof v.kind !== 'string' || !isMap(md) || typeof md.name !== 'string' || md.name === '') {
-    throw new Error(`rendered manifest document ${doc}: an object needs apiVersion, kind and metadata.name`);
-  }
-  return [v as KubeObject];
+export function parseRendered(text: string, withHooks = false, what = 'rendered manifest'): KubeObject[] {
+  return parseManifests(text, what).filter((o) => withHooks || !isHook(o));
 }
 
 /**

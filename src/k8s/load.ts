@@ -9,7 +9,34 @@ import type { KubeObject } from './types.js';
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Parse multi-document YAML (or JSON) text into objects; `kind: List` is flattened; empty documents are skipped. */
+/**
+ * Drop `null` map values, recursively (list items are kept, their maps cleaned). Charts render
+ * `annotations:` with nothing after it (`{{- with .Values.x }}` that yields nothing), `resources:
+ * null`, `labels: ~`: the API server treats such a null as "not set", and so does kplay, so a
+ * null never crashes a reader (`annotations[k]` of null) nor shows as a difference.
+ */
+export function dropNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropNulls);
+  if (isObj(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = dropNulls(x);
+    return out;
+  }
+  return v;
+}
+
+/** `source` of helm-rendered documents: the `# Source: chart/templates/x.yaml` comment helm writes before each. */
+export function sourceComment(text: string): string | undefined {
+  const m = /^# Source: (.+)$/m.exec(text);
+  return m?.[1]?.trim();
+}
+
+/**
+ * Parse multi-document YAML (or JSON) text into objects; `kind: List`/`*List` is flattened; empty
+ * documents, documents that are only comments and stray `---` are skipped; null fields are dropped
+ * ({@link dropNulls}). Errors name `source`, the document number (and, for helm output, the template
+ * file from its `# Source:` comment) and the object.
+ */
 export function parseManifests(text: string, source: string): KubeObject[] {
   // `prettyErrors` (line/column in messages) makes parsing ~10x slower on large files: parse
   // without it, and again with it only to report an error.
@@ -17,26 +44,54 @@ export function parseManifests(text: string, source: string): KubeObject[] {
   if (docs.some((d) => d.errors.length)) docs = YAML.parseAllDocuments(text, { uniqueKeys: true });
   const out: KubeObject[] = [];
   docs.forEach((d, i) => {
-    if (d.errors.length) throw new Error(`${source}: YAML document ${i + 1}: ${d.errors[0].message}`);
+    const range = d.range as [number, number, number] | undefined;
+    const from = sourceComment(text.slice(range ? Math.max(0, docStart(text, range[0])) : 0, range ? range[1] : 0));
+    const where = `${source} document ${i + 1}${from ? ` (${from})` : ''}`;
+    const err = d.errors[0];
+    if (err) throw new Error(`${where}: ${err.message}`);
     const v: unknown = d.toJS({ maxAliasCount: 100 });
     if (v === null || v === undefined) return;
-    out.push(...toObjects(v, `${source} document ${i + 1}`));
+    out.push(...toObjects(v, where));
   });
   return out;
 }
 
-/** Validate and flatten a value (object, list, `kind: List`) into Kubernetes objects. */
+/** Start of the text belonging to a document whose content starts at `at`: after the previous `---` line. */
+function docStart(text: string, at: number): number {
+  const sep = text.lastIndexOf('\n---', at);
+  return sep < 0 ? 0 : sep + 1;
+}
+
+const describe = (v: Record<string, unknown>): string => {
+  const md = isObj(v.metadata) ? v.metadata : {};
+  const name = typeof md.name === 'string' ? md.name : '';
+  return `${typeof v.kind === 'string' ? v.kind : 'object'}${name ? ` ${name}` : ''}`;
+};
+
+/** Validate and flatten a value (object, list, `kind: List`) into Kubernetes objects; null fields are dropped. */
 export function toObjects(v: unknown, source: string): KubeObject[] {
-  if (Array.isArray(v)) return v.flatMap((x, i) => toObjects(x, `${source} item ${i + 1}`));
-  if (!isObj(v)) throw new Error(`${source}: expected a Kubernetes object (a map with apiVersion, kind, metadata), got ${typeof v}`);
-  if (typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items)) return toObjects(v.items, source);
-  if (typeof v.apiVersion !== 'string' || !v.apiVersion) throw new Error(`${source}: missing apiVersion`);
-  if (typeof v.kind !== 'string' || !v.kind) throw new Error(`${source}: missing kind`);
-  if (!isObj(v.metadata)) throw new Error(`${source}: ${v.kind} has no metadata`);
-  if (typeof v.metadata.name !== 'string' || !v.metadata.name) {
-    throw new Error(`${source}: ${v.kind} has no metadata.name (generateName is not supported by server-side apply)`);
+  if (Array.isArray(v)) return v.flatMap((x, i) => (x === null ? [] : toObjects(x, `${source} item ${i + 1}`)));
+  if (!isObj(v)) throw new Error(`${source}: expected a Kubernetes object (a map with apiVersion, kind, metadata), got ${typeof v === 'string' ? `the text ${JSON.stringify(v.slice(0, 60))}` : typeof v}`);
+  // `kind: List`, `ConfigMapList`, …: a list of objects (`items: null` or absent is an empty list).
+  if (typeof v.kind === 'string' && v.kind.endsWith('List') && (Array.isArray(v.items) || ((v.items === null || v.items === undefined) && !(isObj(v.metadata) && typeof v.metadata.name === 'string')))) {
+    return Array.isArray(v.items) ? toObjects(v.items, source) : [];
   }
-  return [v as KubeObject];
+  const o = dropNulls(v) as Record<string, unknown>;
+  if (typeof o.apiVersion !== 'string' || !o.apiVersion) throw new Error(`${source}: ${describe(o)}: missing apiVersion`);
+  if (typeof o.kind !== 'string' || !o.kind) throw new Error(`${source}: ${describe(o)}: missing kind`);
+  if (!isObj(o.metadata)) throw new Error(`${source}: ${o.kind} has no metadata`);
+  if (typeof o.metadata.name !== 'string' || !o.metadata.name) {
+    throw new Error(`${source}: ${o.kind} has no metadata.name (generateName is not supported by server-side apply)`);
+  }
+  for (const field of ['labels', 'annotations'] as const) {
+    const m = o.metadata[field];
+    if (m === undefined) continue;
+    if (!isObj(m)) throw new Error(`${source}: ${describe(o)}: metadata.${field} must be a map of strings, got ${Array.isArray(m) ? 'a list' : typeof m}`);
+    for (const [k, x] of Object.entries(m)) {
+      if (typeof x !== 'string') throw new Error(`${source}: ${describe(o)}: metadata.${field}.${k} must be a string, got ${typeof x} ${JSON.stringify(x)} (quote it in the manifest)`);
+    }
+  }
+  return [o as KubeObject];
 }
 
 function globToRegExp(glob: string): RegExp {
