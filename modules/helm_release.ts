@@ -13,7 +13,9 @@ import { labelOf, objectRef, planApply } from '../src/k8s/plan.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../src/k8s/types.js';
 import { HelmCli, type ChartRef } from '../src/helm/cli.js';
 import { HelmError } from '../src/helm/errors.js';
-import { objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../src/helm/manifests.js';
+import { chartDifferences, isChartDir, readLocalChart, type LocalChart } from '../src/helm/chart.js';
+import { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../src/helm/manifests.js';
+import { readStoredRelease, storageKind, type StorageKind, type StoredChart } from '../src/helm/storage.js';
 import { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../src/helm/release.js';
 import { canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, secretValues, valuesEqual, valuesFromSet, type Values } from '../src/helm/values.js';
 import type { HelmVersion } from '../src/helm/version.js';
@@ -358,7 +360,47 @@ async function statusAfter(helm: HelmCli, name: string, ns: string): Promise<{ r
   }
 }
 
-async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmCli, name: string, ns: string): Promise<ModuleResult> {
+/** Where the task's release lives and how to reach it: the kube client, and helm only when needed. */
+interface Target {
+  name: string;
+  ns: string;
+  /** The kube client of helm's cluster (connected on first use). */
+  client: () => Promise<KubeClient>;
+  /** The helm binary, started (version-checked) on first use: an unchanged release never runs helm. */
+  helm: () => Promise<HelmCli>;
+  /** How releases are stored (`HELM_DRIVER`); `undefined`: read them with helm. */
+  storage: StorageKind | undefined;
+}
+
+/** The newest revision of the release: from its storage record (no helm process), else from `helm status` + `helm get values`. */
+async function readRelease(t: Target, signal: AbortSignal): Promise<ReleaseInfo & { storedChart?: StoredChart } | undefined> {
+  if (t.storage) return readStoredRelease(await t.client(), t.storage, t.name, t.ns, signal);
+  const helm = await t.helm();
+  const release = await helm.status(t.name, t.ns, { signal });
+  if (!release) return undefined;
+  return { ...release, config: await helm.getValues(t.name, t.ns, { signal }) };
+}
+
+/** Chart name/version/appVersion: read from a local chart directory, else `helm show chart`; the local chart itself when it is a directory. */
+async function desiredChart(ref: ChartRef, local: boolean, t: Target, signal: AbortSignal): Promise<{ chart: ChartMeta; localChart?: LocalChart }> {
+  if (local && (await isChartDir(ref.chart))) {
+    try {
+      const localChart = await readLocalChart(ref.chart);
+      return { chart: localChart, localChart };
+    } catch (e) {
+      return fail(`chart ${ref.chart}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  return { chart: await (await t.helm()).showChart(ref, { signal }) };
+}
+
+/** The objects helm applied for a release revision (hooks excluded), as helm applies them. */
+function storedObjects(release: ReleaseInfo, name: string, ns: string): KubeObject[] {
+  return parseRendered(release.manifest, false, `release ${ns}/${name} revision ${release.revision}`).map((o) => withHelmOwnership(o, name, ns));
+}
+
+async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): Promise<ModuleResult> {
+  const { name, ns } = t;
   const wait = args.wait ?? true;
   const timeout = args.timeout ?? 300;
   const signal = ctx.signal;
@@ -367,13 +409,14 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
   const done: string[] = []; // changes already made (pending recovery)
   const diffs: DiffEntry[] = [];
 
-  let release = await helm.status(name, ns, { signal });
+  let release = await readRelease(t, signal);
   // ---- a release locked by an interrupted helm
   if (release && PENDING_STATUSES.includes(release.status)) {
     const what = `release ${ns}/${name} is ${release.status} (revision ${release.revision}): a helm operation is still running or was killed`;
     if ((args.on_pending ?? 'fail') === 'fail') {
       return { status: 'failed', msg: `${what}. Set on_pending: rollback to roll it back to the last deployed revision (or uninstall a first install that never deployed) and continue.` };
     }
+    const helm = await t.helm();
     const history = await helm.history(name, ns, { signal });
     const good = lastGoodRevision(history, release.revision);
     const action = good !== undefined ? `rolled back pending revision ${release.revision} to revision ${good}` : `uninstalled never-deployed release (revision ${release.revision} was ${release.status})`;
@@ -385,28 +428,25 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
       if (good !== undefined) await helm.rollback(name, ns, good, { wait, timeout }, { signal });
       else await helm.uninstall(name, ns, { wait, timeout }, { signal });
       done.push(action);
-      release = await helm.status(name, ns, { signal });
+      release = await readRelease(t, signal);
     }
   }
 
-  // ---- desired state: chart, values, rendered objects
-  const chart = await helm.showChart(ref, { signal });
+  // ---- desired state: chart and values, compared with what the release stores
+  const { chart, localChart } = await desiredChart(ref, local, t, signal);
   if (local && args.version && args.version !== chart.version) {
     return { status: 'failed', msg: `chart ${args.chart} is version ${chart.version}, not ${args.version} (a local chart's version is checked, not selected)` };
   }
   const pinned: ChartRef = local ? ref : { ...ref, version: chart.version };
-  const [current, meta] = release ? await Promise.all([helm.getValues(name, ns, { signal }), helm.getMetadata(name, ns, { signal })]) : [undefined, undefined];
+  const current = release?.config;
   // The deployed revision's secrets show up in "before" texts (values, live objects): mask them too.
   for (const s of secretValues(current ?? {})) ctx.addSecret(s);
-  const rendered = await helm.template(name, ns, pinned, values, { isUpgrade: release !== undefined, skipCrds: args.skip_crds ?? false, dependencyUpdate: args.dependency_update ?? false }, { signal });
-  const objects = parseRendered(rendered).map((o) => withHelmOwnership(o, name, ns));
 
   const reasons: string[] = [];
   if (!release) reasons.push(`install ${chart.name} ${chart.version}`);
   else {
-    const curChart = meta?.chart ?? release.chart;
-    const curVersion = meta?.version ?? release.chartVersion;
-    if (curChart !== chart.name || curVersion !== chart.version) reasons.push(`chart ${curChart} ${curVersion} → ${chart.name} ${chart.version}`);
+    if (localChart && release.storedChart) reasons.push(...(await chartDifferences(localChart, release.storedChart)));
+    else if (release.chart !== chart.name || release.chartVersion !== chart.version) reasons.push(`chart ${release.chart} ${release.chartVersion} → ${chart.name} ${chart.version}`);
     if (current && !valuesEqual(current, values)) {
       const keys = changedValueKeys(current, values);
       reasons.push(`values changed: ${keys.slice(0, 20).join(', ')}${keys.length > 20 ? `, … (${keys.length} keys)` : ''}`);
@@ -415,18 +455,16 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
   }
   const releaseSame = release !== undefined && reasons.length === 0;
 
-  // ---- live state: what applying the rendered objects would change
+  // ---- live state. An unchanged release is checked against the manifest helm applied (stored in
+  // the release), not a fresh render: templates with randAlphaNum/now/lookup render differently
+  // each time and must not look like drift.
+  let objects: KubeObject[] = release ? storedObjects(release, name, ns) : [];
   let plans: ObjectPlan[] | undefined;
-  if (releaseSame || ctx.checkMode || ctx.diffMode) {
-    const client = await clientFor(ctx, helm.target.kubeContext ?? ctx.cluster.context, helm.target.kubeconfig);
-    const nsExists = release !== undefined || (await client.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }, signal)) !== undefined;
-    if (nsExists) plans = await planApply(client, objects, { fieldManager: 'helm', force: true, defaultNamespace: ns, signal, mask: (s) => ctx.mask(s) });
-    else if (!args.create_namespace && !ctx.checkMode) return { status: 'failed', msg: `namespace ${ns} does not exist; set create_namespace: true` };
-    else diffs.push(...createEntries(objects, ns, (s) => ctx.mask(s)));
-  }
+  const planOpts = { fieldManager: 'helm', force: true, defaultNamespace: ns, signal, mask: (s: string) => ctx.mask(s) };
+  if (releaseSame) plans = await planApply(await t.client(), objects, planOpts);
   const drifted = (plans ?? []).filter((p) => p.action !== 'unchanged');
   if (releaseSame && drifted.length) {
-    const what = drifted.slice(0, 5).map((p) => `${labelOf(p.ref)}${p.changedPaths.length ? ` (${p.changedPaths.slice(0, 4).join(', ')})` : ''}`);
+    const what = drifted.slice(0, 5).map((p) => `${labelOf(p.ref)} (${p.action === 'create' ? 'deleted' : p.changedPaths.slice(0, 4).join(', ')})`);
     reasons.push(`live drift: ${what.join('; ')}${drifted.length > 5 ? `; … (${drifted.length} objects)` : ''}`);
   }
 
@@ -437,14 +475,24 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
     if (!ctx.checkMode) return { status: 'changed', msg: `${done.join('; ')}; ${upToDate}`, data: dataOf(release, chart, name, ns, objects) };
   }
 
+  // ---- a change. Render the chart only where a diff must be shown (check or diff mode).
   if (ctx.diffMode || ctx.checkMode) {
-    const before = release ? releaseText(`${meta?.chart ?? release.chart}-${meta?.version ?? release.chartVersion}`, current) : '';
-    const after = releaseText(`${chart.name}-${chart.version}`, values, current);
     const entries: DiffEntry[] = [];
-    if (before !== after) entries.push({ label: releaseLabel(ns, name), before: ctx.mask(before), after: ctx.mask(after) });
-    entries.push(...drifted.map((p) => p.diff), ...diffs);
-    if (release) entries.push(...deleteEntries(removedObjects(parseRendered(release.manifest), objects, ns), ns, (s) => ctx.mask(s)));
-    diffs.length = 0;
+    if (!releaseSame) {
+      const helm = await t.helm();
+      const rendered = await helm.template(name, ns, pinned, values, { isUpgrade: release !== undefined, skipCrds: args.skip_crds ?? false, dependencyUpdate: args.dependency_update ?? false }, { signal });
+      const previous = objects;
+      objects = parseRendered(rendered, false, `chart ${args.chart ?? ''}`).map((o) => withHelmOwnership(o, name, ns));
+      const client = await t.client();
+      const nsExists = release !== undefined || (await client.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }, signal)) !== undefined;
+      if (nsExists) entries.push(...(await planApply(client, objects, planOpts)).filter((p) => p.action !== 'unchanged').map((p) => p.diff));
+      else if (!args.create_namespace && !ctx.checkMode) return { status: 'failed', msg: `namespace ${ns} does not exist; set create_namespace: true` };
+      else entries.push(...createEntries(objects, ns, (s) => ctx.mask(s)));
+      if (release) entries.push(...deleteEntries(removedObjects(previous, objects, ns).filter((o) => !isKept(o)), ns, (s) => ctx.mask(s)));
+    } else entries.push(...drifted.map((p) => p.diff));
+    const before = release ? releaseText(`${release.chart}-${release.chartVersion}`, current) : '';
+    const after = releaseText(`${chart.name}-${chart.version}`, values, current);
+    if (before !== after) entries.unshift({ label: releaseLabel(ns, name), before: ctx.mask(before), after: ctx.mask(after) });
     diffs.push(...entries);
   }
   const summary = [...done, ...reasons].join('; ');
@@ -455,6 +503,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
 
   ctx.log.info(`${release ? 'upgrading' : 'installing'} ${ns}/${name}: ${summary}`);
   ctx.log.progress(`helm ${release ? 'upgrade' : 'install'} ${name} (${chart.name} ${chart.version})${wait ? ', waiting' : ''}`);
+  const helm = await t.helm();
   let after: ReleaseInfo;
   try {
     after = await helm.upgradeInstall(name, ns, pinned, values, {
@@ -475,6 +524,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
       : `${describeHelmError(e)}${args.atomic ? ` — atomic: ${state}` : `; ${state}`}`;
     return { status: 'failed', msg: ctx.mask(msg), data: dataOf(now, chart, name, ns, objects), diff: ctx.diffMode ? diffs : undefined };
   }
+  objects = storedObjects(after, name, ns);
   return {
     status: 'changed',
     msg: `${release ? 'upgraded' : 'installed'} ${ns}/${name} to revision ${after.revision}: ${summary}`,
@@ -483,15 +533,18 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmC
   };
 }
 
-async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmCli, name: string, ns: string): Promise<ModuleResult> {
-  const release = await helm.status(name, ns, { signal: ctx.signal });
+async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): Promise<ModuleResult> {
+  const { name, ns } = t;
+  const release = await readRelease(t, ctx.signal);
   if (!release) return { status: 'ok', msg: `release ${ns}/${name} is not installed`, data: dataOf(undefined, undefined, name, ns, []) };
   for (const s of secretValues(release.config)) ctx.addSecret(s);
-  const objects = parseRendered(release.manifest);
+  const objects = parseRendered(release.manifest, false, `release ${ns}/${name} revision ${release.revision}`);
   const data = dataOf(release, undefined, name, ns, objects);
-  const diff = ctx.diffMode ? [{ label: releaseLabel(ns, name), before: ctx.mask(releaseText(`${release.chart}-${release.chartVersion}`, release.config)), after: '' }, ...deleteEntries(objects, ns, (s) => ctx.mask(s))] : undefined;
+  const removed = objects.filter((o) => !isKept(o));
+  const diff = ctx.diffMode ? [{ label: releaseLabel(ns, name), before: ctx.mask(releaseText(`${release.chart}-${release.chartVersion}`, release.config)), after: '' }, ...deleteEntries(removed, ns, (s) => ctx.mask(s))] : undefined;
   if (ctx.checkMode) return { status: 'changed', msg: `would uninstall ${ns}/${name} (revision ${release.revision}, ${release.status})`, data, diff };
   ctx.log.progress(`helm uninstall ${name}`);
+  const helm = await t.helm();
   try {
     await helm.uninstall(name, ns, { wait: args.wait ?? true, timeout: args.timeout ?? 300 }, { signal: ctx.signal });
   } catch (e) {
@@ -499,7 +552,8 @@ async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, helm: HelmCl
     if (!(e instanceof HelmError)) throw e;
     return { status: 'failed', msg: ctx.mask(e.interrupted ? `interrupted: helm uninstall was stopped (SIGTERM) and has exited` : describeHelmError(e)), data };
   }
-  return { status: 'changed', msg: `uninstalled ${ns}/${name} (was revision ${release.revision})`, data: { ...data, status: 'uninstalled' }, diff };
+  const kept = objects.length - removed.length;
+  return { status: 'changed', msg: `uninstalled ${ns}/${name} (was revision ${release.revision})${kept ? `; ${kept} object(s) kept by helm.sh/resource-policy: keep` : ''}`, data: { ...data, status: 'uninstalled' }, diff };
 }
 
 export default defineModule<HelmReleaseArgs>({
@@ -555,9 +609,13 @@ export default defineModule<HelmReleaseArgs>({
       for (const s of secretValues(args.values ?? {})) ctx.addSecret(s);
       for (const [k, v] of Object.entries(args.set ?? {})) for (const s of secretValues({ [k.split('.').pop() ?? k]: v })) ctx.addSecret(s);
       const mask = (s: string): string => ctx.mask(s);
-      const version = await ctx.adapter<HelmVersion>(`helm-version:${binary}`, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal }));
-      const helm = new HelmCli(version, { binary, target: { kubeContext, kubeconfig }, mask, log: (m) => ctx.log.debug(m) });
-      return (args.state ?? 'present') === 'absent' ? await runAbsent(args, ctx, helm, name, ns) : await runPresent(args, ctx, helm, name, ns);
+      let cli: Promise<HelmCli> | undefined;
+      const helm = (): Promise<HelmCli> =>
+        (cli ??= ctx
+          .adapter<HelmVersion>(`helm-version:${binary}`, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal }))
+          .then((version) => new HelmCli(version, { binary, target: { kubeContext, kubeconfig }, mask, log: (m) => ctx.log.debug(m) })));
+      const t: Target = { name, ns, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(process.env.HELM_DRIVER) };
+      return (args.state ?? 'present') === 'absent' ? await runAbsent(args, ctx, t) : await runPresent(args, ctx, t);
     } catch (e) {
       if (e instanceof TaskFailure) return { status: 'failed', msg: ctx.mask(e.message) };
       rethrowUnreachable(e, ctx.cluster.name);

@@ -2,7 +2,7 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, onTestFinished, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { HelmCli, withValuesFile } from '../../src/helm/cli.js';
 import { HelmError, isReleaseNotFound, trimHelmStderr } from '../../src/helm/errors.js';
@@ -251,8 +251,15 @@ describe('helm_release module (no cluster needed)', () => {
   it('fails clearly when helm is missing, masks secrets in the message, rejects bad set keys and missing charts', async () => {
     const { default: mod } = await import('../../modules/helm_release.js');
     const { makeCtx } = await import('../helpers/ctx.js');
+    // A storage driver kplay cannot read itself (sql): releases are read with helm, no cluster needed.
+    const driver = process.env.HELM_DRIVER;
+    process.env.HELM_DRIVER = 'sql';
+    onTestFinished(() => {
+      if (driver === undefined) delete process.env.HELM_DRIVER;
+      else process.env.HELM_DRIVER = driver;
+    });
     const ctx = makeCtx({ cluster: { name: 'c1', context: 'c1' } });
-    const missing = await mod.run({ name: 'web', chart: '.', helm_binary: '/nonexistent/helm', values: { db: { password: 'pw-unit-canary' } } }, ctx);
+    const missing = await mod.run({ name: 'web', state: 'absent', helm_binary: '/nonexistent/helm', values: { db: { password: 'pw-unit-canary' } } }, ctx);
     expect(missing).toMatchObject({ status: 'failed', msg: "helm not found at '/nonexistent/helm'; install helm ≥ 3.14 or set helm_binary / KPLAY_HELM" });
     expect(ctx.mask('x pw-unit-canary y')).toBe('x ******** y'); // registered before anything ran
 

@@ -1,0 +1,118 @@
+/**
+ * A local chart directory read without helm: its `Chart.yaml`, templates, default values and
+ * schema, and whether it is the chart a stored release was made from (so that an unchanged
+ * release costs no helm process). Reading is cheap (a few small files) and exact: templates
+ * and files are compared byte for byte with what helm stored.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import YAML from 'yaml';
+import { canonicalValuesJson, isMap, type Values } from './values.js';
+import type { ChartMeta } from './release.js';
+import type { StoredChart } from './storage.js';
+
+/** A local chart directory as kplay compares it. */
+export interface LocalChart extends ChartMeta {
+  dir: string;
+  /** `templates/…` path → content. */
+  templates: Map<string, Buffer>;
+  /** Default values (`values.yaml`), read as helm reads YAML (1.1 booleans, merge keys). */
+  values: Values;
+  /** `values.schema.json`, when present. */
+  schema?: Buffer;
+}
+
+async function walk(dir: string, rel: string, out: Map<string, Buffer>): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    const r = `${rel}/${e.name}`;
+    if (e.isDirectory()) await walk(p, r, out);
+    else if (e.isFile()) out.set(r, await readFile(p));
+  }
+}
+
+/** True when `dir` is a chart directory (has `Chart.yaml`). */
+export async function isChartDir(dir: string): Promise<boolean> {
+  try {
+    return (await stat(path.join(dir, 'Chart.yaml'))).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Read `Chart.yaml` (name, version, appVersion) of a chart directory. */
+export async function readChartMeta(dir: string): Promise<ChartMeta> {
+  const file = path.join(dir, 'Chart.yaml');
+  const v: unknown = YAML.parse(await readFile(file, 'utf8'), { version: '1.1' });
+  const r = isMap(v) ? v : {};
+  const s = (x: unknown): string => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : '');
+  const name = s(r.name);
+  const version = s(r.version);
+  if (!name || !version) throw new Error(`${file}: Chart.yaml has no name or version`);
+  return { name, version, appVersion: s(r.appVersion) };
+}
+
+/** Read a chart directory. */
+export async function readLocalChart(dir: string): Promise<LocalChart> {
+  const meta = await readChartMeta(dir);
+  const templates = new Map<string, Buffer>();
+  await walk(path.join(dir, 'templates'), 'templates', templates);
+  let values: Values = {};
+  try {
+    const parsed: unknown = YAML.parse(await readFile(path.join(dir, 'values.yaml'), 'utf8'), { version: '1.1', merge: true, maxAliasCount: 1000 });
+    if (isMap(parsed)) values = JSON.parse(JSON.stringify(parsed)) as Values;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path.join(dir, 'values.yaml')}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  let schema: Buffer | undefined;
+  try {
+    schema = await readFile(path.join(dir, 'values.schema.json'));
+  } catch {
+    schema = undefined;
+  }
+  return { ...meta, dir, templates, values, ...(schema ? { schema } : {}) };
+}
+
+/**
+ * Why the local chart differs from the chart a release stored (`[]`: it is the same chart).
+ * Compares name, version, appVersion, every template (added, removed, edited), the default
+ * values, the values schema and every stored non-template file (`.Files.Get` sources, `crds/`).
+ * Subcharts are not stored with a release by helm: they are compared through the parent's
+ * version only.
+ */
+export async function chartDifferences(local: LocalChart, stored: StoredChart): Promise<string[]> {
+  const out: string[] = [];
+  if (local.name !== stored.name || local.version !== stored.version) out.push(`chart ${stored.name} ${stored.version} → ${local.name} ${local.version}`);
+  else if (local.appVersion !== stored.appVersion) out.push(`appVersion ${stored.appVersion} → ${local.appVersion}`);
+  const storedTemplates = new Map(stored.templates.map((t) => [t.name, t.data]));
+  const edited: string[] = [];
+  for (const [name, data] of local.templates) {
+    const s = storedTemplates.get(name);
+    if (s === undefined) edited.push(`${name} (new)`);
+    else if (s !== data.toString('base64')) edited.push(name);
+  }
+  for (const name of storedTemplates.keys()) if (!local.templates.has(name)) edited.push(`${name} (removed)`);
+  if (edited.length) out.push(`templates changed: ${edited.slice(0, 10).join(', ')}${edited.length > 10 ? ', …' : ''}`);
+  if (canonicalValuesJson(local.values) !== canonicalValuesJson(stored.values)) out.push('chart default values (values.yaml) changed');
+  const localSchema = local.schema?.toString('base64');
+  if ((localSchema ?? '') !== (stored.schema ?? '')) out.push('values.schema.json changed');
+  const files: string[] = [];
+  for (const f of stored.files) {
+    let data: Buffer;
+    try {
+      data = await readFile(path.join(local.dir, f.name));
+    } catch {
+      files.push(`${f.name} (removed)`);
+      continue;
+    }
+    if (data.toString('base64') !== f.data) files.push(f.name);
+  }
+  if (files.length) out.push(`chart files changed: ${files.slice(0, 10).join(', ')}${files.length > 10 ? ', …' : ''}`);
+  return out;
+}
