@@ -293,6 +293,18 @@ function makePki(dir, serviceIP) {
 
 // ---------------------------------------------------------------- config files
 
+/** Egress of the apiserver to the cluster network: through a unix socket that is never created. */
+const EGRESS_SELECTOR = (socket) => `apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+  - name: cluster
+    connection:
+      proxyProtocol: HTTPConnect
+      transport:
+        uds:
+          udsName: ${socket}
+`;
+
 const AUDIT_POLICY = `# kplay sandbox: record every API write (and nothing else) at Metadata level.
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -597,6 +609,12 @@ async function startAll(count, started, log) {
   // PKI + config while etcd starts
   const auditPolicy = path.join(dir, 'audit-policy.yaml');
   fs.writeFileSync(auditPolicy, AUDIT_POLICY);
+  // Nothing the apiserver proxies to "the cluster network" (admission webhooks, aggregated
+  // APIServices, service/pod proxy, kubelet logs/exec) may leave this machine: the sandbox's
+  // service and pod IPs are fake private addresses. Route that egress through an HTTP CONNECT
+  // proxy on a unix socket that never exists, so every such call fails locally, at once.
+  const egressConfig = path.join(dir, 'egress-selector.yaml');
+  fs.writeFileSync(egressConfig, EGRESS_SELECTOR(path.join(dir, 'no-cluster-egress.sock')));
   const stagesFile = path.join(HERE, 'kwok-stages.yaml');
   const clusters = [];
   for (let i = 1; i <= count; i++) {
@@ -653,6 +671,7 @@ async function startAll(count, started, log) {
       '--watch-cache=false',
       '--allow-privileged=true',
       `--audit-policy-file=${auditPolicy}`,
+      `--egress-selector-config-file=${egressConfig}`,
       `--audit-log-path=${c.auditLog}`,
       '--audit-log-mode=blocking',
       '--audit-log-format=json',
