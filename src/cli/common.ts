@@ -2,6 +2,7 @@
  * What every command shares: loading the registry, playbook and inventory; extra vars;
  * masking; reporters; signals; error → exit code mapping.
  */
+import { setMaxListeners } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { InputError, errorMessage } from '../load/errors.js';
@@ -126,6 +127,7 @@ export function makeReporter(output: string, opts: { verbosity: number; diff: bo
  */
 export function interruptController(onFirst: () => void): { signal: AbortSignal; dispose: () => void } {
   const ac = new AbortController();
+  setMaxListeners(0, ac.signal); // every running step and request listens on the run's signal
   let count = 0;
   const handler = (sig: NodeJS.Signals): void => {
     count++;

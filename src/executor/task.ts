@@ -3,6 +3,7 @@
  * `until`/`retries`, `timeout`, check mode) → `changed_when`/`failed_when` → `register` →
  * `notify`. Reports one `task_result` event per cluster (plus one per loop item).
  */
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, formatPos, InputError } from '../load/errors.js';
 import { describeAjvError, validateArgs } from '../load/schema.js';
@@ -201,6 +202,9 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Pl
   const signals = [opts.signal];
   if (task.timeout) signals.push(AbortSignal.timeout(task.timeout * 1000));
   const signal = signals.length > 1 ? AbortSignal.any(signals) : opts.signal;
+  // A module may have many requests in flight on this signal (k8s_apply plans 16 objects at once,
+  // each request and retry sleep listens for abort): not a leak, so no MaxListenersExceededWarning.
+  setMaxListeners(0, signal);
   const taskName = task.name ?? task.module;
   const ctx: ModuleContext = {
     cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },

@@ -3,6 +3,7 @@
  * named condition, a custom check, or deletion. Shared by `wait_for`, `k8s_apply wait: true`
  * and `k8s_info wait: true`. Rollouts fail fast when their pods are stuck in a fatal state.
  */
+import { setMaxListeners } from 'node:events';
 import { describeRef } from './client.js';
 import { abortReason } from './http.js';
 import { hasPods, podFatalReason, readinessOf } from './readiness/index.js';
@@ -115,6 +116,7 @@ export async function waitFor(client: KubeClient, targets: WaitTarget[], mode: W
   const stop = new AbortController();
   const timeout = AbortSignal.timeout(Math.max(1, opts.timeoutMs));
   const signal = AbortSignal.any([stop.signal, timeout, ...(opts.signal ? [opts.signal] : [])]);
+  setMaxListeners(0, signal); // one watch per target kind/namespace listens on it
   const states: TargetState[] = targets.map((t) => ({ target: t, done: false, lines: [`${describeTarget(t)}: waiting for the first state`], objects: [] }));
   let fatal: string | undefined;
   let lastProgress = '';

@@ -75,7 +75,10 @@ describe('other kinds', () => {
     expect(state(obj('example.com/v1', 'Widget', {}, { conditions: [{ type: 'Ready', status: 'False', reason: 'Reconciling' }] }))).toBe('progressing');
     expect(state(obj('example.com/v1', 'Widget', {}, { conditions: [{ type: 'Ready', status: 'True' }] }))).toBe('ready');
     expect(state(obj('example.com/v1', 'Widget', {}, { observedGeneration: 1 }))).toBe('progressing');
-    expect(state(obj('example.com/v1', 'Widget', {}, {}, 0))).toBe('progressing');
+    // A custom resource whose controller reports nothing (or that has no controller): current, as in
+    // kstatus; waiting for an observedGeneration nobody writes would hang every wait on it.
+    expect(state(obj('example.com/v1', 'Widget', {}, {}, 0))).toBe('ready');
+    expect(state(obj('example.com/v1', 'Widget', { size: 1 }, {}, 3))).toBe('ready');
     expect(state({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'x' } })).toBe('ready');
   });
 });

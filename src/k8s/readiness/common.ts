@@ -56,8 +56,10 @@ export function condition(obj: KubeObject, type: string): Condition | undefined 
 export function observed(obj: KubeObject): boolean {
   const gen = obj.metadata.generation;
   const og = statusOf(obj).observedGeneration;
-  if (typeof gen !== 'number') return true;
-  return typeof og === 'number' && og >= gen;
+  // No observedGeneration: nothing reports progress (a custom resource without a controller
+  // that writes status, a ConfigMap-like kind); as in kstatus, that is current.
+  if (typeof gen !== 'number' || typeof og !== 'number') return true;
+  return og >= gen;
 }
 
 /** Ready result. */
