@@ -13,12 +13,15 @@ import { labelOf, objectRef, planApply } from '../src/k8s/plan.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../src/k8s/types.js';
 import { HelmCli, type ChartRef } from '../src/helm/cli.js';
 import { HelmError } from '../src/helm/errors.js';
-import { chartDifferences, isChartDir, readLocalChart, type LocalChart } from '../src/helm/chart.js';
+import { chartDifferences, isChartDir, localCrdFiles, readLocalChart, type LocalChart } from '../src/helm/chart.js';
+import { applyObjects } from '../src/k8s/apply.js';
+import { parseManifests } from '../src/k8s/load.js';
 import { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../src/helm/manifests.js';
 import { readStoredRelease, storageKind, type StorageKind, type StoredChart } from '../src/helm/storage.js';
 import { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../src/helm/release.js';
 import { canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, secretValues, valuesEqual, valuesFromSet, type Values } from '../src/helm/values.js';
 import type { HelmVersion } from '../src/helm/version.js';
+import { cachedHelmVersion } from '../src/helm/version-cache.js';
 import { defineModule, UnreachableError, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../src/sdk/module.js';
 
 /** Arguments of `helm_release`. */
@@ -118,6 +121,13 @@ export interface HelmReleaseArgs {
    */
   skip_crds?: boolean;
   /**
+   * Before an upgrade, server-side apply the chart's CRDs (`crds/`, subcharts' too) that changed.
+   * helm itself installs `crds/` only on the first install and never upgrades them.
+   * @default true
+   * @example false
+   */
+  upgrade_crds?: boolean;
+  /**
    * Run `helm dependency update` for the chart before rendering it.
    * @default false
    * @example true
@@ -213,7 +223,13 @@ const schema = {
         'Roll back to the previous revision (uninstall a first install) when the upgrade fails or times out (helm 3 `--atomic`, helm 4 `--rollback-on-failure`). Like helm, this waits for readiness even with `wait: false`.',
     },
     force: { type: 'boolean', default: false, description: 'Replace resources that cannot be updated in place (helm 3 `--force`, helm 4 `--force-replace`).' },
-    skip_crds: { type: 'boolean', default: false, description: 'Do not install the chart\'s CRDs (`crds/`).' },
+    skip_crds: { type: 'boolean', default: false, description: 'Do not install the chart\'s CRDs (`crds/`), nor upgrade them.' },
+    upgrade_crds: {
+      type: 'boolean',
+      default: true,
+      description:
+        'Before an upgrade, server-side apply the chart\'s CRDs (`crds/`, subcharts\' too) that changed, and wait until they are Established. helm installs `crds/` only on the first install and never upgrades them, so custom resources using new CRD fields would be pruned by the old schema. CRDs are never deleted.',
+    },
     dependency_update: { type: 'boolean', default: false, description: 'Run `helm dependency update` for the chart before rendering it.' },
     on_pending: {
       enum: ['fail', 'rollback'],
@@ -394,6 +410,14 @@ async function desiredChart(ref: ChartRef, local: boolean, t: Target, signal: Ab
   return { chart: await (await t.helm()).showChart(ref, { signal }) };
 }
 
+/** The CRDs of the chart (`crds/`, subcharts' too): read from a local directory, else `helm show crds`. */
+async function chartCrds(ref: ChartRef, pinned: ChartRef, localChart: LocalChart | undefined, t: Target, signal: AbortSignal): Promise<KubeObject[]> {
+  const texts = localChart ? await localCrdFiles(localChart.dir) : [{ file: 'crds', text: await (await t.helm()).showCrds(pinned, { signal }) }];
+  const out: KubeObject[] = [];
+  for (const { file, text } of texts) out.push(...parseManifests(text, `chart ${ref.chart} ${file}`).filter((o) => o.kind === 'CustomResourceDefinition'));
+  return out;
+}
+
 /** The objects helm applied for a release revision (hooks excluded), as helm applies them. */
 function storedObjects(release: ReleaseInfo, name: string, ns: string): KubeObject[] {
   return parseRendered(release.manifest, false, `release ${ns}/${name} revision ${release.revision}`).map((o) => withHelmOwnership(o, name, ns));
@@ -454,6 +478,21 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
     if (release.status !== 'deployed') reasons.push(`revision ${release.revision} is ${release.status}`);
   }
   const releaseSame = release !== undefined && reasons.length === 0;
+
+  // ---- CRDs. helm installs crds/ on the first install and never touches them again; kplay applies
+  // changed CRDs of the new chart before upgrading (server-side apply as helm, never deleting one),
+  // so that custom resources using new CRD fields are not pruned by the old schema.
+  if (release && !releaseSame && !(args.skip_crds ?? false) && (args.upgrade_crds ?? true)) {
+    const crds = await chartCrds(ref, pinned, localChart, t, signal);
+    if (crds.length) {
+      const res = await applyObjects(await t.client(), crds, { fieldManager: 'helm', force: true, defaultNamespace: ns, checkMode: ctx.checkMode, signal, mask: (s) => ctx.mask(s), log: (m) => ctx.log.info(m) });
+      const changedCrds = res.filter((r) => r.action !== 'unchanged');
+      if (changedCrds.length) {
+        done.push(`${ctx.checkMode ? 'would apply' : 'applied'} changed CRDs: ${changedCrds.map((r) => r.ref.name).join(', ')}`);
+        diffs.push(...changedCrds.map((r) => r.plan.diff));
+      }
+    }
+  }
 
   // ---- live state. An unchanged release is checked against the manifest helm applied (stored in
   // the release), not a fresh render: templates with randAlphaNum/now/lookup render differently
@@ -560,7 +599,8 @@ export default defineModule<HelmReleaseArgs>({
   name: 'helm_release',
   summary: 'Install, upgrade or uninstall a Helm release (idempotent, live drift aware)',
   description: [
-    'Drives the helm binary (3.14+ or 4) against the task\'s cluster. Before changing anything it reads the release (status, user-supplied values, chart metadata), renders the chart with the desired values (`helm template`), and server-side-apply dry-runs the rendered objects against the live cluster: when chart name + version, values and every live object already match, the task is `ok` and helm writes nothing (no new revision).',
+    'Drives the helm binary (3.14+ or 4) against the task\'s cluster, and runs it only to change something. It reads the release from helm\'s own storage record through the Kubernetes API (the `sh.helm.release.v1.<name>.v<N>` Secret, or ConfigMap with `HELM_DRIVER=configmap`; other drivers are read with `helm status`), compares the chart (name, version, and for a local chart directory every template, default value, schema and file byte for byte) and the user-supplied values with what the release stores, and server-side-apply dry-runs the manifest the release applied against the live objects. When all of that matches, the task is `ok` and no helm process runs at all (no new revision). Templates that render differently each time (`randAlphaNum`, `now`, `lookup`) are therefore not drift.',
+    'CRDs: helm installs a chart\'s `crds/` on the first install only and never upgrades them; kplay applies changed CRDs of the new chart before an upgrade (`upgrade_crds`, default true) and never deletes a CRD. Hooks and `helm test` objects are not part of the live state: they are never planned, diffed or reported as drift. Objects with `helm.sh/resource-policy: keep` are not shown as deleted.',
     'Otherwise it runs `helm upgrade --install` (always `--reset-values`; on helm 4 also `--force-conflicts`, so fields changed behind helm\'s back — `kubectl scale`, `kubectl edit` — are taken back). With `--check`, it reports what would change; with `--diff`, a per-object unified diff against the live objects plus a release summary (chart, values), Secret data and secret-looking values masked.',
     'Values are passed to helm only in temporary files (mode 0600, removed afterwards). On Ctrl-C/SIGTERM, helm gets SIGTERM and kplay waits for it to exit, so the release is marked failed instead of staying pending. A release left pending by a killed helm fails the task unless `on_pending: rollback`.',
     'Registered data: `name`, `namespace`, `revision`, `chart`, `chart_version`, `app_version`, `status`, `objects` (kind, name, namespace of the rendered objects, hooks excluded).',
@@ -612,7 +652,7 @@ export default defineModule<HelmReleaseArgs>({
       let cli: Promise<HelmCli> | undefined;
       const helm = (): Promise<HelmCli> =>
         (cli ??= ctx
-          .adapter<HelmVersion>(`helm-version:${binary}`, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal }))
+          .adapter<HelmVersion>(`helm-version:${binary}`, () => cachedHelmVersion(binary, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal })))
           .then((version) => new HelmCli(version, { binary, target: { kubeContext, kubeconfig }, mask, log: (m) => ctx.log.debug(m) })));
       const t: Target = { name, ns, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(process.env.HELM_DRIVER) };
       return (args.state ?? 'present') === 'absent' ? await runAbsent(args, ctx, t) : await runPresent(args, ctx, t);

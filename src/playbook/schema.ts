@@ -101,8 +101,11 @@ export function basePlaybookSchema(): JsonSchema {
 
 /** Schema of one task's keywords (module key excluded). */
 export function taskKeywordSchema(): JsonSchema {
-  return { type: 'object', properties: TASK_KEYWORDS };
+  // One object for the whole process: compiled validators are cached by schema identity.
+  taskKeywords ??= { type: 'object', properties: TASK_KEYWORDS };
+  return taskKeywords;
 }
+let taskKeywords: JsonSchema | undefined;
 
 /** Names allowed on a block next to block/rescue/always. */
 export const BLOCK_KEYS = new Set([...BLOCK_KEYWORDS, 'block', 'rescue', 'always']);

@@ -1,0 +1,70 @@
+/**
+ * The helm binary's version, remembered across runs: `helm version` costs a Go process start on
+ * every run otherwise, although the binary rarely changes. The cache is keyed by the binary's
+ * real path, size and modification time, so a replaced or upgraded helm is detected again. It
+ * lives in `$XDG_CACHE_HOME/kplay` (default `~/.cache/kplay`); a cache that cannot be read or
+ * written is simply not used.
+ */
+import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { HelmVersion } from './version.js';
+
+/** Where the cache file is. */
+export function versionCacheFile(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
+  return path.join(base, 'kplay', 'helm-versions.json');
+}
+
+/** The absolute path of `binary` (searched on PATH when it has no slash), or undefined. */
+export function resolveBinary(binary: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const candidates = binary.includes('/') ? [binary] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, binary));
+  for (const c of candidates) {
+    try {
+      const st = statSync(c);
+      if (st.isFile()) return realpathSync(c);
+    } catch {
+      // next candidate
+    }
+  }
+  return undefined;
+}
+
+function keyOf(binary: string): string | undefined {
+  const real = resolveBinary(binary);
+  if (!real) return undefined;
+  const st = statSync(real);
+  return `${real}|${st.size}|${Math.trunc(st.mtimeMs)}`;
+}
+
+function readCache(file: string): Record<string, HelmVersion> {
+  try {
+    const v: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, HelmVersion>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The version of `binary`: from the cache when the same file was seen before, else `detect()` (then remembered). */
+export async function cachedHelmVersion(binary: string, detect: () => Promise<HelmVersion>, file = versionCacheFile()): Promise<HelmVersion> {
+  let key: string | undefined;
+  try {
+    key = keyOf(binary);
+  } catch {
+    key = undefined;
+  }
+  const cache = key ? readCache(file) : {};
+  const hit = key ? cache[key] : undefined;
+  if (hit && typeof hit.major === 'number' && typeof hit.raw === 'string') return hit;
+  const v = await detect();
+  if (key) {
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify({ ...cache, [key]: v }));
+    } catch {
+      // not cached; detected again next time
+    }
+  }
+  return v;
+}

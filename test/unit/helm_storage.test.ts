@@ -1,0 +1,149 @@
+// helm's release records (Secret / ConfigMap) decoded without helm, and local charts compared with
+// the chart a release stored. Records here are built the way helm writes them
+// (JSON → gzip → base64, and base64 once more inside a Secret's data).
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { chartDifferences, localCrdFiles, readLocalChart } from '../../src/helm/chart.js';
+import { parseRecord, readStoredRelease, recordRevision, storageKind } from '../../src/helm/storage.js';
+import type { KubeClient, KubeObject } from '../../src/k8s/types.js';
+import { repoRoot } from '../helpers/cli.js';
+
+const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64');
+
+function releaseJson(o: { name: string; version: number; status: string; chart: { name: string; version: string; appVersion?: string }; templates?: { name: string; data: string }[]; values?: unknown; files?: unknown; config?: unknown; manifest?: string; schema?: string }): string {
+  return JSON.stringify({
+    name: o.name,
+    namespace: 'web',
+    version: o.version,
+    info: { status: o.status, description: 'Install complete' },
+    chart: { metadata: { name: o.chart.name, version: o.chart.version, appVersion: o.chart.appVersion ?? '' }, templates: o.templates ?? [], values: o.values ?? {}, files: o.files ?? null, ...(o.schema ? { schema: o.schema } : {}) },
+    config: o.config ?? null,
+    manifest: o.manifest ?? '',
+  });
+}
+
+function secretRecord(json: string, revision: number, name = 'web'): KubeObject {
+  const helmEncoded = b64(gzipSync(json));
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: `sh.helm.release.v1.${name}.v${revision}`, labels: { owner: 'helm', name, version: String(revision) } }, type: 'helm.sh/release.v1', data: { release: b64(helmEncoded) } };
+}
+
+describe('helm release storage records', () => {
+  it('decodes a Secret record (double base64 + gzip) and a ConfigMap record (single base64)', () => {
+    const json = releaseJson({ name: 'web', version: 3, status: 'deployed', chart: { name: 'webapp', version: '1.1.0', appVersion: '1.1.0' }, config: { replicaCount: 2 }, manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n', templates: [{ name: 'templates/cm.yaml', data: b64('x') }] });
+    const r = parseRecord(secretRecord(json, 3));
+    expect(r).toMatchObject({ name: 'web', revision: 3, status: 'deployed', chart: 'webapp', chartVersion: '1.1.0', config: { replicaCount: 2 } });
+    expect(r.manifest).toContain('kind: ConfigMap');
+    expect(r.storedChart.templates).toEqual([{ name: 'templates/cm.yaml', data: b64('x') }]);
+    expect(r.storedChart.files).toEqual([]); // helm writes null when a chart has no extra files
+    const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'sh.helm.release.v1.web.v3' }, data: { release: b64(gzipSync(json)) } };
+    expect(parseRecord(cm).revision).toBe(3);
+    // config null (no user values) is {}
+    expect(parseRecord(secretRecord(releaseJson({ name: 'web', version: 1, status: 'deployed', chart: { name: 'c', version: '1' } }), 1)).config).toEqual({});
+  });
+
+  it('a record without release data is a clear error', () => {
+    expect(() => parseRecord({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sh.helm.release.v1.web.v1' }, data: {} })).toThrow(/sh\.helm\.release\.v1\.web\.v1 has no release data/);
+  });
+
+  it('reads the newest revision with one LIST, ignoring other releases and uninstalled ones', async () => {
+    const records = [1, 2, 10, 9].map((v) => secretRecord(releaseJson({ name: 'web', version: v, status: v === 10 ? 'deployed' : 'superseded', chart: { name: 'c', version: `1.0.${v}` } }), v));
+    records.push(secretRecord(releaseJson({ name: 'web-two', version: 99, status: 'deployed', chart: { name: 'c', version: '9' } }), 99, 'web-two'));
+    const calls: string[] = [];
+    const client = {
+      list: (apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }) => {
+        calls.push(`${kind} ${opts.namespace} ${opts.labelSelector}`);
+        return Promise.resolve({ items: records, resourceVersion: '1' });
+      },
+    } as unknown as KubeClient;
+    const r = await readStoredRelease(client, 'Secret', 'web', 'web');
+    expect(r?.revision).toBe(10);
+    expect(r?.chartVersion).toBe('1.0.10');
+    expect(calls).toEqual(['Secret web owner=helm,name=web']);
+    const gone = { list: () => Promise.resolve({ items: [secretRecord(releaseJson({ name: 'web', version: 4, status: 'uninstalled', chart: { name: 'c', version: '1' } }), 4)], resourceVersion: '1' }) } as unknown as KubeClient;
+    expect(await readStoredRelease(gone, 'Secret', 'web', 'web')).toBeUndefined();
+    const none = { list: () => Promise.resolve({ items: [], resourceVersion: '1' }) } as unknown as KubeClient;
+    expect(await readStoredRelease(none, 'ConfigMap', 'web', 'web')).toBeUndefined();
+  });
+
+  it('maps HELM_DRIVER to what kplay can read itself', () => {
+    expect(storageKind(undefined)).toBe('Secret');
+    expect(storageKind('')).toBe('Secret');
+    expect(storageKind('secrets')).toBe('Secret');
+    expect(storageKind('ConfigMap')).toBe('ConfigMap');
+    expect(storageKind('sql')).toBeUndefined();
+    expect(storageKind('memory')).toBeUndefined();
+    expect(recordRevision({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sh.helm.release.v1.a.v12' } })).toBe(12);
+  });
+});
+
+describe('local chart compared with the stored chart', () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-chart-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  /** The chart as helm would store it: templates and files base64, values as parsed. */
+  async function storedFrom(dir: string): Promise<Parameters<typeof chartDifferences>[1]> {
+    const local = await readLocalChart(dir);
+    return { name: local.name, version: local.version, appVersion: local.appVersion, templates: [...local.templates].map(([name, data]) => ({ name, data: data.toString('base64') })), files: [], values: local.values, ...(local.schema ? { schema: local.schema.toString('base64') } : {}) };
+  }
+
+  it('the same chart has no difference; an edited template, values.yaml or schema does', async () => {
+    const dir = path.join(tmp, 'webapp');
+    cpSync(path.join(repoRoot, 'playbooks/charts/webapp-1.0.0'), dir, { recursive: true });
+    const stored = await storedFrom(dir);
+    expect(await chartDifferences(await readLocalChart(dir), stored)).toEqual([]);
+    writeFileSync(path.join(dir, 'templates/extra.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n');
+    writeFileSync(path.join(dir, 'values.yaml'), 'replicaCount: 5\n');
+    writeFileSync(path.join(dir, 'values.schema.json'), '{}');
+    const diffs = await chartDifferences(await readLocalChart(dir), stored);
+    expect(diffs).toEqual(['templates changed: templates/extra.yaml (new)', 'chart default values (values.yaml) changed', 'values.schema.json changed']);
+  });
+
+  it('reads values.yaml as helm does (YAML 1.1 booleans) and ignores the globals helm copies into dependencies', async () => {
+    const dir = path.join(tmp, 'umbrella');
+    cpSync(path.join(repoRoot, 'test/fixtures/corpus/charts/umbrella'), dir, { recursive: true });
+    const local = await readLocalChart(dir);
+    expect(local.dependencyKeys).toEqual(['api', 'worker', 'legacy', 'common']);
+    const stored = await storedFrom(dir);
+    // what helm stores for this chart: global copied into every enabled dependency's values
+    const g = { environment: 'corpus', imageRegistry: 'registry.k8s.io' };
+    stored.values = { ...local.values, api: { enabled: true, port: 8080, global: g }, worker: { enabled: true, port: 9000, global: g }, common: { global: g } };
+    expect(await chartDifferences(local, stored)).toEqual([]);
+    writeFileSync(path.join(dir, 'values.yaml'), 'flag: yes\nreplicaCount: 1\n');
+    expect((await readLocalChart(dir)).values.flag).toBe(true);
+  });
+
+  it('finds the CRD files of a chart and of its unpacked subcharts', async () => {
+    const files = await localCrdFiles(path.join(repoRoot, 'test/fixtures/corpus/charts/crds-and-crs'));
+    expect(files.map((f) => f.file)).toEqual(['crds/gadgets-cluster.yaml', 'crds/widgets.yaml']);
+  });
+});
+
+describe('helm version cache', () => {
+  it('runs `helm version` once per binary file; a replaced binary is detected again', async () => {
+    const { cachedHelmVersion } = await import('../../src/helm/version-cache.js');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-hv-'));
+    try {
+      const bin = path.join(dir, 'helm');
+      const cache = path.join(dir, 'cache/helm-versions.json');
+      writeFileSync(bin, '#!/bin/sh\necho v4.1.4\n', { mode: 0o755 });
+      let runs = 0;
+      const detect = (raw: string) => async () => {
+        runs++;
+        return { major: 4, minor: 1, patch: Number(raw.split('.')[2]), raw };
+      };
+      expect((await cachedHelmVersion(bin, detect('v4.1.4'), cache)).raw).toBe('v4.1.4');
+      expect((await cachedHelmVersion(bin, detect('v4.1.4'), cache)).raw).toBe('v4.1.4');
+      expect(runs).toBe(1);
+      writeFileSync(bin, '#!/bin/sh\necho v4.1.5 # a newer, bigger binary\n', { mode: 0o755 });
+      expect((await cachedHelmVersion(bin, detect('v4.1.5'), cache)).raw).toBe('v4.1.5');
+      expect(runs).toBe(2);
+      // a missing binary is never cached: detection reports it every time
+      await expect(cachedHelmVersion(path.join(dir, 'nope'), () => Promise.reject(new Error('helm not found')), cache)).rejects.toThrow('helm not found');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
