@@ -9,7 +9,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { connect, kubeFor } from '../src/k8s/client.js';
 import { diffEntry, maskObject } from '../src/k8s/normalize.js';
-import { labelOf, objectRef, planApply } from '../src/k8s/plan.js';
+import { labelOf, objectRef, planApply, resolveNamespace } from '../src/k8s/plan.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../src/k8s/types.js';
 import { HelmCli, type ChartRef } from '../src/helm/cli.js';
 import { HelmError } from '../src/helm/errors.js';
@@ -418,6 +418,12 @@ async function chartCrds(ref: ChartRef, pinned: ChartRef, localChart: LocalChart
   return out;
 }
 
+/** Objects with their effective namespace (the release's for namespaced kinds without one), for registered data. */
+async function withNamespaces(t: Target, objects: KubeObject[]): Promise<KubeObject[]> {
+  const client = await t.client();
+  return Promise.all(objects.map((o) => resolveNamespace(client, o, t.ns).catch(() => o)));
+}
+
 /** The objects helm applied for a release revision (hooks excluded), as helm applies them. */
 function storedObjects(release: ReleaseInfo, name: string, ns: string): KubeObject[] {
   return parseRendered(release.manifest, false, `release ${ns}/${name} revision ${release.revision}`).map((o) => withHelmOwnership(o, name, ns));
@@ -509,7 +515,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
 
   if (release && reasons.length === 0) {
     const upToDate = `release ${ns}/${name} is up to date (${chart.name} ${chart.version}, revision ${release.revision})`;
-    if (done.length === 0) return { status: 'ok', msg: upToDate, data: dataOf(release, chart, name, ns, objects) };
+    if (done.length === 0) return { status: 'ok', msg: upToDate, data: dataOf(release, chart, name, ns, await withNamespaces(t, objects)) };
     // Recovered from a pending lock and already as desired: no upgrade needed.
     if (!ctx.checkMode) return { status: 'changed', msg: `${done.join('; ')}; ${upToDate}`, data: dataOf(release, chart, name, ns, objects) };
   }
@@ -537,7 +543,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   const summary = [...done, ...reasons].join('; ');
 
   if (ctx.checkMode) {
-    return { status: 'changed', msg: `would ${release ? 'upgrade' : 'install'} ${ns}/${name}: ${summary}`, data: dataOf(release, chart, name, ns, objects), diff: ctx.diffMode ? diffs : undefined };
+    return { status: 'changed', msg: `would ${release ? 'upgrade' : 'install'} ${ns}/${name}: ${summary}`, data: dataOf(release, chart, name, ns, await withNamespaces(t, objects)), diff: ctx.diffMode ? diffs : undefined };
   }
 
   ctx.log.info(`${release ? 'upgrading' : 'installing'} ${ns}/${name}: ${summary}`);
@@ -563,7 +569,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
       : `${describeHelmError(e)}${args.atomic ? ` — atomic: ${state}` : `; ${state}`}`;
     return { status: 'failed', msg: ctx.mask(msg), data: dataOf(now, chart, name, ns, objects), diff: ctx.diffMode ? diffs : undefined };
   }
-  objects = storedObjects(after, name, ns);
+  objects = await withNamespaces(t, storedObjects(after, name, ns));
   return {
     status: 'changed',
     msg: `${release ? 'upgraded' : 'installed'} ${ns}/${name} to revision ${after.revision}: ${summary}`,

@@ -83,6 +83,16 @@ describe('benchmark harness (quick)', () => {
     const noop = json.rows.find((x) => x.bench.startsWith('B1') && x.bench.endsWith('no-op'));
     expect(noop?.kplay_writes).toBe(0);
     expect(typeof noop?.kplay_requests).toBe('number');
+    // ... and a no-op helm_release runs no helm process and writes nothing; an install runs one helm per release
+    const helmNoop = json.rows.find((x) => x.bench.startsWith('B4') && x.bench.endsWith('no-op')) as (Row & { notes: string }) | undefined;
+    expect(helmNoop?.notes).toMatch(/^kplay helm processes 0;/);
+    expect(helmNoop?.kplay_writes).toBe(0);
+    const helmInstall = json.rows.find((x) => x.bench.startsWith('B4') && x.bench.endsWith('install')) as (Row & { notes: string }) | undefined;
+    const m = /kplay helm processes (\d+) for (\d+) releases \(upgrade (\d+), version (\d+);/.exec(helmInstall?.notes ?? '');
+    expect(m, helmInstall?.notes).not.toBeNull();
+    const [processes, releases, upgrades, versions] = (m ?? []).slice(1).map(Number);
+    expect(upgrades).toBe(releases); // one `helm upgrade --install` per release ...
+    expect(processes).toBe((upgrades ?? 0) + (versions ?? 0)); // ... and nothing else but `helm version` the first time
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
