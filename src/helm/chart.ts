@@ -20,6 +20,8 @@ export interface LocalChart extends ChartMeta {
   values: Values;
   /** `values.schema.json`, when present. */
   schema?: Buffer;
+  /** Values keys of the chart's dependencies (`alias`, else `name`, from `Chart.yaml`). */
+  dependencyKeys: string[];
 }
 
 async function walk(dir: string, rel: string, out: Map<string, Buffer>): Promise<void> {
@@ -47,15 +49,17 @@ export async function isChartDir(dir: string): Promise<boolean> {
 }
 
 /** Read `Chart.yaml` (name, version, appVersion) of a chart directory. */
-export async function readChartMeta(dir: string): Promise<ChartMeta> {
+export async function readChartMeta(dir: string): Promise<ChartMeta & { dependencyKeys: string[] }> {
   const file = path.join(dir, 'Chart.yaml');
   const v: unknown = YAML.parse(await readFile(file, 'utf8'), { version: '1.1' });
   const r = isMap(v) ? v : {};
+  const deps = Array.isArray(r.dependencies) ? r.dependencies.filter(isMap) : [];
+  const dependencyKeys = deps.map((d) => (typeof d.alias === 'string' && d.alias ? d.alias : typeof d.name === 'string' ? d.name : '')).filter(Boolean);
   const s = (x: unknown): string => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : '');
   const name = s(r.name);
   const version = s(r.version);
   if (!name || !version) throw new Error(`${file}: Chart.yaml has no name or version`);
-  return { name, version, appVersion: s(r.appVersion) };
+  return { name, version, appVersion: s(r.appVersion), dependencyKeys };
 }
 
 /** Read a chart directory. */
@@ -80,6 +84,27 @@ export async function readLocalChart(dir: string): Promise<LocalChart> {
 }
 
 /**
+ * The stored default values without what helm added while loading the chart: helm copies the
+ * parent's `global` map into the values of every enabled dependency (by alias or name), creating
+ * the key when the parent's values.yaml has none.
+ */
+export function withoutPropagatedGlobals(stored: Values, local: LocalChart): Values {
+  if (!local.dependencyKeys.length) return stored;
+  const out: Values = { ...stored };
+  for (const k of local.dependencyKeys) {
+    const v = out[k];
+    if (!isMap(v) || !('global' in v)) continue;
+    const rest: Values = { ...v };
+    delete rest.global;
+    const localHad = isMap(local.values[k]) && 'global' in (local.values[k] as Values);
+    if (localHad) continue;
+    if (Object.keys(rest).length === 0 && !(k in local.values)) delete out[k];
+    else out[k] = rest;
+  }
+  return out;
+}
+
+/**
  * Why the local chart differs from the chart a release stored (`[]`: it is the same chart).
  * Compares name, version, appVersion, every template (added, removed, edited), the default
  * values, the values schema and every stored non-template file (`.Files.Get` sources, `crds/`).
@@ -99,7 +124,7 @@ export async function chartDifferences(local: LocalChart, stored: StoredChart): 
   }
   for (const name of storedTemplates.keys()) if (!local.templates.has(name)) edited.push(`${name} (removed)`);
   if (edited.length) out.push(`templates changed: ${edited.slice(0, 10).join(', ')}${edited.length > 10 ? ', …' : ''}`);
-  if (canonicalValuesJson(local.values) !== canonicalValuesJson(stored.values)) out.push('chart default values (values.yaml) changed');
+  if (canonicalValuesJson(local.values) !== canonicalValuesJson(withoutPropagatedGlobals(stored.values, local))) out.push('chart default values (values.yaml) changed');
   const localSchema = local.schema?.toString('base64');
   if ((localSchema ?? '') !== (stored.schema ?? '')) out.push('values.schema.json changed');
   const files: string[] = [];
@@ -115,4 +140,24 @@ export async function chartDifferences(local: LocalChart, stored: StoredChart): 
   }
   if (files.length) out.push(`chart files changed: ${files.slice(0, 10).join(', ')}${files.length > 10 ? ', …' : ''}`);
   return out;
+}
+
+/**
+ * The text of every CRD file of a chart directory: `crds/` (any depth) and the `crds/` of
+ * unpacked subcharts in `charts/`, as `{ file, text }` sorted by path.
+ */
+export async function localCrdFiles(dir: string): Promise<{ file: string; text: string }[]> {
+  const found = new Map<string, Buffer>();
+  await walk(path.join(dir, 'crds'), 'crds', found);
+  let subs: string[] = [];
+  try {
+    subs = (await readdir(path.join(dir, 'charts'), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch {
+    subs = [];
+  }
+  for (const sub of subs) await walk(path.join(dir, 'charts', sub, 'crds'), `charts/${sub}/crds`, found);
+  return [...found]
+    .filter(([name]) => /\.(ya?ml|json)$/i.test(name))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([file, data]) => ({ file, text: data.toString('utf8') }));
 }

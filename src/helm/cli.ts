@@ -223,6 +223,12 @@ export class HelmCli {
     return parseChartYaml(r.stdout);
   }
 
+  /** `helm show crds`: the chart's `crds/` files as multi-document YAML. */
+  async showCrds(ref: ChartRef, call: CallOptions = {}): Promise<string> {
+    const r = await this.runOk(`helm show crds ${ref.chart}`, ['show', 'crds', ...chartArgs(ref)], call);
+    return r.stdout;
+  }
+
   /**
    * `helm template`: the manifests an install/upgrade with these values would apply, rendered
    * against the cluster's capabilities. Returns the multi-document YAML.
