@@ -5,9 +5,12 @@ import { driftCommand } from './drift.js';
 import { historyCommand } from './history.js';
 import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
+import { guardPipes } from './pipes.js';
 import { runCommand } from './run.js';
 import { schemasCommand } from './schemas.js';
 import { validateCommand } from './validate.js';
+
+guardPipes();
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 const increase = (_: string, prev: number): number => prev + 1;
