@@ -6,6 +6,7 @@ import { historyCommand } from './history.js';
 import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
 import { guardPipes } from './pipes.js';
+import { DEFAULT_MAX_INPUT_BYTES, setMaxInputBytes } from '../load/yaml.js';
 import { runCommand } from './run.js';
 import { schemasCommand } from './schemas.js';
 import { validateCommand } from './validate.js';
@@ -21,7 +22,14 @@ program
   .description('Ansible-like playbooks for Kubernetes: ordered, idempotent maintenance windows across many clusters.')
   .version('0.1.0')
   .showHelpAfterError('(run with --help for usage)')
-  .exitOverride();
+  .exitOverride()
+  .hook('preAction', (_program, action) => {
+    // The input size cap: --max-input-bytes, else KPLAY_MAX_INPUT_BYTES, else 8 MiB.
+    const flag: unknown = action.opts().maxInputBytes;
+    const fromEnv = process.env.KPLAY_MAX_INPUT_BYTES;
+    const chosen = typeof flag === 'string' && flag !== String(DEFAULT_MAX_INPUT_BYTES) ? flag : fromEnv;
+    if (chosen !== undefined && chosen !== '') setMaxInputBytes(Number(chosen));
+  });
 
 program
   .command('run')
@@ -29,6 +37,7 @@ program
   .argument('<playbook>', 'playbook file')
   .option('-i, --inventory <inventory>', 'inventory file, directory, or name under inventories/')
   .option('-e, --extra-vars <vars>', 'extra variables: k=v, @file.yml or a {map} (repeatable; highest precedence)', collect)
+  .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
   .option('-C, --check', 'change nothing; report what would change')
   .option('-D, --diff', 'show unified diffs of what changes (or would change)')
   .option('-l, --limit <pattern>', 'further limit the clusters (host pattern)')
@@ -54,6 +63,7 @@ program
   .argument('<playbook>', 'playbook file')
   .option('-i, --inventory <inventory>', 'inventory file, directory, or name')
   .option('-e, --extra-vars <vars>', 'extra variables (repeatable)', collect)
+  .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
   .option('-l, --limit <pattern>', 'further limit the clusters')
   .option('-t, --tags <tags>', 'only check tasks with these tags', collect)
   .option('--skip-tags <tags>', 'skip tasks with these tags (tasks tagged `transient` are always skipped unless in --tags)', collect)
@@ -84,6 +94,7 @@ program
   .argument('<playbook>', 'playbook file')
   .option('-i, --inventory <inventory>', 'also check host patterns against this inventory')
   .option('-e, --extra-vars <vars>', 'extra variables', collect)
+  .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
   .option('-l, --limit <pattern>', 'also check this limit pattern')
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .action(async (playbook: string, flags) => {

@@ -5,8 +5,9 @@
  * Safety: duplicate keys are errors, alias expansion is capped (billion-laughs), nesting
  * depth is capped, and `!secret` marks a scalar whose value must be masked in all output.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import {
+  Parser,
   isAlias,
   isMap,
   isScalar,
@@ -21,8 +22,57 @@ import { InputError, type SourcePos } from './errors.js';
 
 /** Maximum alias dereferences per document. */
 export const MAX_ALIASES = 100;
-/** Maximum nesting depth of maps/lists. */
+/** Default maximum nesting depth of maps/lists (`KPLAY_MAX_YAML_DEPTH` raises it, up to 1000). */
 export const MAX_DEPTH = 64;
+const maxDepth = (): number => {
+  const v = Number(process.env.KPLAY_MAX_YAML_DEPTH);
+  return Number.isInteger(v) && v > 0 ? Math.min(v, 1000) : MAX_DEPTH;
+};
+const DEPTH_HINT = 'flatten the structure, or raise the limit with KPLAY_MAX_YAML_DEPTH=N (at most 1000)';
+/** Default cap on the size of one input file (playbook, inventory, vars, task file). */
+export const DEFAULT_MAX_INPUT_BYTES = 8 * 1024 * 1024;
+
+let maxInputBytes = DEFAULT_MAX_INPUT_BYTES;
+
+/** Set the input file size cap (`--max-input-bytes`, `KPLAY_MAX_INPUT_BYTES`). */
+export function setMaxInputBytes(n: number): void {
+  if (Number.isFinite(n) && n > 0) maxInputBytes = Math.floor(n);
+}
+
+/** The input file size cap in force. */
+export function getMaxInputBytes(): number {
+  return maxInputBytes;
+}
+
+/**
+ * Depth of the deepest collection in `text` and where it starts, from the CST (an iterative
+ * walk: it cannot overflow the stack however deep the input is).
+ */
+export function deepestNesting(text: string): { depth: number; offset: number } {
+  let max = 0;
+  let at = 0;
+  type Item = { key?: unknown; value?: unknown };
+  type Tok = { type?: string; value?: unknown; items?: Item[]; offset?: number };
+  for (const doc of new Parser().parse(text)) {
+    const stack: [unknown, number][] = [[doc, 0]];
+    while (stack.length) {
+      const [n, d] = stack.pop() ?? [undefined, 0];
+      if (!n || typeof n !== 'object') continue;
+      const t = n as Tok;
+      const nd = t.type === 'block-map' || t.type === 'block-seq' || t.type === 'flow-collection' ? d + 1 : d;
+      if (nd > max) {
+        max = nd;
+        at = typeof t.offset === 'number' ? t.offset : at;
+      }
+      if (t.type === 'document') stack.push([t.value, nd]);
+      for (const it of t.items ?? []) {
+        stack.push([it.key, nd]);
+        stack.push([it.value, nd]);
+      }
+    }
+  }
+  return { depth: max, offset: at };
+}
 
 interface PosInfo {
   self: SourcePos;
@@ -81,24 +131,41 @@ export function parseYaml(text: string, file: string): Loaded {
       return str;
     },
   };
-  const docs = parseAllDocuments(text, {
-    lineCounter,
-    uniqueKeys: true,
-    prettyErrors: false,
-    customTags: [secretTag],
-  });
+  const at = (offset: number): SourcePos => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { file, line, col };
+  };
+  const tooDeep = (): InputError => {
+    // Only reached when composing overflowed the stack: find the place with an iterative scan.
+    const { depth, offset } = deepestNesting(text);
+    const before = text.slice(0, offset);
+    const line = before.split('\n').length;
+    const col = offset - before.lastIndexOf('\n');
+    return new InputError(`YAML nesting ${depth} levels deep, more than the limit of ${maxDepth()}`, { file, line, col }, DEPTH_HINT);
+  };
+  const parse = () =>
+    parseAllDocuments(text, {
+      lineCounter,
+      uniqueKeys: true,
+      prettyErrors: false,
+      customTags: [secretTag],
+    });
+  let docs: ReturnType<typeof parse>;
+  try {
+    docs = parse();
+  } catch (e) {
+    if (e instanceof RangeError) throw tooDeep();
+    throw e;
+  }
   const list: Document.Parsed[] = Array.isArray(docs) ? docs : [];
   if (!Array.isArray(docs)) {
     // An EmptyStream: no documents at all.
     return { docs: [], secrets };
   }
-  const at = (offset: number): SourcePos => {
-    const { line, col } = lineCounter.linePos(offset);
-    return { file, line, col };
-  };
   const out: unknown[] = [];
   for (const doc of list) {
     const err = doc.errors[0];
+    if (err && /Maximum call stack/.test(err.message)) throw tooDeep();
     if (err) {
       const msg = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
       throw new InputError(`YAML error: ${msg}`, at(err.pos[0]));
@@ -107,6 +174,7 @@ export function parseYaml(text: string, file: string): Loaded {
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIASES });
     } catch (e) {
+      if (e instanceof RangeError) throw tooDeep();
       const msg = e instanceof Error ? e.message : String(e);
       throw new InputError(`YAML error: ${msg}`, at(0), 'reduce alias (*ref) use; kplay caps alias expansion to prevent alias bombs');
     }
@@ -117,8 +185,8 @@ export function parseYaml(text: string, file: string): Loaded {
 }
 
 function record(node: YamlNode, value: unknown, at: (o: number) => SourcePos, depth: number): void {
-  if (depth > MAX_DEPTH) {
-    throw new InputError(`YAML nesting deeper than ${MAX_DEPTH} levels`, at(node.range?.[0] ?? 0));
+  if (depth > maxDepth()) {
+    throw new InputError(`YAML nesting deeper than the limit of ${maxDepth()} levels`, at(node.range?.[0] ?? 0), DEPTH_HINT);
   }
   if (isAlias(node) || value === null || typeof value !== 'object') return;
   if (positions.has(value)) return; // shared through an alias: already recorded
@@ -147,8 +215,17 @@ function record(node: YamlNode, value: unknown, at: (o: number) => SourcePos, de
 export async function loadYamlFile(file: string, from?: SourcePos): Promise<Loaded> {
   let text: string;
   try {
+    const size = (await stat(file)).size;
+    if (size > maxInputBytes) {
+      throw new InputError(
+        `${file} is ${size} bytes, more than the input limit of ${maxInputBytes} bytes`,
+        { file, line: 1, col: 1 },
+        'raise the limit with --max-input-bytes N (or KPLAY_MAX_INPUT_BYTES) if this file is meant to be this large',
+      );
+    }
     text = await readFile(file, 'utf8');
   } catch (e) {
+    if (e instanceof InputError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : String(e);
     throw new InputError(`cannot read ${file}: ${why}`, from);

@@ -1,6 +1,6 @@
 // The YAML boundary: positions, duplicate keys, alias bombs, deep nesting, !secret, and schema
 // errors positioned at the offending node.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,7 +37,33 @@ describe('parseYaml', () => {
 
   it('caps nesting depth', () => {
     const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
-    expect(describeErr(() => parseYaml(`x: ${deep}\n`, 'deep.yml'))).toMatch(/deep\.yml:\d+:\d+: YAML nesting deeper than 64 levels/);
+    expect(describeErr(() => parseYaml(`x: ${deep}\n`, 'deep.yml'))).toMatch(/deep\.yml:\d+:\d+: YAML nesting deeper than the limit of 64 levels/);
+  });
+
+  it('refuses nesting deep enough to overflow the parser with file:line, the limit and how to raise it (no stack trace)', () => {
+    const text = `a: 1\nb:\n  c: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;
+    const msg = describeErr(() => parseYaml(text, 'bomb.yml'));
+    expect(msg).toMatch(/^bomb\.yml:3:\d+: YAML nesting 500\d levels deep, more than the limit of 64/);
+    expect(msg).toContain('KPLAY_MAX_YAML_DEPTH');
+    expect(msg).not.toMatch(/call stack/);
+  });
+
+  it('refuses an input file over the size cap before reading it, naming the limit and --max-input-bytes', async () => {
+    const { loadYamlFile, setMaxInputBytes, getMaxInputBytes, DEFAULT_MAX_INPUT_BYTES } = await import('../../src/load/yaml.js');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-size-'));
+    try {
+      const file = path.join(dir, 'big.yml');
+      writeFileSync(file, `x: "${'a'.repeat(2000)}"\n`);
+      expect(getMaxInputBytes()).toBe(DEFAULT_MAX_INPUT_BYTES);
+      setMaxInputBytes(1000);
+      const err = await loadYamlFile(file).then(() => undefined, (e: unknown) => e);
+      expect(err instanceof InputError ? err.describe() : String(err)).toMatch(/big\.yml:1:1: .*big\.yml is 2006 bytes, more than the input limit of 1000 bytes[\s\S]*--max-input-bytes/);
+      setMaxInputBytes(10_000);
+      expect((await loadYamlFile(file)).docs).toHaveLength(1);
+    } finally {
+      setMaxInputBytes(DEFAULT_MAX_INPUT_BYTES);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('collects !secret values', () => {
