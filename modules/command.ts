@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { defineModule } from '../src/sdk/module.js';
+import { tether } from '../src/sdk/tether.js';
 
 /** Arguments of `command`. */
 export interface CommandArgs {
@@ -71,8 +72,10 @@ export default defineModule<CommandArgs>({
     const [prog, ...rest] = args.cmd !== undefined ? ['/bin/sh', '-c', args.cmd] : (args.argv as string[]);
     const started = Date.now();
     return await new Promise((resolvePromise) => {
-      // Own process group, so cancelling kills the whole pipeline (sh and its children).
+      // Own process group, so cancelling kills the whole pipeline (sh and its children); tethered,
+      // so the group is stopped even when kplay is killed outright (kill -9).
       const child = spawn(prog, rest, { cwd, env: { ...process.env, ...(args.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      tether(child, { group: true });
       const killGroup = (sig: NodeJS.Signals): void => {
         try {
           if (child.pid) process.kill(-child.pid, sig);

@@ -9,11 +9,14 @@
  * running after `termGraceMs` is it killed.
  */
 import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { tether } from '../sdk/tether.js';
 import { HelmError, isReleaseNotFound, trimHelmStderr } from './errors.js';
+import { resolveBinary } from './version-cache.js';
 import {
   parseChartYaml,
   parseHelmJson,
@@ -264,6 +267,18 @@ export class HelmCli {
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
 
+/** Why `binary` cannot be run (not found, not executable), or undefined. */
+function binaryProblem(binary: string, env: NodeJS.ProcessEnv): string | undefined {
+  const found = resolveBinary(binary, env);
+  if (!found) return helmNotFoundMessage(binary);
+  try {
+    accessSync(found, constants.X_OK);
+  } catch {
+    return `${binary} is not executable; ${helmNotFoundMessage(binary)}`;
+  }
+  return undefined;
+}
+
 /**
  * Spawn a program and collect its output. On `signal` abort: SIGTERM, then wait for exit
  * (SIGKILL only after `termGraceMs`). A program that cannot start resolves as a HelmError throw.
@@ -274,7 +289,14 @@ function runProcess(binary: string, args: string[], opts: Pick<HelmCliOptions, '
       reject(new HelmError(`helm ${args[0] ?? ''}`.trim(), 'interrupted before it started', null, null, true));
       return;
     }
+    const missing = binaryProblem(binary, opts.env ?? process.env);
+    if (missing) {
+      reject(new HelmError(`${path.basename(binary)} ${args[0] ?? ''}`.trim(), missing, null));
+      return;
+    }
+    // Tethered: helm is stopped if kplay dies in any way, even `kill -9` (no orphaned `helm upgrade --wait`).
     const child = spawn(binary, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    tether(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {
