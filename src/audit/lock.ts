@@ -2,7 +2,8 @@
  * Cluster locks: before its first change on a cluster, a run takes the Lease
  * `kplay-system/kplay-lock` (holder = run id), renews it while running and releases it at the
  * end (and on Ctrl-C). A second run waits up to `--lock-timeout`, then fails naming the holder and
- * since when. A lease whose holder stopped renewing (crashed run) is taken over once it expired.
+ * since when. A lease whose holder stopped renewing (crashed run) is taken over once it expired,
+ * and at once when the holder ran on this host and its process is gone (a `kill -9`ed run).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
@@ -30,6 +31,38 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Called once when the run starts waiting for another holder. */
   onWait?: (msg: string) => void;
+  /** Called when the lock of a dead run on this host is taken over. */
+  onTakeOver?: (msg: string) => void;
+}
+
+function infoOf(lease: KubeObject): Partial<HolderInfo> {
+  try {
+    const v: unknown = JSON.parse(lease.metadata.annotations?.[INFO_ANNOTATION] ?? '{}');
+    return typeof v === 'object' && v !== null ? (v as Partial<HolderInfo>) : {};
+  } catch {
+    return {}; // an annotation written by someone else
+  }
+}
+
+/** True when process `pid` exists on this host (EPERM: it exists, owned by someone else). */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Why the lease's holder is certainly dead: it ran on this host (same host name as `me`) and its
+ * pid no longer exists. `undefined` when that cannot be told (another host, no pid recorded).
+ */
+export function deadLocalHolder(lease: KubeObject, me: HolderInfo): string | undefined {
+  const info = infoOf(lease);
+  if (info.host !== me.host || typeof info.pid !== 'number' || info.pid <= 0 || info.pid === process.pid) return undefined;
+  if (processExists(info.pid)) return undefined;
+  return `pid ${info.pid} on this host (${me.host}) is gone`;
 }
 
 /** The lock is held by another run. */
@@ -63,12 +96,7 @@ function expired(spec: LeaseSpec, now = Date.now()): boolean {
 
 function describeHolder(lease: KubeObject): string {
   const spec = specOf(lease);
-  let info: Partial<HolderInfo> = {};
-  try {
-    info = JSON.parse(lease.metadata.annotations?.[INFO_ANNOTATION] ?? '{}') as Partial<HolderInfo>;
-  } catch {
-    // an annotation written by someone else
-  }
+  const info = infoOf(lease);
   const who = info.user ? `${info.user}@${info.host ?? '?'}` : 'unknown user';
   return `run ${spec.holderIdentity} (${who}, playbook ${info.playbook ?? '?'}, pid ${info.pid ?? '?'}) since ${spec.acquireTime ?? '?'}`;
 }
@@ -121,8 +149,10 @@ export class ClusterLock {
           return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing();
         }
         const spec = specOf(live);
-        if (spec.holderIdentity === opts.holder.runId || expired(spec)) {
+        const dead = spec.holderIdentity !== opts.holder.runId && !expired(spec) ? deadLocalHolder(live, opts.holder) : undefined;
+        if (spec.holderIdentity === opts.holder.runId || expired(spec) || dead) {
           await client.replace(desired(live), { signal: opts.signal });
+          if (dead) opts.onTakeOver?.(`took over the cluster lock of ${describeHolder(live)}: ${dead}`);
           return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing();
         }
       } catch (e) {

@@ -117,6 +117,7 @@ export async function executeRun(
                 timeoutMs: lockTimeoutMs,
                 signal: intr.signal,
                 onWait: (msg) => emit({ type: 'warning', cluster: cs.name, msg }),
+                onTakeOver: (msg) => emit({ type: 'warning', cluster: cs.name, msg }),
               });
               locks.set(cs.name, lock);
             },

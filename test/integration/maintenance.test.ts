@@ -230,6 +230,31 @@ describe('cluster locks and Ctrl-C', () => {
     expect(lease.stdout).toBe('');
   });
 
+  it('the lock of a run killed with kill -9 on this host is taken over at once (its pid is gone)', async () => {
+    const quick = path.join(work, 'quick.yml');
+    writeFileSync(quick, readFileSync(lockPlaybook, 'utf8').replace(/\n    - name: hold\n      pause: \{ seconds: 60 \}\n/, '\n'));
+    const first = run(['run', lockPlaybook, '-i', inventory, '-o', 'json'], {
+      onSpawn: (child) => {
+        let seen = '';
+        child.stdout?.on('data', (d: Buffer) => {
+          seen += d.toString();
+          if (seen.includes('"task":"hold"') && !seen.includes('killed')) {
+            seen += 'killed';
+            child.kill('SIGKILL');
+          }
+        });
+      },
+    });
+    await first;
+    const holder = await kubectl(['-n', 'kplay-system', 'get', 'lease', 'kplay-lock', '-o', 'jsonpath={.spec.holderIdentity}'], { context: 'sandbox-1' });
+    expect(holder.stdout).not.toBe(''); // the killed run could not release it
+    const started = Date.now();
+    const second = await run(['run', quick, '-i', inventory, '--lock-timeout', '30']);
+    expect(second.code, second.stdout).toBe(0);
+    expect(second.stdout).toMatch(new RegExp(`took over the cluster lock of run ${holder.stdout} .*: pid \\d+ on this host \\(.+\\) is gone`));
+    expect(Date.now() - started).toBeLessThan(20_000); // not the 60 s lease expiry
+  });
+
   it('Ctrl-C during a helm upgrade leaves no release pending and releases the lock', async () => {
     const r = await run(['run', playbook, '-i', inventory, '-e', `release_namespace=${ns}`, '-e', 'ui_message=interrupted', '--limit', 'sandbox-3'], {
       onSpawn: (child) => {
