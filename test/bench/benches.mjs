@@ -137,7 +137,7 @@ async function b1(env) {
   const samples = { kCold: [], kNoop: [], pCold: [], pNoop: [], kColdReq: [], kNoopReq: [], kColdW: [], kNoopW: [], kNoopDry: [], pColdReq: [], pNoopReq: [], pColdW: [], pNoopW: [] };
   for (let rep = 0; rep < env.reps; rep++) {
     for (const tool of ['kplay', 'kubectl']) {
-      const ns = `${env.runId}-b1-${tool[0]}${rep}`;
+      const ns = `${env.runId}-b1-${tool === 'kplay' ? 'kp' : 'kc'}${rep}`;
       const group = `${ns}.bench.kplay.dev`;
       const dir = path.join(env.work, 'b1', ns);
       const objs = b1Objects(ns, group, n);
