@@ -285,7 +285,7 @@ async function b3(env) {
     const samples = { k: [], p: [], kReq: [], kW: [], kRss: [], kRetries: [], k429: [], pW: [], p429: [], pReq: [] };
     for (let rep = 0; rep < env.reps; rep++) {
       for (const tool of ['kplay', 'kubectl']) {
-        const prefix = `${env.runId}-b3-${tool[0]}${forks}-${rep}`;
+        const prefix = `${env.runId}-b3-${tool === 'kplay' ? 'kp' : 'kc'}${forks}-${rep}`;
         const dir = path.join(env.work, 'b3', prefix);
         const hosts = Array.from({ length: nClusters }, (_, i) => ({ name: `c${String(i + 1).padStart(3, '0')}`, context: env.clusters[i % env.clusters.length].context, ns: `${prefix}-c${i + 1}` }));
         const objsFor = (ns) => [
@@ -477,7 +477,7 @@ async function b5(env) {
   const samples = { k: [], p: [], kDur: [], pDur: [], kReq: [] };
   for (let rep = 0; rep < env.reps; rep++) {
     for (const tool of ['kplay', 'kubectl']) {
-      const ns = `${env.runId}-b5-${tool[0]}${rep}`;
+      const ns = `${env.runId}-b5-${tool === 'kplay' ? 'kp' : 'kc'}${rep}`;
       const dir = path.join(env.work, 'b5', ns);
       const deps = Array.from({ length: nDeps }, (_, i) => ({
         apiVersion: 'apps/v1',
