@@ -25,6 +25,9 @@ export type WaitMode =
   | { type: 'check'; describe: string; check: (obj: KubeObject) => Promise<boolean> }
   | { type: 'absent' };
 
+/** Default watch stall bound of waits, ms (see {@link WaitOptions.stallMs}). */
+export const WAIT_STALL_MS = 2500;
+
 /** Options of {@link waitFor}. */
 export interface WaitOptions {
   /** Give up after this many ms. */
@@ -32,7 +35,12 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** Called with a one-line progress summary when it changes. */
   progress?: (msg: string) => void;
-  /** Watch stall detection (ms). @default 60000 */
+  /**
+   * Watch stall bound (ms): the server ends each watch after this long (and it is resumed); a
+   * silent watch is cut after at most twice this and the state re-listed. Short, so a wait ends
+   * within seconds of readiness even behind a connection that swallows watch events.
+   * @default 2500
+   */
   stallMs?: number;
 }
 
@@ -138,7 +146,7 @@ export async function waitFor(client: KubeClient, targets: WaitTarget[], mode: W
     const key = `${ns}/${sel}`;
     if (podWatches.has(key)) return;
     const p = client
-      .watch('v1', 'Pod', { namespace: ns, labelSelector: sel, signal, stallMs: opts.stallMs }, (_e, pods) => {
+      .watch('v1', 'Pod', { namespace: ns, labelSelector: sel, signal, stallMs: opts.stallMs ?? WAIT_STALL_MS }, (_e, pods) => {
         for (const pod of pods.values()) {
           const reason = podFatalReason(pod);
           if (reason) {
@@ -155,7 +163,7 @@ export async function waitFor(client: KubeClient, targets: WaitTarget[], mode: W
 
   const runTarget = async (s: TargetState): Promise<void> => {
     const t = s.target;
-    await client.watch(t.apiVersion, t.kind, { namespace: t.namespace, labelSelector: t.labelSelector, fieldSelector: t.name ? `metadata.name=${t.name}` : undefined, signal, stallMs: opts.stallMs }, async (_e, state) => {
+    await client.watch(t.apiVersion, t.kind, { namespace: t.namespace, labelSelector: t.labelSelector, fieldSelector: t.name ? `metadata.name=${t.name}` : undefined, signal, stallMs: opts.stallMs ?? WAIT_STALL_MS }, async (_e, state) => {
       s.objects = [...state.values()];
       const r = await evaluate(mode, t, s.objects);
       s.lines = r.lines;

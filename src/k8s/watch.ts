@@ -1,7 +1,11 @@
 /**
- * List-then-watch with `resourceVersion` and bookmarks: re-lists on 410 Gone, reconnects when
- * the stream ends or stalls (no data for `stallMs`), stops when the callback says so, rejects
- * when the signal aborts.
+ * List-then-watch with `resourceVersion` and bookmarks: re-lists on 410 Gone, resumes from the
+ * last resourceVersion when the server ends the stream (it does every `stallMs`, through
+ * `timeoutSeconds`), stops when the callback says so, rejects when the signal aborts. A watch that
+ * goes silent — accepted, then nothing, not even the server's own timeout (a half-open connection
+ * through a load balancer or NAT) — is cut after `stallMs` plus a grace of at most 5 s and the
+ * state is re-listed: a fresh LIST is an ordinary request that such a connection cannot swallow,
+ * so a wait sees readiness within that bound whatever the watch connection does.
  */
 import { createInterface } from 'node:readline';
 import type { KubeObject, WatchEvent, WatchOptions } from './types.js';
@@ -25,7 +29,7 @@ export function objectKey(o: KubeObject): string {
   return `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 }
 
-type StreamEnd = { kind: 'done' } | { kind: 'gone' } | { kind: 'closed'; rv: string };
+type StreamEnd = { kind: 'done' } | { kind: 'gone' } | { kind: 'stalled' } | { kind: 'closed'; rv: string };
 
 /** Run a watch (see `KubeClient.watch`). */
 export async function runWatch(deps: WatchDeps, opts: WatchOptions, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>): Promise<void> {
@@ -56,7 +60,7 @@ export async function runWatch(deps: WatchDeps, opts: WatchOptions, onEvent: (e:
         continue;
       }
       if (end.kind === 'done') return;
-      if (end.kind === 'gone') break; // re-list
+      if (end.kind === 'gone' || end.kind === 'stalled') break; // re-list
       rv = end.rv;
     }
   }
@@ -104,7 +108,7 @@ async function streamOnce(
     timer = setTimeout(() => {
       stalled = true;
       h.abort();
-    }, stallMs + 5_000);
+    }, stallMs + Math.min(5_000, stallMs));
   };
   arm();
   h.res.on('data', arm);
@@ -155,6 +159,7 @@ async function streamOnce(
     h.abort();
   }
   opts.signal?.throwIfAborted();
-  if (streamError !== undefined && !stalled) throw new TransportError(`watch ${path}: ${streamError instanceof Error ? streamError.message : String(streamError)}`, 'ECONNRESET', true, false);
+  if (stalled) return { kind: 'stalled' };
+  if (streamError !== undefined) throw new TransportError(`watch ${path}: ${streamError instanceof Error ? streamError.message : String(streamError)}`, 'ECONNRESET', true, false);
   return { kind: 'closed', rv };
 }

@@ -113,3 +113,42 @@ describe('Transport retries (fake server for fault injection)', () => {
     t.close();
   });
 });
+
+describe('a silent watch (fake server: a half-open connection a real apiserver cannot be made to produce)', () => {
+  let server: http.Server | undefined;
+  afterEach(() => new Promise<void>((r) => (server ? (server.closeAllConnections(), server.close(() => r())) : r())));
+
+  it('is cut and the state re-listed, so the callback sees the change within the stall bound', async () => {
+    const { runWatch } = await import('../../src/k8s/watch.js');
+    let watches = 0;
+    // Every watch is accepted and then never sends a byte (nor ends at timeoutSeconds).
+    server = http.createServer((_req, res) => {
+      watches++;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.flushHeaders();
+    });
+    const url = await new Promise<string>((r) => server?.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server?.address() as AddressInfo).port}`)));
+    const t = new Transport({ cluster: 'fake', server: url });
+    const started = Date.now();
+    const readyAt = started + 1000; // the object becomes ready 1 s in; only a LIST can tell
+    let lists = 0;
+    const obj = (ready: boolean) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'ns', resourceVersion: ready ? '2' : '1' }, data: { ready: String(ready) } });
+    const deps = {
+      transport: t,
+      cluster: 'fake',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      collectionPath: () => Promise.resolve('/api/v1/namespaces/ns/configmaps'),
+      list: () => {
+        lists++;
+        return Promise.resolve({ items: [obj(Date.now() >= readyAt)], resourceVersion: Date.now() >= readyAt ? '2' : '1' });
+      },
+    };
+    await runWatch(deps, { stallMs: 1500 }, (_e, state) => state.get('ns/x')?.data !== undefined && (state.get('ns/x')?.data as { ready: string }).ready === 'true');
+    const took = Date.now() - started;
+    expect(lists).toBeGreaterThanOrEqual(2); // re-listed after the silent watch was cut
+    expect(watches).toBeGreaterThanOrEqual(1);
+    expect(took).toBeLessThan(1000 + 2 * 1500 + 1000); // ready + at most stallMs + grace (+ slack)
+    t.close();
+  });
+});
