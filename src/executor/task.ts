@@ -13,6 +13,7 @@ import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../sdk/module.js';
 import { templar } from '../template/index.js';
 import { extendScope } from './lazyvars.js';
+import { taintRendered } from './taint.js';
 import type { ClusterState } from './state.js';
 import type { PlayRun } from './play.js';
 
@@ -184,6 +185,8 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Pl
     return { status: 'skipped', msg: `skipped in check mode: module ${mod.name} does not support check mode` };
   }
   let args = await templar.renderValue(task.args, vars, { where: task.pos });
+  // Values derived from secrets are secrets too (see taint.ts); only worth a look when there are secrets.
+  if (opts.masker.size > 0) taintRendered(task.args, args, vars, opts.masker);
   if (args === null || args === undefined) args = {};
   if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };
   const checked = validateArgs(mod.schema, args);

@@ -33,6 +33,18 @@ export class Masker {
     }
   }
 
+  /** True when `value` (a string, or any string inside a list/map) is or contains a registered secret. */
+  isSecret(value: unknown, depth = 0): boolean {
+    if (this.secrets.size === 0 || depth > 32) return false;
+    if (typeof value === 'string' || typeof value === 'number') {
+      const s = String(value);
+      return s.length >= 4 && this.mask(s) !== s;
+    }
+    if (Array.isArray(value)) return value.some((v) => this.isSecret(v, depth + 1));
+    if (value !== null && typeof value === 'object') return Object.values(value as Record<string, unknown>).some((v) => this.isSecret(v, depth + 1));
+    return false;
+  }
+
   /** Number of registered secrets (for tests). */
   get size(): number {
     return this.secrets.size;
