@@ -12,7 +12,7 @@ import YAML from 'yaml';
 import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
 import { AGGREGATED_ACCEPT, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
-import { Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
+import { sleep, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
 import type { ApplyOptions, ClientStats, DeleteOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
 
@@ -32,7 +32,10 @@ export interface ConnectOptions {
 
 /** The client for the task's cluster (created once per cluster per run, on first use). */
 export async function kubeFor(ctx: ModuleContext): Promise<KubeClient> {
-  return ctx.adapter<KubeClient>('k8s', () => connect(ctx.cluster, { qps: numVar(ctx.vars.k8s_qps), burst: numVar(ctx.vars.k8s_burst) }));
+  const client = await ctx.adapter<KubeClient>('k8s', () => connect(ctx.cluster, { qps: numVar(ctx.vars.k8s_qps), burst: numVar(ctx.vars.k8s_burst) }));
+  // Outage notices go to the task running on this cluster now.
+  if (client instanceof KubeClientImpl) client.notice = (msg) => ctx.log.warn(msg);
+  return client;
 }
 
 function numVar(v: unknown): number | undefined {
@@ -177,6 +180,11 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
 
 const statsClients: KubeClientImpl[] = [];
 
+function outageBudgetFromEnv(): number {
+  const v = Number(process.env.KPLAY_OUTAGE_SECONDS);
+  return Number.isFinite(v) && v >= 0 && process.env.KPLAY_OUTAGE_SECONDS !== '' && process.env.KPLAY_OUTAGE_SECONDS !== undefined ? v * 1000 : 60_000;
+}
+
 /**
  * With `KPLAY_STATS_FILE` set, append one JSON line per cluster client
  * (`{"cluster", "server", "requests", "writes", "retries"}`) to that file when the process exits.
@@ -240,6 +248,17 @@ export class KubeClientImpl implements KubeClient {
   /** Kinds still unknown after a refresh (so a typo does not refresh again and again). */
   private readonly missing = new Set<string>();
 
+  /**
+   * How long to ride out an apiserver that stops answering after it was reached in this run (a
+   * control-plane restart, an etcd leader change), ms. `KPLAY_OUTAGE_SECONDS` sets it.
+   * @default 60000
+   */
+  outageBudgetMs = outageBudgetFromEnv();
+  /** Where to say that the apiserver is unreachable and how long kplay keeps trying. */
+  notice: (msg: string) => void = () => undefined;
+  /** Set once a request got an answer: an outage after that is ridden out, not reported at once. */
+  private reached = false;
+
   constructor(
     readonly name: string,
     readonly server: string,
@@ -260,13 +279,30 @@ export class KubeClientImpl implements KubeClient {
   /** Send a request; maps network failures to UnreachableError and error statuses to KubeApiError. */
   async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown }> {
     let res: TransportResponse;
-    try {
-      res = await this.transport.request(req);
-    } catch (e) {
-      if (e instanceof TransportError && isConnectError(e) && e.code !== 'ECONNRESET' && e.code !== 'ETIMEDOUT' && e.code !== 'EPIPE') {
-        throw new UnreachableError(`cluster ${this.name} unreachable at ${this.server}: ${e.message}`);
+    const started = Date.now();
+    let noted = 0;
+    for (;;) {
+      try {
+        res = await this.transport.request(req);
+        this.reached = true;
+        break;
+      } catch (e) {
+        const down = e instanceof TransportError && isConnectError(e) && e.code !== 'ECONNRESET' && e.code !== 'ETIMEDOUT' && e.code !== 'EPIPE';
+        if (!down) throw e;
+        // Nothing was sent (the connection was refused), or the request is safe to repeat.
+        const repeatable = !e.sent || req.retry === 'read' || req.retry === 'idempotent';
+        const left = this.outageBudgetMs - (Date.now() - started);
+        if (this.reached && repeatable && left > 0 && !req.signal?.aborted) {
+          if (Date.now() - noted >= 10_000) {
+            noted = Date.now();
+            this.notice(`cluster ${this.name}: apiserver ${this.server} unreachable (${e.code ?? e.message}), retrying for ${Math.ceil(left / 1000)} s more`);
+          }
+          await sleep(Math.min(1000, left), req.signal);
+          continue;
+        }
+        const tried = this.reached ? ` (kept trying for ${Math.round((Date.now() - started) / 1000)} s; KPLAY_OUTAGE_SECONDS sets how long)` : '';
+        throw new UnreachableError(`cluster ${this.name} unreachable at ${this.server}: ${e.message}${tried}`);
       }
-      throw e;
     }
     if (res.status === 404 && opts.allow404) return { status: 404, body: undefined };
     if (res.status === 401) throw new UnreachableError(`cluster ${this.name} at ${this.server}: credentials rejected (401 Unauthorized)`);
