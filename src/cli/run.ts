@@ -1,5 +1,8 @@
 /** `kplay run`: parse flags → load → run (with locks and run records) → exit code. */
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse as parseYamlText } from 'yaml';
+import { FileLock } from '../audit/filelock.js';
 import { ClusterLock, type HolderInfo } from '../audit/lock.js';
 import { gitInfo, RunRecorder, whoAmI } from '../audit/record.js';
 import { matchClusters } from '../inventory/patterns.js';
@@ -38,6 +41,18 @@ export function checkPatterns(inv: Inventory, hosts: (string | string[])[], limi
 }
 
 /** The Kubernetes client of a cluster, shared with the modules of the run (same adapter slot). */
+/** True when `kubeconfig` exists and defines `context` (else there is no cluster to lock). */
+export function hasKubeContext(kubeconfig: string | undefined, context: string): boolean {
+  if (!kubeconfig || !existsSync(kubeconfig)) return false;
+  try {
+    const doc: unknown = parseYamlText(readFileSync(kubeconfig, 'utf8'));
+    const contexts = typeof doc === 'object' && doc !== null ? (doc as { contexts?: unknown }).contexts : undefined;
+    return Array.isArray(contexts) && contexts.some((c) => typeof c === 'object' && c !== null && (c as { name?: unknown }).name === context);
+  } catch {
+    return true; // unreadable: let the cluster connection report it
+  }
+}
+
 export function clusterClient(cs: ClusterState): Promise<KubeClient> {
   return cs.adapter<KubeClient>('k8s', () => connect({ name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig }));
 }
@@ -83,7 +98,7 @@ export async function executeRun(
         lock: flags.lock !== false,
       });
   const holder: HolderInfo = { runId, user, host, playbook: path.relative(process.cwd(), loaded.playbook.file) || loaded.playbook.file, pid: process.pid };
-  const locks = new Map<string, ClusterLock>();
+  const locks = new Map<string, { release(): Promise<void> }>();
   const intr = interruptController(() => undefined);
   const emit = (e: RunEvent): void => {
     const masked = masker.maskValue(e);
@@ -111,6 +126,19 @@ export async function executeRun(
         flags.lock === false
           ? undefined
           : async (cs) => {
+              if (!hasKubeContext(cs.inv.kubeconfig, cs.inv.context)) {
+                // No cluster to hold a Lease in (a load-balancer-only entry): a local lock file.
+                emit({ type: 'warning', cluster: cs.name, msg: `no kubeconfig context "${cs.inv.context}" for ${cs.name}: locking with a local lock file (protects against other runs on this machine; use --no-lock to skip)` });
+                const fileLock = await FileLock.acquire(cs.name, {
+                  holder,
+                  timeoutMs: lockTimeoutMs,
+                  signal: intr.signal,
+                  onWait: (msg) => emit({ type: 'warning', cluster: cs.name, msg }),
+                  onTakeOver: (msg) => emit({ type: 'warning', cluster: cs.name, msg }),
+                });
+                locks.set(cs.name, fileLock);
+                return;
+              }
               const client = await clusterClient(cs);
               const lock = await ClusterLock.acquire(client, {
                 holder,
