@@ -1,0 +1,121 @@
+// Faults injected by an HTTPS proxy in front of a real sandbox apiserver (test/faults/api-proxy.ts):
+// 429 storms with Retry-After and 5xx answers, a connection reset after a write reached the
+// apiserver, watches that stay silent or are cut without a final event. Each scenario checks what
+// the cluster holds afterwards and how long the run took.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { startApiProxy, type ApiProxy, type Fault, type ProxiedRequest } from '../faults/api-proxy.js';
+import { kplay } from '../helpers/cli.js';
+import { kubectl, sandboxEnv } from '../sandbox/env.js';
+
+const CONTEXT = 'sandbox-3';
+const suffix = Math.random().toString(16).slice(2, 8);
+const ns = `fproxy-${suffix}`;
+let tmp: string;
+let proxy: ApiProxy;
+let inventory: string;
+let policy: (r: Omit<ProxiedRequest, 'fault' | 'status'>) => Fault = () => ({ kind: 'pass' });
+
+interface Kubeconfig {
+  contexts: { name: string; context: { cluster: string; user: string } }[];
+  clusters: { name: string; cluster: { server: string } }[];
+  users: { name: string; user: { 'client-certificate-data': string; 'client-key-data': string } }[];
+}
+
+beforeAll(async () => {
+  const env = sandboxEnv();
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-fproxy-'));
+  const kc = YAML.parse(readFileSync(env.kubeconfig, 'utf8')) as Kubeconfig;
+  const ctx = kc.contexts.find((c) => c.name === CONTEXT)?.context;
+  const cluster = kc.clusters.find((c) => c.name === ctx?.cluster);
+  const user = kc.users.find((u) => u.name === ctx?.user);
+  if (!ctx || !cluster || !user) throw new Error(`context ${CONTEXT} not in ${env.kubeconfig}`);
+  proxy = await startApiProxy({
+    upstream: cluster.cluster.server,
+    pkiDir: env.cluster(CONTEXT).pkiDir,
+    clientCert: Buffer.from(user.user['client-certificate-data'], 'base64').toString(),
+    clientKey: Buffer.from(user.user['client-key-data'], 'base64').toString(),
+    policy: (r) => policy(r),
+  });
+  cluster.cluster.server = `https://127.0.0.1:${proxy.port}`;
+  const kubeconfig = path.join(tmp, 'kubeconfig');
+  writeFileSync(kubeconfig, YAML.stringify(kc));
+  inventory = path.join(tmp, 'inventory.yml');
+  writeFileSync(inventory, YAML.stringify({ all: { clusters: { [CONTEXT]: { context: CONTEXT, kubeconfig } } } }));
+  await kubectl(['create', 'namespace', ns], { context: CONTEXT });
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false'], { context: CONTEXT, check: false });
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function playbook(name: string, objects: unknown[], wait: boolean): string {
+  const file = path.join(tmp, `${name}.yml`);
+  writeFileSync(file, YAML.stringify([{ hosts: 'all', tasks: [{ name: 'apply', k8s_apply: { namespace: ns, definition: objects, wait, wait_timeout: 120 } }] }]));
+  return file;
+}
+
+const deployment = (name: string): unknown => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } } },
+});
+
+/** Non-dry-run writes the apiserver really received for one object. */
+const realWrites = (name: string): ProxiedRequest[] => proxy.log.filter((r) => r.fault !== 'status' && r.fault !== 'reset-before' && !r.dryRun && r.method !== 'GET' && r.path.endsWith(`/${name}`));
+
+describe('fault proxy in front of the apiserver', () => {
+  it('a storm of 429 (Retry-After: 1) and 503s: every object applied once, the run succeeds', async () => {
+    policy = (r) => {
+      if (r.watch) return { kind: 'pass' };
+      if (r.n % 3 === 0) return { kind: 'status', status: 429, headers: { 'Retry-After': '1' } };
+      if (r.method === 'GET' && r.n % 5 === 0) return { kind: 'status', status: 503 };
+      return { kind: 'pass' };
+    };
+    const objects = [...Array.from({ length: 20 }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `storm-${i}` }, data: { i: String(i) } })), deployment('storm-app')];
+    const r = await kplay(['run', playbook('storm', objects, true), '-i', inventory, '--no-lock'], { timeoutMs: 200_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const names = (await kubectl(['-n', ns, 'get', 'configmaps', '-o', 'name'], { context: CONTEXT })).stdout;
+    for (let i = 0; i < 20; i++) {
+      expect(names).toContain(`configmap/storm-${i}`);
+      expect(realWrites(`storm-${i}`)).toHaveLength(1); // no duplicate writes
+    }
+    expect(proxy.log.filter((x) => x.status === 429).length).toBeGreaterThan(3);
+  });
+
+  it('a connection reset after an apply reached the apiserver: the idempotent apply is repeated, the object is right', async () => {
+    let resets = 0;
+    policy = (r) => (!r.dryRun && r.method === 'PATCH' && r.path.endsWith('/reset-me') && resets++ === 0 ? { kind: 'reset-after' } : { kind: 'pass' });
+    const r = await kplay(['run', playbook('reset', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'reset-me' }, data: { v: '2' } }], false), '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(resets).toBeGreaterThanOrEqual(1);
+    expect(realWrites('reset-me').length).toBe(2); // sent, reset, sent again
+    const cm = JSON.parse((await kubectl(['-n', ns, 'get', 'configmap', 'reset-me', '-o', 'json'], { context: CONTEXT })).stdout) as { data: { v: string } };
+    expect(cm.data.v).toBe('2');
+  });
+
+  for (const [label, fault] of [
+    ['silent watches (accepted, then nothing)', { kind: 'silent' }],
+    ['watches cut without a final event', { kind: 'cut', afterMs: 300 }],
+  ] as const) {
+    it(`${label}: a wait ends within a few seconds of readiness`, async () => {
+      policy = (r) => (r.watch ? (fault as Fault) : { kind: 'pass' });
+      const name = `w-${fault.kind}`;
+      const r = await kplay(['run', playbook(name, [deployment(name)], true), '-i', inventory, '--no-lock'], { timeoutMs: 150_000 });
+      const ended = Date.now();
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const d = JSON.parse((await kubectl(['-n', ns, 'get', 'deployment', name, '-o', 'json'], { context: CONTEXT })).stdout) as { status: { conditions: { type: string; status: string; lastTransitionTime: string }[] } };
+      const available = d.status.conditions.find((c) => c.type === 'Available' && c.status === 'True');
+      expect(available).toBeDefined();
+      // Available's time has 1 s resolution; 5 s bound + 1 s resolution + process exit
+      expect(ended - Date.parse(available?.lastTransitionTime ?? '')).toBeLessThan(7500);
+      expect(proxy.log.some((x) => x.watch && x.fault === fault.kind)).toBe(true);
+    });
+  }
+});
