@@ -14,6 +14,14 @@ export default defineConfig({
       },
       {
         test: {
+          // ansible-playbook vs kplay on the same playbooks (needs the venv of test/bench/install.sh)
+          name: 'parity',
+          include: ['test/parity/**/*.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/sandbox/global-setup.ts'],

@@ -115,7 +115,8 @@ export default defineModule<CommandArgs>({
         if (ctx.signal.aborted) resolvePromise({ status: 'failed', msg: `command cancelled: ${display}`, data });
         else if (!okCodes.includes(rc)) {
           const tail = (err || out).split('\n').slice(-5).join('\n');
-          resolvePromise({ status: 'failed', msg: `non-zero return code ${rc}${signal ? ` (signal ${signal})` : ''}${tail ? `: ${tail}` : ''}`, data });
+          // It ran, so (as in Ansible) it counts as changed even though it failed.
+          resolvePromise({ status: 'failed', msg: `non-zero return code ${rc}${signal ? ` (signal ${signal})` : ''}${tail ? `: ${tail}` : ''}`, data, changed: true });
         } else resolvePromise({ status: 'changed', data });
       });
     });

@@ -290,7 +290,7 @@ async function desiredValues(args: HelmReleaseArgs, ctx: ModuleContext): Promise
     const rendered = await ctx.render(text);
     let parsed: unknown;
     try {
-      parsed = YAML.parse(rendered);
+      parsed = YAML.parse(rendered, { merge: true });
     } catch (e) {
       return fail(`values file ${f}: invalid YAML after rendering: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -42,6 +42,10 @@ export class PlayRun {
     readonly shared: RunShared,
     readonly play: Play,
     readonly batch: ClusterState[],
+    /** Every cluster the play targets (all batches): `ansible_play_hosts`. @default batch */
+    readonly playTargets: ClusterState[] = batch,
+    /** Every cluster of the inventory by name: `hostvars`. */
+    readonly allClusters: ReadonlyMap<string, ClusterState> = new Map(batch.map((c) => [c.name, c])),
   ) {
     this.opts = shared.opts;
     this.limit = pLimit(Math.max(1, this.opts.forks));
@@ -67,7 +71,22 @@ export class PlayRun {
   /** The variable scope of `node` on cluster `cs` (see src/vars/precedence.ts for the order). */
   scopeFor(cs: ClusterState, node: TaskNode, extra?: Obj): Obj {
     const blockVars = node.kind === 'block' && node.vars ? [...node.blockVars, node.vars] : node.blockVars;
-    const magic: Obj = { ...this.shared.magic, cluster_name: cs.name, group_names: cs.inv.groups.filter((g) => g !== 'all' && g !== 'ungrouped').sort(), play_name: this.play.name };
+    const alive = (list: ClusterState[]): string[] => list.filter((c) => !c.failed && !c.unreachable).map((c) => c.name);
+    const magic: Obj = {
+      ...this.shared.magic,
+      cluster_name: cs.name,
+      group_names: cs.inv.groups.filter((g) => g !== 'all' && g !== 'ungrouped').sort(),
+      play_name: this.play.name,
+      // Ansible's names for the same things, as copied playbooks use them.
+      inventory_hostname: cs.name,
+      inventory_hostname_short: cs.name.split('.')[0] ?? cs.name,
+      ansible_check_mode: this.opts.check,
+      ansible_play_hosts_all: this.playTargets.map((c) => c.name),
+      ansible_play_hosts: alive(this.playTargets),
+      ansible_play_batch: alive(this.batch),
+      play_hosts: alive(this.batch),
+      hostvars: this.hostvars(node),
+    };
     const merged = mergeVars({
       groupVars: this.shared.groupLayers(cs.name),
       clusterVars: cs.inv.vars,
@@ -84,6 +103,16 @@ export class PlayRun {
     const base = lazyScope(merged, final);
     const dyn = this.dyn.get(cs.name);
     return extendScope(extendScope(base, dyn), extra);
+  }
+
+  /** `hostvars`: every inventory cluster's variables (facts included), rendered on first read. */
+  private hostvars(node: TaskNode): Obj {
+    const out: Obj = {};
+    for (const [name, other] of this.allClusters) {
+      let scope: Obj | undefined;
+      Object.defineProperty(out, name, { enumerable: true, get: () => (scope ??= this.scopeFor(other, node)) });
+    }
+    return out;
   }
 
   /** All `when` conditions hold (an empty list holds). */
@@ -178,10 +207,14 @@ export class PlayRun {
     if (!handler && !this.reachedStart(name)) return;
     this.opts.emit({ type: 'task_start', play: this.play.name, task: name, module: task.module, where: formatPos(task.pos), handler });
     const targets = task.runOnce ? clusters.slice(0, 1) : clusters;
+    const before = task.runOnce && targets[0] ? { ...targets[0].facts } : undefined;
     const outcomes = await Promise.all(targets.map((cs) => this.limit(() => runModuleTask(task, cs, this, name))));
-    if (task.runOnce && outcomes[0]) {
+    if (task.runOnce && outcomes[0] && targets[0]) {
       const o = outcomes[0];
+      // As in Ansible, what a run_once task registers or sets (set_fact) applies to every cluster of the batch.
+      const set = Object.entries(targets[0].facts).filter(([k, v]) => before?.[k] !== v);
       for (const cs of clusters.slice(1)) {
+        for (const [k, v] of set) cs.facts[k] = v;
         if (task.register) cs.facts[task.register] = o.registered;
         if (o.status === 'changed') for (const n of task.notify) cs.notified.add(n);
       }
@@ -206,7 +239,14 @@ export class PlayRun {
         cs.failed = false;
         cs.stats.failed = Math.max(0, cs.stats.failed - 1);
         const lf = this.lastFailure.get(cs.name);
-        this.dyn.set(cs.name, { ...(this.dyn.get(cs.name) ?? {}), failed_task: lf?.task ?? '', failed_result: lf?.result ?? {} });
+        this.dyn.set(cs.name, {
+          ...(this.dyn.get(cs.name) ?? {}),
+          failed_task: lf?.task ?? '',
+          failed_result: lf?.result ?? {},
+          // Ansible's names: the failed task (with its name) and its result.
+          ansible_failed_task: { name: lf?.task ?? '' },
+          ansible_failed_result: lf?.result ?? {},
+        });
       }
       await this.runList(node.rescue, failed, false);
       for (const cs of failed) {

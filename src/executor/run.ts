@@ -110,7 +110,7 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
         touched.add(c.name);
       }
       opts.emit({ type: 'play_start', play: play.name, hosts, clusters: batch.map((c) => c.name), batch: i + 1, batches: batches.length });
-      await new PlayRun(shared, play, batch).run();
+      await new PlayRun(shared, play, batch, targets, states).run();
     }
   }
   const interrupted = opts.signal.aborted;

@@ -73,14 +73,21 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Play
       cs.unreachableReason = result.msg;
       cs.stats.unreachable++;
     } else if (status === 'failed') {
-      if (ignored) cs.stats.ignored++;
-      else {
+      // As ansible-playbook counts: an ignored failure is also ok (and changed when it changed something).
+      if (ignored) {
+        cs.stats.ignored++;
+        cs.stats.ok++;
+        if (reg.changed === true) cs.stats.changed++;
+      } else {
         cs.failed = true;
         cs.stats.failed++;
         pr.lastFailure.set(cs.name, { task: taskName, result: reg });
       }
-    } else if (status === 'changed') cs.stats.changed++;
-    else if (status === 'skipped') cs.stats.skipped++;
+    } else if (status === 'changed') {
+      // ansible-playbook counts a changed result in ok= too.
+      cs.stats.changed++;
+      cs.stats.ok++;
+    } else if (status === 'skipped') cs.stats.skipped++;
     else cs.stats.ok++;
     if (status === 'changed') {
       for (const n of task.notify) cs.notified.add(n);
@@ -91,7 +98,8 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Play
   };
 
   try {
-    if (!(await pr.whenHolds(task.when, vars, task))) {
+    // Like Ansible, a looped task's `when` is evaluated per item (it may use `item`).
+    if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task))) {
       return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
     }
     const mod = opts.registry.get(task.module) as AnyModule;
@@ -111,6 +119,8 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Play
       if (opts.signal.aborted) break;
       if (i > 0 && lc.pause) await sleep(lc.pause * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
       const itemVars: Obj = { [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i } : {}), loop_index: i };
+      // Each item sees the facts the previous items set (set_fact in a loop accumulates, as in Ansible).
+      if (i > 0) vars = pr.scopeFor(cs, task, extra);
       const scope = extendScope(vars, itemVars);
       const label = lc.label ? await templar.renderString(lc.label, scope, where) : labelOf(item);
       let r: ModuleResult;
@@ -249,7 +259,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Pl
 /** The value `register` stores: module data plus changed/failed/msg flags. */
 export function registeredValue(r: ModuleResult | { status: 'unreachable'; msg: string }): Obj {
   const data: ResultData = 'data' in r && r.data ? r.data : {};
-  const out: Obj = { ...data, changed: r.status === 'changed', failed: r.status === 'failed' || r.status === 'unreachable' };
+  const out: Obj = { ...data, changed: r.status === 'changed' || (r.status === 'failed' && r.changed === true), failed: r.status === 'failed' || r.status === 'unreachable' };
   if (r.status === 'skipped') out.skipped = true;
   if (r.msg !== undefined) out.msg = r.msg;
   if ('diff' in r && r.diff) out.diff = r.diff;

@@ -40,8 +40,8 @@ export function sourceComment(text: string): string | undefined {
 export function parseManifests(text: string, source: string): KubeObject[] {
   // `prettyErrors` (line/column in messages) makes parsing ~10x slower on large files: parse
   // without it, and again with it only to report an error.
-  let docs = YAML.parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false });
-  if (docs.some((d) => d.errors.length)) docs = YAML.parseAllDocuments(text, { uniqueKeys: true });
+  let docs = YAML.parseAllDocuments(text, { uniqueKeys: true, merge: true, prettyErrors: false });
+  if (docs.some((d) => d.errors.length)) docs = YAML.parseAllDocuments(text, { uniqueKeys: true, merge: true });
   const out: KubeObject[] = [];
   docs.forEach((d, i) => {
     const range = d.range as [number, number, number] | undefined;

@@ -146,6 +146,8 @@ export function parseYaml(text: string, file: string): Loaded {
   const parse = () =>
     parseAllDocuments(text, {
       lineCounter,
+      // YAML merge keys (`<<: *base`), which Ansible's loader (and Kubernetes') supports.
+      merge: true,
       uniqueKeys: true,
       prettyErrors: false,
       customTags: [secretTag],

@@ -16,7 +16,7 @@ import type { BlockNode, IncludeNode, MetaNode, ModuleTask, Play, Playbook, Task
 
 type Obj = Record<string, unknown>;
 
-const META_ACTIONS = new Set(['flush_handlers', 'end_play', 'end_cluster', 'noop', 'clear_facts']);
+const META_ACTIONS = new Set(['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts']);
 const INCLUDE_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_tasks', 'import_tasks']);
 const META_KEYS = new Set(['name', 'when', 'tags', 'meta']);
 
@@ -250,7 +250,8 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
     for (const k of Object.keys(raw)) if (!META_KEYS.has(k)) throw unknownKeyError(raw, k, META_KEYS, 'meta');
     const action = String(raw.meta);
     if (!META_ACTIONS.has(action)) throw new InputError(`unknown meta action '${action}'`, posOf(raw, 'meta'), `use one of: ${[...META_ACTIONS].join(', ')}`);
-    const node: MetaNode = { ...common(raw, pos, scope), kind: 'meta', action: action as MetaNode['action'] };
+    // `end_host` is Ansible's name for kplay's `end_cluster`.
+    const node: MetaNode = { ...common(raw, pos, scope), kind: 'meta', action: (action === 'end_host' ? 'end_cluster' : action) as MetaNode['action'] };
     return node;
   }
   // A module task.

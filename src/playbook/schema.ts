@@ -161,7 +161,7 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
       name: TASK_KEYWORDS.name,
       when: TASK_KEYWORDS.when,
       tags: TASK_KEYWORDS.tags,
-      meta: { enum: ['flush_handlers', 'end_play', 'end_cluster', 'noop', 'clear_facts'] },
+      meta: { enum: ['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts'] },
     },
   };
   const defs = base.definitions as Record<string, JsonSchema>;

@@ -25,7 +25,8 @@ export type ResultData = { [key: string]: unknown };
 export type ModuleResult =
   | { status: 'ok'; msg?: string; data?: ResultData; diff?: DiffEntry[]; facts?: ResultData }
   | { status: 'changed'; msg?: string; data?: ResultData; diff?: DiffEntry[]; facts?: ResultData }
-  | { status: 'failed'; msg: string; cause?: string; data?: ResultData; diff?: DiffEntry[] }
+  /** `changed: true`: the failed attempt changed something anyway (a command that ran and exited non-zero), as Ansible reports it. */
+  | { status: 'failed'; msg: string; cause?: string; data?: ResultData; diff?: DiffEntry[]; changed?: boolean }
   | { status: 'skipped'; msg?: string; data?: ResultData };
 
 /** Statuses a module can return. */

@@ -162,6 +162,84 @@ function rewriteDefined(cond: string, vars: Record<string, unknown> | undefined)
   return { text, tested };
 }
 
+/** Tokens of a condition for {@link groupBooleans}: quoted strings, parentheses, words/others. */
+function conditionTokens(text: string): string[] {
+  const out: string[] = [];
+  const re = /\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\(|\)|[^\s()"']+)/gy;
+  let m: RegExpExecArray | null;
+  let last = 0;
+  while ((m = re.exec(text)) !== null) {
+    out.push(m[1] ?? '');
+    last = re.lastIndex;
+  }
+  if (text.slice(last).trim() !== '') throw new Error('unbalanced quotes');
+  return out;
+}
+
+/**
+ * Parenthesise a condition so that Liquid (whose `and`/`or` have one precedence and group from
+ * the right) decides as Ansible/Jinja does: `not` binds tighter than `and`, `and` tighter than
+ * `or`, parentheses group. `f and t or t` becomes `((f) and (t)) or ((t))`. Returns the text
+ * unchanged when it cannot be tokenised (unbalanced quotes or parentheses): the parser then
+ * reports it.
+ */
+export function groupBooleans(text: string): string {
+  if (!/\b(and|or|not)\b/.test(text)) return text;
+  let toks: string[];
+  try {
+    toks = conditionTokens(text);
+  } catch {
+    return text;
+  }
+  let i = 0;
+  const peek = (): string | undefined => toks[i];
+  // liquidjs does not accept `not` right after `(`; a `not` expression needs no parentheses
+  // anyway: in liquidjs too `not` binds tighter than `and`/`or` (and looser than comparisons).
+  const wrap = (p: string): string => (p.startsWith('not ') ? p : `(${p})`);
+  const parseOr = (): string => {
+    const parts = [parseAnd()];
+    while (peek() === 'or') {
+      i++;
+      parts.push(parseAnd());
+    }
+    return parts.length === 1 ? (parts[0] ?? '') : parts.map(wrap).join(' or ');
+  };
+  const parseAnd = (): string => {
+    const parts = [parseNot()];
+    while (peek() === 'and') {
+      i++;
+      parts.push(parseNot());
+    }
+    return parts.length === 1 ? (parts[0] ?? '') : parts.map(wrap).join(' and ');
+  };
+  const parseNot = (): string => {
+    if (peek() === 'not') {
+      i++;
+      return `not (${parseNot()})`;
+    }
+    return parseAtom();
+  };
+  const parseAtom = (): string => {
+    const parts: string[] = [];
+    while (i < toks.length && peek() !== 'and' && peek() !== 'or' && peek() !== ')') {
+      if (peek() === '(') {
+        i++;
+        const inner = parseOr();
+        if (peek() !== ')') throw new Error('unbalanced parentheses');
+        i++;
+        parts.push(wrap(inner));
+      } else parts.push(toks[i++] ?? '');
+    }
+    return parts.join(' ');
+  };
+  try {
+    const out = parseOr();
+    return i === toks.length ? out : text;
+  } catch {
+    return text;
+  }
+}
+
 function shorten(text: string, max = 80): string {
   return JSON.stringify(text.length > max ? `${text.slice(0, max - 1)}…` : text);
 }
@@ -391,7 +469,7 @@ export class Templar {
     if (typeof cond === 'boolean') return cond;
     if (typeof cond !== 'string') throw this.badCondition(cond, where);
     const { text } = rewriteDefined(stripBraces(cond), vars);
-    const value = this.parseExpression(text, cond, where, 'condition');
+    const value = this.parseExpression(groupBooleans(text), cond, where, 'condition');
     let result: unknown;
     try {
       result = toValue(toValueSync(value.value(this.context(vars), false)));
@@ -405,7 +483,7 @@ export class Templar {
     if (typeof cond === 'boolean') return;
     if (typeof cond !== 'string') throw this.badCondition(cond, where);
     const { text } = rewriteDefined(stripBraces(cond), undefined);
-    this.parseExpression(text, cond, where, 'condition');
+    this.parseExpression(groupBooleans(text), cond, where, 'condition');
   }
 
   private badCondition(cond: unknown, where: SourcePos | undefined): InputError {

@@ -466,3 +466,19 @@ describe('sync API and lazy (getter) variables', () => {
     expect(err2.pos).toEqual(inner);
   });
 });
+
+describe('condition precedence (as Ansible: not > and > or, parentheses group)', () => {
+  const vars = { f: false, t: true, env: 'prod', ticket: undefined };
+  it.each([
+    ['f and t or t', true],
+    ['t or t and f', true],
+    ['f and (t or t)', false],
+    ['not f and t', true],
+    ['not (f or t)', false],
+    ['not f and not f or f', true],
+    ['env == "prod" and ticket is not defined or f', true],
+    ['env == "x or y" or f', false],
+  ])('%s → %s', async (cond, want) => {
+    expect(await templar.evalCondition(cond, vars)).toBe(want);
+  });
+});
