@@ -240,6 +240,8 @@ export function groupBooleans(text: string): string {
   }
 }
 
+const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
 function shorten(text: string, max = 80): string {
   return JSON.stringify(text.length > max ? `${text.slice(0, max - 1)}…` : text);
 }
@@ -476,7 +478,15 @@ export class Templar {
     } catch (e) {
       throw this.error('condition', cond, e, where);
     }
-    return result !== false && result !== null && result !== undefined;
+    if (typeof result === 'boolean') return result;
+    // As ansible-core 2.19: a condition must decide with a boolean, not with the truthiness of a
+    // list, string, number or null (an empty list would otherwise run the task).
+    const type = result === null || result === undefined ? 'null' : Array.isArray(result) ? 'list' : typeof result === 'object' ? 'map' : typeof result;
+    throw new InputError(
+      `condition ${shorten(cond)} has a ${type} result (${clip(JSON.stringify(result) ?? String(result), 40)}), not a boolean: conditions must have a boolean result`,
+      where,
+      type === 'list' || type === 'map' ? 'test it explicitly, e.g. `x | size > 0`' : type === 'string' ? 'compare it (`x == "yes"`) or cast it with `x | bool`' : 'compare it explicitly, e.g. `x != 0` or `x != nil`',
+    );
   }
 
   private checkOneCondition(cond: unknown, where: SourcePos | undefined): void {

@@ -217,9 +217,7 @@ describe('conditions', () => {
     ['true', true],
     ['false', false],
     ['skip', false],
-    ['nothing', false],
     ['nothing == nil', true],
-    ['zero', true], // Liquid truthiness: 0 is true
     ['{{ env == "prod" }}', true],
     ['{{ skip }}', false],
     ['list.size == 2', true],
@@ -240,6 +238,14 @@ describe('conditions', () => {
       expect(await templar.evalCondition(cond, vars)).toBe(expected);
     });
   }
+
+  it('a condition whose result is not a boolean is an error naming its type and a fix (as ansible-core 2.19)', async () => {
+    await expect(templar.evalCondition('nothing', vars)).rejects.toThrow(/condition "nothing" has a null result .*not a boolean/);
+    await expect(templar.evalCondition('zero', vars)).rejects.toThrow(/has a number result \(0\)/);
+    await expect(templar.evalCondition('list', vars)).rejects.toMatchObject({ message: expect.stringMatching(/has a list result/), hint: expect.stringContaining('x | size > 0') });
+    await expect(templar.evalCondition('text', vars)).rejects.toMatchObject({ message: expect.stringContaining('has a string result ("abc")'), hint: expect.stringContaining('x | bool') });
+    expect(await templar.evalCondition('text | bool', vars)).toBe(false);
+  });
 
   it('booleans and lists of conditions (all must hold)', async () => {
     expect(await templar.evalCondition(true, vars)).toBe(true);
