@@ -32,7 +32,8 @@ interface Outcome {
 interface AnsibleHostResult {
   msg?: unknown;
   skipped?: boolean;
-  results?: { msg?: unknown; skipped?: boolean }[];
+  failed?: boolean;
+  results?: { msg?: unknown; skipped?: boolean; failed?: boolean }[];
 }
 
 function runAnsible(file: string): Promise<Outcome> {
@@ -52,10 +53,11 @@ function runAnsible(file: string): Promise<Outcome> {
           if (!t.task.name.startsWith('show')) continue;
           for (const [host, r] of Object.entries(t.hosts)) {
             const list = (messages[host] ??= []);
+            // what the debug tasks printed (failures are compared through the exit code and recap)
             if (r.results) for (const it of r.results) {
-              if (!it.skipped && it.msg !== undefined) list.push(String(it.msg));
+              if (!it.skipped && !it.failed && it.msg !== undefined) list.push(String(it.msg));
             }
-            else if (!r.skipped && r.msg !== undefined) list.push(String(r.msg));
+            else if (!r.skipped && !r.failed && r.msg !== undefined) list.push(String(r.msg));
           }
         }
       }
