@@ -74,6 +74,7 @@ export async function driftCommand(playbook: string, flags: RunFlags): Promise<n
       w(`${c}: ${items.length ? `DRIFT in ${items.length} task(s)` : ''}${items.length && probs.length ? ', ' : ''}${probs.length ? `${probs.length} error(s)` : ''}`);
       for (const it of items) {
         w(`  - ${it.task}${it.item ? ` (item=${it.item})` : ''}${it.msg ? `: ${it.msg}` : ''}`);
+        if (flags.diff === false) continue; // --no-diff: summaries only
         for (const d of it.diff) {
           const text = unifiedDiff(d.before, d.after, d.label);
           if (text) w(text.replace(/^/gm, '      '));

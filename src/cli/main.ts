@@ -71,6 +71,9 @@ program
   .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .option('-v, --verbose', 'more output', increase, 0)
+  .option('--diff', 'show a diff per drifted object (the default)')
+  .option('--no-diff', 'summaries only: the drifted objects and fields, without diffs')
+  .option('--no-color', 'no colours (also when NO_COLOR is set or output is not a TTY)')
   .action(async (playbook: string, flags) => {
     process.exitCode = await driftCommand(playbook, flags);
   });

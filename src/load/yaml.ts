@@ -169,6 +169,7 @@ export function parseYaml(text: string, file: string): Loaded {
     const err = doc.errors[0];
     if (err && /Maximum call stack/.test(err.message)) throw tooDeep();
     if (err) {
+      if (err.code === 'DUPLICATE_KEY') throw duplicateKey(text, err.pos[0], at);
       const msg = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
       throw new InputError(`YAML error: ${msg}`, at(err.pos[0]));
     }
@@ -184,6 +185,42 @@ export function parseYaml(text: string, file: string): Loaded {
     out.push(value);
   }
   return { docs: out, secrets };
+}
+
+/**
+ * A duplicate key error naming the key and both places: the repeated key is at `offset`; the
+ * first one is found by scanning back through the same map (same indentation, or the same
+ * flow map on one line).
+ */
+function duplicateKey(text: string, offset: number, at: (o: number) => SourcePos): InputError {
+  const rest = text.slice(offset);
+  const m = /^("(?:[^"\\]|\\.)*"|'[^']*'|[^:\n,{}]+?)\s*:/.exec(rest);
+  const key = m?.[1]?.trim() ?? '';
+  const here = at(offset);
+  let first: SourcePos | undefined;
+  if (key) {
+    const lineStart = text.lastIndexOf('\n', offset - 1) + 1;
+    const indent = offset - lineStart;
+    const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    // a flow map on the same line: `{a: 1, a: 2}`
+    const sameLine = new RegExp(`[{,]\\s*${escaped}\\s*:`).exec(text.slice(lineStart, offset));
+    if (sameLine) first = at(lineStart + sameLine.index + sameLine[0].indexOf(key));
+    let end = lineStart - 1;
+    while (!first && end > 0) {
+      const start = text.lastIndexOf('\n', end - 1) + 1;
+      const line = text.slice(start, end);
+      end = start - 1;
+      if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+      const lead = line.length - line.trimStart().length;
+      const body = line.slice(lead).replace(/^- /, '  ');
+      const col = lead + (line.slice(lead).startsWith('- ') ? 2 : 0);
+      if (col === indent && new RegExp(`^\\s*${escaped}\\s*:`).test(body)) first = at(start + col);
+      else if (lead < indent && !line.slice(lead).startsWith('- ')) break; // left the map
+      else if (lead < indent && col < indent) break;
+    }
+  }
+  const where = first ? ` (first defined at line ${first.line}, column ${first.col})` : '';
+  return new InputError(`YAML error: duplicate key ${JSON.stringify(key)}${where}`, here, 'a key may appear only once in a map; remove or rename one of them');
 }
 
 function record(node: YamlNode, value: unknown, at: (o: number) => SourcePos, depth: number): void {

@@ -18,7 +18,7 @@ describe('kplay validate / run: static errors', () => {
     ['bad-unknown-module.yml', /bad-unknown-module\.yml:7:7: unknown module or keyword 'debgu'[^]*did you mean: debug/],
     ['bad-arg.yml', /bad-arg\.yml:7:9: pause: unknown key 'secnds'/],
     ['bad-template.yml', /bad-template\.yml:6:9: template error in "{{ foo \| nosuchfilter }}": undefined filter: nosuchfilter/],
-    ['bad-dup.yml', /bad-dup\.yml:3:3: YAML error: Map keys must be unique/],
+    ['bad-dup.yml', /bad-dup\.yml:3:3: YAML error: duplicate key "hosts" \(first defined at line 2, column 3\)/],
   ])('%s → exit 1 with file:line:col', async (file, re) => {
     for (const cmd of [['validate', fx(file)], ['run', fx(file), '-i', inv]]) {
       const r = await kplay(cmd);
