@@ -118,7 +118,8 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
   const base = basePlaybookSchema();
   const sorted = [...modules].sort((a, b) => a.name.localeCompare(b.name));
   const moduleTasks = sorted.map((m) => {
-    const argSchema: JsonSchema = m.freeForm ? { anyOf: [{ type: 'string' }, m.schema] } : m.schema;
+    const args = templatableArgs(m.schema);
+    const argSchema: JsonSchema = m.freeForm ? { anyOf: [{ type: 'string' }, args] } : args;
     return {
       type: 'object',
       description: m.summary,
@@ -177,6 +178,37 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
       task: { anyOf: [...moduleTasks, blockTask, includeTask('include_tasks'), includeTask('import_tasks'), metaTask] },
     },
   };
+}
+
+/** A string that is (or contains) a template: kplay renders it, then coerces and validates the result. */
+const TEMPLATED: JsonSchema = { type: 'string', pattern: '\\{\\{|\\{%', description: 'A template, rendered (and coerced to the expected type) before the argument is checked.' };
+
+/**
+ * The schema with every constrained value also accepting a template string, recursively: the
+ * engine renders `{{ … }}` first and checks (and coerces) the result, so `retries: "{{ n }}"` or
+ * `url: "{{ endpoint }}/"` are valid where an integer or an `https://` URL is expected.
+ */
+export function templatable(schema: JsonSchema): JsonSchema {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
+  const out: JsonSchema = { ...schema };
+  const map = (v: unknown): unknown => (typeof v === 'object' && v !== null && !Array.isArray(v) ? templatable(v as JsonSchema) : v);
+  if (typeof out.properties === 'object' && out.properties !== null) out.properties = Object.fromEntries(Object.entries(out.properties as Record<string, unknown>).map(([k, v]) => [k, map(v)]));
+  if (typeof out.items === 'object' && out.items !== null && !Array.isArray(out.items)) out.items = map(out.items);
+  if (typeof out.additionalProperties === 'object' && out.additionalProperties !== null) out.additionalProperties = map(out.additionalProperties);
+  for (const k of ['anyOf', 'oneOf'] as const) if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map(map);
+  const constrained = out.enum !== undefined || out.const !== undefined || out.pattern !== undefined || out.format !== undefined || out.minLength !== undefined || out.maxLength !== undefined;
+  const acceptsAnyString = out.type === 'string' && !constrained;
+  const untyped = out.type === undefined && out.anyOf === undefined && out.oneOf === undefined && !constrained;
+  if (acceptsAnyString || untyped) return out;
+  const { description, default: dflt, ...rest } = out;
+  return { ...(description !== undefined ? { description } : {}), ...(dflt !== undefined ? { default: dflt } : {}), anyOf: [rest, TEMPLATED] };
+}
+
+/** A module's argument schema for editors: every argument may also be a template string. */
+function templatableArgs(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...schema };
+  if (typeof out.properties === 'object' && out.properties !== null) out.properties = Object.fromEntries(Object.entries(out.properties as Record<string, JsonSchema>).map(([k, v]) => [k, templatable(v)]));
+  return out;
 }
 
 function stripSchemaMeta(schema: JsonSchema): JsonSchema {

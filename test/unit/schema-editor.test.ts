@@ -1,0 +1,42 @@
+// The editor schema (schemas/playbook.schema.json, what yaml-language-server uses) accepts the
+// project's own playbooks and task files, checked with a plain JSON Schema validator as an editor
+// would: wherever kplay renders a template and then coerces it, the schema accepts `{{ … }}`.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { repoRoot } from '../helpers/cli.js';
+
+const schema = JSON.parse(readFileSync(path.join(repoRoot, 'schemas/playbook.schema.json'), 'utf8')) as { definitions: Record<string, unknown> };
+const ajv = new Ajv({ strict: false, allErrors: true });
+const playbook = ajv.compile(schema);
+const taskFile = ajv.compile({ type: 'array', items: { $ref: '#/definitions/task' }, definitions: schema.definitions });
+
+const yamlIn = (dir: string): string[] =>
+  readdirSync(path.join(repoRoot, dir))
+    .filter((f) => f.endsWith('.yml'))
+    .map((f) => path.join(dir, f));
+
+const playbooks = [...yamlIn('playbooks'), ...yamlIn('playbooks/examples'), ...yamlIn('test/parity/cases'), 'test/fixtures/helm/release.yml', 'test/fixtures/helm/uninstall.yml'];
+const taskFiles = yamlIn('playbooks/tasks');
+
+function errorsOf(validate: typeof playbook): string {
+  return (validate.errors ?? []).sort((a, b) => b.instancePath.length - a.instancePath.length).slice(0, 3).map((e) => `${e.instancePath} ${e.message ?? ''}`).join('; ');
+}
+
+describe('the editor schema accepts the repository\'s playbooks', () => {
+  it.each(playbooks)('%s', (file) => {
+    const doc: unknown = YAML.parse(readFileSync(path.join(repoRoot, file), 'utf8'), { merge: true });
+    expect(playbook(doc), errorsOf(playbook)).toBe(true);
+  });
+  it.each(taskFiles)('%s (task file)', (file) => {
+    const doc: unknown = YAML.parse(readFileSync(path.join(repoRoot, file), 'utf8'), { merge: true });
+    expect(taskFile(doc), errorsOf(taskFile)).toBe(true);
+  });
+  it('still rejects a wrong literal (a string where an integer is expected, an unknown argument)', () => {
+    expect(playbook([{ hosts: 'all', tasks: [{ http_check: { url: 'https://x', retries: 'three' } }] }])).toBe(false);
+    expect(playbook([{ hosts: 'all', tasks: [{ http_check: { url: 'https://x', retriez: 3 } }] }])).toBe(false);
+    expect(playbook([{ hosts: 'all', tasks: [{ http_check: { url: '{{ endpoint }}/', retries: '{{ n | default: 10 }}' } }] }])).toBe(true);
+  });
+});
