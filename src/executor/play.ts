@@ -308,7 +308,10 @@ export class PlayRun {
         entry.items.set(cs.name, items);
         plan.set(file, entry);
         this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: ${path.relative(process.cwd(), file) || file}`, duration_ms: Date.now() - started });
-        cs.stats.ok++;
+        // As ansible-playbook counts: one `included` result per loop item (an empty loop is skipped).
+        if (items === undefined) cs.stats.ok++;
+        else if (items.length === 0) cs.stats.skipped++;
+        else cs.stats.ok += items.length;
       } catch (e) {
         this.failCluster(cs, node.name ?? label, errorMessage(e));
       }

@@ -27,13 +27,19 @@ function addDerived(value: unknown, masker: Masker, depth = 0): void {
   else if (value !== null && typeof value === 'object') for (const v of Object.values(value as Obj)) addDerived(v, masker, depth + 1);
 }
 
-/** Whether template `tpl` reads a secret from `vars`. */
+/** Whether template `tpl` reads a secret from `vars`: a variable path ending in a secret-looking name, or whose value is or holds a secret. */
 function readsSecret(tpl: string, vars: Obj, masker: Masker): boolean {
-  for (const name of templar.variablesOf(tpl)) {
-    if (SECRET_NAME.test(name)) return true;
-    let value: unknown;
+  for (const segs of templar.variablePathsOf(tpl)) {
+    if (segs.some((s) => typeof s === 'string' && SECRET_NAME.test(s))) return true;
+    let value: unknown = vars;
     try {
-      value = vars[name];
+      for (const s of segs) {
+        if (value === null || typeof value !== 'object') {
+          value = undefined;
+          break;
+        }
+        value = (value as Record<string | number, unknown>)[s];
+      }
     } catch {
       continue; // a lazily rendered variable that fails to render: not our concern here
     }

@@ -399,6 +399,28 @@ export class Templar {
     }
   }
 
+  /**
+   * Variable paths referenced by a template string (`hostvars['c1'].mine` → `['hostvars', 'c1',
+   * 'mine']`; a dynamic segment ends the path), best effort: `[]` when it cannot be parsed.
+   */
+  variablePathsOf(template: string): (string | number)[][] {
+    if (!Templar.isTemplated(template)) return [];
+    try {
+      const single = singleExpression(template);
+      const tpl = single !== undefined ? this.liquid.parse(`{{${single}}}`) : this.parseTemplate(template, undefined);
+      return this.liquid.globalVariableSegmentsSync(tpl).map((segs) => {
+        const out: (string | number)[] = [];
+        for (const s of segs) {
+          if (typeof s !== 'string' && typeof s !== 'number') break;
+          out.push(s);
+        }
+        return out;
+      });
+    } catch {
+      return [];
+    }
+  }
+
   /** Variable names referenced by a condition (top-level names; `x is defined` tests excluded), best effort. */
   variablesOfCondition(cond: unknown): string[] {
     const list = Array.isArray(cond) ? cond : [cond];

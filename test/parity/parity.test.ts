@@ -36,9 +36,12 @@ interface AnsibleHostResult {
   results?: { msg?: unknown; skipped?: boolean; failed?: boolean }[];
 }
 
+/** A token unique to one engine's run (cases use it for scratch files: both engines run at once). */
+const token = (engine: string): string => `${engine}-${process.pid}-${Math.random().toString(16).slice(2, 8)}`;
+
 function runAnsible(file: string): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    execFile(ANSIBLE, ['-i', ansibleInv, file], { env: { ...process.env, ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_GATHERING: 'explicit', ANSIBLE_NOCOLOR: '1', ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_LOCALHOST_WARNING: 'False' }, maxBuffer: 64 << 20 }, (err, stdout) => {
+    execFile(ANSIBLE, ['-i', ansibleInv, '-e', `parity_id=${token('ansible')}`, file], { env: { ...process.env, ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_GATHERING: 'explicit', ANSIBLE_NOCOLOR: '1', ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_LOCALHOST_WARNING: 'False' }, maxBuffer: 64 << 20 }, (err, stdout) => {
       const exit = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       let doc: { plays: { tasks: { task: { name: string }; hosts: Record<string, AnsibleHostResult> }[] }[]; stats: Record<string, Record<string, number>> };
       try {
@@ -69,7 +72,7 @@ function runAnsible(file: string): Promise<Outcome> {
 }
 
 async function runKplay(file: string): Promise<Outcome> {
-  const r = await kplay(['run', file, '-i', kplayInv, '-o', 'json', '--record-dir', path.join(tmp, 'records')]);
+  const r = await kplay(['run', file, '-i', kplayInv, '-o', 'json', '--record-dir', path.join(tmp, 'records'), '-e', `parity_id=${token('kplay')}`]);
   const messages: Record<string, string[]> = {};
   let recap: Outcome['recap'] = {};
   for (const e of jsonEvents(r.stdout)) {
