@@ -11,20 +11,11 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LockHeldError, type HolderInfo } from './lock.js';
+import { LockHeldError, processExists, type HolderInfo } from './lock.js';
 
 /** Directory of the lock files. */
 export function lockDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache'), 'kplay', 'locks');
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function readHolder(file: string): Partial<HolderInfo> | undefined {

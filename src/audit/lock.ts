@@ -45,7 +45,7 @@ function infoOf(lease: KubeObject): Partial<HolderInfo> {
 }
 
 /** True when process `pid` exists on this host (EPERM: it exists, owned by someone else). */
-function processExists(pid: number): boolean {
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
