@@ -232,7 +232,7 @@ describe('cluster locks and Ctrl-C', () => {
 
   it('the lock of a run killed with kill -9 on this host is taken over at once (its pid is gone)', async () => {
     const quick = path.join(work, 'quick.yml');
-    writeFileSync(quick, readFileSync(lockPlaybook, 'utf8').replace(/\n    - name: hold\n      pause: \{ seconds: 60 \}\n/, '\n'));
+    writeFileSync(quick, readFileSync(lockPlaybook, 'utf8').replace(/\n {4}- name: hold\n {6}pause: \{ seconds: 60 \}\n/, '\n'));
     const first = run(['run', lockPlaybook, '-i', inventory, '-o', 'json'], {
       onSpawn: (child) => {
         let seen = '';
