@@ -3,7 +3,7 @@
 // and under `kplay run`; the printed `debug` messages per cluster (in order), the exit code and
 // the PLAY RECAP numbers must be identical. Cases are written in the syntax both engines share.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -39,9 +39,15 @@ interface AnsibleHostResult {
 /** A token unique to one engine's run (cases use it for scratch files: both engines run at once). */
 const token = (engine: string): string => `${engine}-${process.pid}-${Math.random().toString(16).slice(2, 8)}`;
 
+/** Command-line arguments of a case, from its `# args: …` line (given to both engines). */
+function caseArgs(file: string): string[] {
+  const m = /^# args: (.+)$/m.exec(readFileSync(file, 'utf8'));
+  return m?.[1] ? m[1].trim().split(/\s+/).map((a) => a.replace('@CASES', CASES)) : [];
+}
+
 function runAnsible(file: string): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    execFile(ANSIBLE, ['-i', ansibleInv, '-e', `parity_id=${token('ansible')}`, file], { env: { ...process.env, ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_GATHERING: 'explicit', ANSIBLE_NOCOLOR: '1', ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_LOCALHOST_WARNING: 'False' }, maxBuffer: 64 << 20 }, (err, stdout) => {
+    execFile(ANSIBLE, ['-i', ansibleInv, '-e', `parity_id=${token('ansible')}`, ...caseArgs(file), file], { env: { ...process.env, ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_GATHERING: 'explicit', ANSIBLE_NOCOLOR: '1', ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_LOCALHOST_WARNING: 'False' }, maxBuffer: 64 << 20 }, (err, stdout) => {
       const exit = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       let doc: { plays: { tasks: { task: { name: string }; hosts: Record<string, AnsibleHostResult> }[] }[]; stats: Record<string, Record<string, number>> };
       try {
@@ -72,7 +78,7 @@ function runAnsible(file: string): Promise<Outcome> {
 }
 
 async function runKplay(file: string): Promise<Outcome> {
-  const r = await kplay(['run', file, '-i', kplayInv, '-o', 'json', '--record-dir', path.join(tmp, 'records'), '-e', `parity_id=${token('kplay')}`]);
+  const r = await kplay(['run', file, '-i', kplayInv, '-o', 'json', '--record-dir', path.join(tmp, 'records'), '-e', `parity_id=${token('kplay')}`, ...caseArgs(file)]);
   const messages: Record<string, string[]> = {};
   let recap: Outcome['recap'] = {};
   for (const e of jsonEvents(r.stdout)) {
