@@ -105,6 +105,24 @@ export class PlayRun {
     return extendScope(extendScope(base, dyn), extra);
   }
 
+  /** Report the tasks of `nodes` (nested blocks included) as skipped on `clusters` (a false block `when`). */
+  private reportSkipped(nodes: TaskNode[], clusters: ClusterState[]): void {
+    for (const n of nodes) {
+      if (n.kind === 'block') {
+        this.reportSkipped([...n.block, ...n.always], clusters);
+        continue;
+      }
+      if (n.kind !== 'task' && n.kind !== 'include') continue;
+      if (!this.selected(n.tags)) continue;
+      const task = n.name ?? (n.kind === 'task' ? n.module : 'include_tasks');
+      for (const cs of clusters) {
+        this.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
+        cs.stats.skipped++;
+        if (n.kind === 'task' && n.register) cs.facts[n.register] = { changed: false, skipped: true, skip_reason: 'Conditional result was False', false_condition: true };
+      }
+    }
+  }
+
   /** `hostvars`: every inventory cluster's variables (facts included), rendered on first read. */
   private hostvars(node: TaskNode): Obj {
     const out: Obj = {};
@@ -230,6 +248,10 @@ export class PlayRun {
         this.failCluster(cs, node.name ?? 'block', `block condition: ${errorMessage(e)}`);
       }
     }
+    // As in Ansible, a block's `when` is inherited by its tasks: where it is false, each of them
+    // is reported skipped (and `register` gets the skipped result).
+    const skippedHere = clusters.filter((c) => !eligible.includes(c) && c.active);
+    if (skippedHere.length) this.reportSkipped([...node.block, ...node.always], skippedHere);
     if (eligible.length === 0) return;
     await this.runList(node.block, eligible, false);
     const failed = eligible.filter((c) => c.failed && !c.unreachable);
