@@ -101,6 +101,8 @@ describe('parity with ansible-playbook', () => {
   it.each(cases)('%s', async (name) => {
     const file = path.join(CASES, name);
     const [a, k] = await Promise.all([runAnsible(file), runKplay(file)]);
+    // a cluster with no message at all is the same as an absent one
+    for (const o of [a, k]) for (const [c, list] of Object.entries(o.messages)) if (list.length === 0) delete o.messages[c];
     expect(k.messages, 'debug messages per cluster').toEqual(a.messages);
     expect(k.exit, 'exit code').toBe(a.exit);
     expect(k.recap, 'PLAY RECAP').toEqual(a.recap);
