@@ -176,10 +176,13 @@ async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: P
     const untilVars = extendScope(vars, { result: reg2, ...(task.register ? { [task.register]: reg2 } : {}) });
     const done = await pr.conditionsHold(task.until, untilVars, task);
     if (done) return { ...r, data: { ...(r.data ?? {}), attempts: attempt } } as ModuleResult;
-    if (attempt > retries || opts.signal.aborted) {
-      return { status: 'failed', msg: `until condition not met after ${attempt} attempt(s)${r.msg ? `: ${r.msg}` : ''}`, data: { ...(r.data ?? {}), attempts: attempt } };
+    // As ansible-core: `retries` is the total number of attempts (at least 1).
+    if (attempt >= Math.max(1, retries) || opts.signal.aborted) {
+      // the last attempt's own change is kept (a command that ran changed something), as in Ansible
+      const changed = r.status === 'changed' || (r.status === 'failed' && r.changed === true);
+      return { status: 'failed', msg: `until condition not met after ${attempt} attempt(s)${r.msg ? `: ${r.msg}` : ''}`, data: { ...(r.data ?? {}), attempts: attempt }, ...(changed ? { changed } : {}) };
     }
-    opts.emit({ type: 'retry', task: task.name ?? task.module, cluster: cs.name, attempt, retries: retries - attempt + 1, msg: r.msg });
+    opts.emit({ type: 'retry', task: task.name ?? task.module, cluster: cs.name, attempt, retries: Math.max(1, retries) - attempt, msg: r.msg });
     try {
       await sleep(delay * 1000, undefined, { signal: opts.signal });
     } catch {
