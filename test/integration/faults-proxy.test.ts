@@ -100,6 +100,16 @@ describe('fault proxy in front of the apiserver', () => {
     expect(cm.data.v).toBe('2');
   });
 
+  it('a connection reset before the write was sent: retried, written exactly once', async () => {
+    let resets = 0;
+    policy = (r) => (!r.dryRun && r.method === 'PATCH' && r.path.endsWith('/reset-early') && resets++ === 0 ? { kind: 'reset-before' } : { kind: 'pass' });
+    const r = await kplay(['run', playbook('reset-early', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'reset-early' }, data: { v: '1' } }], false), '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(resets).toBeGreaterThanOrEqual(1);
+    expect(realWrites('reset-early')).toHaveLength(1);
+    await kubectl(['-n', ns, 'get', 'configmap', 'reset-early'], { context: CONTEXT });
+  });
+
   for (const [label, fault] of [
     ['silent watches (accepted, then nothing)', { kind: 'silent' }],
     ['watches cut without a final event', { kind: 'cut', afterMs: 300 }],
