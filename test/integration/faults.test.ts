@@ -72,13 +72,13 @@ function runWithOutage(tag: string, downMs: number, env: Record<string, string> 
 }
 
 describe('apiserver outage between two tasks (endpoint down, then back)', () => {
-  it('an 8 s outage is ridden out: the next task waits for the apiserver and succeeds', async () => {
+  it('a 30 s outage is ridden out: the next task waits for the apiserver and succeeds', async () => {
     const started = Date.now();
-    const r = await runWithOutage('short', 8000);
+    const r = await runWithOutage('short', 30_000);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`cluster ${CONTEXT}: apiserver https://127\\.0\\.0\\.1:${proxy.port} unreachable .*retrying for \\d+ s more`));
     await kubectl(['-n', ns, 'get', 'configmap', 'after-short'], { context: CONTEXT });
-    expect(Date.now() - started).toBeLessThan(40_000);
+    expect(Date.now() - started).toBeLessThan(60_000); // the run went on as soon as the apiserver was back
   });
 
   it('past the bound (KPLAY_OUTAGE_SECONDS=3, 12 s down) the cluster is unreachable: exit 4 naming cluster, endpoint and how long', async () => {
