@@ -154,6 +154,8 @@ export interface AuditEvent {
   apiGroup?: string;
   code?: number;
   requestURI: string;
+  /** client User-Agent, e.g. `kplay`, `Helm/4.1.4`, `kwok/v0.8.0 (linux/amd64)` */
+  userAgent: string;
   raw: Record<string, unknown>;
 }
 
@@ -169,6 +171,11 @@ export interface AuditFilter {
   apiGroup?: string;
   /** only successful requests (HTTP < 400); default false */
   succeededOnly?: boolean;
+  /**
+   * Include kwok's own requests (it plays the kubelets and patches pod/node status with the admin
+   * certificate, at any moment). Default false: tests count what the clients under test wrote.
+   */
+  includeKwok?: boolean;
 }
 
 /** Number of lines currently in an audit log (use as a mark before an action). */
@@ -204,11 +211,13 @@ function toEvent(raw: Record<string, unknown>): AuditEvent {
     apiGroup: str(ref.apiGroup),
     code: typeof status.code === 'number' ? status.code : undefined,
     requestURI: str(raw.requestURI) ?? '',
+    userAgent: str(raw.userAgent) ?? '',
     raw,
   };
 }
 
 function matches(e: AuditEvent, f: AuditFilter): boolean {
+  if (!f.includeKwok && e.userAgent.startsWith('kwok/')) return false;
   if (f.user !== undefined && (typeof f.user === 'string' ? e.user !== f.user : !f.user.test(e.user))) return false;
   if (f.namespace !== undefined && e.namespace !== f.namespace) return false;
   if (f.resource !== undefined && e.resource !== f.resource) return false;
