@@ -4,13 +4,16 @@
  * - `{{ expr }}` anywhere in a string; a string that is exactly one `{{ expr }}` keeps the
  *   expression's native type (list, map, number, bool, null).
  * - Conditions are Liquid expressions without braces (`a == 1 and not b`), lists of them (all
- *   must hold) or booleans. `x is defined` / `x is not defined` / `x is undefined` are accepted too.
+ *   must hold) or booleans, with Ansible's grammar on top (see {@link normalizeCondition}):
+ *   `not` > `and` > `or`, filters inside comparisons, `in`/`not in`, list literals, Jinja tests
+ *   (`is defined`, `is failed`, `is none`, …) and `True`/`False`/`None`.
  * - Strict: undefined variables and filters are errors; `x | default: …` still works on undefined.
  * - Sandboxed: own properties only, no file access (`include`/`render`/`layout` refused),
  *   parse/render/memory limits.
  */
 import {
   Context,
+  defaultOperators,
   Liquid,
   Tag,
   Tokenizer,
@@ -124,75 +127,191 @@ function parsePath(path: string): (string | number)[] {
   return segs;
 }
 
-/** Whether a path resolves to a value other than `undefined` (own properties only, like the templates). */
-function isDefined(vars: Record<string, unknown>, path: string): boolean {
+/** Jinja tests accepted after `is` / `is not` (Ansible's names, with their aliases). */
+const TESTS = [
+  'defined', 'undefined', 'failed', 'failure', 'succeeded', 'success', 'successful', 'changed', 'change',
+  'skipped', 'skip', 'none', 'string', 'number', 'integer', 'float', 'boolean', 'mapping', 'sequence',
+  'iterable', 'true', 'false',
+] as const;
+type TestName = (typeof TESTS)[number];
+
+/** Strings are skipped (group 1); `PATH is [not] TEST` is group 2..4. */
+const TEST_RE = new RegExp(
+  String.raw`("[^"]*"|'[^']*')|(?<![\w.\]])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\]|\["[^"]*"\]|\['[^']*'\])*)\s+is\s+(not\s+)?(${TESTS.join('|')})\b`,
+  'g',
+);
+
+/** Value at a path (own properties; `size`/`first`/`last` of lists as in the templates), or `undefined`. */
+function valueAt(vars: Record<string, unknown>, path: string): unknown {
   let cur: unknown = vars;
   for (const seg of parsePath(path)) {
-    if (cur === null || typeof cur !== 'object') return false;
+    if (cur === null || typeof cur !== 'object') return undefined;
     if (!Object.prototype.hasOwnProperty.call(cur, seg)) {
       if (Array.isArray(cur) && (seg === 'size' || seg === 'first' || seg === 'last')) {
         cur = seg === 'size' ? cur.length : seg === 'first' ? cur[0] : cur[cur.length - 1];
         continue;
       }
-      return false;
+      return undefined;
     }
     cur = (cur as Record<string | number, unknown>)[seg];
   }
-  return cur !== undefined;
+  return cur;
 }
 
-/** Strings are skipped (group 1); `PATH is [not] defined|undefined` is group 2..4. */
-const DEFINED_RE =
-  /("[^"]*"|'[^']*')|(?<![\w.\]])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\]|\["[^"]*"\]|\['[^']*'\])*)\s+is\s+(not\s+)?(defined|undefined)\b/g;
+/** Result of a task-result test (`failed`, `changed`, …): Ansible requires a map (a registered result). */
+function resultTest(path: string, value: unknown, key: 'failed' | 'changed' | 'skipped'): boolean {
+  if (!isPlainMap(value)) {
+    const type = value === null ? 'null' : Array.isArray(value) ? 'list' : typeof value;
+    throw new Error(`the "${key}" test expects a registered task result (a map), but ${path} is a ${type}: test the result of a task's register`);
+  }
+  return value[key] === true;
+}
+
+/** Apply one Jinja test to the value at `path` (which must be defined unless testing definedness). */
+function applyTest(test: TestName, path: string, vars: Record<string, unknown>): boolean {
+  const value = valueAt(vars, path);
+  if (test === 'defined') return value !== undefined;
+  if (test === 'undefined') return value === undefined;
+  if (value === undefined) throw new Error(`undefined variable: ${path}`);
+  switch (test) {
+    case 'failed':
+    case 'failure':
+      return resultTest(path, value, 'failed');
+    case 'succeeded':
+    case 'success':
+    case 'successful':
+      return !resultTest(path, value, 'failed');
+    case 'changed':
+    case 'change':
+      return resultTest(path, value, 'changed');
+    case 'skipped':
+    case 'skip':
+      return resultTest(path, value, 'skipped');
+    case 'none':
+      return value === null;
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number';
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'float':
+      return typeof value === 'number' && !Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'mapping':
+      return isPlainMap(value);
+    case 'sequence':
+    case 'iterable':
+      return Array.isArray(value) || typeof value === 'string' || isPlainMap(value);
+    case 'true':
+      return value === true;
+    case 'false':
+      return value === false;
+  }
+}
 
 /**
- * Replace `x is defined`-style tests by `true`/`false` (with `vars`) or by `true` (static check),
- * returning the rewritten condition and the paths that were tested.
+ * Replace Jinja tests (`x is defined`, `r is failed`, `x is not none`, …) by `true`/`false`
+ * (with `vars`) or by `true` (static check), returning the rewritten condition and the paths tested.
  */
-function rewriteDefined(cond: string, vars: Record<string, unknown> | undefined): { text: string; tested: string[] } {
+function rewriteTests(cond: string, vars: Record<string, unknown> | undefined): { text: string; tested: string[] } {
   const tested: string[] = [];
   if (!/\bis\s/.test(cond)) return { text: cond, tested };
-  const text = cond.replace(DEFINED_RE, (all: string, quoted: string | undefined, path: string, not: string | undefined, kind: string) => {
+  const text = cond.replace(TEST_RE, (all: string, quoted: string | undefined, path: string, not: string | undefined, test: TestName) => {
     if (quoted !== undefined) return all;
     tested.push(path);
     if (!vars) return 'true';
-    const wantDefined = (kind === 'defined') !== (not !== undefined);
-    return String(isDefined(vars, path) === wantDefined);
+    return String(applyTest(test, path, vars) !== (not !== undefined));
   });
   return { text, tested };
 }
 
-/** Tokens of a condition for {@link groupBooleans}: quoted strings, parentheses, words/others. */
-function conditionTokens(text: string): string[] {
-  const out: string[] = [];
-  const re = /\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\(|\)|[^\s()"']+)/gy;
+/** A token of a condition: its text and whether whitespace preceded it in the source. */
+interface CondToken {
+  text: string;
+  space: boolean;
+}
+
+/** Tokens of a condition: quoted strings, list literals, parentheses, comparison operators, `|`, words/others. */
+function conditionTokens(text: string): CondToken[] {
+  const out: CondToken[] = [];
+  const re = /(\s*)("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[(?:[^\]"']|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')*\]|\(|\)|==|!=|<=|>=|<|>|\||[^\s()"'=!<>|]+|[=!])/gy;
   let m: RegExpExecArray | null;
   let last = 0;
   while ((m = re.exec(text)) !== null) {
-    out.push(m[1] ?? '');
+    out.push({ text: m[2] ?? '', space: (m[1] ?? '') !== '' });
     last = re.lastIndex;
   }
   if (text.slice(last).trim() !== '') throw new Error('unbalanced quotes');
   return out;
 }
 
+/** Join tokens keeping the source's spacing (`hostvars['c1'].x` stays one path). */
+function joinTokens(toks: CondToken[]): string {
+  return toks.map((t, i) => (i > 0 && t.space ? ` ${t.text}` : t.text)).join('');
+}
+
+/** Jinja's literals as Liquid writes them (`True` → `true`, `None`/`none` → `nil`). */
+const JINJA_LITERALS: Readonly<Record<string, string>> = { True: 'true', False: 'false', None: 'nil', none: 'nil' };
+
+/** One item of a list literal: a quoted string, a number, a boolean or null (Jinja and YAML spellings). */
+const LIST_ITEM_RE = /\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|true|false|True|False|None|none|null)\s*(,|$)/y;
+
+/** Parse a list literal of a condition (`['prod', 'staging']`, `[1, 2]`); only constants are allowed. */
+function parseListLiteral(text: string): unknown[] {
+  const body = text.slice(1, -1);
+  const out: unknown[] = [];
+  if (body.trim() === '') return out;
+  LIST_ITEM_RE.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while (LIST_ITEM_RE.lastIndex < body.length && (m = LIST_ITEM_RE.exec(body)) !== null) {
+    const raw = m[1] ?? '';
+    if (raw.startsWith('"')) out.push(JSON.parse(raw));
+    else if (raw.startsWith("'")) out.push(raw.slice(1, -1).replace(/\\(.)/g, '$1'));
+    else if (/^-?\d/.test(raw)) out.push(Number(raw));
+    else out.push(raw === 'true' || raw === 'True' ? true : raw === 'false' || raw === 'False' ? false : null);
+    if (m[2] === '') break;
+  }
+  if (LIST_ITEM_RE.lastIndex !== body.length && body.slice(LIST_ITEM_RE.lastIndex).trim() !== '') {
+    throw new Error(`list literal ${text} may hold only quoted strings, numbers, booleans and None; put a list of variables in vars`);
+  }
+  return out;
+}
+
+/** Binary comparison operators of a condition (Jinja's, plus Liquid's `contains`). */
+const COMPARISONS = new Set(['==', '!=', '<', '<=', '>', '>=', 'in', 'contains']);
+
 /**
- * Parenthesise a condition so that Liquid (whose `and`/`or` have one precedence and group from
- * the right) decides as Ansible/Jinja does: `not` binds tighter than `and`, `and` tighter than
- * `or`, parentheses group. `f and t or t` becomes `((f) and (t)) or ((t))`. Returns the text
+ * Give a condition Ansible/Jinja's grammar on top of Liquid expressions: `not` binds tighter than
+ * `and`, `and` tighter than `or` (Liquid: one precedence, grouped from the right), parentheses
+ * group, filters bind tighter than comparisons (`x | length > 0` is `(x | length) > 0`), and
+ * `a not in b` is `not (a in b)`. `f and t or t` becomes `(f and t) or t`. Returns the text
  * unchanged when it cannot be tokenised (unbalanced quotes or parentheses): the parser then
  * reports it.
  */
 export function groupBooleans(text: string): string {
-  if (!/\b(and|or|not)\b/.test(text)) return text;
-  let toks: string[];
+  return normalizeCondition(text).expr;
+}
+
+/** A condition rewritten for Liquid: the expression, and the values of its list literals by variable name. */
+export interface NormalizedCondition {
+  expr: string;
+  lists: Record<string, unknown[]>;
+}
+
+/** {@link groupBooleans}, with list literals (`x in ['a', 'b']`) replaced by variables whose values are returned. */
+export function normalizeCondition(text: string): NormalizedCondition {
+  const lists: Record<string, unknown[]> = {};
+  if (!/\b(and|or|not|in|True|False|None|none)\b|\||\[/.test(text)) return { expr: text, lists };
+  let toks: CondToken[];
   try {
     toks = conditionTokens(text);
   } catch {
-    return text;
+    return { expr: text, lists };
   }
   let i = 0;
-  const peek = (): string | undefined => toks[i];
+  const peek = (): string | undefined => toks[i]?.text;
   // liquidjs does not accept `not` right after `(`; a `not` expression needs no parentheses
   // anyway: in liquidjs too `not` binds tighter than `and`/`or` (and looser than comparisons).
   const wrap = (p: string): string => (p.startsWith('not ') ? p : `(${p})`);
@@ -219,25 +338,80 @@ export function groupBooleans(text: string): string {
     }
     return parseAtom();
   };
+  // an operand: its tokens, parenthesised when it applies filters
+  const operand = (segment: CondToken[]): string => {
+    const s = joinTokens(segment).trim();
+    return segment.some((t) => t.text === '|') ? `(${s})` : s;
+  };
   const parseAtom = (): string => {
-    const parts: string[] = [];
+    const segments: CondToken[][] = [[]];
+    const ops: string[] = [];
     while (i < toks.length && peek() !== 'and' && peek() !== 'or' && peek() !== ')') {
-      if (peek() === '(') {
+      const tok = toks[i] as CondToken;
+      const cur = segments[segments.length - 1] as CondToken[];
+      if (tok.text === '(') {
         i++;
         const inner = parseOr();
         if (peek() !== ')') throw new Error('unbalanced parentheses');
         i++;
-        parts.push(wrap(inner));
-      } else parts.push(toks[i++] ?? '');
+        cur.push({ text: wrap(inner), space: tok.space });
+      } else if (tok.text === 'not' && toks[i + 1]?.text === 'in' && cur.length > 0) {
+        i += 2;
+        ops.push('not in');
+        segments.push([]);
+      } else if (COMPARISONS.has(tok.text) && cur.length > 0) {
+        i++;
+        ops.push(tok.text);
+        segments.push([]);
+      } else if (tok.text.startsWith('[')) {
+        const name = `__kplay_list_${Object.keys(lists).length}`;
+        lists[name] = parseListLiteral(tok.text);
+        cur.push({ text: name, space: tok.space });
+        i++;
+      } else {
+        const literal = JINJA_LITERALS[tok.text];
+        cur.push(literal !== undefined ? { text: literal, space: tok.space } : tok);
+        i++;
+      }
     }
-    return parts.join(' ');
+    if (ops.length === 0) return joinTokens(segments[0] ?? []).trim();
+    if (ops.length === 1 && ops[0] === 'not in') return `not (${operand(segments[0] ?? [])} in ${operand(segments[1] ?? [])})`;
+    if (ops.includes('not in')) throw new Error('`not in` cannot be chained with other comparisons: add parentheses');
+    return segments.map((seg, k) => (k === 0 ? operand(seg) : `${ops[k - 1] ?? ''} ${operand(seg)}`)).join(' ');
   };
+  let out: string;
   try {
-    const out = parseOr();
-    return i === toks.length ? out : text;
-  } catch {
-    return text;
+    out = parseOr();
+  } catch (e) {
+    if (e instanceof Error && e.message.startsWith('list literal')) throw e;
+    return { expr: text, lists };
   }
+  return i === toks.length ? { expr: out, lists } : { expr: text, lists: {} };
+}
+
+/**
+ * Jinja's `in`: an item of a list (deep equality), a key of a map, a substring of a string.
+ * Anything else on the right is an error (Python: "argument of type 'int' is not iterable").
+ */
+function inOperator(l: unknown, r: unknown): boolean {
+  const item: unknown = toValue(l);
+  const container: unknown = toValue(r);
+  if (Array.isArray(container)) return container.some((x) => deepEqual(x, item));
+  if (typeof container === 'string') return typeof item === 'string' && container.includes(item);
+  if (isPlainMap(container)) return (typeof item === 'string' || typeof item === 'number') && Object.prototype.hasOwnProperty.call(container, String(item));
+  const type = container === null || container === undefined ? 'null' : typeof container;
+  throw new Error(`"in" needs a list, map or string on its right, got a ${type}`);
+}
+
+/** Structural equality of JSON-like values (Python's == on lists and dicts). */
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, k) => deepEqual(x, b[k]));
+  if (isPlainMap(a) && isPlainMap(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]));
+  }
+  return false;
 }
 
 const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -280,6 +454,7 @@ export class Templar {
       lenientIf: true,
       ownPropertyOnly: true,
       groupedExpressions: true,
+      operators: { ...defaultOperators, in: inOperator },
       jsTruthy: false,
       fs: NO_FS,
       root: [],
@@ -427,9 +602,10 @@ export class Templar {
     const out = new Set<string>();
     for (const c of list) {
       if (typeof c !== 'string') continue;
-      const { text } = rewriteDefined(stripBraces(c), undefined);
+      const { text } = rewriteTests(stripBraces(c), undefined);
       try {
-        for (const v of this.liquid.globalVariablesSync(`{% if ${text} %}{% endif %}`)) out.add(v);
+        const { expr, lists } = normalizeCondition(text);
+        for (const v of this.liquid.globalVariablesSync(`{% if ${expr} %}{% endif %}`)) if (!(v in lists)) out.add(v);
       } catch {
         // a syntax error is reported by checkCondition
       }
@@ -492,11 +668,24 @@ export class Templar {
   private evalOne(cond: unknown, vars: Record<string, unknown>, where: SourcePos | undefined): boolean {
     if (typeof cond === 'boolean') return cond;
     if (typeof cond !== 'string') throw this.badCondition(cond, where);
-    const { text } = rewriteDefined(stripBraces(cond), vars);
-    const value = this.parseExpression(groupBooleans(text), cond, where, 'condition');
+    let text: string;
+    try {
+      text = rewriteTests(stripBraces(cond), vars).text;
+    } catch (e) {
+      throw this.error('condition', cond, e, where);
+    }
+    let norm: NormalizedCondition;
+    try {
+      norm = normalizeCondition(text);
+    } catch (e) {
+      throw this.error('condition', cond, e, where);
+    }
+    const value = this.parseExpression(norm.expr, cond, where, 'condition');
     let result: unknown;
     try {
-      result = toValue(toValueSync(value.value(this.context(vars), false)));
+      const ctx = this.context(vars);
+      if (Object.keys(norm.lists).length > 0) ctx.push(norm.lists);
+      result = toValue(toValueSync(value.value(ctx, false)));
     } catch (e) {
       throw this.error('condition', cond, e, where);
     }
@@ -514,8 +703,14 @@ export class Templar {
   private checkOneCondition(cond: unknown, where: SourcePos | undefined): void {
     if (typeof cond === 'boolean') return;
     if (typeof cond !== 'string') throw this.badCondition(cond, where);
-    const { text } = rewriteDefined(stripBraces(cond), undefined);
-    this.parseExpression(groupBooleans(text), cond, where, 'condition');
+    const { text } = rewriteTests(stripBraces(cond), undefined);
+    let norm: NormalizedCondition;
+    try {
+      norm = normalizeCondition(text);
+    } catch (e) {
+      throw this.error('condition', cond, e, where);
+    }
+    this.parseExpression(norm.expr, cond, where, 'condition');
   }
 
   private badCondition(cond: unknown, where: SourcePos | undefined): InputError {

@@ -40,3 +40,35 @@ describe('the editor schema accepts the repository\'s playbooks', () => {
     expect(playbook([{ hosts: 'all', tasks: [{ http_check: { url: '{{ endpoint }}/', retries: '{{ n | default: 10 }}' } }] }])).toBe(true);
   });
 });
+
+/** The README's ```yaml examples: inventories, playbooks and task lists, by shape. */
+function readmeExamples(): { name: string; kind: 'inventory' | 'playbook' | 'tasks'; doc: unknown }[] {
+  const text = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const out: { name: string; kind: 'inventory' | 'playbook' | 'tasks'; doc: unknown }[] = [];
+  for (const m of text.matchAll(/```ya?ml\n([\s\S]*?)```/g)) {
+    const body = m[1] ?? '';
+    const line = text.slice(0, m.index).split('\n').length + 1;
+    const doc: unknown = YAML.parse(body, { merge: true });
+    const first: unknown = Array.isArray(doc) ? doc[0] : undefined;
+    const kind = !Array.isArray(doc) ? 'inventory' : typeof first === 'object' && first !== null && 'hosts' in first ? 'playbook' : 'tasks';
+    out.push({ name: `README.md:${line} (${kind})`, kind, doc });
+  }
+  return out;
+}
+
+describe("the editor schemas accept the README's examples", () => {
+  const inventory = ajv.compile(JSON.parse(readFileSync(path.join(repoRoot, 'schemas/inventory.schema.json'), 'utf8')) as object);
+  const examples = readmeExamples();
+  it('finds the examples (inventories, playbooks and task lists)', () => {
+    expect(examples.filter((e) => e.kind === 'playbook').length).toBeGreaterThanOrEqual(3);
+    expect(examples.filter((e) => e.kind === 'tasks').length).toBeGreaterThanOrEqual(20);
+    expect(examples.filter((e) => e.kind === 'inventory').length).toBeGreaterThanOrEqual(1);
+    // the schemas are not permissive: a misspelt key fails in each
+    expect(inventory({ all: { clusterz: {} } })).toBe(false);
+    expect(taskFile([{ debug: { msg: 'x' }, whne: 'x' }])).toBe(false);
+  });
+  it.each(examples.map((e) => [e.name, e] as const))('%s', (_name, e) => {
+    const validate = e.kind === 'inventory' ? inventory : e.kind === 'playbook' ? playbook : taskFile;
+    expect(validate(e.doc), errorsOf(validate)).toBe(true);
+  });
+});

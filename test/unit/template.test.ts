@@ -488,3 +488,56 @@ describe('condition precedence (as Ansible: not > and > or, parentheses group)',
     expect(await templar.evalCondition(cond, vars)).toBe(want);
   });
 });
+
+describe('Jinja operators and tests in conditions (in, not in, is failed…, filters, literals)', () => {
+  const vars = {
+    l: [1, 2, [3]],
+    m: { a: 1 },
+    s: 'hello',
+    n: null,
+    ok_: { changed: false, failed: false },
+    bad: { changed: true, failed: true },
+    skip: { skipped: true, changed: false },
+    out: { stdout_lines: ['a', 'b'] },
+    hostvars: { c1: { x: 5 } },
+  };
+  it.each([
+    ['2 in l', true],
+    ['4 in l', false],
+    ['4 not in l', true],
+    ['not 2 in l', false],
+    ['"a" in m and "b" not in m', true],
+    ['"ell" in s', true],
+    ["s in ['hello', 'x']", true],
+    ['3 in [1, 2]', false],
+    ['n in [None, 1]', true],
+    ['out.stdout_lines | length > 1', true],
+    ['out.stdout_lines|length>2', false],
+    ["s | upper == 'HELLO' and l | size == 3", true],
+    ['(l | first) == 1', true],
+    ['bad is failed and ok_ is succeeded and ok_ is not failed', true],
+    ['bad is changed and ok_ is not changed', true],
+    ['skip is skipped and bad is not skipped', true],
+    ['bad is failure and ok_ is success and bad is change and skip is skip', true],
+    ['n is none and s is string and m is mapping and l is sequence and l is not string', true],
+    ['n == None and (s == "x") == False and True', true],
+    ["hostvars['c1'].x in [5, 6] and hostvars['c1'].x > 3", true],
+    ['nope is defined or "x" in s', false],
+  ])('%s → %s', async (cond, want) => {
+    expect(await templar.evalCondition(cond, vars)).toBe(want);
+  });
+
+  it('explains misuse: a result test on a non-result, `in` on a number, a list literal of variables, an undefined result', async () => {
+    expect((await inputError(() => templar.evalCondition('s is failed', vars, { where }))).describe()).toMatch(
+      /^play\.yml:7:3: condition error in "s is failed": the "failed" test expects a registered task result \(a map\), but s is a string/,
+    );
+    expect((await inputError(() => templar.evalCondition('1 in 5', vars, { where }))).message).toContain('"in" needs a list, map or string on its right, got a number');
+    expect((await inputError(() => templar.evalCondition('s in [a, b]', vars, { where }))).message).toContain('list literal [a, b] may hold only quoted strings, numbers, booleans and None');
+    expect((await inputError(() => templar.evalCondition('r is changed', vars, { where }))).message).toContain('undefined variable: r');
+  });
+
+  it('validate accepts them statically and names their variables', () => {
+    expect(() => templar.checkCondition(["x in ['a']", 'r is failed', 'y | length > 0', 'a not in b'], { where })).not.toThrow();
+    expect(templar.variablesOfCondition("x in ['a'] and y | length > 0 and a not in b").sort()).toEqual(['a', 'b', 'x', 'y']);
+  });
+});
