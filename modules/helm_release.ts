@@ -14,7 +14,8 @@ import type { KubeClient, KubeObject, ObjectPlan } from '../src/k8s/types.js';
 import { HelmCli, type ChartRef } from '../src/helm/cli.js';
 import { HelmError } from '../src/helm/errors.js';
 import { chartDifferences, isChartDir, localCrdFiles, readLocalChart, type LocalChart } from '../src/helm/chart.js';
-import { applyObjects } from '../src/k8s/apply.js';
+import { applyObjects, removeAdditions } from '../src/k8s/apply.js';
+import { parseDriftRules, type DriftRule } from '../src/k8s/drift.js';
 import { parseManifests } from '../src/k8s/load.js';
 import { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../src/helm/manifests.js';
 import { readStoredRelease, storageKind, type StorageKind, type StoredChart } from '../src/helm/storage.js';
@@ -505,12 +506,32 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   // each time and must not look like drift.
   let objects: KubeObject[] = release ? storedObjects(release, name, ns) : [];
   let plans: ObjectPlan[] | undefined;
-  const planOpts = { fieldManager: 'helm', force: true, defaultNamespace: ns, signal, mask: (s: string) => ctx.mask(s) };
+  let driftRules: DriftRule[];
+  try {
+    driftRules = parseDriftRules(ctx.vars.drift_ignore);
+  } catch (e) {
+    return fail(e instanceof Error ? e.message : String(e));
+  }
+  const planOpts = { fieldManager: 'helm', force: true, defaultNamespace: ns, signal, mask: (s: string) => ctx.mask(s), driftRules };
   if (releaseSame) plans = await planApply(await t.client(), objects, planOpts);
   const drifted = (plans ?? []).filter((p) => p.action !== 'unchanged');
   if (releaseSame && drifted.length) {
-    const what = drifted.slice(0, 5).map((p) => `${labelOf(p.ref)} (${p.action === 'create' ? 'deleted' : p.changedPaths.slice(0, 4).join(', ')})`);
+    const what = drifted.slice(0, 5).map((p) => `${labelOf(p.ref)} (${p.action === 'create' ? 'deleted' : describeDrift(p)})`);
     reasons.push(`live drift: ${what.join('; ')}${drifted.length > 5 ? `; … (${drifted.length} objects)` : ''}`);
+  }
+  // Fields added by hand (`kubectl set env`, `kubectl label`) are removed by kplay: helm's
+  // server-side apply leaves other managers' fields alone. Only additions: no helm process at all.
+  const withAdditions = drifted.filter((p) => (p.additions?.length ?? 0) > 0);
+  const additionsOnly = releaseSame && drifted.length > 0 && drifted.every((p) => p.action === 'update' && p.reclaimed === undefined && (p.additions?.length ?? 0) > 0 && !(p.drift ?? []).some((d) => d.change === 'changed'));
+  const addedText = (): string => `fields added by hand: ${withAdditions.flatMap((p) => (p.additions ?? []).map((a) => `${a.manager}: ${a.path} on ${labelOf(p.ref)}`)).join(', ')}`;
+  const removeAdded = async (): Promise<string> => {
+    const client = await t.client();
+    for (const p of withAdditions) await removeAdditions(client, p.ref, p.additions ?? [], { signal });
+    return `removed ${addedText()}`;
+  };
+  if (additionsOnly && release) {
+    const removed = ctx.checkMode ? `would remove ${addedText()}` : await removeAdded();
+    return { status: 'changed', msg: `release ${ns}/${name} (revision ${release.revision}): ${removed}`, data: dataOf(release, chart, name, ns, await withNamespaces(t, objects)), diff: ctx.diffMode ? drifted.map((p) => p.diff) : undefined };
   }
 
   if (release && reasons.length === 0) {
@@ -570,12 +591,21 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
     return { status: 'failed', msg: ctx.mask(msg), data: dataOf(now, chart, name, ns, objects), diff: ctx.diffMode ? diffs : undefined };
   }
   objects = await withNamespaces(t, storedObjects(after, name, ns));
+  const removed = withAdditions.length ? `; ${await removeAdded()}` : '';
   return {
     status: 'changed',
-    msg: `${release ? 'upgraded' : 'installed'} ${ns}/${name} to revision ${after.revision}: ${summary}`,
+    msg: `${release ? 'upgraded' : 'installed'} ${ns}/${name} to revision ${after.revision}: ${summary}${removed}`,
     data: dataOf(after, chart, name, ns, objects),
     diff: ctx.diffMode ? diffs : undefined,
   };
+}
+
+/** Drifted fields of an object for messages: `.spec.replicas by kubectl, +.metadata.labels.x by kubectl-label`. */
+function describeDrift(p: ObjectPlan): string {
+  const fields = p.drift ?? [];
+  if (!fields.length) return p.changedPaths.slice(0, 4).join(', ');
+  const text = fields.slice(0, 4).map((f) => `${f.change === 'added' ? '+' : ''}${f.path}${f.manager ? ` by ${f.manager}` : ''}`);
+  return `${text.join(', ')}${fields.length > 4 ? `, … (${fields.length} fields)` : ''}`;
 }
 
 async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): Promise<ModuleResult> {

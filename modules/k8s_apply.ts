@@ -11,6 +11,7 @@ import { kubeFor } from '../src/k8s/client.js';
 import { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, type ObjectResult } from '../src/k8s/apply.js';
 import { ApplyConflictError, KubeApiError } from '../src/k8s/errors.js';
 import { loadSources, parseManifests, toObjects } from '../src/k8s/load.js';
+import { parseDriftRules } from '../src/k8s/drift.js';
 import { secretValues } from '../src/k8s/normalize.js';
 import { waitFor, type WaitTarget } from '../src/k8s/wait.js';
 import type { KubeObject } from '../src/k8s/types.js';
@@ -168,7 +169,7 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
     try {
       if (state === 'absent') results = await deleteObjects(client, objects, common);
       else {
-        results = await applyObjects(client, objects, { ...common, fieldManager: args.field_manager ?? 'kplay', force: args.force_conflicts === true });
+        results = await applyObjects(client, objects, { ...common, fieldManager: args.field_manager ?? 'kplay', force: args.force_conflicts === true, driftRules: parseDriftRules(ctx.vars.drift_ignore) });
         if (prune && pruneId) {
           const applied = results.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, metadata: { name: r.ref.name, namespace: r.ref.namespace } }));
           results.push(...(await pruneObjects(client, applied, { id: pruneId, recordNamespace: args.namespace ?? 'default', fieldManager: args.field_manager ?? 'kplay', ...common })));
@@ -180,7 +181,8 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
 
     const data = resultData(results);
     const reclaimed = results.flatMap((r) => (r.plan.reclaimed ?? []).map((f) => `${f} on ${r.plan.diff.label}`));
-    const summary = `${summarize(results, ctx.checkMode)}${reclaimed.length ? `; ${ctx.checkMode ? 'would take' : 'took'} back from manual edits: ${reclaimed.join(', ')}` : ''}`;
+    const added = results.flatMap((r) => (r.plan.additions ?? []).map((a) => `${a.manager}: ${a.path} on ${r.plan.diff.label}`));
+    const summary = `${summarize(results, ctx.checkMode)}${reclaimed.length ? `; ${ctx.checkMode ? 'would take' : 'took'} back from manual edits: ${reclaimed.join(', ')}` : ''}${added.length ? `; ${ctx.checkMode ? 'would remove' : 'removed'} fields added by hand: ${added.join(', ')}` : ''}`;
     const diff: DiffEntry[] | undefined = ctx.diffMode ? results.filter((r) => r.action !== 'unchanged').map((r) => (r.note ? { ...r.plan.diff, label: `${r.plan.diff.label} (${r.note})` } : r.plan.diff)) : undefined;
     const changed = results.some((r) => r.action !== 'unchanged');
 
@@ -225,7 +227,7 @@ function resultData(results: ObjectResult[]): Record<string, unknown> {
   const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0, deleted: 0 };
   for (const r of results) counts[r.action]++;
   return {
-    resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}) })),
+    resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}), ...(r.plan.drift ? { drift: r.plan.drift } : {}), ...(r.plan.hidden ? { drift_hidden: r.plan.hidden } : {}) })),
     objects: results.filter((r) => r.action !== 'deleted' && r.object).map((r) => r.object),
     counts,
   };

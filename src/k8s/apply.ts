@@ -8,6 +8,8 @@ import pLimit from 'p-limit';
 import { KubeApiError } from './errors.js';
 import { diffEntry, maskObject, normalize } from './normalize.js';
 import { phases, sortForDelete } from './order.js';
+import type { DriftRule } from './drift.js';
+import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
 import { comparePlan, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
 import { waitFor } from './wait.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
@@ -39,6 +41,10 @@ export interface ApplySetOptions {
   log?: (msg: string) => void;
   /** How long to wait for a CRD to be Established, ms. @default 60000 */
   crdTimeoutMs?: number;
+  /** Rules hiding drift (`drift_ignore`), see `drift.ts`. */
+  driftRules?: readonly DriftRule[];
+  /** Managers whose fields are the desired state. @default [fieldManager] */
+  ownManagers?: readonly string[];
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -116,7 +122,7 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
             toWrite.set(r, x);
             return r;
           }
-          const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask }, { live });
+          const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers }, { live });
           const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
           const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
           if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, x);
@@ -130,8 +136,15 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
         [...toWrite].map(([r, obj]) =>
           limit(async () => {
             // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
-            const stored = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
+            const additionsOnly = r.plan.live !== undefined && r.plan.reclaimed === undefined && (r.plan.additions?.length ?? 0) > 0 && !(r.plan.drift ?? []).some((d) => d.change === 'changed');
+            let stored = additionsOnly
+              ? (r.plan.live as KubeObject)
+              : await client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
             if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
+            if (r.plan.additions?.length) {
+              stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal });
+              opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
+            }
             if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
             r.object = maskObject(normalize(stored));
             opts.log?.(`${r.action} ${labelOf(r.ref)}`);
@@ -155,6 +168,25 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
     results.push(...planned);
   }
   return results;
+}
+
+/**
+ * Remove fields other managers added (drift) from an object with one JSON patch, guarded by the
+ * resourceVersion it was computed against; when the object moved meanwhile, computed again once.
+ */
+export async function removeAdditions(client: KubeClient, ref: ObjectRef, additions: FieldAddition[], opts: { signal?: AbortSignal } = {}): Promise<KubeObject> {
+  for (let attempt = 1; ; attempt++) {
+    const live = await client.get(ref, opts.signal);
+    if (!live) throw new Error(`${labelOf(ref)} was deleted while its drift was being repaired`);
+    const ptrs = sortForRemoval(additions.map((a) => pointerOf(live, a.segments)).filter((p): p is string => p !== undefined));
+    if (ptrs.length === 0) return live;
+    try {
+      return await client.jsonPatch(ref, [{ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion }, ...ptrs.map((path) => ({ op: 'remove' as const, path }))], { signal: opts.signal });
+    } catch (e) {
+      const moved = e instanceof KubeApiError && (e.status === 409 || e.status === 422);
+      if (!moved || attempt >= 2) throw e;
+    }
+  }
 }
 
 /** Delete `objects` in reverse apply order (idempotent: absent objects are `unchanged`). */

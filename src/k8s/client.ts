@@ -13,7 +13,7 @@ import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/mo
 import { AGGREGATED_ACCEPT, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
 import { sleep, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
-import type { ApplyOptions, ClientStats, DeleteOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
+import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
 
 /** Options of {@link connect}. */
@@ -462,6 +462,12 @@ export class KubeClientImpl implements KubeClient {
   async mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
     const { path } = await this.objectPath(ref);
     const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: patch, contentType: 'application/merge-patch+json', retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    return asObject(r.body, ref.apiVersion, ref.kind);
+  }
+
+  async jsonPatch(ref: ObjectRef, ops: JsonPatchOp[], opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
+    const { path } = await this.objectPath(ref);
+    const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: ops, contentType: 'application/json-patch+json', retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
     return asObject(r.body, ref.apiVersion, ref.kind);
   }
 

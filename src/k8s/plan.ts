@@ -12,6 +12,8 @@ import { describeRef } from './client.js';
 import { ApplyConflictError } from './errors.js';
 import { changedPaths, diffEntry, maskPair, normalize, sameObject } from './normalize.js';
 import type { DiffEntry } from '../sdk/module.js';
+import { addedField, hidingRule, type DriftField, type DriftRule, type HiddenField } from './drift.js';
+import { childAt, fieldAdditions, ownersOf, parseFieldPath, pointerOf, withoutFields, type FieldSegment } from './fields.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
 
 /** Options of {@link planApply}. */
@@ -33,6 +35,13 @@ export interface PlanOptions {
    * @default true
    */
   reclaimManualEdits?: boolean;
+  /**
+   * Managers whose fields are the desired state (additions by any other manager are drift).
+   * @default [fieldManager]
+   */
+  ownManagers?: readonly string[];
+  /** User rules hiding drift (`drift_ignore`). */
+  driftRules?: readonly DriftRule[];
 }
 
 /**
@@ -80,16 +89,102 @@ export function labelOf(ref: ObjectRef): string {
 export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOptions, prefetched?: { live: KubeObject | undefined }): Promise<ObjectPlan> {
   const ref = objectRef(obj);
   const live = prefetched ? prefetched.live : await client.get(ref, opts.signal);
-  if (live && appliedUnchanged(live, obj, opts.fieldManager)) return comparePlan(ref, live, live, opts.mask);
+  const own = opts.ownManagers ?? [opts.fieldManager];
+  const rules = opts.driftRules ?? [];
+  // additions: fields other managers set that kplay never applied (hidden by rules, or drift to remove)
+  const hidden: HiddenField[] = [];
+  const added: DriftField[] = [];
+  const additions = fieldAdditions(live, own, obj).filter((a) => {
+    const f = addedField(a);
+    const rule = hidingRule(ref, f, undefined, rules);
+    if (rule) hidden.push({ ...f, rule });
+    else added.push(f);
+    return rule === undefined;
+  });
+  const strip = additions.map((a) => a.segments);
+  let toApply = obj;
+  let plan = await planValues(client, toApply, live, opts, strip);
+  // changed values: attributed; those a rule hides keep their live value (one more dry-run)
+  let changed = live ? attribute(plan.changedPaths, live, own, strip) : [];
+  const hideNow = changed.map((c) => ({ c, rule: hidingRule(ref, c.field, c.owner, rules) })).filter((x): x is { c: Attributed; rule: string } => x.rule !== undefined);
+  if (live && hideNow.length) {
+    hidden.push(...hideNow.map(({ c, rule }) => ({ ...c.field, rule })));
+    toApply = withLiveValues(obj, live, hideNow.map(({ c }) => c.segments));
+    plan = await planValues(client, toApply, live, opts, strip);
+    changed = attribute(plan.changedPaths, live, own, strip);
+  }
+  const drift = [...changed.map((c) => c.field), ...added];
+  return {
+    ...plan,
+    ...(drift.length ? { drift } : {}),
+    ...(hidden.length ? { hidden } : {}),
+    ...(additions.length ? { additions } : {}),
+    ...(toApply !== obj ? { toApply } : {}),
+  };
+}
+
+/** Plan the values of one object: no request when nothing can change, else an SSA dry-run (taking back manual kubectl edits). */
+async function planValues(client: KubeClient, obj: KubeObject, live: KubeObject | undefined, opts: PlanOptions, strip: FieldSegment[][]): Promise<ObjectPlan> {
+  const ref = objectRef(obj);
+  if (live && appliedUnchanged(live, obj, opts.fieldManager)) return comparePlan(ref, live, live, opts.mask, strip);
   try {
     const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, dryRun: true, signal: opts.signal });
-    return comparePlan(ref, live, dry, opts.mask);
+    return comparePlan(ref, live, dry, opts.mask, strip);
   } catch (e) {
     const manual = e instanceof ApplyConflictError && !opts.force && opts.reclaimManualEdits !== false && e.conflicts.length > 0 && e.conflicts.every((c) => isManualEdit(live, c.manager));
     if (!manual) throw e;
     const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: true, dryRun: true, signal: opts.signal });
-    return { ...comparePlan(ref, live, dry, opts.mask), reclaimed: e.conflicts.map((c) => `${c.manager}: ${c.field}`) };
+    return { ...comparePlan(ref, live, dry, opts.mask, strip), reclaimed: e.conflicts.map((c) => `${c.manager}: ${c.field}`) };
   }
+}
+
+interface Attributed {
+  field: DriftField;
+  segments: FieldSegment[];
+  owner: ReturnType<typeof ownersOf>[number] | undefined;
+}
+
+/** Changed paths (normaliser form) as attributed drift fields; paths that are additions are left out. */
+function attribute(paths: string[], live: KubeObject, own: readonly string[], additions: FieldSegment[][]): Attributed[] {
+  const out: Attributed[] = [];
+  const added = additions.map((a) => pointerOf(live, a)).filter((p): p is string => p !== undefined);
+  for (const p of paths) {
+    const path = p.startsWith('.') ? p : `.${p}`;
+    const segments = parseFieldPath(path);
+    const ptr = pointerOf(live, segments);
+    // the removal of an addition shows as a change of it or of its parent: reported once, as the addition
+    if (ptr !== undefined && added.some((a) => a === ptr || a.startsWith(`${ptr}/`) || ptr.startsWith(`${a}/`))) continue;
+    const owners = ownersOf(live, segments);
+    const other = owners.find((o) => !own.includes(o.manager));
+    out.push({
+      segments,
+      owner: other,
+      field: { path, change: 'changed', ...(other ? { manager: other.manager, operation: other.operation, time: other.time } : {}), kplay_owns: owners.some((o) => own.includes(o.manager)) },
+    });
+  }
+  return out;
+}
+
+/** A copy of `obj` where the fields at `paths` take their value from `live` (fields absent from either are left alone). */
+function withLiveValues(obj: KubeObject, live: KubeObject, paths: FieldSegment[][]): KubeObject {
+  const copy = structuredClone(obj);
+  for (const segs of paths) {
+    let src: unknown = live;
+    let dst: unknown = copy;
+    for (let i = 0; i < segs.length; i++) {
+      const seg = segs[i] as FieldSegment;
+      const s = childAt(src, seg);
+      const d = childAt(dst, seg);
+      if (!s || !d) break;
+      if (i === segs.length - 1) {
+        if (Array.isArray(dst)) dst[Number(d.token)] = structuredClone(s.value);
+        else if (isObj(dst)) dst[d.token] = structuredClone(s.value);
+      }
+      src = s.value;
+      dst = d.value;
+    }
+  }
+  return copy;
 }
 
 /** Key of an object in the map returned by {@link fetchLive}. */
@@ -203,9 +298,10 @@ export function appliedUnchanged(live: KubeObject, desired: KubeObject, fieldMan
 }
 
 /** Build the plan from a live object (or none) and the dry-run result. */
-export function comparePlan(ref: ObjectRef, live: KubeObject | undefined, dry: KubeObject, mask?: (s: string) => string): ObjectPlan {
+export function comparePlan(ref: ObjectRef, live: KubeObject | undefined, dry: KubeObject, mask?: (s: string) => string, strip: FieldSegment[][] = []): ObjectPlan {
   const nLive = live ? normalize(live) : undefined;
-  const nDesired = normalize(dry);
+  // fields other managers added are removed when the plan is carried out
+  const nDesired = strip.length ? withoutFields(normalize(dry), strip) : normalize(dry);
   const action: ObjectPlan['action'] = !nLive ? 'create' : sameObject(nLive, nDesired) ? 'unchanged' : 'update';
   const masked = maskPair(nLive, nDesired);
   const paths = !nLive ? [] : action === 'unchanged' ? [] : changedPaths(nLive, nDesired);

@@ -4,6 +4,11 @@
  * lazily through `kubeFor(ctx)` (see `client.ts`).
  */
 import type { DiffEntry } from '../sdk/module.js';
+import type { DriftField, HiddenField } from './drift.js';
+import type { FieldAddition } from './fields.js';
+
+/** One operation of an RFC 6902 JSON patch. */
+export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /** A Kubernetes object as plain JSON. */
 export interface KubeObject {
@@ -106,6 +111,8 @@ export interface KubeClient {
   /** JSON merge patch (used for small edits such as lease renewals); not retried on conflict. */
   mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
   /** Create (POST). A 409 AlreadyExists throws `KubeApiError` with status 409. */
+  /** RFC 6902 JSON patch (e.g. `test` the resourceVersion, then `remove` fields). */
+  jsonPatch(ref: ObjectRef, ops: JsonPatchOp[], opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
   create(obj: KubeObject, opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
   /** Replace (PUT) with optimistic concurrency (metadata.resourceVersion). */
   replace(obj: KubeObject, opts?: { signal?: AbortSignal }): Promise<KubeObject>;
@@ -134,4 +141,12 @@ export interface ObjectPlan {
    * them; the real apply must then force too. See `reclaimManualEdits` in plan.ts.
    */
   reclaimed?: string[];
+  /** Drifted fields, attributed to their current field manager (changed values and additions; hidden ones aside). */
+  drift?: DriftField[];
+  /** Drifted fields a built-in or `drift_ignore` rule hid (never reported, never written back). */
+  hidden?: HiddenField[];
+  /** Fields another manager added, to remove when the plan is carried out (a JSON patch after the apply). */
+  additions?: FieldAddition[];
+  /** The object to apply when rules changed it (hidden fields keep their live values); else the desired object as given. */
+  toApply?: KubeObject;
 }
