@@ -9,7 +9,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { connect, kubeFor } from '../src/k8s/client.js';
 import { diffEntry, maskObject } from '../src/k8s/normalize.js';
-import { labelOf, objectRef, planApply, resolveNamespace } from '../src/k8s/plan.js';
+import { driftOf, labelOf, objectRef, planApply, resolveNamespace } from '../src/k8s/plan.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../src/k8s/types.js';
 import { HelmCli, type ChartRef } from '../src/helm/cli.js';
 import { HelmError } from '../src/helm/errors.js';
@@ -531,12 +531,12 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   };
   if (additionsOnly && release) {
     const removed = ctx.checkMode ? `would remove ${addedText()}` : await removeAdded();
-    return { status: 'changed', msg: `release ${ns}/${name} (revision ${release.revision}): ${removed}`, data: dataOf(release, chart, name, ns, await withNamespaces(t, objects)), diff: ctx.diffMode ? drifted.map((p) => p.diff) : undefined };
+    return { status: 'changed', msg: `release ${ns}/${name} (revision ${release.revision}): ${removed}`, data: { ...dataOf(release, chart, name, ns, await withNamespaces(t, objects)), drift: driftOf(plans ?? []) }, diff: ctx.diffMode ? drifted.map((p) => p.diff) : undefined };
   }
 
   if (release && reasons.length === 0) {
     const upToDate = `release ${ns}/${name} is up to date (${chart.name} ${chart.version}, revision ${release.revision})`;
-    if (done.length === 0) return { status: 'ok', msg: upToDate, data: dataOf(release, chart, name, ns, await withNamespaces(t, objects)) };
+    if (done.length === 0) return { status: 'ok', msg: upToDate, data: { ...dataOf(release, chart, name, ns, await withNamespaces(t, objects)), drift: driftOf(plans ?? []) } };
     // Recovered from a pending lock and already as desired: no upgrade needed.
     if (!ctx.checkMode) return { status: 'changed', msg: `${done.join('; ')}; ${upToDate}`, data: dataOf(release, chart, name, ns, objects) };
   }
@@ -564,7 +564,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   const summary = [...done, ...reasons].join('; ');
 
   if (ctx.checkMode) {
-    return { status: 'changed', msg: `would ${release ? 'upgrade' : 'install'} ${ns}/${name}: ${summary}`, data: dataOf(release, chart, name, ns, await withNamespaces(t, objects)), diff: ctx.diffMode ? diffs : undefined };
+    return { status: 'changed', msg: `would ${release ? 'upgrade' : 'install'} ${ns}/${name}: ${summary}`, data: { ...dataOf(release, chart, name, ns, await withNamespaces(t, objects)), drift: driftOf(plans ?? []) }, diff: ctx.diffMode ? diffs : undefined };
   }
 
   ctx.log.info(`${release ? 'upgrading' : 'installing'} ${ns}/${name}: ${summary}`);
@@ -595,7 +595,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   return {
     status: 'changed',
     msg: `${release ? 'upgraded' : 'installed'} ${ns}/${name} to revision ${after.revision}: ${summary}${removed}`,
-    data: dataOf(after, chart, name, ns, objects),
+    data: { ...dataOf(after, chart, name, ns, objects), drift: driftOf(plans ?? []) },
     diff: ctx.diffMode ? diffs : undefined,
   };
 }
@@ -644,6 +644,7 @@ export default defineModule<HelmReleaseArgs>({
   schema,
   checkMode: 'supported',
   usesCluster: true,
+  declaresState: true,
   examples: [
     {
       title: 'Install or upgrade a chart with per-group values',

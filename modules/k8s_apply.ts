@@ -12,6 +12,7 @@ import { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, type ObjectResu
 import { ApplyConflictError, KubeApiError } from '../src/k8s/errors.js';
 import { loadSources, parseManifests, toObjects } from '../src/k8s/load.js';
 import { parseDriftRules } from '../src/k8s/drift.js';
+import { driftOf } from '../src/k8s/plan.js';
 import { secretValues } from '../src/k8s/normalize.js';
 import { waitFor, type WaitTarget } from '../src/k8s/wait.js';
 import type { KubeObject } from '../src/k8s/types.js';
@@ -57,6 +58,7 @@ Manual edits are drift: fields last changed by an imperative kubectl command (\`
 
 Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, action one of created/configured/unchanged/deleted), \`objects\` (the applied objects, Secret values masked) and \`counts\`.`,
   usesCluster: true,
+  declaresState: true,
   checkMode: 'supported',
   schema: {
     type: 'object',
@@ -227,9 +229,10 @@ function resultData(results: ObjectResult[]): Record<string, unknown> {
   const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0, deleted: 0 };
   for (const r of results) counts[r.action]++;
   return {
-    resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}), ...(r.plan.drift ? { drift: r.plan.drift } : {}), ...(r.plan.hidden ? { drift_hidden: r.plan.hidden } : {}) })),
+    resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}) })),
     objects: results.filter((r) => r.action !== 'deleted' && r.object).map((r) => r.object),
     counts,
+    drift: driftOf(results.map((r) => r.plan)),
   };
 }
 

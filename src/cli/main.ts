@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The `kplay` command line: thin commands (flags → engine → exit code). */
 import { Command, Option } from 'commander';
-import { driftCommand } from './drift.js';
+import { driftCommand, type DriftFlags } from './drift.js';
 import { historyCommand } from './history.js';
 import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
@@ -68,14 +68,21 @@ program
   .option('-t, --tags <tags>', 'only check tasks with these tags', collect)
   .option('--skip-tags <tags>', 'skip tasks with these tags (tasks tagged `transient` are always skipped unless in --tags)', collect)
   .option('-f, --forks <n>', 'clusters checked in parallel', '10')
-  .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  .addOption(new Option('-o, --output <format>', 'output format (junit: one test suite per cluster, for CI)').choices(['text', 'json', 'junit']).default('text'))
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .option('-v, --verbose', 'more output', increase, 0)
   .option('--diff', 'show a diff per drifted object (the default)')
   .option('--no-diff', 'summaries only: the drifted objects and fields, without diffs')
   .option('--no-color', 'no colours (also when NO_COLOR is set or output is not a TTY)')
+  .option('--explain', 'also list the drift that built-in and drift_ignore rules hid, with the rule')
+  .option('--repair', 'then take the drift back: run the state-declaring tasks (k8s_apply, helm_release) for real on the drifted clusters, under the cluster lock, with a run record')
+  .option('--no-lock', '(with --repair) do not take the cluster lock')
+  .option('--lock-timeout <seconds>', '(with --repair) how long to wait for another run\'s lock', '60')
+  .option('--record-dir <dir>', '(with --repair) also write the run record to this directory')
+  .option('--keep-records <n>', '(with --repair) run records kept per cluster', '20')
   .action(async (playbook: string, flags) => {
-    process.exitCode = await driftCommand(playbook, flags);
+    const { repair, ...rest } = flags as { repair?: boolean } & Record<string, unknown>;
+    process.exitCode = await driftCommand(playbook, { ...(rest as unknown as DriftFlags), repairDrift: repair === true });
   });
 
 program

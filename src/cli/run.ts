@@ -32,6 +32,8 @@ export interface RunFlags extends LoadFlags {
   lockTimeout?: string;
   recordDir?: string;
   keepRecords?: string;
+  /** A repair run (`kplay drift --repair`): only these modules change anything, see RunOptions.repair. */
+  repair?: ReadonlySet<string>;
 }
 
 /** Check every play's host pattern and the limit before anything runs. */
@@ -112,6 +114,7 @@ export async function executeRun(
       registry: loaded.registry,
       extraVars: loaded.extraVars,
       check,
+      repair: flags.repair,
       diff: flags.diff === true,
       limit: flags.limit,
       tags: listOption(flags.tags),

@@ -17,6 +17,11 @@ export interface RunOptions {
   /** `-e` variables (highest precedence). */
   extraVars: Record<string, unknown>;
   check: boolean;
+  /**
+   * A repair run: tasks of these modules change the cluster (taking drift back); every other
+   * task runs in check mode. Undefined in normal runs.
+   */
+  repair?: ReadonlySet<string>;
   diff: boolean;
   /** `--limit` pattern. */
   limit?: string;

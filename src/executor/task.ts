@@ -14,7 +14,7 @@ import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, t
 import { templar } from '../template/index.js';
 import { extendScope } from './lazyvars.js';
 import { taintRendered } from './taint.js';
-import type { ClusterState } from './state.js';
+import type { ClusterState, RunOptions } from './state.js';
 import type { PlayRun } from './play.js';
 
 type Obj = Record<string, unknown>;
@@ -40,6 +40,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Play
     opts.emit({
       type: 'task_result',
       task: taskName,
+      module: task.module,
       cluster: cs.name,
       status,
       item: r.item,
@@ -91,7 +92,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Play
     else cs.stats.ok++;
     if (status === 'changed') {
       for (const n of task.notify) cs.notified.add(n);
-      if (pr.opts.registry.get(task.module)?.usesCluster && !(task.checkMode ?? pr.opts.check)) cs.clusterChanged = true;
+      if (pr.opts.registry.get(task.module)?.usesCluster && !taskCheckMode(task, pr.opts)) cs.clusterChanged = true;
     }
     if (ignored) status = 'failed';
     return { status, ignored, registered: reg };
@@ -150,7 +151,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Play
 /** Run the module once (one item), with until/retries, and apply changed_when/failed_when. */
 async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: PlayRun, vars: Obj): Promise<ModuleResult> {
   const opts = pr.opts;
-  const check = task.checkMode ?? opts.check;
+  const check = taskCheckMode(task, opts);
   const retries = task.until !== undefined ? await pr.intOf(task.retries ?? 3, vars) : 0;
   const delay = task.until !== undefined ? (task.delay ?? 5) : 0;
   let attempt = 0;
@@ -189,6 +190,16 @@ async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: P
       return { status: 'failed', msg: 'interrupted while waiting to retry' };
     }
   }
+}
+
+/**
+ * Whether a task runs in check mode: its own `check_mode`, else the run's; in a repair run
+ * (`kplay drift --repair`) only the modules that declare state (`opts.repair`) change anything.
+ */
+export function taskCheckMode(task: ModuleTask, opts: RunOptions): boolean {
+  if (task.checkMode !== undefined) return task.checkMode || opts.repair !== undefined;
+  if (opts.repair) return !opts.repair.has(task.module);
+  return opts.check;
 }
 
 /** Render and validate the arguments, then call the module with a context. */

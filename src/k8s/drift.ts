@@ -11,7 +11,12 @@
  * more. A hidden field is neither reported nor written back. `kplay drift --explain` lists them.
  */
 import type { FieldAddition, FieldOwner } from './fields.js';
-import type { ObjectRef } from './types.js';
+/** The object a field belongs to (structural: `types.ts` imports this file's types). */
+export interface DriftObjectRef {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
 
 /**
  * A user rule hiding drift (`drift_ignore:` in vars: playbook, inventory or `-e`). Every given
@@ -107,7 +112,7 @@ export function pathMatches(rulePath: string, path: string): boolean {
 }
 
 /** Whether a rule matches a field of an object. */
-export function ruleMatches(rule: DriftRule, ref: ObjectRef, field: DriftField): boolean {
+export function ruleMatches(rule: DriftRule, ref: DriftObjectRef, field: DriftField): boolean {
   if (rule.kind !== undefined && rule.kind !== ref.kind) return false;
   if (rule.name !== undefined && !glob(rule.name, ref.name)) return false;
   if (rule.namespace !== undefined && !glob(rule.namespace, ref.namespace ?? '')) return false;
@@ -127,7 +132,7 @@ export function describeRule(rule: DriftRule, builtin: boolean): string {
  * the built-in path rules; then the user's rules. For changed fields, `.spec.replicas` owned
  * through the `scale` subresource by a controller is an autoscaler's (HPA, KEDA) and hidden.
  */
-export function hidingRule(ref: ObjectRef, field: DriftField, owner: FieldOwner | undefined, rules: readonly DriftRule[]): string | undefined {
+export function hidingRule(ref: DriftObjectRef, field: DriftField, owner: FieldOwner | undefined, rules: readonly DriftRule[]): string | undefined {
   if (field.change === 'added' && field.manager !== undefined && managerKind(field.manager) === 'controller') return `built-in: manager ${field.manager} is a controller`;
   if (field.change === 'changed' && pathMatches('.spec.replicas', field.path) && owner?.subresource === 'scale' && managerKind(owner.manager) === 'controller') {
     return `built-in: replicas owned by an autoscaler (${owner.manager} through the scale subresource)`;

@@ -4,7 +4,10 @@
  * `kubectl set env` variable or a `kubectl label` — and who owns a given field now. The
  * server keeps these records for every write, so no state of kplay's own is needed.
  */
-import type { KubeObject } from './types.js';
+/** The part of a Kubernetes object this file reads (kept structural: `types.ts` imports this file's types). */
+export interface ManagedObject {
+  metadata: { [key: string]: unknown };
+}
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -41,7 +44,7 @@ export interface FieldOwner {
 }
 
 /** The managedFields entries of an object (malformed entries are skipped). */
-export function managedEntries(obj: KubeObject | undefined): ManagedEntry[] {
+export function managedEntries(obj: ManagedObject | undefined): ManagedEntry[] {
   const raw = obj?.metadata.managedFields;
   if (!Array.isArray(raw)) return [];
   const out: ManagedEntry[] = [];
@@ -187,7 +190,7 @@ const bodyEntries = (entries: ManagedEntry[]): ManagedEntry[] => entries.filter(
  * and fields no longer on the object are left out. Empty when none of `ownManagers` has ever
  * written the object (nothing to compare with).
  */
-export function fieldAdditions(live: KubeObject | undefined, ownManagers: readonly string[], desired?: KubeObject): FieldAddition[] {
+export function fieldAdditions(live: ManagedObject | undefined, ownManagers: readonly string[], desired?: object): FieldAddition[] {
   const entries = bodyEntries(managedEntries(live));
   const own = entries.filter((e) => ownManagers.includes(e.manager));
   if (!live || own.length === 0) return [];
@@ -232,7 +235,7 @@ export function fieldAdditions(live: KubeObject | undefined, ownManagers: readon
  * The managers that own the field at `segments` of `live` (any manager, status writes aside),
  * most recent first. A manager owns a field when its fieldsV1 names it or one of its parents as a whole.
  */
-export function ownersOf(live: KubeObject | undefined, segments: FieldSegment[]): FieldOwner[] {
+export function ownersOf(live: ManagedObject | undefined, segments: FieldSegment[]): FieldOwner[] {
   const out: FieldOwner[] = [];
   for (const e of bodyEntries(managedEntries(live))) {
     let tree: unknown = e.fieldsV1;

@@ -341,3 +341,22 @@ export async function planApply(client: KubeClient, objects: KubeObject[], opts:
     ),
   );
 }
+
+/** The drift of one object: what differs from the desired state, attributed; and what rules hid. */
+export interface ObjectDrift {
+  kind: string;
+  apiVersion: string;
+  name: string;
+  namespace?: string;
+  /** `update` (fields differ), `create` (the object is missing), `delete` (it should not exist). */
+  action: ObjectPlan['action'];
+  fields: DriftField[];
+  hidden: HiddenField[];
+}
+
+/** Drift of the objects of a plan that differ or had drift hidden by rules (registered as `drift`). */
+export function driftOf(plans: readonly ObjectPlan[]): ObjectDrift[] {
+  return plans
+    .filter((p) => p.action !== 'unchanged' || (p.hidden?.length ?? 0) > 0)
+    .map((p) => ({ kind: p.ref.kind, apiVersion: p.ref.apiVersion, name: p.ref.name, ...(p.ref.namespace ? { namespace: p.ref.namespace } : {}), action: p.action, fields: p.drift ?? [], hidden: p.hidden ?? [] }));
+}

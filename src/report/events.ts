@@ -26,6 +26,8 @@ export type RunEvent =
   | {
       type: 'task_result';
       task: string;
+      /** The module of a module task (absent for includes and skipped blocks). */
+      module?: string;
       cluster: string;
       status: ResultStatus;
       /** Loop item label, for per-item results. */

@@ -132,6 +132,12 @@ export interface ModuleDefinition<A = Record<string, unknown>> {
    * is taken for it. @default false
    */
   readOnly?: boolean;
+  /**
+   * True when the module declares state (running it again changes nothing, and it takes back
+   * drift): `kplay drift --repair` runs such tasks for real and every other task in check mode.
+   * @default false
+   */
+  declaresState?: boolean;
   /** Documented examples. */
   examples: ModuleExample[];
   /** Do the work. Never throws for expected failures: return `{status: 'failed', msg}`. */

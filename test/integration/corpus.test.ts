@@ -161,7 +161,7 @@ const chartCases: ChartCase[] = [
   {
     fixture: 'null-and-empty',
     edit: (ns, rel) => ['-n', ns, 'scale', 'deployment', `${rel}-app`, '--replicas=3'],
-    drift: (ns, rel) => new RegExp(`Deployment ${ns}/${rel}-app \\(spec\\.replicas\\)`),
+    drift: (ns, rel) => new RegExp(`Deployment ${ns}/${rel}-app \\(\\.spec\\.replicas by kubectl[\\w-]*\\)`),
     afterInstall: async (ns, rel) => {
       const cms = (await kubectl(['-n', ns, 'get', 'configmaps', '-o', 'name'], { context: CONTEXT })).stdout;
       expect(cms).toContain(`configmap/${rel}-from-list`);
@@ -171,7 +171,7 @@ const chartCases: ChartCase[] = [
   {
     fixture: 'crds-and-crs',
     edit: (ns, rel) => ['-n', ns, 'patch', 'widgets.corpus.kplay.test', `${rel}-large`, '--type=merge', '-p', '{"spec":{"size":7}}'],
-    drift: (ns, rel) => new RegExp(`Widget ${ns}/${rel}-large \\(spec\\.size\\)`),
+    drift: (ns, rel) => new RegExp(`Widget ${ns}/${rel}-large \\(\\.spec\\.size by kubectl[\\w-]*\\)`),
     afterInstall: async (ns, rel) => {
       const w = await jsonOf(['-n', ns, 'get', 'widgets.corpus.kplay.test', `${rel}-small`]);
       expect((w.spec as { size: number }).size).toBe(1);
@@ -201,7 +201,7 @@ const chartCases: ChartCase[] = [
   {
     fixture: 'umbrella',
     edit: (ns, rel) => ['-n', ns, 'set', 'image', `deployment/${rel}-worker`, 'main=registry.k8s.io/pause:3.9'],
-    drift: (ns, rel) => new RegExp(`Deployment ${ns}/${rel}-worker \\(spec\\.template\\.spec\\.containers\\[0\\]\\.image\\)`),
+    drift: (ns, rel) => new RegExp(`Deployment ${ns}/${rel}-worker \\(\\.spec\\.template\\.spec\\.containers\\[0\\]\\.image by kubectl[\\w-]*\\)`),
     afterInstall: async (ns, rel) => {
       const deps = (await kubectl(['-n', ns, 'get', 'deployments', '-o', 'name'], { context: CONTEXT })).stdout;
       expect(deps).toContain(`deployment.apps/${rel}-api`);
@@ -214,12 +214,12 @@ const chartCases: ChartCase[] = [
   {
     fixture: 'random-and-lookup',
     edit: (ns, rel) => ['-n', ns, 'set', 'env', `deployment/${rel}-app`, 'GREETING=hi'],
-    drift: (ns, rel) => new RegExp(`Deployment ${ns}/${rel}-app \\(spec\\.template\\.spec\\.containers\\[0\\]\\.env\\[0\\]\\.value\\)`),
+    drift: (ns, rel) => new RegExp(`Deployment ${ns}/${rel}-app \\(\\.spec\\.template\\.spec\\.containers\\[0\\]\\.env\\[0\\]\\.value by kubectl[\\w-]*\\)`),
   },
   {
     fixture: 'scopes-and-keep',
     edit: (ns, rel) => ['-n', 'kube-public', 'patch', 'configmap', `${rel}-${ns}-public`, '--type=merge', '-p', '{"data":{"where":"edited"}}'],
-    drift: (ns, rel) => new RegExp(`ConfigMap kube-public/${rel}-${ns}-public \\(data\\.where\\)`),
+    drift: (ns, rel) => new RegExp(`ConfigMap kube-public/${rel}-${ns}-public \\(\\.data\\.where by kubectl[\\w-]*\\)`),
     afterInstall: async (ns, rel) => {
       await kubectl(['get', 'clusterrole', `${rel}-${ns}-reader`], { context: CONTEXT });
       await kubectl(['-n', `${ns}-${rel}-data`, 'get', 'configmap', `${rel}-data`], { context: CONTEXT });
@@ -239,7 +239,7 @@ const chartCases: ChartCase[] = [
   {
     fixture: 'server-normalised',
     edit: (ns, rel) => ['-n', ns, 'set', 'image', `deployment/${rel}-web`, 'web=registry.k8s.io/pause:3.9'],
-    drift: (ns, rel) => new RegExp(`Deployment ${ns}/${rel}-web \\(spec\\.template\\.spec\\.containers\\[0\\]\\.image\\)`),
+    drift: (ns, rel) => new RegExp(`Deployment ${ns}/${rel}-web \\(\\.spec\\.template\\.spec\\.containers\\[0\\]\\.image by kubectl[\\w-]*\\)`),
     afterInstall: async (ns, rel) => {
       // the HPA owns replicas (minReplicas 2); that is not drift (checked by the rerun and drift steps)
       const deadline = Date.now() + 60_000;
