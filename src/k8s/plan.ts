@@ -103,7 +103,23 @@ export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOpt
   });
   const strip = additions.map((a) => a.segments);
   let toApply = obj;
-  let plan = await planValues(client, toApply, live, opts, strip);
+  let plan: ObjectPlan;
+  try {
+    plan = await planValues(client, toApply, live, opts, strip);
+  } catch (e) {
+    // a conflict on fields a rule hides (replicas the autoscaler owns): they keep their live value
+    if (!(e instanceof ApplyConflictError) || !live || e.conflicts.length === 0) throw e;
+    const hiddenConflicts = e.conflicts.map((c) => {
+      const segments = parseFieldPath(c.field);
+      const owner = ownersOf(live, segments).find((o) => o.manager === c.manager);
+      const field: DriftField = { path: c.field.startsWith('.') ? c.field : `.${c.field}`, change: 'changed', manager: c.manager, operation: owner?.operation, time: owner?.time, kplay_owns: false };
+      return { segments, field, rule: hidingRule(ref, field, owner, rules) };
+    });
+    if (hiddenConflicts.some((h) => h.rule === undefined)) throw e;
+    hidden.push(...hiddenConflicts.map((h) => ({ ...h.field, rule: h.rule ?? '' })));
+    toApply = withLiveValues(obj, live, hiddenConflicts.map((h) => h.segments));
+    plan = await planValues(client, toApply, live, opts, strip);
+  }
   // changed values: attributed; those a rule hides keep their live value (one more dry-run)
   let changed = live ? attribute(plan.changedPaths, live, own, strip) : [];
   const hideNow = changed.map((c) => ({ c, rule: hidingRule(ref, c.field, c.owner, rules) })).filter((x): x is { c: Attributed; rule: string } => x.rule !== undefined);
