@@ -6,14 +6,20 @@
  *  - in each cluster where something changed, as a ConfigMap `kplay-run-<run id>` in
  *    `kplay-system` (labels: run id, playbook), keeping the last N (default 20) per cluster.
  * Records hold extra-var names, never values; every string is masked.
+ *
+ * Records are hash-chained per cluster (see `chain.ts`): a local record's `run` line carries
+ * `chain` (cluster → link to the previous local record of that cluster) and its last line a
+ * `digest` of the lines before it; an in-cluster record carries `prev` and the ConfigMap key
+ * `record.sha256`. `kplay history verify` checks both.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
+import { sha256, type ChainLink } from './chain.js';
 import { ensureSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 
 const pexec = promisify(execFile);
@@ -62,6 +68,80 @@ export interface RunRecord {
   recap: Record<string, ClusterStats>;
   exit_code: number;
   interrupted: boolean;
+  /** In-cluster records: the previous record of this cluster (`null`: the first one). */
+  prev?: ChainLink | null;
+}
+
+/** A local record as read back from `<dir>/<run id>.jsonl`. */
+export interface LocalRecord {
+  run_id: string;
+  file: string;
+  /** The file's text (what the next record's link hashes). */
+  text: string;
+  /** The `run` line. */
+  run: Record<string, unknown>;
+  /** Clusters the run covered (its recap). */
+  clusters: string[];
+  /** Links to the previous record per cluster; undefined for records written before chaining. */
+  chain: Record<string, ChainLink | null> | undefined;
+  /** Whether the `digest` line matches the lines before it. */
+  digestOk: boolean;
+  /** Every line, parsed. */
+  lines: Record<string, unknown>[];
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A link as stored, or undefined when it is not one. */
+function asLink(v: unknown): ChainLink | null | undefined {
+  if (v === null) return null;
+  return isObj(v) && typeof v.run_id === 'string' && typeof v.sha256 === 'string' ? { run_id: v.run_id, sha256: v.sha256 } : undefined;
+}
+
+/** Parse one local record file (undefined when it is not a record at all). */
+export function parseLocalRecord(file: string, text: string): LocalRecord | undefined {
+  const lines: Record<string, unknown>[] = [];
+  for (const l of text.split('\n')) {
+    if (!l.trim()) continue;
+    try {
+      const v: unknown = JSON.parse(l);
+      if (isObj(v)) lines.push(v);
+    } catch {
+      // an edited, broken line: the digest check reports it
+    }
+  }
+  const run = lines.find((l) => l.type === 'run');
+  if (!run || typeof run.run_id !== 'string') return undefined;
+  const recap = lines.find((l) => l.type === 'recap');
+  const digest = lines.find((l) => l.type === 'digest');
+  const body = text.slice(0, text.lastIndexOf('{"type":"digest"'));
+  let chain: Record<string, ChainLink | null> | undefined;
+  if (isObj(run.chain)) {
+    chain = {};
+    for (const [c, v] of Object.entries(run.chain)) {
+      const link = asLink(v);
+      if (link !== undefined) chain[c] = link;
+    }
+  }
+  const clusters = chain ? Object.keys(chain) : isObj(recap?.clusters) ? Object.keys(recap.clusters) : [];
+  return { run_id: run.run_id, file, text, run, clusters, chain, digestOk: digest !== undefined && typeof digest.sha256 === 'string' && digest.sha256 === sha256(body), lines };
+}
+
+/** Every local record of a directory, oldest first (unreadable files are skipped). */
+export async function readLocalRecords(dir: string): Promise<LocalRecord[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
+  } catch {
+    return [];
+  }
+  const out: LocalRecord[] = [];
+  for (const n of names.sort()) {
+    const file = path.join(dir, n);
+    const rec = parseLocalRecord(file, await readFile(file, 'utf8').catch(() => ''));
+    if (rec) out.push(rec);
+  }
+  return out.sort((a, b) => a.run_id.localeCompare(b.run_id));
 }
 
 /** Git commit/author of the playbook directory, if it is in a git work tree. */
@@ -129,23 +209,38 @@ export class RunRecorder {
     };
   }
 
-  /** Write `<dir>/<run id>.jsonl`; returns the path. */
+  /** Write `<dir>/<run id>.jsonl`, linked to the previous local record of each of its clusters; returns the path. */
   async writeLocal(dir: string): Promise<string> {
     await mkdir(dir, { recursive: true });
     const file = path.join(dir, `${this.header.run_id}.jsonl`);
+    const previous = (await readLocalRecords(dir)).filter((r) => r.run_id < this.header.run_id).reverse();
+    const clusters = [...new Set([...Object.keys(this.recap), ...this.tasks.map((t) => t.cluster)])].sort();
+    const chain: Record<string, ChainLink | null> = {};
+    for (const c of clusters) {
+      const prev = previous.find((r) => r.clusters.includes(c));
+      chain[c] = prev ? { run_id: prev.run_id, sha256: sha256(prev.text) } : null;
+    }
     const lines = [
-      JSON.stringify({ type: 'run', ...this.header }),
+      JSON.stringify({ type: 'run', ...this.header, chain }),
       ...this.tasks.map((t) => JSON.stringify({ type: 'task', ...t })),
       JSON.stringify({ type: 'recap', clusters: this.recap, exit_code: this.exitCode, interrupted: this.interrupted }),
     ];
-    await writeFile(file, `${lines.join('\n')}\n`, { mode: 0o600 });
+    const body = `${lines.join('\n')}\n`;
+    await writeFile(file, `${body}${JSON.stringify({ type: 'digest', sha256: sha256(body) })}\n`, { mode: 0o600 });
     return file;
   }
 
   /** Write this cluster's record as a ConfigMap and keep only the newest `keep`. */
   async writeCluster(client: KubeClient, cluster: string, keep: number): Promise<void> {
     await ensureSystemNamespace(client);
-    const rec = this.record(cluster);
+    // the link to the newest record already in the cluster
+    const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
+    const before = items
+      .map((cm) => ({ id: cm.metadata.labels?.[RUN_ID_LABEL] ?? '', name: String(cm.metadata.name), text: isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined }))
+      .filter((r): r is { id: string; name: string; text: string } => r.text !== undefined && r.name < `kplay-run-${this.header.run_id}`.toLowerCase())
+      .sort((a, b) => b.name.localeCompare(a.name))[0];
+    const prevId = before ? recordRunId(before.text) : undefined;
+    const rec: RunRecord = { ...this.record(cluster), prev: before && prevId ? { run_id: prevId, sha256: sha256(before.text) } : null };
     let text = JSON.stringify(rec);
     if (Buffer.byteLength(text) > MAX_CM_BYTES) {
       text = JSON.stringify({ ...rec, tasks: rec.tasks.filter((t) => t.changed || t.status === 'failed').slice(0, 2000), truncated: true });
@@ -164,10 +259,20 @@ export class RunRecorder {
         },
         annotations: { 'kplay.dev/started': this.header.started, 'kplay.dev/user': this.header.user },
       },
-      data: { 'record.json': text },
+      data: { 'record.json': text, 'record.sha256': sha256(text) },
     };
     await client.apply(cm, { fieldManager: 'kplay', force: true });
     await pruneRecords(client, keep);
+  }
+}
+
+/** The run id inside an in-cluster record's text (undefined when unreadable). */
+function recordRunId(text: string): string | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string' ? v.run.run_id : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -187,16 +292,38 @@ async function pruneRecords(client: KubeClient, keep: number): Promise<void> {
 
 /** Records stored in a cluster, newest first. */
 export async function listClusterRecords(client: KubeClient): Promise<RunRecord[]> {
+  return (await listClusterRecordEntries(client)).flatMap((e) => (e.record ? [e.record] : []));
+}
+
+/** An in-cluster record with what the chain check needs. */
+export interface ClusterRecordEntry {
+  /** ConfigMap name. */
+  name: string;
+  run_id: string;
+  text: string;
+  /** The parsed record (undefined when the text is no longer valid JSON). */
+  record: RunRecord | undefined;
+  /** The `record.sha256` key, if any. */
+  digest: string | undefined;
+}
+
+/** Every record ConfigMap of a cluster, newest first (damaged ones included, for verification). */
+export async function listClusterRecordEntries(client: KubeClient): Promise<ClusterRecordEntry[]> {
   const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
-  const out: RunRecord[] = [];
+  const out: ClusterRecordEntry[] = [];
   for (const cm of items) {
-    const text = (cm.data as Record<string, string> | undefined)?.['record.json'];
-    if (!text) continue;
+    const data = isObj(cm.data) ? cm.data : {};
+    const text = typeof data['record.json'] === 'string' ? data['record.json'] : undefined;
+    if (text === undefined) continue;
+    let record: RunRecord | undefined;
     try {
-      out.push(JSON.parse(text) as RunRecord);
+      const v: unknown = JSON.parse(text);
+      if (isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string') record = v as unknown as RunRecord;
     } catch {
-      // a damaged record is skipped, not fatal
+      // a damaged record: reported by verification, skipped by listings
     }
+    const run_id = record?.run.run_id ?? cm.metadata.labels?.[RUN_ID_LABEL] ?? String(cm.metadata.name);
+    out.push({ name: String(cm.metadata.name), run_id, text, record, digest: typeof data['record.sha256'] === 'string' ? data['record.sha256'] : undefined });
   }
-  return out.sort((a, b) => b.run.run_id.localeCompare(a.run.run_id));
+  return out.sort((a, b) => b.run_id.localeCompare(a.run_id));
 }

@@ -104,7 +104,8 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
 
 /** A fresh run id: time-sortable and unique. */
 export function newRunId(): string {
-  const t = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
+  // milliseconds included: run ids sort in start order (the record chains rely on it)
+  const t = new Date().toISOString().replace(/[-:.]/g, '').replace(/Z$/, '');
   return `${t}-${randomBytes(3).toString('hex')}`;
 }
 

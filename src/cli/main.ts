@@ -87,12 +87,17 @@ program
 
 program
   .command('history')
-  .description('runs recorded in the clusters (`history -i INV`), or one run (`history show RUN_ID`)')
-  .argument('[action]', '`show` to show one run')
+  .description('runs recorded in the clusters (`history -i INV`) or locally (`history`), one run (`history show RUN_ID`), or check that no record was edited, removed or reordered (`history verify`: exit 0 intact, 3 tampered)')
+  .argument('[action]', '`show` to show one run, `verify` to check the hash chains')
   .argument('[run_id]', 'run id for `show`')
   .option('-i, --inventory <inventory>', 'inventory whose clusters hold the records')
   .option('--cluster <pattern>', 'only these clusters')
   .option('--record-dir <dir>', 'local run records (default .kplay/runs, or KPLAY_RECORD_DIR)')
+  .option('--user <user>', 'only runs by this user')
+  .option('--playbook <file>', 'only runs of this playbook')
+  .option('--since <time>', 'only runs started since (ISO time, or 30m, 24h, 7d ago)')
+  .option('--until <time>', 'only runs started before (ISO time, or 30m, 24h, 7d ago)')
+  .addOption(new Option('--outcome <outcome>', 'only runs with this outcome').choices(['success', 'failed', 'interrupted', 'changed', 'unchanged']))
   .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
   .action(async (action: string | undefined, runId: string | undefined, flags) => {
     process.exitCode = await historyCommand(action, runId, flags);

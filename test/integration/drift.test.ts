@@ -143,6 +143,31 @@ describe('kplay drift', () => {
     expect((await kubectl(['-n', ns, 'get', 'deployment', 'auto', '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('4');
   });
 
+  it('history verify: the in-cluster records are intact, and an edited one fails naming it', async () => {
+    const verify = (): ReturnType<typeof kplay> => kplayRun(['history', 'verify', '-i', env.inventory, '--cluster', 'sandbox-1', '--record-dir', path.join(records, 'runs')]);
+    const ok = await verify();
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/cluster sandbox-1: \d+ record\(s\), chain intact/);
+    // the repair's record: edit what it says, as someone covering their tracks would
+    const list = JSON.parse((await kubectl(['-n', 'kplay-system', 'get', 'configmaps', '-l', 'kplay.dev/record=run', '-o', 'json'])).stdout) as { items: { metadata: { name: string }; data: Record<string, string> }[] };
+    const newest = list.items.sort((a, b) => b.metadata.name.localeCompare(a.metadata.name))[0];
+    if (!newest) throw new Error('no in-cluster record');
+    const original = newest.data['record.json'] ?? '';
+    expect(original).toContain('"prev":');
+    const edited = original.replace(/"user":"[^"]*"/, '"user":"nobody"');
+    expect(edited).not.toBe(original);
+    await kubectl(['-n', 'kplay-system', 'patch', 'configmap', newest.metadata.name, '--type=merge', '-p', JSON.stringify({ data: { 'record.json': edited } })]);
+    try {
+      const bad = await verify();
+      expect(bad.code, bad.stdout).toBe(3);
+      expect(bad.stdout).toContain(`EDITED: cluster sandbox-1: ConfigMap kplay-system/${newest.metadata.name} in sandbox-1: record of run`);
+      expect(bad.stdout).toContain('the audit trail was tampered with (exit 3)');
+    } finally {
+      await kubectl(['-n', 'kplay-system', 'patch', 'configmap', newest.metadata.name, '--type=merge', '-p', JSON.stringify({ data: { 'record.json': original } })]);
+    }
+    expect((await verify()).code).toBe(0);
+  });
+
   it('rejects a malformed drift_ignore naming the entry', async () => {
     const r = await kplayRun(['drift', playbook, '-i', env.inventory, '-e', JSON.stringify({ ns, drift_ignore: [{ paht: '.spec' }] }), '--limit', 'sandbox-1']);
     expect(r.code).toBe(2);

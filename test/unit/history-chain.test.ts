@@ -1,0 +1,126 @@
+// The audit trail is hash-chained: editing, removing, inserting or reordering a local run record
+// makes `kplay history verify` fail (exit 3) naming the record; untouched records verify.
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RunRecorder, readLocalRecords } from '../../src/audit/record.js';
+import { verifyChain } from '../../src/audit/chain.js';
+import { emptyStats } from '../../src/report/events.js';
+import { kplay } from '../helpers/cli.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-chain-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Write a local record of a run over `clusters`, as `kplay run` does. */
+async function record(runId: string, clusters: string[], msg = 'configured'): Promise<string> {
+  const rec = new RunRecorder({ run_id: runId, user: 'ops', host: 'h', started: '2026-11-23T10:00:00.000Z', playbook: 'upgrade.yml', inventory: 'inv', tags: [], skip_tags: [], extra_var_names: [], check: false, lock: true });
+  for (const c of clusters) rec.onEvent({ type: 'task_result', task: 'deploy', cluster: c, status: 'changed', msg, duration_ms: 5 });
+  rec.onEvent({ type: 'recap', clusters: Object.fromEntries(clusters.map((c) => [c, { ...emptyStats(), ok: 1, changed: 1 }])), elapsed_ms: 10, exit_code: 0, interrupted: false });
+  return rec.writeLocal(dir);
+}
+
+const verify = (): ReturnType<typeof kplay> => kplay(['history', 'verify', '--record-dir', dir]);
+
+describe('local run records are hash-chained per cluster', () => {
+  beforeEach(async () => {
+    await record('20261123T100000000-aaaaaa', ['c1', 'c2']);
+    await record('20261123T100100000-bbbbbb', ['c1']);
+    await record('20261123T100200000-cccccc', ['c2']);
+    await record('20261123T100300000-dddddd', ['c1', 'c2']);
+  });
+  const file = (id: string): string => path.join(dir, `${id}.jsonl`);
+
+  it('links each record to the previous one of each of its clusters', async () => {
+    const recs = await readLocalRecords(dir);
+    expect(recs.map((r) => r.chain)).toEqual([
+      { c1: null, c2: null },
+      { c1: expect.objectContaining({ run_id: '20261123T100000000-aaaaaa' }) },
+      { c2: expect.objectContaining({ run_id: '20261123T100000000-aaaaaa' }) },
+      { c1: expect.objectContaining({ run_id: '20261123T100100000-bbbbbb' }), c2: expect.objectContaining({ run_id: '20261123T100200000-cccccc' }) },
+    ]);
+    expect(recs.every((r) => r.digestOk)).toBe(true);
+    const r = await verify();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('(c1): 3 record(s), chain intact');
+    expect(r.stdout).toContain('every record is intact');
+  });
+
+  it('an edited record fails, named (digest left as is)', async () => {
+    const f = file('20261123T100100000-bbbbbb');
+    writeFileSync(f, readFileSync(f, 'utf8').replace('"configured"', '"nothing happened"'));
+    const r = await verify();
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/EDITED: local: .*20261123T100100000-bbbbbb\.jsonl: record of run 20261123T100100000-bbbbbb was edited \(its text does not match its digest\)/);
+  });
+
+  it('an edited record whose digest was recomputed fails through the next record\'s link', async () => {
+    const f = file('20261123T100100000-bbbbbb');
+    const lines = readFileSync(f, 'utf8').trim().split('\n').slice(0, -1).map((l) => l.replace('"configured"', '"nothing happened"'));
+    const body = `${lines.join('\n')}\n`;
+    const { createHash } = await import('node:crypto');
+    writeFileSync(f, `${body}${JSON.stringify({ type: 'digest', sha256: createHash('sha256').update(body).digest('hex') })}\n`);
+    const r = await verify();
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/EDITED: .*record of run 20261123T100100000-bbbbbb was edited \(run 20261123T100300000-dddddd recorded another hash for it\)/);
+  });
+
+  it('a removed record fails, naming the missing run', async () => {
+    unlinkSync(file('20261123T100200000-cccccc'));
+    const r = await verify();
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/MISSING: local: record of run 20261123T100200000-cccccc of c2 is missing/);
+  });
+
+  it('a record moved in the order (renamed to another time) fails', async () => {
+    const recs = await readLocalRecords(dir);
+    const b = recs[1];
+    // pretend run b happened after d: rename the file and its run id
+    const moved = (b?.text ?? '').replaceAll('20261123T100100000-bbbbbb', '20261123T100400000-bbbbbb');
+    unlinkSync(file('20261123T100100000-bbbbbb'));
+    writeFileSync(file('20261123T100400000-bbbbbb'), moved);
+    const r = await verify();
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/EDITED|MISSING|REORDERED/);
+    expect(r.stdout).toContain('20261123T100400000-bbbbbb');
+  });
+
+  it('a record inserted by hand (no link) fails', async () => {
+    const d = readFileSync(file('20261123T100300000-dddddd'), 'utf8');
+    const forged = d.split('\n').filter((l) => l.trim() && !l.includes('"type":"digest"')).map((l) => l.replaceAll('20261123T100300000-dddddd', '20261123T100350000-eeeeee').replace(/,"chain":\{[^}]*\}[^}]*\}\}/, '')).join('\n');
+    writeFileSync(file('20261123T100350000-eeeeee'), `${forged}\n`);
+    const r = await verify();
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain('20261123T100350000-eeeeee');
+  });
+
+  it('records keep their order across renames only through the run id: the files list is not trusted', async () => {
+    // renaming a file without touching its content changes nothing (the run id inside is used)
+    renameSync(file('20261123T100000000-aaaaaa'), path.join(dir, 'zz-copy.jsonl'));
+    expect(readdirSync(dir)).toContain('zz-copy.jsonl');
+    const r = await verify();
+    expect(r.code, r.stdout).toBe(0);
+  });
+});
+
+describe('verifyChain', () => {
+  it('accepts a chain whose oldest link points at a pruned record (retention)', () => {
+    expect(verifyChain('c', [
+      { run_id: '2', where: 'x', sha256: 'h2', digestOk: true, prev: { run_id: '1', sha256: 'h1' } },
+      { run_id: '3', where: 'x', sha256: 'h3', digestOk: true, prev: { run_id: '2', sha256: 'h2' } },
+    ])).toEqual([]);
+  });
+  it('accepts records of an older kplay (no links) before the first linked one only', () => {
+    expect(verifyChain('c', [
+      { run_id: '1', where: 'x', sha256: 'h1', digestOk: false, prev: undefined },
+      { run_id: '2', where: 'x', sha256: 'h2', digestOk: true, prev: { run_id: '1', sha256: 'h1' } },
+    ])).toEqual([]);
+    expect(verifyChain('c', [
+      { run_id: '2', where: 'x', sha256: 'h2', digestOk: true, prev: null },
+      { run_id: '3', where: 'x', sha256: 'h3', digestOk: false, prev: undefined },
+    ]).map((p) => p.kind)).toEqual(['unlinked']);
+  });
+});
