@@ -50,6 +50,8 @@ function readmeExamples(): { name: string; kind: 'inventory' | 'playbook' | 'tas
     const line = text.slice(0, m.index).split('\n').length + 1;
     const doc: unknown = YAML.parse(body, { merge: true });
     const first: unknown = Array.isArray(doc) ? doc[0] : undefined;
+    // maps are inventories when they have `all:`; other maps (CI workflows, Kubernetes objects, var snippets) are not kplay input
+    if (!Array.isArray(doc) && !(typeof doc === 'object' && doc !== null && 'all' in doc)) continue;
     const kind = !Array.isArray(doc) ? 'inventory' : typeof first === 'object' && first !== null && 'hosts' in first ? 'playbook' : 'tasks';
     out.push({ name: `README.md:${line} (${kind})`, kind, doc });
   }
