@@ -46,6 +46,8 @@ export interface RunHeader {
   extra_var_names: string[];
   check: boolean;
   lock: boolean;
+  /** The plan this run carried out (`kplay run --plan`): file, digest and its valid approvals. */
+  plan?: { file: string; digest: string; approvals: { by: string; at: string; comment?: string }[]; replan: boolean };
 }
 
 /** One task on one cluster. */

@@ -7,7 +7,8 @@ import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
 import { guardPipes } from './pipes.js';
 import { DEFAULT_MAX_INPUT_BYTES, setMaxInputBytes } from '../load/yaml.js';
-import { runCommand } from './run.js';
+import { runCommand } from './run-command.js';
+import { approvePlan, planCommand, showCommand } from './plan.js';
 import { schemasCommand } from './schemas.js';
 import { validateCommand } from './validate.js';
 
@@ -33,8 +34,8 @@ program
 
 program
   .command('run')
-  .description('run a playbook against the clusters of an inventory')
-  .argument('<playbook>', 'playbook file')
+  .description('run a playbook against the clusters of an inventory (or carry out a plan: --plan plan.json)')
+  .argument('[playbook]', 'playbook file (with --plan: taken from the plan when omitted)')
   .option('-i, --inventory <inventory>', 'inventory file, directory, or name under inventories/')
   .option('-e, --extra-vars <vars>', 'extra variables: k=v, @file.yml or a {map} (repeatable; highest precedence)', collect)
   .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
@@ -53,8 +54,50 @@ program
   .option('--lock-timeout <seconds>', 'wait this long for another run\'s cluster lock', '60')
   .option('--record-dir <dir>', 'where local run records go (default .kplay/runs, or KPLAY_RECORD_DIR)')
   .option('--keep-records <n>', 'run records kept per cluster', '20')
-  .action(async (playbook: string, flags) => {
+  .option('--plan <file>', 'carry out this plan only; refused (exit 5) when the inputs or the live state moved since it was made')
+  .option('--replan', 'with --plan: run the playbook as it is now even when the plan no longer holds (not where an approved plan is required)')
+  .action(async (playbook: string | undefined, flags) => {
     process.exitCode = await runCommand(playbook, flags);
+  });
+
+program
+  .command('plan')
+  .description('run the playbook in check mode everywhere and write what would change as a plan (review, approve, then kplay run --plan)')
+  .argument('<playbook>', 'playbook file')
+  .requiredOption('-o, --out <file>', 'where to write the plan (JSON)')
+  .option('-i, --inventory <inventory>', 'inventory file, directory, or name under inventories/')
+  .option('-e, --extra-vars <vars>', 'extra variables (repeatable)', collect)
+  .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
+  .option('-l, --limit <pattern>', 'further limit the clusters')
+  .option('-t, --tags <tags>', 'only tasks with these tags', collect)
+  .option('--skip-tags <tags>', 'skip tasks with these tags', collect)
+  .option('-f, --forks <n>', 'clusters checked in parallel', '10')
+  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
+  .option('-v, --verbose', 'more output', increase, 0)
+  .option('--no-diff', 'print summaries only (the plan file always holds the diffs)')
+  .option('--no-color', 'no colours')
+  .action(async (playbook: string, flags) => {
+    process.exitCode = await planCommand(playbook, { ...flags, output: 'text' });
+  });
+
+program
+  .command('show')
+  .description('print a plan: per cluster and task what would change, with diffs, its inputs and approvals')
+  .argument('<plan>', 'plan file')
+  .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  .option('--no-diff', 'summaries only')
+  .action(async (file: string, flags) => {
+    process.exitCode = await showCommand(file, flags);
+  });
+
+program
+  .command('approve')
+  .description('approve a plan (bound to its digest): kplay approve plan.json [--as NAME]')
+  .argument('<plan>', 'plan file')
+  .option('--as <name>', 'who approves (default: the kubeconfig user, else user@host)')
+  .option('--comment <text>', 'a comment kept with the approval (a change ticket)')
+  .action(async (target: string, flags) => {
+    process.exitCode = await approvePlan(target, flags);
   });
 
 program

@@ -4,16 +4,16 @@ import path from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import { FileLock } from '../audit/filelock.js';
 import { ClusterLock, type HolderInfo } from '../audit/lock.js';
-import { gitInfo, RunRecorder, whoAmI } from '../audit/record.js';
+import { gitInfo, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
 import { matchClusters } from '../inventory/patterns.js';
-import { runPlaybook, EXIT, type RunSummary } from '../executor/run.js';
+import { runPlaybook, type RunSummary } from '../executor/run.js';
 import type { ClusterState } from '../executor/state.js';
 import type { Inventory } from '../inventory/types.js';
 import { connect } from '../k8s/client.js';
 import type { KubeClient } from '../k8s/types.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
-import { interruptController, listOption, loadAll, makeReporter, newRunId, reportError, type LoadFlags, type Loaded } from './common.js';
+import { interruptController, listOption, newRunId, type LoadFlags, type Loaded } from './common.js';
 
 /** Flags of `kplay run` (and `kplay drift`). */
 export interface RunFlags extends LoadFlags {
@@ -34,6 +34,12 @@ export interface RunFlags extends LoadFlags {
   keepRecords?: string;
   /** A repair run (`kplay drift --repair`): only these modules change anything, see RunOptions.repair. */
   repair?: ReadonlySet<string>;
+  /** `--plan FILE`: carry out this plan only (see `run-command.ts`). */
+  plan?: string;
+  /** `--replan`: with `--plan`, run the playbook as it is now even when the plan no longer holds. */
+  replan?: boolean;
+  /** The plan carried out, for the run record. */
+  planRecord?: RunHeader['plan'];
 }
 
 /** Check every play's host pattern and the limit before anything runs. */
@@ -98,6 +104,7 @@ export async function executeRun(
         extra_var_names: Object.keys(loaded.extraVars).sort(),
         check,
         lock: flags.lock !== false,
+        ...(flags.planRecord ? { plan: flags.planRecord } : {}),
       });
   const holder: HolderInfo = { runId, user, host, playbook: path.relative(process.cwd(), loaded.playbook.file) || loaded.playbook.file, pid: process.pid };
   const locks = new Map<string, { release(): Promise<void> }>();
@@ -182,17 +189,3 @@ export async function executeRun(
   }
 }
 
-export async function runCommand(playbook: string, flags: RunFlags): Promise<number> {
-  let loaded: Loaded | undefined;
-  try {
-    loaded = await loadAll(playbook, flags, true);
-    const reporter = makeReporter(flags.output, { verbosity: flags.verbose, diff: flags.diff === true, color: flags.color === false ? false : undefined });
-    const { summary, recordFile, recordErrors } = await executeRun(flags, (e) => reporter.handle(e), loaded);
-    reporter.close();
-    for (const err of recordErrors) process.stderr.write(`WARNING: could not write ${err}\n`);
-    if (recordFile && flags.verbose > 0) process.stderr.write(`run record: ${recordFile}\n`);
-    return summary.exitCode;
-  } catch (e) {
-    return reportError(e, loaded?.masker) || EXIT.usage;
-  }
-}

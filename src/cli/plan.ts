@@ -1,0 +1,224 @@
+/**
+ * Change management commands:
+ * - `kplay plan PLAYBOOK -i INV -o plan.json`: a check-mode pass everywhere, written as a plan;
+ * - `kplay show plan.json`: the plan, readable (or `--output json`);
+ * - `kplay approve plan.json [--as NAME]`: record an approval bound to the plan's digest;
+ * and what `kplay run --plan plan.json` needs: loading a plan, checking it still holds, and the
+ * inventory/playbook rule `require_approval`.
+ */
+import { readFileSync } from 'node:fs';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { whoAmI } from '../audit/record.js';
+import { EXIT } from '../executor/run.js';
+import type { Inventory } from '../inventory/types.js';
+import { matchClusters } from '../inventory/patterns.js';
+import { InputError } from '../load/errors.js';
+import { inputChanges, inputsDigest } from '../plan/inputs.js';
+import { comparePlans, parsePlan, PLAN_VERSION, PlanCollector, planDigest, validApprovals, type Approval, type Plan } from '../plan/plan.js';
+import { unifiedDiff } from '../report/diff.js';
+import { clustersVars } from '../vars/magic.js';
+import { listOption, loadAll, reportError, type Loaded } from './common.js';
+import { executeRun, type RunFlags } from './run.js';
+
+/** Exit code of a refused `run --plan` (the plan no longer holds) or a missing approval. */
+export const EXIT_REFUSED = 5;
+
+/** Flags of `kplay plan`. */
+export interface PlanFlags extends RunFlags {
+  /** Where to write the plan. */
+  out: string;
+}
+
+/** Write a file atomically (a reader never sees half a plan). */
+async function writeAtomic(file: string, text: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, text, { mode: 0o644 });
+  await rename(tmp, file);
+}
+
+/** Run the check-mode pass of a plan: the changes per cluster, and the problems. */
+export async function checkPass(flags: RunFlags, loaded: Loaded): Promise<PlanCollector & { interrupted: boolean }> {
+  const collector = new PlanCollector();
+  const { summary } = await executeRun({ ...flags, check: true, diff: true, lock: false }, (e) => collector.onEvent(e), loaded);
+  return Object.assign(collector, { interrupted: summary.interrupted });
+}
+
+export async function planCommand(playbook: string, flags: PlanFlags): Promise<number> {
+  let loaded: Loaded | undefined;
+  try {
+    if (!flags.out) throw new InputError('kplay plan needs -o FILE', undefined, 'e.g. kplay plan upgrade.yml -i prod -o plan.json');
+    loaded = await loadAll(playbook, flags, true);
+    if (flags.verbose > 0) process.stderr.write('running the playbook in check mode...\n');
+    const pass = await checkPass(flags, loaded);
+    if (pass.interrupted) return EXIT.interrupted;
+    const inputs = await inputsDigest({ playbookDir: loaded.playbook.dir, inventory: loaded.inventory, extraVars: loaded.extraVars, registry: loaded.registry, exclude: [flags.out] });
+    const { user, host } = whoAmI();
+    const content: Omit<Plan, 'digest' | 'approvals'> = {
+      kplay_plan: PLAN_VERSION,
+      created: new Date().toISOString(),
+      created_by: `${user}@${host}`,
+      playbook: path.relative(process.cwd(), path.resolve(playbook)) || playbook,
+      inventory: flags.inventory ?? '',
+      ...(flags.limit ? { limit: flags.limit } : {}),
+      tags: listOption(flags.tags),
+      skip_tags: listOption(flags.skipTags),
+      extra_var_names: Object.keys(loaded.extraVars).sort(),
+      inputs,
+      clusters: pass.clusters,
+      errors: pass.errors,
+    };
+    const plan: Plan = { ...content, digest: planDigest(content), approvals: [] };
+    await writeAtomic(flags.out, `${JSON.stringify(plan, null, 2)}\n`);
+    printPlan(plan, { diff: flags.diff !== false, color: false });
+    process.stdout.write(`\nplan written to ${flags.out} (digest ${plan.digest.slice(0, 16)})${plan.errors.length ? '' : `; carry it out with: kplay run --plan ${flags.out}`}\n`);
+    if (plan.errors.length) {
+      process.stdout.write(`the check-mode pass had ${plan.errors.length} error(s): this plan cannot be carried out\n`);
+      return EXIT.failed;
+    }
+    return EXIT.ok;
+  } catch (e) {
+    return reportError(e, loaded?.masker);
+  }
+}
+
+/** Read and check a plan file: its digest must match its content. */
+export async function readPlan(file: string): Promise<{ plan: Plan; intact: boolean }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new InputError(`cannot read plan ${file}`, undefined, 'make one with kplay plan PLAYBOOK -i INV -o FILE');
+  }
+  let plan: Plan;
+  try {
+    plan = parsePlan(text, file);
+  } catch (e) {
+    throw new InputError(e instanceof Error ? e.message : String(e));
+  }
+  return { plan, intact: planDigest(plan) === plan.digest };
+}
+
+function printPlan(plan: Plan, opts: { diff: boolean; color: boolean }): void {
+  const w = (s: string): boolean => process.stdout.write(`${s}\n`);
+  const changes = Object.values(plan.clusters).reduce((n, l) => n + l.filter((t) => t.status === 'changed').length, 0);
+  for (const [cluster, tasks] of Object.entries(plan.clusters)) {
+    if (tasks.length === 0) {
+      w(`${cluster}: no changes`);
+      continue;
+    }
+    w(`${cluster}: ${tasks.filter((t) => t.status === 'changed').length} task(s) would change`);
+    for (const t of tasks) {
+      w(`  ${t.status === 'changed' ? '~' : '!'} ${t.task}${t.item ? ` (item=${t.item})` : ''}${t.module ? ` [${t.module}]` : ''}${t.msg ? `: ${t.msg}` : ''}`);
+      if (!opts.diff) continue;
+      for (const d of t.diff) {
+        const text = unifiedDiff(d.before, d.after, d.label);
+        if (text) w(text.replace(/^/gm, '      '));
+      }
+    }
+  }
+  w('');
+  w(`${changes} change(s) on ${Object.values(plan.clusters).filter((l) => l.length).length} of ${Object.keys(plan.clusters).length} cluster(s)`);
+}
+
+/** `kplay show plan.json`. */
+export async function showCommand(file: string, flags: { output: string; diff?: boolean }): Promise<number> {
+  try {
+    const { plan, intact } = await readPlan(file);
+    const approvals = validApprovals(plan);
+    if (flags.output === 'json') {
+      process.stdout.write(`${JSON.stringify({ ...plan, intact, approved: approvals.length > 0 })}\n`);
+      return intact ? EXIT.ok : EXIT_REFUSED;
+    }
+    const w = (s: string): boolean => process.stdout.write(`${s}\n`);
+    w(`plan ${file}: ${plan.playbook} on ${plan.inventory}${plan.limit ? ` (limit ${plan.limit})` : ''}`);
+    w(`  made ${plan.created} by ${plan.created_by}; digest ${plan.digest}${intact ? '' : ' — MODIFIED after it was made: it cannot be approved or carried out'}`);
+    w(`  inputs ${plan.inputs.digest.slice(0, 16)}: ${Object.keys(plan.inputs.files).length} file(s), ${Object.keys(plan.inputs.modules).length} module(s), kplay ${plan.inputs.kplay}${plan.extra_var_names.length ? `, extra vars ${plan.extra_var_names.join(', ')}` : ''}`);
+    for (const a of plan.approvals) w(`  approved by ${a.by} at ${a.at}${a.comment ? ` (${a.comment})` : ''}${approvals.includes(a) ? '' : ' — NOT VALID: the plan changed since'}`);
+    if (plan.approvals.length === 0) w('  not approved');
+    w('');
+    printPlan(plan, { diff: flags.diff !== false, color: false });
+    for (const e of plan.errors) w(`! ${e.cluster}: ${e.task}: ${e.msg ?? ''}`);
+    return intact ? EXIT.ok : EXIT_REFUSED;
+  } catch (e) {
+    return reportError(e);
+  }
+}
+
+/** The user of the current kubeconfig context (`KUBECONFIG` or `~/.kube/config`), if any. */
+export function kubeconfigUser(): string | undefined {
+  const file = (process.env.KUBECONFIG ?? path.join(os.homedir(), '.kube/config')).split(path.delimiter)[0];
+  if (!file) return undefined;
+  try {
+    const doc: unknown = YAML.parse(readFileSync(file, 'utf8'));
+    if (typeof doc !== 'object' || doc === null) return undefined;
+    const kc = doc as { 'current-context'?: unknown; contexts?: unknown };
+    const ctx = Array.isArray(kc.contexts) ? (kc.contexts as { name?: unknown; context?: { user?: unknown } }[]).find((c) => c.name === kc['current-context']) : undefined;
+    return typeof ctx?.context?.user === 'string' ? ctx.context.user : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Who approves: `--as`, else the kubeconfig user, else the OS user@host. */
+export function approver(as: string | undefined): string {
+  if (as) return as;
+  const { user, host } = whoAmI();
+  const kube = kubeconfigUser();
+  return kube ? `${kube} (${user}@${host})` : `${user}@${host}`;
+}
+
+/** `kplay approve plan.json [--as NAME] [--comment TEXT]`. */
+export async function approvePlan(file: string, flags: { as?: string; comment?: string }): Promise<number> {
+  let read: { plan: Plan; intact: boolean };
+  try {
+    read = await readPlan(file);
+  } catch (e) {
+    return reportError(e);
+  }
+  const { plan, intact } = read;
+  if (!intact) {
+    process.stderr.write(`ERROR: ${file} was modified after it was made (its digest does not match): it cannot be approved. Make a new plan.\n`);
+    return EXIT_REFUSED;
+  }
+  if (plan.errors.length) {
+    process.stderr.write(`ERROR: ${file} has ${plan.errors.length} error(s) from its check-mode pass: it cannot be approved. Fix them and make a new plan.\n`);
+    return EXIT_REFUSED;
+  }
+  const approval: Approval = { by: approver(flags.as), at: new Date().toISOString(), digest: plan.digest, ...(flags.comment ? { comment: flags.comment } : {}) };
+  plan.approvals.push(approval);
+  await writeAtomic(file, `${JSON.stringify(plan, null, 2)}\n`);
+  process.stdout.write(`approved ${file} (digest ${plan.digest.slice(0, 16)}) by ${approval.by} at ${approval.at}\n`);
+  return EXIT.ok;
+}
+
+/**
+ * Clusters this run would change that require an approved plan (`require_approval: true` in
+ * their inventory vars, or in the vars of a play that targets them), with the reason.
+ */
+export function approvalRequired(loaded: Loaded, limit: string | undefined): { cluster: string; why: string }[] {
+  const inv = loaded.inventory as Inventory;
+  const limited = limit ? new Set(matchClusters(inv, limit)) : undefined;
+  const vars = clustersVars(inv);
+  const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'yes';
+  const out = new Map<string, string>();
+  for (const play of loaded.playbook.plays) {
+    for (const c of matchClusters(inv, play.hosts)) {
+      if (limited && !limited.has(c)) continue;
+      if (truthy(vars[c]?.require_approval)) out.set(c, 'require_approval in its inventory vars');
+      else if (truthy(play.vars.require_approval) && !out.has(c)) out.set(c, `require_approval in play "${play.name ?? play.hosts.toString()}"`);
+    }
+  }
+  return [...out].map(([cluster, why]) => ({ cluster, why }));
+}
+
+/** Why a plan cannot be carried out now (empty: it holds), from a fresh check-mode pass and the inputs. */
+export async function planRefusals(plan: Plan, flags: RunFlags, loaded: Loaded): Promise<string[]> {
+  const now = await inputsDigest({ playbookDir: loaded.playbook.dir, inventory: loaded.inventory, extraVars: loaded.extraVars, registry: loaded.registry, exclude: flags.plan ? [flags.plan] : [] });
+  const changed = inputChanges(plan.inputs, now);
+  if (changed.length) return changed.map((c) => `input ${c}`);
+  const pass = await checkPass(flags, loaded);
+  return comparePlans(plan.clusters, pass.clusters).map((m) => `cluster ${m.cluster}, task "${m.task}"${m.object ? `, ${m.object}` : ''}: ${m.reason}`);
+}

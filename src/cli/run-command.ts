@@ -1,0 +1,67 @@
+/**
+ * `kplay run [PLAYBOOK] -i INV [--plan plan.json [--replan]]`: flags → engine → exit code. With
+ * `--plan`, the playbook, inventory, limit and tags come from the plan unless given, the inputs
+ * must be the plan's and a fresh check-mode pass must find exactly the planned changes, else the
+ * run is refused (exit 5) naming the cluster, task and object. Clusters that require approval
+ * (`require_approval: true`) are only changed by an approved plan.
+ */
+import { EXIT } from '../executor/run.js';
+import { InputError } from '../load/errors.js';
+import { validApprovals, type Plan } from '../plan/plan.js';
+import { listOption, loadAll, makeReporter, reportError, type Loaded } from './common.js';
+import { approvalRequired, EXIT_REFUSED, planRefusals, readPlan } from './plan.js';
+import { executeRun, type RunFlags } from './run.js';
+
+function refuse(lines: string[], hint: string): number {
+  process.stderr.write(`ERROR: refused:\n${lines.map((l) => `  - ${l}`).join('\n')}\n${hint}\n`);
+  return EXIT_REFUSED;
+}
+
+export async function runCommand(playbookArg: string | undefined, flags: RunFlags): Promise<number> {
+  let loaded: Loaded | undefined;
+  try {
+    let plan: Plan | undefined;
+    let playbook = playbookArg;
+    if (flags.plan) {
+      const read = await readPlan(flags.plan);
+      if (!read.intact) return refuse([`${flags.plan} was modified after it was made (its digest does not match its content)`], 'make a new plan with kplay plan');
+      plan = read.plan;
+      if (plan.errors.length) return refuse(plan.errors.map((e) => `${e.cluster}: ${e.task}: ${e.msg ?? 'failed'} (in the plan's check-mode pass)`), 'fix them and make a new plan');
+      playbook ??= plan.playbook;
+      flags = {
+        ...flags,
+        inventory: flags.inventory ?? plan.inventory,
+        limit: flags.limit ?? plan.limit ?? Object.keys(plan.clusters).join(','),
+        tags: listOption(flags.tags).length ? flags.tags : plan.tags,
+        skipTags: listOption(flags.skipTags).length ? flags.skipTags : plan.skip_tags,
+      };
+    }
+    if (!playbook) throw new InputError('no playbook given', undefined, 'kplay run PLAYBOOK -i INVENTORY, or kplay run --plan plan.json');
+    loaded = await loadAll(playbook, flags, true);
+    const approvals = plan ? validApprovals(plan) : [];
+    if (!flags.check) {
+      const required = approvalRequired(loaded, flags.limit);
+      if (required.length && (!plan || approvals.length === 0)) {
+        return refuse(
+          required.map((r) => `${r.cluster} requires an approved plan (${r.why})`),
+          plan ? `approve it first: kplay approve ${flags.plan ?? ''}` : `make and approve a plan: kplay plan ${playbook} -i ${flags.inventory ?? 'INV'} -o plan.json; kplay approve plan.json; kplay run --plan plan.json`,
+        );
+      }
+      if (required.length && flags.replan) return refuse(required.map((r) => `${r.cluster} requires an approved plan (${r.why}): --replan would change it beyond what was approved`), 'make, approve and run a new plan');
+    }
+    if (plan && !flags.replan && !flags.check) {
+      if (flags.verbose > 0) process.stderr.write('checking that the plan still holds (check-mode pass)...\n');
+      const refusals = await planRefusals(plan, flags, loaded);
+      if (refusals.length) return refuse(refusals, `the plan no longer holds: make a new plan (kplay plan … -o ${flags.plan ?? 'plan.json'}), or run with --replan to carry out the playbook as it is now`);
+    }
+    const planRecord = plan && flags.plan ? { file: flags.plan, digest: plan.digest, approvals: approvals.map((a) => ({ by: a.by, at: a.at, ...(a.comment ? { comment: a.comment } : {}) })), replan: flags.replan === true } : undefined;
+    const reporter = makeReporter(flags.output, { verbosity: flags.verbose, diff: flags.diff === true, color: flags.color === false ? false : undefined });
+    const { summary, recordFile, recordErrors } = await executeRun({ ...flags, planRecord }, (e) => reporter.handle(e), loaded);
+    reporter.close();
+    for (const err of recordErrors) process.stderr.write(`WARNING: could not write ${err}\n`);
+    if (recordFile && flags.verbose > 0) process.stderr.write(`run record: ${recordFile}\n`);
+    return summary.exitCode;
+  } catch (e) {
+    return reportError(e, loaded?.masker) || EXIT.usage;
+  }
+}
