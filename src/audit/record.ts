@@ -48,6 +48,8 @@ export interface RunHeader {
   lock: boolean;
   /** The plan this run carried out (`kplay run --plan`): file, digest and its valid approvals. */
   plan?: { file: string; digest: string; approvals: { by: string; at: string; comment?: string }[]; replan: boolean };
+  /** The interrupted run this one resumed (`kplay run --resume`). */
+  resumed_from?: string;
 }
 
 /** One task on one cluster. */

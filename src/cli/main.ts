@@ -8,7 +8,7 @@ import { modulesCommand } from './modules.js';
 import { guardPipes } from './pipes.js';
 import { DEFAULT_MAX_INPUT_BYTES, setMaxInputBytes } from '../load/yaml.js';
 import { runCommand } from './run-command.js';
-import { approvePlan, planCommand, showCommand } from './plan.js';
+import { approveGate, approvePlan, planCommand, showCommand } from './plan.js';
 import { schemasCommand } from './schemas.js';
 import { validateCommand } from './validate.js';
 
@@ -56,6 +56,7 @@ program
   .option('--keep-records <n>', 'run records kept per cluster', '20')
   .option('--plan <file>', 'carry out this plan only; refused (exit 5) when the inputs or the live state moved since it was made')
   .option('--replan', 'with --plan: run the playbook as it is now even when the plan no longer holds (not where an approved plan is required)')
+  .option('--resume <run_id>', 'carry on an interrupted run (`last`: the newest): clusters that finished a play are left out of it, the others run it again')
   .action(async (playbook: string | undefined, flags) => {
     process.exitCode = await runCommand(playbook, flags);
   });
@@ -92,12 +93,16 @@ program
 
 program
   .command('approve')
-  .description('approve a plan (bound to its digest): kplay approve plan.json [--as NAME]')
-  .argument('<plan>', 'plan file')
+  .description('approve a plan (bound to its digest): kplay approve plan.json; or a gate a run waits at: kplay approve RUN_ID --gate NAME -i INV')
+  .argument('<plan_or_run_id>', 'plan file, or (with --gate) the id of the waiting run')
+  .option('--gate <name>', 'approve the gate of this name that run RUN_ID is waiting at')
+  .option('-i, --inventory <inventory>', '(with --gate) inventory whose clusters hold the gate')
+  .option('-l, --limit <pattern>', '(with --gate) only these clusters')
+  .option('--reject', '(with --gate) reject instead: the waiting task fails')
   .option('--as <name>', 'who approves (default: the kubeconfig user, else user@host)')
   .option('--comment <text>', 'a comment kept with the approval (a change ticket)')
   .action(async (target: string, flags) => {
-    process.exitCode = await approvePlan(target, flags);
+    process.exitCode = flags.gate ? await approveGate(target, flags) : await approvePlan(target, flags);
   });
 
 program

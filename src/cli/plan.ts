@@ -15,13 +15,16 @@ import { whoAmI } from '../audit/record.js';
 import { EXIT } from '../executor/run.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
-import { InputError } from '../load/errors.js';
+import { loadInventory } from '../inventory/load.js';
+import { connect } from '../k8s/client.js';
+import { decideGate, GATE_NAME } from '../audit/gate.js';
+import { errorMessage, InputError } from '../load/errors.js';
 import { inputChanges, inputsDigest } from '../plan/inputs.js';
 import { comparePlans, parsePlan, PLAN_VERSION, PlanCollector, planDigest, validApprovals, type Approval, type Plan } from '../plan/plan.js';
 import { unifiedDiff } from '../report/diff.js';
 import { clustersVars } from '../vars/magic.js';
 import { listOption, loadAll, reportError, type Loaded } from './common.js';
-import { executeRun, type RunFlags } from './run.js';
+import { executeRun, hasKubeContext, type RunFlags } from './run.js';
 
 /** Exit code of a refused `run --plan` (the plan no longer holds) or a missing approval. */
 export const EXIT_REFUSED = 5;
@@ -221,4 +224,38 @@ export async function planRefusals(plan: Plan, flags: RunFlags, loaded: Loaded):
   if (changed.length) return changed.map((c) => `input ${c}`);
   const pass = await checkPass(flags, loaded);
   return comparePlans(plan.clusters, pass.clusters).map((m) => `cluster ${m.cluster}, task "${m.task}"${m.object ? `, ${m.object}` : ''}: ${m.reason}`);
+}
+
+/** `kplay approve RUN_ID --gate NAME -i INV [--limit P] [--reject]`: decide a gate a run is waiting at. */
+export async function approveGate(runId: string, flags: { gate: string; inventory?: string; limit?: string; as?: string; comment?: string; reject?: boolean }): Promise<number> {
+  try {
+    if (!GATE_NAME.test(flags.gate)) throw new InputError(`--gate '${flags.gate}' is not a gate name (lower-case letters, digits, -)`);
+    if (!flags.inventory) throw new InputError('approving a gate needs -i INVENTORY (the gate is held in the clusters)', undefined, `kplay approve ${runId} --gate ${flags.gate} -i INVENTORY`);
+    const inv = await loadInventory(flags.inventory, { cwd: process.cwd() });
+    const names = flags.limit ? matchClusters(inv, flags.limit) : [...inv.clusters.keys()];
+    const by = approver(flags.as);
+    const decided: string[] = [];
+    const errors: string[] = [];
+    await Promise.all(
+      names.map(async (name) => {
+        const c = inv.clusters.get(name);
+        if (!c || !hasKubeContext(c.kubeconfig, c.context)) return;
+        try {
+          const client = await connect({ name, context: c.context, kubeconfig: c.kubeconfig });
+          if (await decideGate(client, runId, flags.gate, { state: flags.reject ? 'rejected' : 'approved', by, comment: flags.comment })) decided.push(name);
+        } catch (e) {
+          errors.push(`${name}: ${errorMessage(e)}`);
+        }
+      }),
+    );
+    for (const e of errors) process.stderr.write(`WARNING: ${e}\n`);
+    if (decided.length === 0) {
+      process.stderr.write(`ERROR: run ${runId} is not waiting at gate ${flags.gate} in ${names.join(', ')}${errors.length ? ' (some clusters could not be read)' : ''}\n`);
+      return errors.length ? EXIT.unreachable : EXIT.usage;
+    }
+    process.stdout.write(`${flags.reject ? 'rejected' : 'approved'} gate ${flags.gate} of run ${runId} on ${decided.sort().join(', ')} as ${by}\n`);
+    return EXIT.ok;
+  } catch (e) {
+    return reportError(e);
+  }
 }

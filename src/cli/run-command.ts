@@ -5,7 +5,11 @@
  * run is refused (exit 5) naming the cluster, task and object. Clusters that require approval
  * (`require_approval: true`) are only changed by an approved plan.
  */
+import path from 'node:path';
+import { readJournal, type JournalState } from '../audit/journal.js';
 import { EXIT } from '../executor/run.js';
+import type { Inventory } from '../inventory/types.js';
+import { matchClusters } from '../inventory/patterns.js';
 import { InputError } from '../load/errors.js';
 import { validApprovals, type Plan } from '../plan/plan.js';
 import { listOption, loadAll, makeReporter, reportError, type Loaded } from './common.js';
@@ -36,8 +40,35 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
         skipTags: listOption(flags.skipTags).length ? flags.skipTags : plan.skip_tags,
       };
     }
-    if (!playbook) throw new InputError('no playbook given', undefined, 'kplay run PLAYBOOK -i INVENTORY, or kplay run --plan plan.json');
+    let resumed: JournalState | undefined;
+    if (flags.resume) {
+      if (flags.plan) throw new InputError('--resume and --plan cannot be used together', undefined, 'resume the run that carried out the plan: kplay run --resume RUN_ID');
+      const dir = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+      try {
+        resumed = await readJournal(dir, flags.resume);
+      } catch (e) {
+        throw new InputError(e instanceof Error ? e.message : String(e), undefined, 'kplay history (local records) lists the runs; --resume last takes the newest');
+      }
+      const h = resumed.header;
+      playbook ??= h.playbook;
+      flags = {
+        ...flags,
+        inventory: flags.inventory ?? h.inventory,
+        limit: flags.limit ?? h.limit,
+        tags: listOption(flags.tags).length ? flags.tags : h.tags,
+        skipTags: listOption(flags.skipTags).length ? flags.skipTags : h.skip_tags,
+        resumeDone: resumed.done,
+        resumedFrom: h.run_id,
+      };
+    }
+    if (!playbook) throw new InputError('no playbook given', undefined, 'kplay run PLAYBOOK -i INVENTORY, or kplay run --plan plan.json, or kplay run --resume RUN_ID');
     loaded = await loadAll(playbook, flags, true);
+    if (resumed) {
+      const extra = loaded.extraVars;
+      const missing = resumed.header.extra_var_names.filter((n) => !(n in extra));
+      if (missing.length) throw new InputError(`run ${resumed.header.run_id} was started with -e ${missing.join(', ')}: pass the same extra variables again (their values are never recorded)`);
+      reportResume(resumed, loaded);
+    }
     const approvals = plan ? validApprovals(plan) : [];
     if (!flags.check) {
       const required = approvalRequired(loaded, flags.limit);
@@ -63,5 +94,22 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
     return summary.exitCode;
   } catch (e) {
     return reportError(e, loaded?.masker) || EXIT.usage;
+  }
+}
+
+/** Say what the resumed run left: which clusters finished which plays, and load balancer changes it may have left half-done. */
+function reportResume(state: JournalState, loaded: Loaded): void {
+  const inv = loaded.inventory as Inventory;
+  const w = (m: string): boolean => process.stderr.write(`${m}\n`);
+  w(`resuming run ${state.header.run_id} (started ${state.header.started})`);
+  const unfinished = new Set<string>();
+  loaded.playbook.plays.forEach((play, i) => {
+    const targets = matchClusters(inv, play.hosts);
+    const finished = state.finishedPlays.get(i) ?? [];
+    w(`  play ${i + 1} '${play.name}': finished on ${finished.length ? finished.join(', ') : 'no cluster'}`);
+    for (const c of targets) if (!finished.includes(c)) unfinished.add(c);
+  });
+  for (const lb of state.lb) {
+    if (unfinished.has(lb.cluster)) w(`  WARNING: ${lb.cluster}: load balancer task '${lb.task}' changed (${lb.msg ?? 'changed'}) and the play did not finish there: the server may still be drained; the resumed run carries the play out again`);
   }
 }

@@ -1,9 +1,11 @@
 /** `kplay run`: parse flags → load → run (with locks and run records) → exit code. */
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import { FileLock } from '../audit/filelock.js';
 import { ClusterLock, type HolderInfo } from '../audit/lock.js';
+import { Journal } from '../audit/journal.js';
 import { gitInfo, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { runPlaybook, type RunSummary } from '../executor/run.js';
@@ -40,6 +42,11 @@ export interface RunFlags extends LoadFlags {
   replan?: boolean;
   /** The plan carried out, for the run record. */
   planRecord?: RunHeader['plan'];
+  /** `--resume RUN_ID|last`: carry on an interrupted run (see `run-command.ts`). */
+  resume?: string;
+  /** Resuming: `play index|cluster` pairs already finished, and the run resumed. */
+  resumeDone?: ReadonlySet<string>;
+  resumedFrom?: string;
 }
 
 /** Check every play's host pattern and the limit before anything runs. */
@@ -105,13 +112,39 @@ export async function executeRun(
         check,
         lock: flags.lock !== false,
         ...(flags.planRecord ? { plan: flags.planRecord } : {}),
+        ...(flags.resumedFrom ? { resumed_from: flags.resumedFrom } : {}),
       });
+  const recordDirPath = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+  let journal: Journal | undefined;
+  if (recorder) {
+    try {
+      await mkdir(recordDirPath, { recursive: true });
+      journal = new Journal(path.join(recordDirPath, `${runId}.journal`), {
+        type: 'journal',
+        run_id: runId,
+        playbook: path.resolve(loaded.playbook.file),
+        inventory: flags.inventory && existsSync(flags.inventory) ? path.resolve(flags.inventory) : (flags.inventory ?? ''),
+        ...(flags.limit ? { limit: flags.limit } : {}),
+        tags: listOption(flags.tags),
+        skip_tags: listOption(flags.skipTags),
+        extra_var_names: Object.keys(loaded.extraVars).sort(),
+        started: new Date().toISOString(),
+      });
+    } catch (e) {
+      onEvent({ type: 'warning', msg: `no resume journal (${errorMessage(e)}): this run cannot be resumed with --resume` });
+    }
+  }
   const holder: HolderInfo = { runId, user, host, playbook: path.relative(process.cwd(), loaded.playbook.file) || loaded.playbook.file, pid: process.pid };
   const locks = new Map<string, { release(): Promise<void> }>();
   const intr = interruptController(() => undefined);
   const emit = (e: RunEvent): void => {
     const masked = masker.maskValue(e);
     recorder?.onEvent(masked);
+    try {
+      journal?.onEvent(masked);
+    } catch {
+      journal = undefined; // a full disk must not stop the run; the record reports what happened
+    }
     onEvent(masked);
   };
   try {
@@ -122,6 +155,7 @@ export async function executeRun(
       extraVars: loaded.extraVars,
       check,
       repair: flags.repair,
+      resumeDone: flags.resumeDone,
       diff: flags.diff === true,
       limit: flags.limit,
       tags: listOption(flags.tags),
@@ -163,7 +197,7 @@ export async function executeRun(
     const recordErrors: string[] = [];
     let recordFile: string | undefined;
     if (recorder) {
-      const dir = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+      const dir = recordDirPath;
       try {
         recordFile = await recorder.writeLocal(dir);
       } catch (e) {

@@ -92,10 +92,17 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
   const limit = limitSet(opts);
   const touched = new Set<string>();
   opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString() });
-  for (const play of opts.playbook.plays) {
+  for (const [playIndex, play] of opts.playbook.plays.entries()) {
     if (shared.stopReason || opts.signal.aborted) break;
     let names = matchClusters(inv, play.hosts);
     if (limit) names = names.filter((n) => limit.has(n));
+    const done = opts.resumeDone;
+    if (done) {
+      const skipped = names.filter((n) => done.has(`${playIndex}|${n}`));
+      if (skipped.length) opts.emit({ type: 'warning', msg: `play '${play.name}': ${skipped.join(', ')} finished it in the interrupted run: not run again` });
+      names = names.filter((n) => !done.has(`${playIndex}|${n}`));
+      if (names.length === 0) continue;
+    }
     const targets = names.map((n) => states.get(n) as ClusterState).filter((c) => !c.failed && !c.unreachable);
     const hosts = Array.isArray(play.hosts) ? play.hosts.join(':') : play.hosts;
     if (targets.length === 0) {
@@ -111,6 +118,7 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
       }
       opts.emit({ type: 'play_start', play: play.name, hosts, clusters: batch.map((c) => c.name), batch: i + 1, batches: batches.length });
       await new PlayRun(shared, play, batch, targets, states).run();
+      if (!opts.signal.aborted && !shared.stopReason) for (const c of batch) if (!c.failed && !c.unreachable) opts.emit({ type: 'cluster_done', play: play.name, play_index: playIndex, cluster: c.name });
     }
   }
   const interrupted = opts.signal.aborted;

@@ -22,6 +22,11 @@ export interface RunOptions {
    * task runs in check mode. Undefined in normal runs.
    */
   repair?: ReadonlySet<string>;
+  /**
+   * Resuming an interrupted run: `play index|cluster` of the plays clusters already finished;
+   * those clusters are left out of those plays (serial batches are formed from the others).
+   */
+  resumeDone?: ReadonlySet<string>;
   diff: boolean;
   /** `--limit` pattern. */
   limit?: string;

@@ -22,6 +22,8 @@ export type ResultStatus = 'ok' | 'changed' | 'failed' | 'skipped' | 'unreachabl
 export type RunEvent =
   | { type: 'run_start'; run_id: string; playbook: string; inventory: string; check: boolean; diff: boolean; limit?: string; time: string }
   | { type: 'play_start'; play: string; hosts: string; clusters: string[]; batch: number; batches: number }
+  /** A cluster finished every task of a play (its batch ran to the end, not failed, not interrupted): the resume journal's unit. */
+  | { type: 'cluster_done'; play: string; play_index: number; cluster: string }
   | { type: 'task_start'; play: string; task: string; module: string; where: string; handler: boolean }
   | {
       type: 'task_result';

@@ -51,6 +51,7 @@ export function textReporter(o: ReporterOptions): Reporter {
     run_start: (e) => {
       if (e.check) out(c.cyan(`[check mode] nothing will be changed${e.diff ? '' : ' (add --diff to see what would change)'}`));
     },
+    cluster_done: () => undefined,
     play_start: (e) => {
       const batch = e.batches > 1 ? ` (batch ${e.batch}/${e.batches}: ${e.clusters.join(', ')})` : '';
       out('');
