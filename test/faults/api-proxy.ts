@@ -56,7 +56,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
   const ca = readFileSync(path.join(o.pkiDir, 'ca.crt'));
   const agent = new https.Agent({ keepAlive: true, ca, cert: o.clientCert, key: o.clientKey });
   const log: ProxiedRequest[] = [];
-  const open = new Set<import('node:net').Socket>();
+  const open = new Set<import('node:stream').Duplex>();
   let n = 0;
   const server = https.createServer({ cert: readFileSync(path.join(o.pkiDir, 'apiserver.crt')), key: readFileSync(path.join(o.pkiDir, 'apiserver.key')) }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://proxy');

@@ -100,6 +100,17 @@ describe('secret canaries: 0 hits in every channel', () => {
     const drift = await kplay(['drift', playbook, '-i', inventory, '-v'], { env, timeoutMs: 200_000 });
     channels.drift = drift.stdout + drift.stderr;
     expect(drift.code).toBe(3);
+    const driftJson = await kplay(['drift', playbook, '-i', inventory, '-o', 'json', '--explain'], { env, timeoutMs: 200_000 });
+    channels['drift json'] = driftJson.stdout + driftJson.stderr;
+    const driftJunit = await kplay(['drift', playbook, '-i', inventory, '-o', 'junit'], { env, timeoutMs: 200_000 });
+    channels['drift junit'] = driftJunit.stdout + driftJunit.stderr;
+    const planFile = path.join(tmp, 'plan.json');
+    const plan = await kplay(['plan', playbook, '-i', inventory, '-o', planFile], { env, timeoutMs: 200_000 });
+    channels.plan = plan.stdout + plan.stderr;
+    channels['plan file'] = readFileSync(planFile, 'utf8');
+    expect(channels['plan file']).toContain('app-creds'); // the plan shows the drifted Secret (masked)
+    const show = await kplay(['show', planFile, '-o', 'json'], { env });
+    channels['show json'] = show.stdout + show.stderr;
     const history = await kplay(['history', '-i', inventory, '-o', 'json'], { env });
     channels.history = history.stdout + history.stderr;
     channels['local records'] = readdirSync(records).map((f) => readFileSync(path.join(records, f), 'utf8')).join('\n');

@@ -53,7 +53,7 @@ describe('helm release storage records', () => {
     records.push(secretRecord(releaseJson({ name: 'web-two', version: 99, status: 'deployed', chart: { name: 'c', version: '9' } }), 99, 'web-two'));
     const calls: string[] = [];
     const client = {
-      list: (apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }) => {
+      list: (_apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }) => {
         calls.push(`${kind} ${opts.namespace} ${opts.labelSelector}`);
         return Promise.resolve({ items: records, resourceVersion: '1' });
       },

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import lbSwitch from '../../modules/lb_switch.js';
-import type { LbSwitchArgs } from '../../src/lb/index.js';
+import type { HaproxySwitchArgs } from '../../src/lb/index.js';
 import { parse as parseYaml } from 'yaml';
 import { compileSchema } from '../../src/load/schema.js';
 import type { ModuleResult } from '../../src/sdk/module.js';
@@ -22,7 +22,7 @@ import {
   type HaproxyInstance,
 } from '../helpers/haproxy.js';
 
-type Args = Omit<LbSwitchArgs, 'provider'> & { provider?: 'haproxy' };
+type Args = Omit<HaproxySwitchArgs, 'provider'> & { provider?: 'haproxy' };
 
 async function run(args: Args, ctx: TestContext = makeCtx()): Promise<ModuleResult> {
   const full = { provider: 'haproxy' as const, ...args };

@@ -1,0 +1,11 @@
+/** Types of lb.mjs (HAProxy in front of the stand-ins, and a client loop through it). */
+export function freePort(): Promise<number>;
+export function startHaproxy(o: { dir: string; frontendPort: number; adminPort: number; servers: { name: string; port: number }[] }): Promise<{ pid: number | undefined; stop: () => Promise<void> }>;
+export interface ClientStats {
+  total: number;
+  ok: number;
+  failed: number;
+  failures: string[];
+  versions: Record<string, number>;
+}
+export function clientLoop(port: number, intervalMs?: number): { stop: () => Promise<ClientStats> };
