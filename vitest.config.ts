@@ -1,8 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Two projects: `unit` needs nothing but Node; `integration` runs against the real
 // sandbox clusters (kube-apiserver + controllers + kwok) started by the global setup.
 export default defineConfig({
+  // modules import the public SDK by its package name; tests run them from source
+  resolve: { alias: { 'kplay/sdk': fileURLToPath(new URL('./src/sdk/index.ts', import.meta.url)) } },
   test: {
     projects: [
       {

@@ -5,10 +5,7 @@
  * so it waits without using CPU. Who approved (and when, and their comment) is in the result and
  * so in the run record. A rejection or a timeout fails the task.
  */
-import { GATE_NAME, gateRef, gateState, openGate } from '../src/audit/gate.js';
-import { kubeFor } from '../src/k8s/client.js';
-import { errorMessage } from '../src/load/errors.js';
-import { defineModule } from '../src/sdk/module.js';
+import { GATE_NAME, gateRef, gateState, openGate, kubeFor, errorMessage, defineModule } from 'kplay/sdk';
 
 /** Arguments of `approve`. */
 export interface ApproveArgs {

@@ -1,5 +1,5 @@
 /** `assert`: check that conditions hold; fail with a message when one does not. */
-import { defineModule } from '../src/sdk/module.js';
+import { defineModule } from 'kplay/sdk';
 
 /** Arguments of `assert`. */
 export interface AssertArgs {

@@ -5,8 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { defineModule } from '../src/sdk/module.js';
-import { tether } from '../src/sdk/tether.js';
+import { defineModule, tether } from 'kplay/sdk';
 
 /** Arguments of `command`. */
 export interface CommandArgs {

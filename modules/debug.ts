@@ -1,7 +1,7 @@
 /**
  * `debug`: print a message or a variable. Never changes anything.
  */
-import { defineModule } from '../src/sdk/module.js';
+import { defineModule } from 'kplay/sdk';
 
 /** Arguments of `debug`. */
 export interface DebugArgs {

@@ -1,5 +1,5 @@
 /** `fail`: fail the task with a message (usually with `when`). */
-import { defineModule } from '../src/sdk/module.js';
+import { defineModule } from 'kplay/sdk';
 
 /** Arguments of `fail`. */
 export interface FailArgs {

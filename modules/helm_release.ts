@@ -7,23 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import { connect, kubeFor } from '../src/k8s/client.js';
-import { diffEntry, maskObject } from '../src/k8s/normalize.js';
-import { driftOf, labelOf, objectRef, planApply, resolveNamespace } from '../src/k8s/plan.js';
-import type { KubeClient, KubeObject, ObjectPlan } from '../src/k8s/types.js';
-import { HelmCli, type ChartRef } from '../src/helm/cli.js';
-import { HelmError } from '../src/helm/errors.js';
-import { chartDifferences, isChartDir, localCrdFiles, readLocalChart, type LocalChart } from '../src/helm/chart.js';
-import { applyObjects, removeAdditions } from '../src/k8s/apply.js';
-import { parseDriftRules, type DriftRule } from '../src/k8s/drift.js';
-import { parseManifests } from '../src/k8s/load.js';
-import { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../src/helm/manifests.js';
-import { readStoredRelease, storageKind, type StorageKind, type StoredChart } from '../src/helm/storage.js';
-import { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../src/helm/release.js';
-import { canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, secretValues, valuesEqual, valuesFromSet, type Values } from '../src/helm/values.js';
-import type { HelmVersion } from '../src/helm/version.js';
-import { cachedHelmVersion } from '../src/helm/version-cache.js';
-import { defineModule, UnreachableError, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../src/sdk/module.js';
+import { connect, kubeFor, diffEntry, maskObject, driftOf, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, readLocalChart, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from 'kplay/sdk';
 
 /** Arguments of `helm_release`. */
 export interface HelmReleaseArgs {

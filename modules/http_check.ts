@@ -8,9 +8,7 @@ import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
-import { defineModule, type ModuleContext, type ModuleResult } from '../src/sdk/module.js';
-import { MASK } from '../src/report/mask.js';
-import { errorMessage } from '../src/load/errors.js';
+import { defineModule, MASK, errorMessage, type ModuleContext, type ModuleResult } from 'kplay/sdk';
 
 /** Arguments of `http_check`. */
 export interface HttpCheckArgs {

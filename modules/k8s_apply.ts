@@ -6,17 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { defineModule, type DiffEntry, type ModuleContext, type ModuleResult } from '../src/sdk/module.js';
-import { kubeFor } from '../src/k8s/client.js';
-import { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, type ObjectResult } from '../src/k8s/apply.js';
-import { ApplyConflictError, KubeApiError } from '../src/k8s/errors.js';
-import { loadSources, parseManifests, toObjects } from '../src/k8s/load.js';
-import { parseDriftRules } from '../src/k8s/drift.js';
-import { driftOf } from '../src/k8s/plan.js';
-import { secretValues } from '../src/k8s/normalize.js';
-import { waitFor, type WaitTarget } from '../src/k8s/wait.js';
-import type { KubeObject } from '../src/k8s/types.js';
-import { errorMessage } from '../src/load/errors.js';
+import { defineModule, kubeFor, applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, ApplyConflictError, KubeApiError, loadSources, parseManifests, toObjects, parseDriftRules, driftOf, secretValues, waitFor, errorMessage, type DiffEntry, type ModuleContext, type ModuleResult, type ObjectResult, type WaitTarget, type KubeObject } from 'kplay/sdk';
 
 /** Arguments of `k8s_apply`. */
 export interface K8sApplyArgs {

@@ -2,13 +2,7 @@
  * `k8s_info`: read one object or a list of objects (for `register`), optionally waiting for
  * them like `wait_for`. Never changes anything.
  */
-import { defineModule } from '../src/sdk/module.js';
-import { kubeFor } from '../src/k8s/client.js';
-import { KubeApiError } from '../src/k8s/errors.js';
-import { secretValues } from '../src/k8s/normalize.js';
-import { waitFor, type WaitMode } from '../src/k8s/wait.js';
-import type { KubeObject } from '../src/k8s/types.js';
-import { errorMessage } from '../src/load/errors.js';
+import { defineModule, kubeFor, KubeApiError, secretValues, waitFor, errorMessage, type WaitMode, type KubeObject } from 'kplay/sdk';
 
 /** Arguments of `k8s_info`. */
 export interface K8sInfoArgs {

@@ -2,9 +2,7 @@
  * `lb_switch`: take a backend server out of (or back into) a load balancer's rotation.
  * The `provider:` selects the load balancer; each provider is one file in `src/lb/`.
  */
-import { defineModule, UnreachableError, type JsonSchema, type ModuleResult } from '../src/sdk/module.js';
-import { errorMessage } from '../src/load/errors.js';
-import { PROVIDERS, type LbSwitchArgs } from '../src/lb/index.js';
+import { defineModule, UnreachableError, errorMessage, PROVIDERS, type JsonSchema, type ModuleResult, type LbSwitchArgs } from 'kplay/sdk';
 
 /** Flat schema: every provider's properties, plus per-provider `required` via `if`/`then`. */
 function buildSchema(): JsonSchema {

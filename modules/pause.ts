@@ -1,7 +1,7 @@
 /** `pause`: wait for a time, or for the operator to press Enter (on a TTY). */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline/promises';
-import { defineModule } from '../src/sdk/module.js';
+import { defineModule } from 'kplay/sdk';
 
 /** Arguments of `pause`. */
 export interface PauseArgs {

@@ -1,5 +1,5 @@
 /** `set_fact`: set variables for this cluster for the rest of the run. */
-import { defineModule } from '../src/sdk/module.js';
+import { defineModule } from 'kplay/sdk';
 
 export default defineModule<Record<string, unknown>>({
   name: 'set_fact',

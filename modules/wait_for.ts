@@ -2,12 +2,7 @@
  * `wait_for`: wait (driven by watch events, never polling) until Kubernetes objects are ready,
  * a condition holds, a Liquid expression on the object is true, or they are deleted.
  */
-import { defineModule } from '../src/sdk/module.js';
-import { kubeFor } from '../src/k8s/client.js';
-import { KubeApiError } from '../src/k8s/errors.js';
-import { maskObject, secretValues } from '../src/k8s/normalize.js';
-import { waitFor, type WaitMode } from '../src/k8s/wait.js';
-import { errorMessage } from '../src/load/errors.js';
+import { defineModule, kubeFor, KubeApiError, maskObject, secretValues, waitFor, errorMessage, type WaitMode } from 'kplay/sdk';
 
 /** Arguments of `wait_for`. */
 export interface WaitForArgs {

@@ -1,0 +1,46 @@
+/**
+ * The public SDK of kplay: everything a task module needs, and nothing else reaches into kplay's
+ * internals. Built-in modules import only from here (`import { defineModule } from 'kplay/sdk'`),
+ * so copying one is all a community module author needs.
+ *
+ * - defining a module: {@link defineModule}, the context and result types, errors;
+ * - Kubernetes: the client of the task's cluster ({@link kubeFor}), applying/deleting/pruning sets
+ *   of objects, planning (SSA dry-runs), waiting, loading manifests, normalising and masking,
+ *   drift rules;
+ * - Helm: the helm CLI behind one interface, release storage, chart and values helpers;
+ * - load balancers: the `lb_switch` providers;
+ * - processes: {@link tether} (children never outlive kplay), approval gates.
+ */
+
+// ---- defining a module
+export { defineModule, UnreachableError } from './module.js';
+export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from './module.js';
+export { errorMessage } from '../load/errors.js';
+export { MASK } from '../report/mask.js';
+export { tether } from './tether.js';
+
+// ---- Kubernetes
+export { connect, kubeFor } from '../k8s/client.js';
+export { ApplyConflictError, KubeApiError } from '../k8s/errors.js';
+export type { JsonPatchOp, KubeClient, KubeObject, ObjectPlan, ObjectRef } from '../k8s/types.js';
+export { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, removeAdditions, type ObjectResult } from '../k8s/apply.js';
+export { driftOf, labelOf, objectRef, planApply, resolveNamespace, type ObjectDrift } from '../k8s/plan.js';
+export { parseDriftRules, type DriftField, type DriftRule, type HiddenField } from '../k8s/drift.js';
+export { loadSources, parseManifests, toObjects } from '../k8s/load.js';
+export { diffEntry, maskObject, secretValues } from '../k8s/normalize.js';
+export { waitFor, type WaitMode, type WaitTarget } from '../k8s/wait.js';
+
+// ---- Helm
+export { HelmCli, type ChartRef } from '../helm/cli.js';
+export { HelmError } from '../helm/errors.js';
+export type { HelmVersion } from '../helm/version.js';
+export { cachedHelmVersion } from '../helm/version-cache.js';
+export { canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, secretValues as valuesSecrets, valuesEqual, valuesFromSet, type Values } from '../helm/values.js';
+export { chartDifferences, isChartDir, localCrdFiles, readLocalChart, type LocalChart } from '../helm/chart.js';
+export { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../helm/manifests.js';
+export { readStoredRelease, storageKind, type StorageKind, type StoredChart } from '../helm/storage.js';
+export { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../helm/release.js';
+
+// ---- load balancers, gates
+export { PROVIDERS, type LbSwitchArgs } from '../lb/index.js';
+export { GATE_NAME, gateRef, gateState, openGate } from '../audit/gate.js';
