@@ -169,6 +169,14 @@ export function sortForRemoval(ptrs: string[]): string[] {
   });
 }
 
+/**
+ * Field managers of kplay itself: `kplay` (k8s_apply, lb_switch's patches) and `kplay-*` (other
+ * kplay tasks and community modules). What they wrote is never another task's drift.
+ */
+export function isKplayManager(manager: string): boolean {
+  return /^kplay(-|$)/.test(manager);
+}
+
 /** Merge fieldsV1 trees (the union of the fields they own). */
 function mergeTrees(trees: Record<string, unknown>[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -185,20 +193,21 @@ function mergeTrees(trees: Record<string, unknown>[]): Record<string, unknown> {
 const bodyEntries = (entries: ManagedEntry[]): ManagedEntry[] => entries.filter((e) => e.subresource !== 'status');
 
 /**
- * Fields of `live` set by a manager other than `ownManagers` that none of `ownManagers` owns:
+ * Fields of `live` set by a manager other than `ownManagers` (and kplay's own, {@link isKplayManager}) that none of them owns:
  * map keys one by one (`.metadata.labels.x`), list items as a whole (`.env[name=FOO]`). Status
  * and fields no longer on the object are left out. Empty when none of `ownManagers` has ever
  * written the object (nothing to compare with).
  */
 export function fieldAdditions(live: ManagedObject | undefined, ownManagers: readonly string[], desired?: object): FieldAddition[] {
   const entries = bodyEntries(managedEntries(live));
-  const own = entries.filter((e) => ownManagers.includes(e.manager));
+  const isOwn = (m: string): boolean => ownManagers.includes(m) || isKplayManager(m);
+  const own = entries.filter((e) => isOwn(e.manager));
   if (!live || own.length === 0) return [];
   const ours = mergeTrees(own.map((e) => e.fieldsV1));
   const out: FieldAddition[] = [];
   const seen = new Set<string>();
   for (const e of entries) {
-    if (ownManagers.includes(e.manager)) continue;
+    if (isOwn(e.manager)) continue;
     const report = (segments: FieldSegment[]): void => {
       const path = formatPath(segments);
       if (seen.has(path)) return;

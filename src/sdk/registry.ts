@@ -6,6 +6,7 @@
  * A module file default-exports `defineModule({...})` (or exports `module`).
  */
 import { existsSync } from 'node:fs';
+import { register } from 'node:module';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -93,7 +94,25 @@ function checkModule(candidate: unknown, source: string): AnyModule {
   return candidate as AnyModule;
 }
 
+let sdkHooked = false;
+
+/**
+ * Let modules outside kplay's package (`--module-path`, `kplay.config.json`, `kplay-module-*`
+ * packages) import `kplay/sdk` without installing kplay next to them: a resolve hook maps that
+ * specifier to this kplay's SDK, so a module always talks to the kplay that loads it.
+ */
+function hookSdk(): void {
+  if (sdkHooked) return;
+  sdkHooked = true;
+  const sdkFile = path.join(here, 'index.js');
+  if (!existsSync(sdkFile) || typeof register !== 'function') return; // running from sources (tests), or Node < 20.6
+  const sdkUrl = pathToFileURL(sdkFile).href;
+  const hook = `export async function resolve(specifier, context, next) { return specifier === 'kplay/sdk' ? { url: ${JSON.stringify(sdkUrl)}, shortCircuit: true } : next(specifier, context); }`;
+  register(`data:text/javascript,${encodeURIComponent(hook)}`);
+}
+
 async function importModuleFile(file: string): Promise<unknown> {
+  if (!path.resolve(file).startsWith(BUILTIN_DIR + path.sep)) hookSdk();
   const ns = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   return ns.default ?? ns.module;
 }

@@ -51,7 +51,16 @@ describe('fieldAdditions', () => {
   });
   it('gives nothing when every writer is an own manager, or when the own manager never wrote the object', () => {
     expect(fieldAdditions(live, ['kplay', 'kubectl', 'kubectl-annotate', 'kubectl-label', 'kubectl-rollout', 'kubectl-set'])).toEqual([]);
-    expect(fieldAdditions(live, ['helm'])).toEqual([]);
+    const noKplay = structuredClone(live);
+    noKplay.metadata.managedFields = (noKplay.metadata.managedFields as { manager: string }[]).filter((e) => e.manager !== 'kplay');
+    expect(fieldAdditions(noKplay, ['helm'])).toEqual([]);
+  });
+  it('never counts what kplay itself wrote under another field manager (kplay-*: other tasks, community modules)', () => {
+    const withModule = structuredClone(live);
+    (withModule.metadata.managedFields as unknown[]).push({ manager: 'kplay-config-checksum', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:handedit': {} } } } });
+    const paths = fieldAdditions(withModule, ['kplay'], desired).map((a) => a.path);
+    expect(paths).not.toContain('.metadata.labels.handedit'); // kplay-config-checksum owns it too
+    expect(paths).toContain('.metadata.annotations.note');
   });
   it('removes them: pointers resolve list items by key, removal leaves no empty lists/maps', () => {
     const env = adds.find((a) => a.manager === 'kubectl-set');
