@@ -53,7 +53,16 @@ function reaperInput(): Writable | undefined {
 }
 
 /**
- * Tether a spawned child to this process: if kplay exits before the child does, the child (its
+ * Start the reaper now (idempotent). Call it before spawning a child that will be tethered: the
+ * reaper's own start (a fork) then cannot fall between the child's start and its `add` line, a
+ * window in which a `kill -9` of kplay would leave the child untethered.
+ */
+export function prepareTether(): void {
+  reaperInput();
+}
+
+/**
+ * Tether a spawned child to this process (call {@link prepareTether} before spawning it): if kplay exits before the child does, the child (its
  * whole process group when `group`, i.e. it was spawned `detached`) is stopped.
  */
 export function tether(child: ChildProcess, opts: { group?: boolean } = {}): void {
