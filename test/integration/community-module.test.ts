@@ -68,11 +68,12 @@ describe('a community module installed as an npm package outside the repository'
     expect(await checksum()).toBe(sum);
   });
 
-  it('check mode predicts the roll of a config change without writing; the run rolls', async () => {
+  it('check mode writes nothing; a config change rolls the workload', async () => {
     const before = await checksum();
     const check = await run('debug', ['--check', '--diff']);
     expect(check.code).toBe(0);
-    expect(check.stdout).toContain('configuration changed, would roll');
+    // the ConfigMap would change; the checksum task reads the live (unchanged) ConfigMap in check mode
+    expect(check.stdout).toMatch(/1 would be configured, 3 unchanged: configured ConfigMap .*\/web-settings/);
     expect(await checksum()).toBe(before);
     const r = await run('debug');
     expect(r.code).toBe(0);
