@@ -69,6 +69,7 @@ export default defineModule<CommandArgs>({
     if (ctx.checkMode) return { status: 'skipped', msg: `check mode: would run: ${display}` };
     if (!existsSync(cwd)) return { status: 'failed', msg: `chdir: ${cwd} does not exist` };
     const [prog, ...rest] = args.cmd !== undefined ? ['/bin/sh', '-c', args.cmd] : (args.argv as string[]);
+    if (prog === undefined) return { status: 'failed', msg: 'command: argv is empty' };
     const started = Date.now();
     return await new Promise((resolvePromise) => {
       // Own process group, so cancelling kills the whole pipeline (sh and its children); tethered,

@@ -390,7 +390,7 @@ export default defineModule<HttpCheckArgs>({
       if (SECRET_HEADER.test(k)) {
         ctx.addSecret(v);
         const m = /^\s*(bearer|basic|token)\s+(.+)$/i.exec(v);
-        if (m) ctx.addSecret(m[2]);
+        if (m?.[2]) ctx.addSecret(m[2]);
       }
     }
     try {

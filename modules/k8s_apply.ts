@@ -217,7 +217,7 @@ function failure(e: unknown, ctx: ModuleContext, data?: Record<string, unknown>)
 
 function resultData(results: ObjectResult[]): Record<string, unknown> {
   const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0, deleted: 0 };
-  for (const r of results) counts[r.action]++;
+  for (const r of results) counts[r.action] = (counts[r.action] ?? 0) + 1;
   return {
     resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}) })),
     objects: results.filter((r) => r.action !== 'deleted' && r.object).map((r) => r.object),

@@ -207,7 +207,7 @@ export class RunRecorder {
     return {
       run: this.header,
       tasks: cluster ? this.tasks.filter((t) => t.cluster === cluster) : this.tasks,
-      recap: cluster ? { [cluster]: this.recap[cluster] } : this.recap,
+      recap: cluster ? Object.fromEntries(Object.entries(this.recap).filter(([c]) => c === cluster)) : this.recap,
       exit_code: this.exitCode,
       interrupted: this.interrupted,
     };

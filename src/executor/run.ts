@@ -46,7 +46,7 @@ export function makeBatches<T>(items: T[], serial: Play['serial']): T[][] {
   let i = 0;
   let k = 0;
   while (i < items.length) {
-    const size = sizes[Math.min(k, sizes.length - 1)];
+    const size = sizes[Math.min(k, sizes.length - 1)] ?? items.length;
     out.push(items.slice(i, i + size));
     i += size;
     k++;

@@ -215,7 +215,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Pl
   if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };
   const checked = validateArgs(mod.schema, args);
   if (!checked.ok) {
-    const e = checked.errors[0];
+    const e = checked.errors[0] ?? { instancePath: '', keyword: 'invalid', params: {}, schemaPath: '', message: 'invalid arguments' };
     const segs = e.instancePath.slice(1).split('/').filter(Boolean);
     const pos = typeof task.args === 'object' ? posOfPath(task.args, segs) : undefined;
     const where = formatPos(pos ?? task.pos);

@@ -148,7 +148,7 @@ export function parseHistory(v: unknown): HistoryEntry[] {
  */
 export function lastGoodRevision(history: HistoryEntry[], pendingRevision: number): number | undefined {
   const good = history.filter((h) => h.revision < pendingRevision && (h.status === 'deployed' || h.status === 'superseded'));
-  return good.length ? good[good.length - 1].revision : undefined;
+  return good[good.length - 1]?.revision;
 }
 
 /** Parse `helm show chart` (Chart.yaml text). */

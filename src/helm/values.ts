@@ -71,7 +71,7 @@ export function parseKeyPath(key: string): PathSegment[] {
 export function setPath(tree: Values, segments: PathSegment[], value: unknown): void {
   let node: Values | unknown[] = tree;
   for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i];
+    const seg = segments[i] as PathSegment;
     const last = i === segments.length - 1;
     const nextIsIndex = !last && typeof segments[i + 1] === 'number';
     if (typeof seg === 'number') {

@@ -74,7 +74,7 @@ async function hostsFileIn(dir: string): Promise<string> {
     throw new InputError(`inventory directory ${dir} has no hosts.yml or hosts.yaml`, undefined, 'a directory inventory holds hosts.yml plus optional group_vars/ and cluster_vars/');
   }
   if (found.length > 1) throw new InputError(`inventory directory ${dir} has both hosts.yml and hosts.yaml; keep one`);
-  return found[0];
+  return found[0] as string;
 }
 
 /**
@@ -503,7 +503,7 @@ function validateDocument(value: unknown, file: string): asserts value is { all:
     if (e instanceof InputError && !e.hint) {
       const m = /unknown key '([^']*)'/.exec(e.message);
       if (m) {
-        const hint = m[1] === 'hosts' ? "kplay calls them 'clusters'" : (didYouMean(m[1], KNOWN_KEYS) ?? `allowed keys: groups have vars, clusters, children; clusters have context, kubeconfig, vars`);
+        const hint = m[1] === 'hosts' ? "kplay calls them 'clusters'" : (didYouMean(m[1] ?? '', KNOWN_KEYS) ?? `allowed keys: groups have vars, clusters, children; clusters have context, kubeconfig, vars`);
         throw new InputError(e.message, e.pos, hint);
       }
     }

@@ -76,7 +76,7 @@ function isGlob(text: string): boolean {
 export function globToRegExp(glob: string): RegExp {
   let re = '';
   for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i];
+    const ch = glob[i] ?? '';
     if (ch === '*') re += '.*';
     else if (ch === '?') re += '.';
     else if (ch === '[') {

@@ -98,7 +98,7 @@ export function parseConflicts(status: KubeStatus | undefined): FieldConflict[] 
   }
   if (out.length === 0 && status?.message) {
     // Fallback: parse the message ("Apply failed with 1 conflict: conflict with \"x\" using apps/v1: .spec.replicas")
-    for (const m of status.message.matchAll(/conflict with "([^"]*)"[^:]*: ([^\n]+)/g)) out.push({ manager: m[1], field: m[2].trim(), message: m[0] });
+    for (const m of status.message.matchAll(/conflict with "([^"]*)"[^:]*: ([^\n]+)/g)) out.push({ manager: m[1] ?? '', field: (m[2] ?? '').trim(), message: m[0] });
   }
   return out;
 }

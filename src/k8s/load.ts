@@ -97,7 +97,7 @@ export function toObjects(v: unknown, source: string): KubeObject[] {
 function globToRegExp(glob: string): RegExp {
   let re = '';
   for (let i = 0; i < glob.length; i++) {
-    const c = glob[i];
+    const c = glob[i] ?? '';
     if (c === '*' && glob[i + 1] === '*') {
       re += '.*';
       i++;

@@ -200,7 +200,7 @@ export async function waitFor(client: KubeClient, targets: WaitTarget[], mode: W
   const objects = states.flatMap((s) => s.objects);
   const notReady = states.filter((s) => !s.done).flatMap((s) => s.lines);
   if (fatal) return { ok: false, msg: fatal, timedOut: false, objects, notReady };
-  if (states.every((s) => s.done)) return { ok: true, msg: `${targets.length === 1 ? describeTarget(targets[0]) : `${targets.length} targets`}: ${mode.type === 'absent' ? 'absent' : 'ready'} after ${Math.round((Date.now() - started) / 1000)}s`, timedOut: false, objects, notReady: [] };
+  if (states.every((s) => s.done)) return { ok: true, msg: `${targets.length === 1 ? describeTarget(targets[0] as WaitTarget) : `${targets.length} targets`}: ${mode.type === 'absent' ? 'absent' : 'ready'} after ${Math.round((Date.now() - started) / 1000)}s`, timedOut: false, objects, notReady: [] };
   if (opts.signal?.aborted) throw abortReason(opts.signal);
   // Timed out: say what was not ready, with recent Warning events.
   const events = await warningEvents(client, states.filter((s) => !s.done).flatMap((s) => (s.objects.length ? s.objects : [])));

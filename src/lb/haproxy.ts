@@ -220,7 +220,7 @@ async function run(args: HaproxySwitchArgs, ctx: ModuleContext): Promise<ModuleR
     return { status: 'failed', msg: `lb_switch (haproxy): ${errorMessage(e)}` };
   }
   const label = `${backend}/${server}`;
-  const where = instances.length === 1 ? instances[0].target : `${label} on ${instances.length} HAProxy instances`;
+  const where = instances.length === 1 && instances[0] ? instances[0].target : `${label} on ${instances.length} HAProxy instances`;
   const data = (extra: Record<string, unknown> = {}): Record<string, unknown> => {
     const list = instances.map((i) => instanceData(i, ctx, state));
     const d: Record<string, unknown> = {
@@ -229,13 +229,12 @@ async function run(args: HaproxySwitchArgs, ctx: ModuleContext): Promise<ModuleR
       server,
       state,
       ...(args.weight !== undefined ? { weight: args.weight } : {}),
-      target: instances.length === 1 ? instances[0].target : `${label} @ ${instances.map((i) => i.ep.display).join(', ')}`,
+      target: instances.length === 1 && instances[0] ? instances[0].target : `${label} @ ${instances.map((i) => i.ep.display).join(', ')}`,
       instances: list,
       ...extra,
     };
-    if (list.length === 1) {
-      for (const k of ['socket', 'previous', 'current', 'drain']) if (k in list[0]) d[k] = list[0][k];
-    }
+    const only = list.length === 1 ? list[0] : undefined;
+    if (only) for (const k of ['socket', 'previous', 'current', 'drain']) if (k in only) d[k] = only[k];
     return d;
   };
   const diff = (): DiffEntry[] | undefined =>
@@ -256,8 +255,10 @@ async function run(args: HaproxySwitchArgs, ctx: ModuleContext): Promise<ModuleR
   const reads = await Promise.allSettled(instances.map((i) => readServer(i.ep, backend, server, ctx.signal)));
   const readErrors: string[] = [];
   reads.forEach((r, n) => {
-    if (r.status === 'fulfilled') instances[n].before = r.value;
-    else readErrors.push(errorMessage(r.reason));
+    const inst = instances[n];
+    if (r.status === 'fulfilled') {
+      if (inst) inst.before = r.value;
+    } else readErrors.push(errorMessage(r.reason));
   });
   if (readErrors.length > 0) {
     const nothing = instances.length > 1 ? ' (nothing was switched)' : '';

@@ -34,7 +34,7 @@ export function parseEndpoint(socket: string): RuntimeEndpoint {
   if (tcp) {
     const port = Number(tcp[2]);
     if (port < 1 || port > 65535) throw new RuntimeApiError(`invalid port in HAProxy socket address ${socket}`);
-    return { display: s, host: tcp[1].replace(/^\[|\]$/g, ''), port };
+    return { display: s, host: (tcp[1] ?? '').replace(/^\[|\]$/g, ''), port };
   }
   if (/^tcp:/.test(s)) throw new RuntimeApiError(`invalid HAProxy socket address ${socket}: expected tcp://HOST:PORT`);
   const path = s.replace(/^unix:(\/\/)?/, '');
@@ -147,7 +147,7 @@ export function parseServersState(text: string): Row[] {
   const version = lines[0]?.trim();
   if (headerIdx < 0 || !/^\d+$/.test(version ?? '')) throw new RuntimeApiError(oneLine(text) || 'empty answer');
   if (version !== '1') throw new RuntimeApiError(`unsupported \`show servers state\` format version ${version}`);
-  const fields = lines[headerIdx].replace(/^#\s*/, '').split(/\s+/);
+  const fields = (lines[headerIdx] ?? '').replace(/^#\s*/, '').split(/\s+/);
   const rows: Row[] = [];
   for (const line of lines.slice(headerIdx + 1)) {
     if (!line.trim() || line.startsWith('#')) continue;
@@ -167,7 +167,7 @@ export function parseStatCsv(text: string): Row[] {
   const lines = text.split('\n').map((l) => l.trimEnd());
   const headerIdx = lines.findIndex((l) => l.startsWith('# '));
   if (headerIdx < 0) throw new RuntimeApiError(oneLine(text) || 'empty answer');
-  const fields = lines[headerIdx].slice(2).split(',');
+  const fields = (lines[headerIdx] ?? '').slice(2).split(',');
   const rows: Row[] = [];
   for (const line of lines.slice(headerIdx + 1)) {
     if (!line.trim()) continue;

@@ -36,7 +36,7 @@ const CANARY_OVERRIDES = [`${P}canary-by-header`, `${P}canary-by-cookie`];
 
 function canaryYaml(ann: Record<string, string>): string {
   const shown: Record<string, string> = {};
-  for (const k of Object.keys(ann).sort()) if (k.startsWith(`${P}canary`)) shown[k] = ann[k];
+  for (const k of Object.keys(ann).sort()) if (k.startsWith(`${P}canary`)) shown[k] = ann[k] ?? '';
   return YAML.stringify({ annotations: shown }, { lineWidth: 0 });
 }
 
@@ -93,7 +93,7 @@ async function run(args: IngressCanarySwitchArgs, ctx: ModuleContext): Promise<M
     if (weight > total) throw new LbError(`weight ${weight} is above ${total}, the total of ${label} (${CANARY_WEIGHT_TOTAL}: ${totalText ?? 'unset, 100'})`);
     const next: Record<string, string> = { ...previous, [CANARY]: 'true', [CANARY_WEIGHT]: String(weight) };
     const patch: Record<string, string> = {};
-    for (const k of [CANARY, CANARY_WEIGHT]) if (previous[k] !== next[k]) patch[k] = next[k];
+    for (const k of [CANARY, CANARY_WEIGHT]) if (previous[k] !== next[k]) patch[k] = next[k] ?? '';
     if (previous[CANARY] !== 'true') await requireMainIngress(client, live, label, ctx.signal);
     const plan: CanaryPlan = { previous, next, previousWeight: parseWeight(previous[CANARY_WEIGHT]), previousCanary: previous[CANARY] === 'true', total };
     return { plan, patch: Object.keys(patch).length ? { metadata: { annotations: patch } } : undefined };

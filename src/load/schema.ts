@@ -72,7 +72,7 @@ function bestError(errors: ErrorObject[]): ErrorObject {
     (e.keyword === 'additionalProperties' || e.keyword === 'required' ? 1000 : 0) +
     e.instancePath.split('/').length * 10 -
     (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if' ? 500 : 0);
-  return [...errors].sort((a, b) => rank(b) - rank(a))[0];
+  return [...errors].sort((a, b) => rank(b) - rank(a))[0] ?? { instancePath: '', keyword: 'invalid', params: {}, schemaPath: '', message: 'invalid' };
 }
 
 /**

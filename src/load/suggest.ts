@@ -4,15 +4,20 @@
 export function editDistance(a: string, b: string): number {
   const m = a.length;
   const n = b.length;
-  const d: number[][] = Array.from({ length: m + 1 }, (_, i) => Array.from({ length: n + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  // a flat (m+1)×(n+1) table; at(i, j) reads cell [i][j]
+  const d = new Array<number>((m + 1) * (n + 1)).fill(0);
+  const at = (i: number, j: number): number => d[i * (n + 1) + j] ?? 0;
+  for (let i = 0; i <= m; i++) d[i * (n + 1)] = i;
+  for (let j = 0; j <= n; j++) d[j] = j;
   for (let i = 1; i <= m; i++) {
     for (let j = 1; j <= n; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      let v = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, at(i - 2, j - 2) + 1);
+      d[i * (n + 1) + j] = v;
     }
   }
-  return d[m][n];
+  return at(m, n);
 }
 
 /**

@@ -170,7 +170,7 @@ export function parseYaml(text: string, file: string): Loaded {
     if (err && /Maximum call stack/.test(err.message)) throw tooDeep();
     if (err) {
       if (err.code === 'DUPLICATE_KEY') throw duplicateKey(text, err.pos[0], at);
-      const msg = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+      const msg = (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
       throw new InputError(`YAML error: ${msg}`, at(err.pos[0]));
     }
     let value: unknown;

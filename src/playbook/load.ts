@@ -268,7 +268,7 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
   if (moduleKeys.length > 1) throw new InputError(`task has several modules (${moduleKeys.join(', ')}): use exactly one per task`, posOf(raw, moduleKeys[1]));
   if (!scope.handler && 'listen' in raw) throw new InputError('`listen` is only valid on handlers', posOf(raw, 'listen'));
   validateKeywords(raw, pos);
-  const name = moduleKeys[0];
+  const name = moduleKeys[0] ?? '';
   const mod = opts.registry.get(name) as AnyModule;
   const args = normaliseArgs(mod, raw[name], raw, name);
   const c = common(raw, pos, scope);
@@ -323,6 +323,7 @@ function validateKeywords(raw: Obj, pos: SourcePos): void {
   const validate = compileSchema(taskKeywordSchema());
   if (validate(raw)) return;
   const e = (validate.errors ?? [])[0];
+  if (!e) throw new InputError('invalid task keywords', pos);
   const p = e.instancePath.slice(1).split('/').filter(Boolean);
   throw new InputError(describeAjvError(e, 'task'), posOfPath(raw, p) ?? pos);
 }
@@ -374,6 +375,7 @@ export function staticValidate(mod: AnyModule, args: unknown, where: SourcePos |
   if (errors.length === 0) return;
   const rank = (k: string): number => (k === 'additionalProperties' ? 0 : k === 'required' ? 1 : 2);
   const e = errors.sort((a, b) => rank(a.keyword) - rank(b.keyword))[0];
+  if (!e) return;
   const segs = e.instancePath.slice(1).split('/').filter(Boolean);
   if (e.keyword === 'additionalProperties') segs.push(String((e.params as Obj).additionalProperty));
   const base = key === undefined ? [] : [key];

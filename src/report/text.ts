@@ -5,7 +5,7 @@
  */
 import { Chalk, type ChalkInstance } from 'chalk';
 import { stringify } from 'yaml';
-import type { EventHandlers, RunEvent } from './events.js';
+import { emptyStats, type EventHandlers, type RunEvent } from './events.js';
 import { unifiedDiff } from './diff.js';
 
 /** Options shared by reporters. */
@@ -131,7 +131,7 @@ export function textReporter(o: ReporterOptions): Reporter {
       const names = Object.keys(e.clusters);
       const w = Math.max(10, ...names.map((n) => n.length));
       for (const name of names) {
-        const s = e.clusters[name];
+        const s = e.clusters[name] ?? emptyStats();
         const col = s.failed || s.unreachable ? c.red : s.changed ? c.yellow : c.green;
         const f = (label: string, v: number, color: ChalkInstance): string => `${label}=${v ? color(String(v)) : v}`.padEnd(label.length + 3);
         out(

@@ -103,7 +103,7 @@ class BoundedCache<V> {
 function singleExpression(template: string): string | undefined {
   const m = /^\s*\{\{-?([\s\S]*?)-?\}\}\s*$/.exec(template);
   if (!m) return undefined;
-  const inner = m[1];
+  const inner = m[1] ?? '';
   if (/\{\{|\}\}|\{%|%\}/.test(inner) || inner.trim() === '') return undefined;
   return inner;
 }
@@ -790,7 +790,7 @@ export class Templar {
       cur = (cur as { originalError?: unknown }).originalError;
     }
     const raw = e instanceof Error ? e.message : String(e);
-    let msg = raw.split('\n')[0];
+    let msg = raw.split('\n')[0] ?? '';
     let line: number | undefined;
     const posm = /, (?:file:[^,]*, )?line:(\d+), col:(\d+)$/.exec(msg);
     if (posm) {
