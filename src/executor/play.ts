@@ -12,7 +12,7 @@ import { templar } from '../template/index.js';
 import { mergeVars } from '../vars/precedence.js';
 import { extendScope, lazyScope } from './lazyvars.js';
 import type { ClusterState, RunOptions } from './state.js';
-import { runModuleTask } from './task.js';
+import { runModuleTask, type TaskHost } from './task.js';
 
 type Obj = Record<string, unknown>;
 
@@ -29,7 +29,7 @@ export interface RunShared {
 }
 
 /** The state of one play on one batch. */
-export class PlayRun {
+export class PlayRun implements TaskHost {
   readonly opts: RunOptions;
   private readonly limit: LimitFunction;
   private readonly varsFiles: Obj;

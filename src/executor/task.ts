@@ -15,7 +15,6 @@ import { templar } from '../template/index.js';
 import { extendScope } from './lazyvars.js';
 import { taintRendered } from './taint.js';
 import type { ClusterState, RunOptions } from './state.js';
-import type { PlayRun } from './play.js';
 
 type Obj = Record<string, unknown>;
 
@@ -27,10 +26,31 @@ export interface TaskOutcome {
   registered: Obj;
 }
 
+/**
+ * What running a task needs from the play it belongs to (`PlayRun` implements it): the run's
+ * options, variable scopes and the play's condition evaluation. Declared here so that task.ts
+ * does not import play.ts (which imports task.ts).
+ */
+export interface TaskHost {
+  readonly opts: RunOptions;
+  /** The merged variables of `node` on `cs` (plus `extra`, e.g. loop variables). */
+  scopeFor(cs: ClusterState, node: ModuleTask, extra?: Obj): Obj;
+  /** A number from a literal or a template. */
+  intOf(value: unknown, vars: Obj): Promise<number>;
+  /** The `when` list of a node holds. */
+  whenHolds(when: unknown[], vars: Obj, node: ModuleTask): Promise<boolean>;
+  /** A condition (`changed_when`, `failed_when`, `until`) holds. */
+  conditionsHold(cond: unknown, vars: Obj, node: ModuleTask): Promise<boolean>;
+  /** A keyword value (`ignore_errors`) is true, templated or not. */
+  truthy(value: unknown, vars: Obj): boolean;
+  /** The last failure per cluster, for `ansible_failed_task` / `ansible_failed_result` in a rescue. */
+  readonly lastFailure: Map<string, { task: string; result: Obj }>;
+}
+
 const HIDDEN = "the output has been hidden due to 'no_log: true'";
 
 /** Run a module task on one cluster and report it. */
-export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: PlayRun, taskName: string, extra?: Obj): Promise<TaskOutcome> {
+export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: TaskHost, taskName: string, extra?: Obj): Promise<TaskOutcome> {
   const started = Date.now();
   const opts = pr.opts;
   let vars = pr.scopeFor(cs, task, extra);
@@ -149,7 +169,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Play
 }
 
 /** Run the module once (one item), with until/retries, and apply changed_when/failed_when. */
-async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: PlayRun, vars: Obj): Promise<ModuleResult> {
+async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj): Promise<ModuleResult> {
   const opts = pr.opts;
   const check = taskCheckMode(task, opts);
   const retries = task.until !== undefined ? await pr.intOf(task.retries ?? 3, vars) : 0;
@@ -203,7 +223,7 @@ export function taskCheckMode(task: ModuleTask, opts: RunOptions): boolean {
 }
 
 /** Render and validate the arguments, then call the module with a context. */
-async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: PlayRun, vars: Obj, check: boolean): Promise<ModuleResult> {
+async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, check: boolean): Promise<ModuleResult> {
   const opts = pr.opts;
   if (check && mod.checkMode === 'unsupported') {
     return { status: 'skipped', msg: `skipped in check mode: module ${mod.name} does not support check mode` };
