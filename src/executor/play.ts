@@ -117,7 +117,7 @@ export class PlayRun implements TaskHost {
       const task = n.name ?? (n.kind === 'task' ? n.module : 'include_tasks');
       for (const cs of clusters) {
         this.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
-        cs.stats.skipped++;
+        cs.count('skipped');
         if (n.kind === 'task' && n.register) cs.facts[n.register] = { changed: false, skipped: true, skip_reason: 'Conditional result was False', false_condition: true };
       }
     }
@@ -259,7 +259,7 @@ export class PlayRun implements TaskHost {
       for (const cs of failed) {
         // The failure is handled by the rescue: counted once, as failed only if the rescue fails too.
         cs.failed = false;
-        cs.stats.failed = Math.max(0, cs.stats.failed - 1);
+        cs.uncount('failed');
         const lf = this.lastFailure.get(cs.name);
         this.dyn.set(cs.name, {
           ...(this.dyn.get(cs.name) ?? {}),
@@ -272,7 +272,7 @@ export class PlayRun implements TaskHost {
       }
       await this.runList(node.rescue, failed, false);
       for (const cs of failed) {
-        if (!cs.failed && !cs.unreachable) cs.stats.rescued++;
+        if (!cs.failed && !cs.unreachable) cs.count('rescued');
       }
     }
     if (node.always.length > 0) {
@@ -289,7 +289,7 @@ export class PlayRun implements TaskHost {
   private failCluster(cs: ClusterState, task: string, msg: string): void {
     this.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'failed', msg, duration_ms: 0 });
     cs.failed = true;
-    cs.stats.failed++;
+    cs.count('failed');
     this.lastFailure.set(cs.name, { task, result: { failed: true, msg } });
   }
 
@@ -309,7 +309,7 @@ export class PlayRun implements TaskHost {
         const scope = this.scopeFor(cs, node);
         if (!(await this.whenHolds(node.when, scope, node))) {
           this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
-          cs.stats.skipped++;
+          cs.count('skipped');
           continue;
         }
         const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
@@ -331,9 +331,9 @@ export class PlayRun implements TaskHost {
         plan.set(file, entry);
         this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: ${path.relative(process.cwd(), file) || file}`, duration_ms: Date.now() - started });
         // As ansible-playbook counts: one `included` result per loop item (an empty loop is skipped).
-        if (items === undefined) cs.stats.ok++;
-        else if (items.length === 0) cs.stats.skipped++;
-        else cs.stats.ok += items.length;
+        if (items === undefined) cs.count('ok');
+        else if (items.length === 0) cs.count('skipped');
+        else cs.count('ok', items.length);
       } catch (e) {
         this.failCluster(cs, node.name ?? label, errorMessage(e));
       }

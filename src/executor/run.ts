@@ -123,7 +123,7 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
   }
   const interrupted = opts.signal.aborted;
   const stats: Record<string, ClusterStats> = {};
-  for (const name of touched) stats[name] = (states.get(name) as ClusterState).stats;
+  for (const name of touched) stats[name] = { ...(states.get(name) as ClusterState).stats };
   const all = Object.values(stats);
   const exitCode = interrupted
     ? EXIT.interrupted

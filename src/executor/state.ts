@@ -58,7 +58,20 @@ export class ClusterState {
   ended = false;
   /** Handler names / topics notified and not yet run. */
   notified = new Set<string>();
-  stats: ClusterStats = emptyStats();
+  /** The PLAY RECAP numbers: changed only through {@link count} and {@link uncount}. */
+  private readonly counts: ClusterStats = emptyStats();
+  /** The PLAY RECAP numbers of this cluster (read-only; see {@link count}). */
+  get stats(): Readonly<ClusterStats> {
+    return this.counts;
+  }
+  /** Count `n` results of a kind in the PLAY RECAP. */
+  count(kind: keyof ClusterStats, n = 1): void {
+    this.counts[kind] += n;
+  }
+  /** Take back one counted result (a failure a rescue handled), never below 0. */
+  uncount(kind: keyof ClusterStats): void {
+    this.counts[kind] = Math.max(0, this.counts[kind] - 1);
+  }
   /** Lazily created adapters (k8s client, helm…), shared by all tasks on this cluster. */
   adapters = new Map<string, Promise<unknown>>();
   /** Whether beforeFirstChange has run (or is running). */

@@ -92,24 +92,24 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     if (status === 'unreachable') {
       cs.unreachable = true;
       cs.unreachableReason = result.msg;
-      cs.stats.unreachable++;
+      cs.count('unreachable');
     } else if (status === 'failed') {
       // As ansible-playbook counts: an ignored failure is also ok (and changed when it changed something).
       if (ignored) {
-        cs.stats.ignored++;
-        cs.stats.ok++;
-        if (reg.changed === true) cs.stats.changed++;
+        cs.count('ignored');
+        cs.count('ok');
+        if (reg.changed === true) cs.count('changed');
       } else {
         cs.failed = true;
-        cs.stats.failed++;
+        cs.count('failed');
         pr.lastFailure.set(cs.name, { task: taskName, result: reg });
       }
     } else if (status === 'changed') {
       // ansible-playbook counts a changed result in ok= too.
-      cs.stats.changed++;
-      cs.stats.ok++;
-    } else if (status === 'skipped') cs.stats.skipped++;
-    else cs.stats.ok++;
+      cs.count('changed');
+      cs.count('ok');
+    } else if (status === 'skipped') cs.count('skipped');
+    else cs.count('ok');
     if (status === 'changed') {
       for (const n of task.notify) cs.notified.add(n);
       if (pr.opts.registry.get(task.module)?.usesCluster && !taskCheckMode(task, pr.opts)) cs.clusterChanged = true;

@@ -60,11 +60,12 @@ function playbook(name: string, objects: unknown[], wait: boolean): string {
   return file;
 }
 
-const deployment = (name: string): unknown => ({
+/** A Deployment; `minReadySeconds` keeps it unavailable for a while, so a wait on it must watch. */
+const deployment = (name: string, minReadySeconds = 0): unknown => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name },
-  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } } },
+  spec: { replicas: 1, minReadySeconds, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } } },
 });
 
 /** Non-dry-run writes the apiserver really received for one object. */
@@ -117,7 +118,8 @@ describe('fault proxy in front of the apiserver', () => {
     it(`${label}: a wait ends within a few seconds of readiness`, async () => {
       policy = (r) => (r.watch ? (fault as Fault) : { kind: 'pass' });
       const name = `w-${fault.kind}`;
-      const r = await kplay(['run', playbook(name, [deployment(name)], true), '-i', inventory, '--no-lock'], { timeoutMs: 150_000 });
+      // not available for 3 s after its pod is ready: the wait cannot end on its first read, it must watch
+      const r = await kplay(['run', playbook(name, [deployment(name, 3)], true), '-i', inventory, '--no-lock'], { timeoutMs: 150_000 });
       const ended = Date.now();
       expect(r.code, r.stdout + r.stderr).toBe(0);
       const d = JSON.parse((await kubectl(['-n', ns, 'get', 'deployment', name, '-o', 'json'], { context: CONTEXT })).stdout) as { status: { conditions: { type: string; status: string; lastTransitionTime: string }[] } };
