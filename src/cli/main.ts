@@ -186,7 +186,7 @@ program
 
 program
   .command('schemas')
-  .description('(development) regenerate schemas/playbook.schema.json and the README module reference')
+  .description('(development) regenerate schemas/playbook.schema.json, docs/modules.md and the README module index')
   .option('--write', 'write the files (default)')
   .option('--check', 'exit 1 if they are out of date')
   .action(async (flags) => {

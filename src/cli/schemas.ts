@@ -1,14 +1,15 @@
 /**
  * `kplay schemas --write | --check` (run as `npm run schemas`): composes every module's argument
- * schema into `schemas/playbook.schema.json` and regenerates the README's module reference.
+ * schema into `schemas/playbook.schema.json`, writes the module reference `docs/modules.md` and
+ * regenerates the README's module index.
  * `--check` fails (exit 1) when either is out of date — CI runs it.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inventorySchema } from '../inventory/schema.js';
 import { composedPlaybookSchema } from '../playbook/schema.js';
-import { modulesReference } from '../sdk/docs.js';
+import { modulesDocument, modulesIndex } from '../sdk/docs.js';
 import { loadRegistry } from '../sdk/registry.js';
 import { reportError } from './common.js';
 
@@ -29,13 +30,17 @@ export async function schemasCommand(flags: { write?: boolean; check?: boolean }
     const readme = await readFile(readmeFile, 'utf8').catch(() => '');
     const s = readme.indexOf(START);
     const e = readme.indexOf(END);
-    const newReadme = s >= 0 && e > s ? `${readme.slice(0, s + START.length)}\n\n${modulesReference(mods)}\n${readme.slice(e)}` : readme;
+    const newReadme = s >= 0 && e > s ? `${readme.slice(0, s + START.length)}\n\n${modulesIndex(mods)}\n\n${readme.slice(e)}` : readme;
+    const docsFile = path.join(root, 'docs/modules.md');
+    const docsText = modulesDocument(mods);
+    const currentDocs = await readFile(docsFile, 'utf8').catch(() => '');
     if (flags.check) {
       const current = await readFile(schemaFile, 'utf8').catch(() => '');
       const stale: string[] = [];
       if (current !== schemaText) stale.push('schemas/playbook.schema.json');
       if ((await readFile(invFile, 'utf8').catch(() => '')) !== invText) stale.push('schemas/inventory.schema.json');
-      if (newReadme !== readme) stale.push('README.md module reference');
+      if (newReadme !== readme) stale.push('README.md module index');
+      if (currentDocs !== docsText) stale.push('docs/modules.md');
       if (s < 0 || e < 0) stale.push('README.md has no module reference markers');
       if (stale.length) {
         process.stderr.write(`out of date: ${stale.join(', ')} — run \`npm run schemas\` and commit the result\n`);
@@ -47,7 +52,9 @@ export async function schemasCommand(flags: { write?: boolean; check?: boolean }
     await writeFile(schemaFile, schemaText);
     await writeFile(invFile, invText);
     if (newReadme !== readme) await writeFile(readmeFile, newReadme);
-    process.stdout.write(`wrote ${path.relative(process.cwd(), schemaFile)}${newReadme !== readme ? ' and the README module reference' : ''}\n`);
+    await mkdir(path.dirname(docsFile), { recursive: true });
+    await writeFile(docsFile, docsText);
+    process.stdout.write(`wrote ${path.relative(process.cwd(), schemaFile)}, docs/modules.md${newReadme !== readme ? ' and the README module index' : ''}\n`);
     return 0;
   } catch (err) {
     return reportError(err);

@@ -41,9 +41,9 @@ describe('the editor schema accepts the repository\'s playbooks', () => {
   });
 });
 
-/** The README's ```yaml examples: inventories, playbooks and task lists, by shape. */
-function readmeExamples(): { name: string; kind: 'inventory' | 'playbook' | 'tasks'; doc: unknown }[] {
-  const text = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+/** The ```yaml examples of a Markdown file: inventories, playbooks and task lists, by shape. */
+function markdownExamples(file: string): { name: string; kind: 'inventory' | 'playbook' | 'tasks'; doc: unknown }[] {
+  const text = readFileSync(path.join(repoRoot, file), 'utf8');
   const out: { name: string; kind: 'inventory' | 'playbook' | 'tasks'; doc: unknown }[] = [];
   for (const m of text.matchAll(/```ya?ml\n([\s\S]*?)```/g)) {
     const body = m[1] ?? '';
@@ -53,14 +53,14 @@ function readmeExamples(): { name: string; kind: 'inventory' | 'playbook' | 'tas
     // maps are inventories when they have `all:`; other maps (CI workflows, Kubernetes objects, var snippets) are not kplay input
     if (!Array.isArray(doc) && !(typeof doc === 'object' && doc !== null && 'all' in doc)) continue;
     const kind = !Array.isArray(doc) ? 'inventory' : typeof first === 'object' && first !== null && 'hosts' in first ? 'playbook' : 'tasks';
-    out.push({ name: `README.md:${line} (${kind})`, kind, doc });
+    out.push({ name: `${file}:${line} (${kind})`, kind, doc });
   }
   return out;
 }
 
-describe("the editor schemas accept the README's examples", () => {
+describe("the editor schemas accept the examples of the README and the module reference", () => {
   const inventory = ajv.compile(JSON.parse(readFileSync(path.join(repoRoot, 'schemas/inventory.schema.json'), 'utf8')) as object);
-  const examples = readmeExamples();
+  const examples = [...markdownExamples('README.md'), ...markdownExamples('docs/modules.md')];
   it('finds the examples (inventories, playbooks and task lists)', () => {
     expect(examples.filter((e) => e.kind === 'playbook').length).toBeGreaterThanOrEqual(3);
     expect(examples.filter((e) => e.kind === 'tasks').length).toBeGreaterThanOrEqual(20);
