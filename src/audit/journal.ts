@@ -9,6 +9,7 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunEvent } from '../report/events.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 /** The first line of a journal: what the run was, to run it again. */
 export interface JournalHeader {
@@ -63,7 +64,6 @@ export class Journal {
   }
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Read the journal of run `id` (`last`: the newest journal) in `dir`. */
 export async function readJournal(dir: string, id: string): Promise<JournalState> {

@@ -21,6 +21,7 @@ import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { sha256, type ChainLink } from './chain.js';
 import { ensureSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 const pexec = promisify(execFile);
 
@@ -94,7 +95,6 @@ export interface LocalRecord {
   lines: Record<string, unknown>[];
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A link as stored, or undefined when it is not one. */
 function asLink(v: unknown): ChainLink | null | undefined {

@@ -22,6 +22,7 @@ import { unifiedDiff } from '../report/diff.js';
 import type { DiffEntry } from '../sdk/module.js';
 import { listOption, loadAll, reportError, type Loaded } from './common.js';
 import { executeRun, type RunFlags } from './run.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 /** Flags of `kplay drift`. */
 export interface DriftFlags extends RunFlags {
@@ -59,7 +60,6 @@ interface ClusterReport {
   errors: DriftProblem[];
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The `drift` entries of a module result's data (k8s_apply, helm_release); others give none. */
 function objectDrifts(data: Record<string, unknown> | undefined): ObjectDrift[] {

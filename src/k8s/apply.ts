@@ -13,6 +13,7 @@ import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
 import { comparePlan, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
 import { waitFor } from './wait.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 /** What happened to one object. */
 export type ObjectAction = 'created' | 'configured' | 'unchanged' | 'deleted';
@@ -47,7 +48,6 @@ export interface ApplySetOptions {
   ownManagers?: readonly string[];
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `apiVersion|kind` → scope for every custom resource kind defined by CRDs in `objects`. */
 export function crdKinds(objects: KubeObject[]): Map<string, { namespaced: boolean; crd: string }> {

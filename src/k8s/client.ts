@@ -15,6 +15,7 @@ import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parse
 import { sleep, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
 import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 /** Options of {@link connect}. */
 export interface ConnectOptions {
@@ -238,7 +239,6 @@ function authProvider(kc: KubeConfig, initial: https.RequestOptions): TransportA
   };
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The client implementation. */
 export class KubeClientImpl implements KubeClient {

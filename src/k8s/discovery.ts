@@ -4,6 +4,7 @@
  * classic per-group-version discovery on servers that do not support it.
  */
 import type { ResourceInfo } from './types.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 /** Accept header for aggregated discovery (v2, with v2beta1 fallback). */
 export const AGGREGATED_ACCEPT =
@@ -51,7 +52,6 @@ function gvkKey(apiVersion: string, kind: string): string {
   return `${apiVersion}\u0000${kind}`;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strOf = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** True when a parsed body is an `APIGroupDiscoveryList`. */

@@ -4,12 +4,12 @@
  * `kubectl set env` variable or a `kubectl label` — and who owns a given field now. The
  * server keeps these records for every write, so no state of kplay's own is needed.
  */
+import { isRecord as isObj } from '../load/shape.js';
 /** The part of a Kubernetes object this file reads (kept structural: `types.ts` imports this file's types). */
 export interface ManagedObject {
   metadata: { [key: string]: unknown };
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** One step of a field path: a map key, a list item by key fields, a set value or a list index. */
 export type FieldSegment = { field: string } | { key: Record<string, unknown> } | { value: unknown } | { index: number };

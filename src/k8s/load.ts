@@ -6,8 +6,8 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { KubeObject } from './types.js';
+import { isRecord as isObj } from '../load/shape.js';
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Drop `null` map values, recursively (list items are kept, their maps cleaned). Charts render

@@ -5,6 +5,7 @@
 import YAML from 'yaml';
 import type { DiffEntry } from '../sdk/module.js';
 import type { KubeObject } from './types.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 /** Annotation kubectl writes for client-side apply; noise for SSA comparisons. */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -16,7 +17,6 @@ export const SECRET_MARK_CHANGED = '******** (changed)';
 const METADATA_NOISE = ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A deep copy with sorted keys (canonical form). */
 export function canonical(v: unknown): Json {

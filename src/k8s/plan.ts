@@ -15,6 +15,7 @@ import type { DiffEntry } from '../sdk/module.js';
 import { addedField, hidingRule, type DriftField, type DriftRule, type HiddenField } from './drift.js';
 import { childAt, fieldAdditions, ownersOf, parseFieldPath, pointerOf, withoutFields, type FieldSegment } from './fields.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 /** Options of {@link planApply}. */
 export interface PlanOptions {
@@ -244,7 +245,6 @@ export async function fetchLive(client: KubeClient, objects: KubeObject[], opts:
   return out;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** True when `live` holds every field of `want` with the same value (lists: same length, item by item). */
 export function containsFields(live: unknown, want: unknown): boolean {

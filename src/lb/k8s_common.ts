@@ -16,6 +16,7 @@
  * after we read it, and we re-read and recompute instead of overwriting someone else's change.
  */
 import { kubeFor } from '../k8s/client.js';
+import { isRecord } from '../load/shape.js';
 import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
@@ -30,7 +31,8 @@ export class LbError extends Error {
 export const CONFLICT_RETRIES = 4;
 
 /** `true` for a plain (non-array) object. */
-export const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A map (re-exported for the providers). */
+export const isObj = isRecord;
 
 /** A map of string values (labels, selectors, annotations); non-string values are dropped. */
 export function stringMap(v: unknown): Record<string, string> {

@@ -11,6 +11,7 @@ import { sha256 } from '../audit/chain.js';
 import type { RunEvent } from '../report/events.js';
 import type { DiffEntry } from '../sdk/module.js';
 import type { InputsDigest } from './inputs.js';
+import { isRecord as isObj } from '../load/shape.js';
 
 /** Plan file format version. */
 export const PLAN_VERSION = 1;
@@ -86,7 +87,6 @@ export function validApprovals(plan: Plan): Approval[] {
   return plan.digest === digest ? plan.approvals.filter((a) => a.digest === digest) : [];
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Parse a plan file's JSON, checking its shape (throws a message saying what is wrong). */
 export function parsePlan(text: string, file: string): Plan {

@@ -1,5 +1,6 @@
 /** Shared helpers of the readiness checks (kstatus spirit: each returns done/successful/message). */
 import type { KubeObject } from '../types.js';
+import { isRecord as isObj } from '../../load/shape.js';
 
 /** Result of a readiness check. */
 export interface Readiness {
@@ -22,7 +23,6 @@ export interface Condition {
   message?: string;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `obj.status` as a map (empty when missing). */
 export function statusOf(obj: KubeObject): Record<string, unknown> {
