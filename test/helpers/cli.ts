@@ -54,3 +54,10 @@ export function jsonEvents(stdout: string): Record<string, unknown>[] {
     .filter((l) => l.trim().startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
+
+/** `list[i]`, failing the test (instead of reading undefined) when there is no such item. */
+export function at<T>(list: readonly T[], i: number): T {
+  const v = list[i];
+  if (v === undefined) throw new Error(`expected an item at index ${i}, the list has ${list.length}`);
+  return v;
+}

@@ -65,8 +65,8 @@ export interface HaproxyInstance {
   dir: string;
   /** Admin unix socket path. */
   sock: string;
-  /** Extra sockets by name (`tcp` → `tcp://127.0.0.1:PORT`, `operator` → operator-level unix socket). */
-  extra: Record<string, string>;
+  /** Extra sockets (`tcp` → `tcp://127.0.0.1:PORT`, `operator` → operator-level unix socket), when asked for (empty string otherwise). */
+  extra: { tcp: string; operator: string };
   /** Frontend port. */
   port: number;
   /** The child process. */
@@ -90,7 +90,7 @@ export async function startHaproxy(backends: Backends, opts: HaproxyOptions = {}
   const bin = requireHaproxy();
   const dir = mkdtempSync(join(tmpdir(), 'kplay-haproxy-'));
   const sock = join(dir, 'admin.sock');
-  const extra: Record<string, string> = {};
+  const extra = { tcp: '', operator: '' };
   const stats = [`  stats socket ${sock} level admin`];
   if (opts.tcpSocket) {
     const p = await freePort();
@@ -187,7 +187,7 @@ export async function serverState(socket: string, backend: string, server: strin
 export async function scur(socket: string, backend: string, server: string): Promise<number> {
   const text = await rawCommand(socket, 'show stat');
   const lines = text.split('\n');
-  const f = lines[0].replace(/^# /, '').split(',');
+  const f = (lines[0] ?? '').replace(/^# /, '').split(',');
   for (const l of lines.slice(1)) {
     const v = l.split(',');
     if (v[f.indexOf('pxname')] === backend && v[f.indexOf('svname')] === server) return Number(v[f.indexOf('scur')]);

@@ -153,10 +153,10 @@ describe('helm_release', () => {
     const r = await run('release.yml', ['-o', 'json']);
     expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r);
-    expect(res['sandbox-1'].status).toBe('changed');
-    expect(res['sandbox-2'].status).toBe('changed');
-    expect(res['sandbox-1'].data).toMatchObject({ name: release, namespace: ns, revision: 1, chart: 'webapp', chart_version: '1.0.0', app_version: '1.0.0', status: 'deployed' });
-    expect(res['sandbox-1'].data?.objects).toEqual(expect.arrayContaining([{ kind: 'Deployment', name: deploy, namespace: ns }, { kind: 'Service', name: deploy, namespace: ns }]));
+    expect(res['sandbox-1']?.status).toBe('changed');
+    expect(res['sandbox-2']?.status).toBe('changed');
+    expect(res['sandbox-1']?.data).toMatchObject({ name: release, namespace: ns, revision: 1, chart: 'webapp', chart_version: '1.0.0', app_version: '1.0.0', status: 'deployed' });
+    expect(res['sandbox-1']?.data?.objects).toEqual(expect.arrayContaining([{ kind: 'Deployment', name: deploy, namespace: ns }, { kind: 'Service', name: deploy, namespace: ns }]));
     const d1 = await deployment('sandbox-1');
     const d2 = await deployment('sandbox-2');
     expect(d1.spec.replicas).toBe(2);
@@ -172,9 +172,9 @@ describe('helm_release', () => {
     const r = await run('release.yml', ['-o', 'json']);
     expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r);
-    expect(res['sandbox-1'].status).toBe('ok');
-    expect(res['sandbox-2'].status).toBe('ok');
-    expect(res['sandbox-1'].msg).toMatch(/up to date/);
+    expect(res['sandbox-1']?.status).toBe('ok');
+    expect(res['sandbox-2']?.status).toBe('ok');
+    expect(res['sandbox-1']?.msg).toMatch(/up to date/);
     for (const c of ['sandbox-1', 'sandbox-2']) {
       expect(await status(c)).toEqual({ status: 'deployed', revision: 1 });
       expect(await history(c)).toHaveLength(1);
@@ -197,15 +197,15 @@ describe('helm_release', () => {
 
     const fix = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json']);
     expect(fix.code, fix.stdout.slice(-3000)).toBe(0);
-    expect(results(fix)['sandbox-1'].status).toBe('changed');
-    expect(results(fix)['sandbox-1'].msg).toMatch(/live drift/);
+    expect(results(fix)['sandbox-1']?.status).toBe('changed');
+    expect(results(fix)['sandbox-1']?.msg).toMatch(/live drift/);
     d = await deployment();
     expect(d.spec.replicas).toBe(2);
-    expect(d.spec.template.spec.containers[0].env?.find((e) => e.name === 'PODINFO_LEVEL')?.value).toBe('info');
+    expect(d.spec.template.spec.containers[0]?.env?.find((e) => e.name === 'PODINFO_LEVEL')?.value).toBe('info');
     expect(await status()).toEqual({ status: 'deployed', revision: 2 });
 
     const again = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json']);
-    expect(results(again)['sandbox-1'].status).toBe('ok');
+    expect(results(again)['sandbox-1']?.status).toBe('ok');
   });
 
   it('upgrades to 1.1.0 and waits for the rollout', async () => {
@@ -214,11 +214,11 @@ describe('helm_release', () => {
     const r = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars]);
     expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r)['sandbox-1'];
-    expect(res.status).toBe('changed');
-    expect(res.msg).toMatch(/chart webapp 1\.0\.0 → webapp 1\.1\.0/);
-    expect(res.data).toMatchObject({ revision: 3, chart_version: '1.1.0', app_version: '1.1.0', status: 'deployed' });
+    expect(res?.status).toBe('changed');
+    expect(res?.msg).toMatch(/chart webapp 1\.0\.0 → webapp 1\.1\.0/);
+    expect(res?.data).toMatchObject({ revision: 3, chart_version: '1.1.0', app_version: '1.1.0', status: 'deployed' });
     const d = await deployment();
-    expect(d.spec.template.spec.containers[0].image).toMatch(/:6\.14\.1$/);
+    expect(d.spec.template.spec.containers[0]?.image).toMatch(/:6\.14\.1$/);
     expect(d.status.observedGeneration).toBe(d.metadata.generation);
     expect(d.status.updatedReplicas).toBe(2);
     expect(d.status.readyReplicas).toBe(2);
@@ -252,25 +252,25 @@ describe('helm_release', () => {
     const refused = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars]);
     expect(refused.code).not.toBe(0);
     const f = results(refused)['sandbox-1'];
-    expect(f.status).toBe('failed');
-    expect(f.msg).toMatch(/pending-upgrade/);
-    expect(f.msg).toMatch(/on_pending: rollback/);
+    expect(f?.status).toBe('failed');
+    expect(f?.msg).toMatch(/pending-upgrade/);
+    expect(f?.msg).toMatch(/on_pending: rollback/);
     expect((await status())?.status).toBe('pending-upgrade');
 
     const recovered = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars, '-e', 'on_pending=rollback']);
     expect(recovered.code, recovered.stdout).toBe(0);
     const ok = results(recovered)['sandbox-1'];
-    expect(ok.status).toBe('changed');
-    expect(ok.msg).toMatch(/rolled back pending revision 4 to revision 3/);
+    expect(ok?.status).toBe('changed');
+    expect(ok?.msg).toMatch(/rolled back pending revision 4 to revision 3/);
     const s = await status();
     // revision 5 is the rollback to 3; the rolled-back release already matches, so no upgrade after it
     expect(s).toEqual({ status: 'deployed', revision: 5 });
-    expect(ok.msg).toMatch(/is up to date/);
+    expect(ok?.msg).toMatch(/is up to date/);
     const d = await deployment();
     expect(d.spec.template.spec.nodeSelector).toBeUndefined();
     // the recovered release is up to date: a plain rerun is ok
     const rerun = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars]);
-    expect(results(rerun)['sandbox-1'].status).toBe('ok');
+    expect(results(rerun)['sandbox-1']?.status).toBe('ok');
     expect((await status())?.revision).toBe(s?.revision);
   });
 
@@ -282,17 +282,17 @@ describe('helm_release', () => {
     const r = await run('release.yml', ['-l', 'sandbox-1', '-o', 'json', ...chartVars, '-e', JSON.stringify({ helm_atomic: true, extra_set: { 'resources.limits.cpu': 'bogus' } })]);
     expect(r.code).not.toBe(0);
     const res = results(r)['sandbox-1'];
-    expect(res.status).toBe('failed');
-    expect(res.msg).toMatch(/Error: UPGRADE FAILED/);
-    expect(res.msg).toMatch(/quantities must match/);
-    expect(res.msg).toMatch(/atomic: release .* is now deployed/);
+    expect(res?.status).toBe('failed');
+    expect(res?.msg).toMatch(/Error: UPGRADE FAILED/);
+    expect(res?.msg).toMatch(/quantities must match/);
+    expect(res?.msg).toMatch(/atomic: release .* is now deployed/);
     const after = await status();
     expect(after?.status).toBe('deployed');
     expect(after?.revision).toBe((before?.revision ?? 0) + 2); // the failed upgrade, then the rollback
     const h = await history();
-    expect(h[h.length - 2].status).toBe('failed');
-    expect(h[h.length - 1].description).toMatch(/Rollback to/);
-    expect((await deployment()).spec.template.spec.containers[0].resources?.limits?.cpu).toBeUndefined();
+    expect(h[h.length - 2]?.status).toBe('failed');
+    expect(h[h.length - 1]?.description).toMatch(/Rollback to/);
+    expect((await deployment()).spec.template.spec.containers[0]?.resources?.limits?.cpu).toBeUndefined();
   });
 
   it('Ctrl-C during an upgrade stops helm with SIGTERM and waits: the release ends failed, not pending', async () => {
@@ -324,8 +324,8 @@ describe('helm_release', () => {
     expect(text.stdout).toContain('********');
     const json = await run('release.yml', ['-l', 'sandbox-1', '--check', '--diff', '-o', 'json', ...chartVars, '-e', `canary_plain=${PLAIN_CANARY}`, '-e', `api_token=${TOKEN_CANARY}`]);
     expect(json.code, json.stdout.slice(-3000)).toBe(0);
-    expect(results(json)['sandbox-1'].status).toBe('changed');
-    const diffText = JSON.stringify(results(json)['sandbox-1'].diff);
+    expect(results(json)['sandbox-1']?.status).toBe('changed');
+    const diffText = JSON.stringify(results(json)['sandbox-1']?.diff);
     expect(diffText).toContain('helm release');
     expect(diffText).toContain('******** (changed)'); // a changed secret is shown as changed, never in clear
     // run records too: local JSON lines and the in-cluster record ConfigMaps
@@ -345,13 +345,13 @@ describe('helm_release', () => {
     const r = await run('uninstall.yml', ['-o', 'json']);
     expect(r.code, r.stdout.slice(-3000)).toBe(0);
     const res = results(r);
-    expect(res['sandbox-1'].status).toBe('changed');
-    expect(res['sandbox-2'].status).toBe('changed');
+    expect(res['sandbox-1']?.status).toBe('changed');
+    expect(res['sandbox-2']?.status).toBe('changed');
     expect(await status('sandbox-1')).toBeUndefined();
     expect(await status('sandbox-2')).toBeUndefined();
     const again = await run('uninstall.yml', ['-o', 'json']);
     expect(again.code, again.stdout.slice(-3000)).toBe(0);
-    expect(results(again)['sandbox-1'].status).toBe('ok');
-    expect(results(again)['sandbox-2'].status).toBe('ok');
+    expect(results(again)['sandbox-1']?.status).toBe('ok');
+    expect(results(again)['sandbox-2']?.status).toBe('ok');
   });
 });

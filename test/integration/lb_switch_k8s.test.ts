@@ -143,9 +143,9 @@ describe('lb_switch k8s_service: blue/green', () => {
     const t = only(r);
     expect(t.status).toBe('changed');
     expect(t.msg).toMatch(/^would switch Service .*\/web on cluster sandbox-1: selector color: blue → green; endpoints 2 → 3 \(predicted\)/);
-    expect(t.diff?.[0].before).toContain('color: blue');
-    expect(t.diff?.[0].after).toContain('color: green');
-    expect(t.diff?.[0].after).toContain('app: web');
+    expect(t.diff?.[0]?.before).toContain('color: blue');
+    expect(t.diff?.[0]?.after).toContain('color: green');
+    expect(t.diff?.[0]?.after).toContain('app: web');
     expect(t.data).toMatchObject({ provider: 'k8s_service', target: `${ns}/web`, previous_selector: { app: 'web', color: 'blue' }, selector: { app: 'web', color: 'green' }, endpoints_before: 2, endpoints_after: 3 });
     expect(await selectorOf('sandbox-1')).toEqual({ app: 'web', color: 'blue' });
     expect(await rvOf('sandbox-1', 'service/web')).toBe(rv);
@@ -245,8 +245,8 @@ describe('lb_switch ingress_canary', () => {
     const check = await play('canary.yml', { weight: 30 }, ['sandbox-1'], ['--check', '--diff']);
     expect(check.code, check.out).toBe(0);
     expect(only(check)).toMatchObject({ status: 'changed', data: { previous_weight: 10, weight: 30 } });
-    expect(only(check).diff?.[0].before).toContain('nginx.ingress.kubernetes.io/canary-weight: "10"');
-    expect(only(check).diff?.[0].after).toContain('nginx.ingress.kubernetes.io/canary-weight: "30"');
+    expect(only(check).diff?.[0]?.before).toContain('nginx.ingress.kubernetes.io/canary-weight: "10"');
+    expect(only(check).diff?.[0]?.after).toContain('nginx.ingress.kubernetes.io/canary-weight: "30"');
     expect(await rvOf('sandbox-1', 'ingress/web-canary')).toBe(rv);
 
     const set = await play('canary.yml', { weight: 30 });
@@ -277,7 +277,7 @@ describe('lb_switch httproute', () => {
     const check = await play('httproute.yml', { backend: 'web-v2', weight: 25 }, ['sandbox-1'], ['--check', '--diff']);
     expect(check.code, check.out).toBe(0);
     expect(only(check)).toMatchObject({ status: 'changed', data: { previous_weight: 0, weight: 25 } });
-    expect(only(check).diff?.[0].after).toContain('weight: 25');
+    expect(only(check).diff?.[0]?.after).toContain('weight: 25');
     expect(await rvOf('sandbox-1', 'httproute.gateway.networking.k8s.io/web')).toBe(rv0);
 
     const r = await play('httproute.yml', { backend: 'web-v2', weight: 25 });
@@ -342,7 +342,7 @@ describe('lb_switch Kubernetes providers at module level', () => {
     const rv = await rvOf('sandbox-1', 'service/web');
     const r = await runModule({ provider: 'k8s_service', namespace: ns, service: 'web', state: 'drain', drain_label: { 'example.com/out': 'yes' } }, ctxFor('sandbox-1', { checkMode: true, diffMode: true }));
     expect(r).toMatchObject({ status: 'changed', data: { drained: true, endpoints_after: 0 } });
-    expect('diff' in r && r.diff?.[0].after).toContain('example.com/out: yes');
+    expect('diff' in r && r.diff?.[0]?.after).toContain('example.com/out: yes');
     expect(await rvOf('sandbox-1', 'service/web')).toBe(rv);
   });
 

@@ -44,7 +44,7 @@ function recap(stdout: string): Record<string, Record<string, number>> {
   if (!r) throw new Error(`no recap in output:\n${stdout.slice(-3000)}`);
   return r.clusters as Record<string, Record<string, number>>;
 }
-const totalChanged = (stdout: string): number => Object.values(recap(stdout)).reduce((n, s) => n + s.changed, 0);
+const totalChanged = (stdout: string): number => Object.values(recap(stdout)).reduce((n, s) => n + (s.changed ?? 0), 0);
 
 async function revision(cluster: string): Promise<number> {
   const r = await helm(['status', 'webapp', '-n', ns, '-o', 'json'], { context: cluster });
@@ -62,7 +62,7 @@ async function serverState(server: string): Promise<string> {
     s.on('error', reject);
   });
   const lines = text.trim().split('\n');
-  const header = lines[1].replace(/^#\s*/, '').split(/\s+/);
+  const header = (lines[1] ?? '').replace(/^#\s*/, '').split(/\s+/);
   const row = lines.slice(2).map((l) => l.split(/\s+/)).find((f) => f[header.indexOf('srv_name')] === server);
   if (!row) throw new Error(`no server ${server} in ${text}`);
   const admin = Number(row[header.indexOf('srv_admin_state')]);
@@ -82,8 +82,8 @@ beforeAll(async () => {
   for (const c of CLUSTERS) endpointPorts[c] = await freePort();
   writeFileSync(inventory, sandboxInventory({ kubeconfig: sb.kubeconfig, adminPort, frontendPort, endpointPorts }));
   standins = {};
-  for (const c of CLUSTERS) standins[c] = await startStandin({ cluster: c, context: c, kubeconfig: sb.kubeconfig, port: endpointPorts[c], namespace: ns });
-  haproxy = await startHaproxy({ dir: path.join(work, 'haproxy'), frontendPort, adminPort, servers: CLUSTERS.map((c) => ({ name: c, port: endpointPorts[c] })) });
+  for (const c of CLUSTERS) standins[c] = await startStandin({ cluster: c, context: c, kubeconfig: sb.kubeconfig, port: endpointPorts[c] ?? 0, namespace: ns });
+  haproxy = await startHaproxy({ dir: path.join(work, 'haproxy'), frontendPort, adminPort, servers: CLUSTERS.map((c) => ({ name: c, port: endpointPorts[c] ?? 0 })) });
 });
 
 afterAll(async () => {
@@ -148,19 +148,19 @@ describe('playbooks/upgrade.yml on 3 clusters', () => {
     expect(drift.code).toBe(3);
     const out = JSON.parse(drift.stdout) as { drift: boolean; clusters: Record<string, { drift: { msg?: string }[] }> };
     expect(out.drift).toBe(true);
-    expect(out.clusters['sandbox-1'].drift).toEqual([]);
-    expect(JSON.stringify(out.clusters['sandbox-2'].drift)).toContain('spec.replicas');
+    expect(out.clusters['sandbox-1']?.drift).toEqual([]);
+    expect(JSON.stringify(out.clusters['sandbox-2']?.drift)).toContain('spec.replicas');
     // The next run repairs it (only on sandbox-2).
     const fix = await upgrade('-o', 'json');
     expect(fix.code).toBe(0);
-    expect(recap(fix.stdout)['sandbox-2'].changed).toBeGreaterThan(0);
-    expect(recap(fix.stdout)['sandbox-1'].changed).toBe(0);
+    expect(recap(fix.stdout)['sandbox-2']?.changed).toBeGreaterThan(0);
+    expect(recap(fix.stdout)['sandbox-1']?.changed).toBe(0);
     const replicas = await kubectl(['-n', ns, 'get', 'deployment', 'webapp', '-o', 'jsonpath={.spec.replicas}'], { context: 'sandbox-2' });
     expect(replicas.stdout).toBe('3');
   });
 
   it('a broken health check on cluster 2 stops the run: cluster 3 untouched, cluster 2 back in the LB', async () => {
-    standins['sandbox-2'].setBroken(true);
+    standins['sandbox-2']?.setBroken(true);
     try {
       const r = await upgrade('-e', 'web_version=1.0.0', '-e', 'health_retries=1', '-o', 'json');
       expect(r.code).toBe(2);
@@ -175,7 +175,7 @@ describe('playbooks/upgrade.yml on 3 clusters', () => {
       expect(r2.code).toBe(2);
       expect(await serverState('sandbox-2')).toBe('drain');
     } finally {
-      standins['sandbox-2'].setBroken(false);
+      standins['sandbox-2']?.setBroken(false);
     }
     const heal = await upgrade('-o', 'json');
     expect(heal.code).toBe(0);
@@ -210,7 +210,7 @@ describe('cluster locks and Ctrl-C', () => {
         child.stdout?.on('data', (d: Buffer) => {
           seen += d.toString();
           const m = /"run_id":"([^"]+)"/.exec(seen);
-          if (m) firstId = m[1];
+          if (m?.[1]) firstId = m[1];
           if (seen.includes('"task":"hold"') && !seen.includes('second-started')) {
             seen += 'second-started';
             void (async () => {

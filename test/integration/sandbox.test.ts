@@ -167,8 +167,8 @@ describe('sandbox', () => {
 
       const rs = await apps().listNamespacedReplicaSet({ namespace: ns });
       expect(rs.items).toHaveLength(1);
-      expect(rs.items[0].metadata?.ownerReferences?.[0]?.name).toBe('web');
-      expect(rs.items[0].status?.readyReplicas).toBe(3);
+      expect(rs.items[0]?.metadata?.ownerReferences?.[0]?.name).toBe('web');
+      expect(rs.items[0]?.status?.readyReplicas).toBe(3);
 
       const pods = await podsOf();
       expect(pods).toHaveLength(3);
@@ -209,7 +209,7 @@ describe('sandbox', () => {
       const apps = kc('sandbox-1').makeApiClient(AppsV1Api);
       await helm(['install', 'webapp', chart('1.0.0'), '-n', ns, '--create-namespace', '--wait', '--timeout', '120s']);
       const before = await apps.readNamespacedDeployment({ name: 'webapp', namespace: ns });
-      expect(before.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:6.13.0');
+      expect(before.spec?.template.spec?.containers[0]?.image).toBe('ghcr.io/stefanprodan/podinfo:6.13.0');
       expect(isAvailable(before, 1)).toBe(true);
       const rsBefore = (await apps.listNamespacedReplicaSet({ namespace: ns })).items.map((r) => r.metadata?.name);
       expect(rsBefore).toHaveLength(1);
@@ -219,12 +219,12 @@ describe('sandbox', () => {
         const d = await apps.readNamespacedDeployment({ name: 'webapp', namespace: ns });
         return isAvailable(d, 1) ? d : undefined;
       });
-      expect(after.spec?.template.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:6.14.1');
+      expect(after.spec?.template.spec?.containers[0]?.image).toBe('ghcr.io/stefanprodan/podinfo:6.14.1');
       expect(after.metadata?.generation).toBeGreaterThan(before.metadata?.generation ?? 0);
       const rsAfter = (await apps.listNamespacedReplicaSet({ namespace: ns })).items;
       expect(rsAfter).toHaveLength(2);
       const current = rsAfter.find((r) => !rsBefore.includes(r.metadata?.name));
-      expect(current?.spec?.template?.spec?.containers[0].image).toBe('ghcr.io/stefanprodan/podinfo:6.14.1');
+      expect(current?.spec?.template?.spec?.containers[0]?.image).toBe('ghcr.io/stefanprodan/podinfo:6.14.1');
       expect(current?.status?.readyReplicas).toBe(1);
 
       const history = await helm(['history', 'webapp', '-n', ns, '-o', 'json']);

@@ -47,7 +47,7 @@ describe('kplay run: block / rescue / always', () => {
     expect(results(ev, 'step three').map((e) => e.cluster)).toEqual(['prod-1']);
     const rescue = results(ev, 'recover');
     expect(rescue).toHaveLength(1);
-    expect(rescue[0].msg).toBe('rescued explode: exploded on prod-2');
+    expect(rescue[0]?.msg).toBe('rescued explode: exploded on prod-2');
     expect(results(ev, 'cleanup').map((e) => e.cluster).sort()).toEqual(['prod-1', 'prod-2']);
     expect(results(ev, 'final').map((e) => e.cluster).sort()).toEqual(['prod-1', 'prod-2']);
     const rc = recap(ev);
@@ -72,14 +72,14 @@ describe('kplay run: loops, register, until/retries, set_fact', () => {
     expect(r.code).toBe(0);
     const ev = jsonEvents(r.stdout);
     expect(results(ev, 'echo items').filter((e) => e.item !== undefined).map((e) => e.item)).toEqual(['a', 'b', 'c']);
-    expect(results(ev, 'show results')[0].status).toBe('ok');
+    expect(results(ev, 'show results')[0]?.status).toBe('ok');
     expect(ev.filter((e) => e.type === 'retry' && e.task === 'retry until third attempt')).toHaveLength(2);
     expect(readFileSync(path.join(dir, 'n'), 'utf8').trim()).toBe('3');
-    expect(results(ev, 'record attempts')[0].msg).toBe('attempts=3');
+    expect(results(ev, 'record attempts')[0]?.msg).toBe('attempts=3');
     const never = results(ev, 'never succeeds')[0];
     expect(never).toMatchObject({ status: 'failed', ignored: true });
-    expect(String(never.msg)).toContain('until condition not met after 1 attempt(s)'); // retries = total attempts, as in ansible-core
-    expect(results(ev, 'fact visible')[0].msg).toBe('computed=staging-2');
+    expect(String(never?.msg)).toContain('until condition not met after 1 attempt(s)'); // retries = total attempts, as in ansible-core
+    expect(results(ev, 'fact visible')[0]?.msg).toBe('computed=staging-2');
     expect(recap(ev).clusters['stg-1']).toMatchObject({ ignored: 1, failed: 0 });
   });
 });
@@ -172,8 +172,8 @@ describe('kplay run: check mode', () => {
     expect(r.code).toBe(0);
     expect(existsSync(marker)).toBe(false);
     const ev = jsonEvents(r.stdout);
-    expect(results(ev, 'run a command')[0].status).toBe('skipped');
-    expect(results(ev, 'mode var')[0].msg).toBe('check_mode=true forced=forced');
+    expect(results(ev, 'run a command')[0]?.status).toBe('skipped');
+    expect(results(ev, 'mode var')[0]?.msg).toBe('check_mode=true forced=forced');
     const real = await run('check.yml', '-o', 'json', '-e', `marker=${marker}`);
     expect(real.code).toBe(0);
     expect(existsSync(marker)).toBe(true);
@@ -240,7 +240,7 @@ describe('module registry: community modules', () => {
     const r = await kplay(['run', cdir('uses-shout.yml'), '-i', inv, '-M', cdir('good'), '-o', 'json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(results(jsonEvents(r.stdout), 'use it')[0].msg).toBe('HI STG-1');
+    expect(results(jsonEvents(r.stdout), 'use it')[0]?.msg).toBe('HI STG-1');
     const doc = await kplay(['modules', 'shout', '-M', cdir('good')]);
     expect(doc.stdout).toContain('| `msg` | string | yes |');
   });

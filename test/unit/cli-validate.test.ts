@@ -75,7 +75,7 @@ describe('kplay modules / inventory', () => {
     expect(c.stdout).not.toContain('CANARY');
     const l = await kplay(['inventory', '-i', inv, '--list']);
     const parsed = JSON.parse(l.stdout) as { clusters: Record<string, { vars: Record<string, unknown> }> };
-    expect(parsed.clusters['stg-1'].vars.replicas).toBe(1);
+    expect(parsed.clusters['stg-1']?.vars.replicas).toBe(1);
     expect(l.stdout).not.toContain('CANARY');
   });
 });

@@ -10,6 +10,7 @@ import { isHook, parseRendered, removedObjects, withHelmOwnership } from '../../
 import { lastGoodRevision, parseChartYaml, parseHelmJson, parseHistory, parseMetadata, parseReleaseInfo, parseValues } from '../../src/helm/release.js';
 import { changedValueKeys, isSecretKey, maskSecretValues, mergeValues, parseKeyPath, secretValues, valuesEqual, valuesFromSet } from '../../src/helm/values.js';
 import { parseHelmVersion, templateFlags, unsupportedReason, upgradeFlags, waitFlags } from '../../src/helm/version.js';
+import { at } from '../helpers/cli.js';
 
 describe('values from set (dotted key paths)', () => {
   it('parses key paths with indices and escaped dots', () => {
@@ -150,11 +151,11 @@ describe('helm JSON outputs', () => {
     const objs = parseRendered(text);
     expect(objs.map((o) => o.kind)).toEqual(['Service', 'Deployment']);
     expect(parseRendered(text, true).some(isHook)).toBe(true);
-    const owned = withHelmOwnership(objs[0], 'web', 'apps');
+    const owned = withHelmOwnership(at(objs, 0), 'web', 'apps');
     expect(owned.metadata.annotations).toEqual({ 'meta.helm.sh/release-name': 'web', 'meta.helm.sh/release-namespace': 'apps' });
     expect(owned.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'Helm' });
-    expect(removedObjects(objs, [objs[1]], 'apps').map((o) => o.kind)).toEqual(['Service']);
-    expect(removedObjects([{ ...objs[0], metadata: { name: 'web', namespace: 'apps' } }], [objs[0]], 'apps')).toEqual([]);
+    expect(removedObjects(objs, [at(objs, 1)], 'apps').map((o) => o.kind)).toEqual(['Service']);
+    expect(removedObjects([{ ...at(objs, 0), metadata: { name: 'web', namespace: 'apps' } }], [at(objs, 0)], 'apps')).toEqual([]);
     expect(() => parseRendered('apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n')).toThrow(/metadata.name/);
   });
 });

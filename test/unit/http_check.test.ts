@@ -43,7 +43,7 @@ describe('http_check schema', () => {
     const v = compileSchema(httpCheck.schema);
     for (const ex of httpCheck.examples) {
       const [task] = parseYaml(ex.yaml) as Record<string, unknown>[];
-      expect(v(task.http_check), `${ex.title}: ${JSON.stringify(v.errors)}`).toBe(true);
+      expect(v(task?.http_check), `${ex.title}: ${JSON.stringify(v.errors)}`).toBe(true);
     }
   });
 });

@@ -9,6 +9,7 @@ import { parseManifests } from '../../src/k8s/load.js';
 import { mergeRecords, pruneRecordOf } from '../../src/k8s/apply.js';
 import { selectorString } from '../../src/k8s/wait.js';
 import type { KubeObject } from '../../src/k8s/types.js';
+import { at } from '../helpers/cli.js';
 
 const deploy = (replicas: number, extra: Record<string, unknown> = {}): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -43,7 +44,7 @@ describe('normalize', () => {
   });
   it('lists changed field paths', () => {
     const b = deploy(5);
-    (b.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0].image = 'nginx:2';
+    at((b.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers, 0).image = 'nginx:2';
     expect(changedPaths(normalize(deploy(3)), normalize(b))).toEqual(['spec.replicas', 'spec.template.spec.containers[0].image']);
   });
 });
@@ -164,7 +165,7 @@ describe('manifests and prune records', () => {
       { apiVersion: 'v1', kind: 'ConfigMap', namespaces: ['a', 'b'] },
       { apiVersion: 'v1', kind: 'Namespace', namespaces: [] },
     ]);
-    expect(mergeRecords(rec, [{ apiVersion: 'v1', kind: 'ConfigMap', namespaces: ['c'] }])[0].namespaces).toEqual(['a', 'b', 'c']);
+    expect(mergeRecords(rec, [{ apiVersion: 'v1', kind: 'ConfigMap', namespaces: ['c'] }])[0]?.namespaces).toEqual(['a', 'b', 'c']);
   });
   it('builds label selector strings', () => {
     expect(selectorString({ matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }, { key: 'x', operator: 'DoesNotExist' }] })).toBe('app=web,tier in (a,b),!x');

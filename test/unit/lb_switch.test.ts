@@ -10,6 +10,7 @@ import {
   RuntimeApiError,
   serverStateOf,
 } from '../../src/lb/haproxy_runtime.js';
+import { at } from '../helpers/cli.js';
 
 describe('HAProxy runtime API parsers', () => {
   it('parses `show servers state` by header names, whatever their order', () => {
@@ -22,10 +23,10 @@ describe('HAProxy runtime API parsers', () => {
     ].join('\n');
     const rows = parseServersState(text);
     expect(rows).toHaveLength(2);
-    expect(serverStateOf(rows[0])).toEqual({
+    expect(serverStateOf(at(rows, 0))).toEqual({
       backend: 'be_web', server: 'web1', id: '1', admin: 'drain', adminFlags: 8, oper: 'up', weight: 20, initialWeight: 10,
     });
-    expect(serverStateOf(rows[1])).toMatchObject({ admin: 'ready', oper: 'down' });
+    expect(serverStateOf(at(rows, 1))).toMatchObject({ admin: 'ready', oper: 'down' });
   });
 
   it("turns HAProxy's error text into an error", () => {

@@ -66,7 +66,7 @@ describe('lb_switch schema', () => {
     const v = compileSchema(lbSwitch.schema);
     for (const ex of lbSwitch.examples) {
       const [task] = parseYaml(ex.yaml) as Record<string, unknown>[];
-      expect(v(task.lb_switch), `${ex.title}: ${JSON.stringify(v.errors)}`).toBe(true);
+      expect(v(task?.lb_switch), `${ex.title}: ${JSON.stringify(v.errors)}`).toBe(true);
     }
   });
 });
@@ -183,7 +183,7 @@ describe('lb_switch provider haproxy (real HAProxy)', () => {
     expect(msg(r)).toContain('ready → maint, weight 10 → 0');
     expect(data(r).current).toMatchObject({ admin_state: 'maint', weight: 0 });
     expect(await serverState(a.sock, 'be_app', 's1')).toEqual({ admin: 0, op: 2, weight: 10 });
-    expect('diff' in r && r.diff?.[0].after).toContain('admin_state: maint');
+    expect('diff' in r && r.diff?.[0]?.after).toContain('admin_state: maint');
   });
 
   it('maint + weight (absolute and percentage), verified by reading back; diff shows before/after', async () => {

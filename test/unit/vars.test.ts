@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAGIC_VARS, mergeVars, type VarLayers } from '../../src/vars/precedence.js';
+import { at } from '../helpers/cli.js';
 
 /** Every layer, lowest precedence first, as (name, how to set `v` in it). */
 const LAYERS: [string, (layers: VarLayers, value: string) => void][] = [
@@ -24,16 +25,16 @@ function empty(): VarLayers {
 describe('mergeVars precedence', () => {
   it.each(LAYERS.map(([name], i) => [name, i] as const))('%s beats every lower layer', (name, i) => {
     const layers = empty();
-    for (let j = 0; j <= i; j++) LAYERS[j][1](layers, LAYERS[j][0]);
+    for (let j = 0; j <= i; j++) at(LAYERS, j)[1](layers, at(LAYERS, j)[0]);
     expect(mergeVars(layers).v).toBe(name);
   });
 
   it.each(LAYERS.map(([name], i) => [name, i] as const))('%s loses to every higher layer', (_name, i) => {
     const layers = empty();
-    for (let j = i; j < LAYERS.length; j++) LAYERS[j][1](layers, LAYERS[j][0]);
+    for (let j = i; j < LAYERS.length; j++) at(LAYERS, j)[1](layers, at(LAYERS, j)[0]);
     expect(mergeVars(layers).v).toBe('magic');
     const without = empty();
-    for (let j = i; j < LAYERS.length - 1; j++) LAYERS[j][1](without, LAYERS[j][0]);
+    for (let j = i; j < LAYERS.length - 1; j++) at(LAYERS, j)[1](without, at(LAYERS, j)[0]);
     expect(mergeVars(without).v).toBe(i === LAYERS.length - 1 ? undefined : 'extra vars');
   });
 
