@@ -13,7 +13,7 @@
  * `record.sha256`. `kplay history verify` checks both.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -131,6 +131,61 @@ export function parseLocalRecord(file: string, text: string): LocalRecord | unde
   return { run_id: run.run_id, file, text, run, clusters, chain, digestOk: digest !== undefined && typeof digest.sha256 === 'string' && digest.sha256 === sha256(body), lines };
 }
 
+/** The first line of a file (read in chunks, so a large record is not read whole). */
+async function firstLine(file: string): Promise<string> {
+  const fh = await open(file, 'r');
+  try {
+    let text = '';
+    const buf = Buffer.alloc(64 * 1024);
+    for (let pos = 0; ; ) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) return text;
+      text += buf.subarray(0, bytesRead).toString('utf8');
+      const nl = text.indexOf('\n');
+      if (nl >= 0) return text.slice(0, nl);
+      pos += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Links to the newest earlier local record of each cluster (`null`: none). Reads records newest
+ * first, only their first line, and only back to the first record written before chaining
+ * existed (everything older is unchained too); hashes only the records it links to.
+ */
+async function previousLinks(dir: string, runId: string, clusters: string[]): Promise<Record<string, ChainLink | null>> {
+  const out: Record<string, ChainLink | null> = Object.fromEntries(clusters.map((c) => [c, null]));
+  const missing = new Set(clusters);
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.jsonl') && n.slice(0, -'.jsonl'.length) < runId).sort().reverse();
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    if (missing.size === 0) break;
+    const file = path.join(dir, n);
+    let run: unknown;
+    try {
+      run = JSON.parse(await firstLine(file));
+    } catch {
+      continue; // not a record (or a damaged one): verification reports it
+    }
+    if (!isObj(run) || typeof run.run_id !== 'string') continue;
+    if (!isObj(run.chain)) break; // written before chaining: so is everything older
+    const here = Object.keys(run.chain).filter((c) => missing.has(c));
+    if (here.length === 0) continue;
+    const text = await readFile(file, 'utf8');
+    for (const c of here) {
+      out[c] = { run_id: run.run_id, sha256: sha256(text) };
+      missing.delete(c);
+    }
+  }
+  return out;
+}
+
 /** Every local record of a directory, oldest first (unreadable files are skipped). */
 export async function readLocalRecords(dir: string): Promise<LocalRecord[]> {
   let names: string[];
@@ -217,13 +272,8 @@ export class RunRecorder {
   async writeLocal(dir: string): Promise<string> {
     await mkdir(dir, { recursive: true });
     const file = path.join(dir, `${this.header.run_id}.jsonl`);
-    const previous = (await readLocalRecords(dir)).filter((r) => r.run_id < this.header.run_id).reverse();
     const clusters = [...new Set([...Object.keys(this.recap), ...this.tasks.map((t) => t.cluster)])].sort();
-    const chain: Record<string, ChainLink | null> = {};
-    for (const c of clusters) {
-      const prev = previous.find((r) => r.clusters.includes(c));
-      chain[c] = prev ? { run_id: prev.run_id, sha256: sha256(prev.text) } : null;
-    }
+    const chain = await previousLinks(dir, this.header.run_id, clusters);
     const lines = [
       JSON.stringify({ type: 'run', ...this.header, chain }),
       ...this.tasks.map((t) => JSON.stringify({ type: 'task', ...t })),

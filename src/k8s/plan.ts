@@ -131,13 +131,12 @@ export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOpt
     changed = attribute(plan.changedPaths, live, own, strip);
   }
   const drift = [...changed.map((c) => c.field), ...added];
-  return {
-    ...plan,
-    ...(drift.length ? { drift } : {}),
-    ...(hidden.length ? { hidden } : {}),
-    ...(additions.length ? { additions } : {}),
-    ...(toApply !== obj ? { toApply } : {}),
-  };
+  // set on the plan itself: spreading it would compute its lazy `diff` (two YAML renderings per object)
+  if (drift.length) plan.drift = drift;
+  if (hidden.length) plan.hidden = hidden;
+  if (additions.length) plan.additions = additions;
+  if (toApply !== obj) plan.toApply = toApply;
+  return plan;
 }
 
 /** Plan the values of one object: no request when nothing can change, else an SSA dry-run (taking back manual kubectl edits). */
@@ -151,7 +150,9 @@ async function planValues(client: KubeClient, obj: KubeObject, live: KubeObject 
     const manual = e instanceof ApplyConflictError && !opts.force && opts.reclaimManualEdits !== false && e.conflicts.length > 0 && e.conflicts.every((c) => isManualEdit(live, c.manager));
     if (!manual) throw e;
     const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: true, dryRun: true, signal: opts.signal });
-    return { ...comparePlan(ref, live, dry, opts.mask, strip), reclaimed: e.conflicts.map((c) => `${c.manager}: ${c.field}`) };
+    const plan = comparePlan(ref, live, dry, opts.mask, strip);
+    plan.reclaimed = e.conflicts.map((c) => `${c.manager}: ${c.field}`);
+    return plan;
   }
 }
 

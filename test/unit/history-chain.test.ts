@@ -106,6 +106,20 @@ describe('local run records are hash-chained per cluster', () => {
   });
 });
 
+describe('linking a new record', () => {
+  it('reads back only to the first record written before chaining (older ones cannot be linked)', async () => {
+    // a record of an older kplay: no chain, no digest
+    writeFileSync(path.join(dir, '20261123T090000000-oldold.jsonl'), `${JSON.stringify({ type: 'run', run_id: '20261123T090000000-oldold' })}\n${JSON.stringify({ type: 'recap', clusters: { c1: {} } })}\n`);
+    await record('20261123T100000000-aaaaaa', ['c2']);
+    await record('20261123T100100000-bbbbbb', ['c1', 'c2']);
+    const recs = await readLocalRecords(dir);
+    const b = recs.find((r) => r.run_id === '20261123T100100000-bbbbbb');
+    expect(b?.chain).toEqual({ c1: null, c2: expect.objectContaining({ run_id: '20261123T100000000-aaaaaa' }) });
+    const r = await verify();
+    expect(r.code, r.stdout).toBe(0);
+  });
+});
+
 describe('verifyChain', () => {
   it('accepts a chain whose oldest link points at a pruned record (retention)', () => {
     expect(verifyChain('c', [
