@@ -19,6 +19,7 @@ import type { DriftField, HiddenField } from '../k8s/drift.js';
 import type { ObjectDrift } from '../k8s/plan.js';
 import type { RunEvent } from '../report/events.js';
 import { unifiedDiff } from '../report/diff.js';
+import { tableLines } from '../report/table.js';
 import type { DiffEntry } from '../sdk/module.js';
 import { listOption, loadAll, reportError, type Loaded } from './common.js';
 import { executeRun, type RunFlags } from './run.js';
@@ -135,9 +136,7 @@ function junit(reports: Map<string, ClusterReport>): string {
 }
 
 function table(reports: Map<string, ClusterReport>): string[] {
-  const rows = [['CLUSTER', 'STATE', 'OBJECTS', 'DRIFTED', 'HIDDEN'], ...[...reports].map(([c, r]) => [c, r.state, String(r.objects), String(r.drifted_objects), String(r.hidden.length)])];
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length))) ?? [];
-  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  return tableLines([['CLUSTER', 'STATE', 'OBJECTS', 'DRIFTED', 'HIDDEN'], ...[...reports].map(([c, r]) => [c, r.state, String(r.objects), String(r.drifted_objects), String(r.hidden.length)])]);
 }
 
 export async function driftCommand(playbook: string, flags: DriftFlags): Promise<number> {

@@ -17,6 +17,7 @@ import { loadInventory } from '../inventory/load.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import type { KubeClient } from '../k8s/types.js';
+import { tableLines } from '../report/table.js';
 import { reportError } from './common.js';
 
 /** Flags of `kplay history`. */
@@ -142,8 +143,7 @@ function printTable(rows: Listed[], output: string): void {
     return;
   }
   const table = [['RUN ID', 'CLUSTER', 'STARTED', 'WHO', 'PLAYBOOK', 'CHANGED', 'FAILED', 'EXIT'], ...rows.map((r) => [r.run_id, r.cluster, r.started, r.user, path.basename(r.playbook), String(r.changed ?? ''), String(r.failed ?? ''), r.interrupted ? `${r.exit_code} (interrupted)` : String(r.exit_code)])];
-  const widths = table[0]?.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length))) ?? [];
-  for (const r of table) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
+  for (const line of tableLines(table)) process.stdout.write(`${line}\n`);
   if (rows.length === 0) process.stdout.write('(no runs recorded)\n');
 }
 
