@@ -57,7 +57,8 @@ export async function planCommand(playbook: string, flags: PlanFlags): Promise<n
     if (flags.verbose > 0) process.stderr.write('running the playbook in check mode...\n');
     const pass = await checkPass(flags, loaded);
     if (pass.interrupted) return EXIT.interrupted;
-    const inputs = await inputsDigest({ playbookDir: loaded.playbook.dir, inventory: loaded.inventory, extraVars: loaded.extraVars, registry: loaded.registry, exclude: [flags.out] });
+    const masker = loaded.masker;
+    const inputs = await inputsDigest({ playbookDir: loaded.playbook.dir, inventory: loaded.inventory, extraVars: masker.maskValue(loaded.extraVars), registry: loaded.registry, exclude: [flags.out], mask: (t) => masker.mask(t) });
     const { user, host } = whoAmI();
     const content: Omit<Plan, 'digest' | 'approvals'> = {
       kplay_plan: PLAN_VERSION,
@@ -219,7 +220,7 @@ export function approvalRequired(loaded: Loaded, limit: string | undefined): { c
 
 /** Why a plan cannot be carried out now (empty: it holds), from a fresh check-mode pass and the inputs. */
 export async function planRefusals(plan: Plan, flags: RunFlags, loaded: Loaded): Promise<string[]> {
-  const now = await inputsDigest({ playbookDir: loaded.playbook.dir, inventory: loaded.inventory, extraVars: loaded.extraVars, registry: loaded.registry, exclude: flags.plan ? [flags.plan] : [] });
+  const now = await inputsDigest({ playbookDir: loaded.playbook.dir, inventory: loaded.inventory, extraVars: loaded.masker.maskValue(loaded.extraVars), registry: loaded.registry, exclude: flags.plan ? [flags.plan] : [], mask: (t) => loaded.masker.mask(t) });
   const changed = inputChanges(plan.inputs, now);
   if (changed.length) return changed.map((c) => `input ${c}`);
   const pass = await checkPass(flags, loaded);

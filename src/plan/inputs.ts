@@ -3,7 +3,8 @@
  * vars files, templates, charts kept with the playbook), the inventory (its file plus
  * `group_vars/` and `cluster_vars/`), the extra variables (hashed, never stored), the modules
  * (name, source and the SHA-256 of their code) and kplay's version. Per-file hashes are kept so a
- * refusal can name what changed.
+ * refusal can name what changed. Known secrets are masked before hashing (extra variables, and
+ * the text of every file), so the plan holds no hash a secret could be guessed from.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -23,7 +24,7 @@ export interface InputsDigest {
   kplay: string;
   /** Path (relative to the working directory) → SHA-256, for the playbook directory and the inventory. */
   files: Record<string, string>;
-  /** SHA-256 of the extra variables (`-e`), canonical JSON: values are never stored. */
+  /** SHA-256 of the extra variables (`-e`, secrets masked), canonical JSON: values are never stored. */
   extra_vars: string;
   /** Module name → SHA-256 of its source (built-in, `--module-path`, npm package). */
   modules: Record<string, string>;
@@ -48,18 +49,27 @@ async function walk(dir: string, out: string[]): Promise<void> {
   }
 }
 
-async function fileHash(file: string): Promise<string | undefined> {
+/**
+ * SHA-256 of a file. With `mask`, a text file is hashed with the run's known secrets masked: a
+ * hash of a small secret file (or of a file whose only unknown part is a secret) could otherwise be
+ * brute-forced from the plan. A changed secret value is then not an input change.
+ */
+async function fileHash(file: string, mask?: (text: string) => string): Promise<string | undefined> {
   try {
     const st = await stat(file);
     if (!st.isFile() || st.size > MAX_FILE_BYTES) return st.isFile() ? `size:${st.size}:mtime:${st.mtimeMs}` : undefined;
-    return createHash('sha256').update(await readFile(file)).digest('hex');
+    const bytes = await readFile(file);
+    const h = createHash('sha256');
+    if (mask) h.update(mask(bytes.toString('utf8')));
+    else h.update(bytes);
+    return h.digest('hex');
   } catch {
     return undefined;
   }
 }
 
 /** Compute the digest of the inputs of a run (`exclude`: files left out, such as the plan file). */
-export async function inputsDigest(opts: { playbookDir: string; inventory?: Inventory; extraVars: Record<string, unknown>; registry: ModuleRegistry; cwd?: string; exclude?: string[] }): Promise<InputsDigest> {
+export async function inputsDigest(opts: { playbookDir: string; inventory?: Inventory; extraVars: Record<string, unknown>; registry: ModuleRegistry; cwd?: string; exclude?: string[]; mask?: (text: string) => string }): Promise<InputsDigest> {
   const cwd = opts.cwd ?? process.cwd();
   const excluded = new Set((opts.exclude ?? []).map((f) => path.resolve(cwd, f)));
   const paths: string[] = [];
@@ -71,7 +81,7 @@ export async function inputsDigest(opts: { playbookDir: string; inventory?: Inve
   const files: Record<string, string> = {};
   for (const p of [...new Set(paths)].sort()) {
     if (excluded.has(path.resolve(p))) continue; // the plan file itself
-    const h = await fileHash(p);
+    const h = await fileHash(p, opts.mask);
     if (h !== undefined) files[path.relative(cwd, p) || p] = h;
   }
   const modules: Record<string, string> = {};
