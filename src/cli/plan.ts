@@ -6,7 +6,7 @@
  * and what `kplay run --plan plan.json` needs: loading a plan, checking it still holds, and the
  * inventory/playbook rule `require_approval`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -178,6 +178,9 @@ export function approver(as: string | undefined): string {
 export async function approvePlan(file: string, flags: { as?: string; comment?: string }): Promise<number> {
   let read: { plan: Plan; intact: boolean };
   try {
+    if (!existsSync(file) && /^\d{8}T\d{6,9}-[0-9a-f]{6}$/.test(file)) {
+      throw new InputError(`${file} is a run id, not a plan file`, undefined, `to approve a gate that run is waiting at: kplay approve ${file} --gate NAME -i INVENTORY`);
+    }
     read = await readPlan(file);
   } catch (e) {
     return reportError(e);
