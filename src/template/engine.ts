@@ -131,7 +131,7 @@ function parsePath(path: string): (string | number)[] {
 const TESTS = [
   'defined', 'undefined', 'failed', 'failure', 'succeeded', 'success', 'successful', 'changed', 'change',
   'skipped', 'skip', 'none', 'string', 'number', 'integer', 'float', 'boolean', 'mapping', 'sequence',
-  'iterable', 'true', 'false',
+  'iterable', 'true', 'false', 'even', 'odd',
 ] as const;
 type TestName = (typeof TESTS)[number];
 
@@ -208,6 +208,93 @@ function applyTest(test: TestName, path: string, vars: Record<string, unknown>):
       return value === true;
     case 'false':
       return value === false;
+    case 'even':
+    case 'odd':
+      if (typeof value !== 'number' || !Number.isInteger(value)) throw new Error(`the "${test}" test needs an integer, but ${path} is ${JSON.stringify(value)}`);
+      return Math.abs(value % 2) === (test === 'odd' ? 1 : 0);
+  }
+}
+
+/** Jinja tests that take arguments: `x is match("^v1")`, `v is version("1.2", ">=")`, `n is divisibleby(3)`. */
+const ARG_TESTS = ['match', 'search', 'regex', 'version', 'version_compare', 'divisibleby'] as const;
+type ArgTestName = (typeof ARG_TESTS)[number];
+const ARG = String.raw`(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[-\w.]+)`;
+const ARG_TEST_RE = new RegExp(
+  String.raw`("[^"]*"|'[^']*')|(?<![\w.\]])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\]|\["[^"]*"\]|\['[^']*'\])*)\s+is\s+(not\s+)?(${ARG_TESTS.join('|')})\s*\(\s*(${ARG}(?:\s*,\s*${ARG})*)?\s*\)`,
+  'g',
+);
+
+/** The arguments of a test call: quoted strings, numbers, booleans, or variables. */
+function testArgs(text: string | undefined, vars: Record<string, unknown>): unknown[] {
+  if (!text) return [];
+  const out: unknown[] = [];
+  for (const m of text.matchAll(new RegExp(ARG, 'g'))) {
+    const a = m[0];
+    if (a.startsWith('"')) out.push(JSON.parse(a));
+    else if (a.startsWith("'")) out.push(a.slice(1, -1).replace(/\\(.)/g, '$1'));
+    else if (/^-?\d+(\.\d+)?$/.test(a)) out.push(Number(a));
+    else if (a === 'true' || a === 'True' || a === 'false' || a === 'False') out.push(a.toLowerCase() === 'true');
+    else {
+      const v = valueAt(vars, a);
+      if (v === undefined) throw new Error(`undefined variable: ${a}`);
+      out.push(v);
+    }
+  }
+  return out;
+}
+
+/** Loose version ordering (as Ansible's `version` test): numbers compare as numbers, the rest as text. */
+function compareVersions(a: string, b: string): number {
+  const parts = (v: string): (number | string)[] => (v.match(/\d+|[a-z]+/gi) ?? []).map((p) => (/^\d+$/.test(p) ? Number(p) : p.toLowerCase()));
+  const pa = parts(a);
+  const pb = parts(b);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i];
+    const y = pb[i];
+    if (x === y) continue;
+    if (x === undefined) return -1;
+    if (y === undefined) return 1;
+    if (typeof x === 'number' && typeof y === 'number') return x - y;
+    if (typeof x === 'number') return 1;
+    if (typeof y === 'number') return -1;
+    return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+const VERSION_OPS: Readonly<Record<string, (c: number) => boolean>> = {
+  '<': (c) => c < 0, lt: (c) => c < 0, '<=': (c) => c <= 0, le: (c) => c <= 0,
+  '>': (c) => c > 0, gt: (c) => c > 0, '>=': (c) => c >= 0, ge: (c) => c >= 0,
+  '==': (c) => c === 0, '=': (c) => c === 0, eq: (c) => c === 0,
+  '!=': (c) => c !== 0, '<>': (c) => c !== 0, ne: (c) => c !== 0,
+};
+
+/** Apply a test with arguments to the value at `path`. */
+function applyArgTest(test: ArgTestName, path: string, args: unknown[], vars: Record<string, unknown>): boolean {
+  const value = valueAt(vars, path);
+  if (value === undefined) throw new Error(`undefined variable: ${path}`);
+  switch (test) {
+    case 'match':
+    case 'search':
+    case 'regex': {
+      const [pattern, ignorecase, multiline] = args;
+      if (typeof pattern !== 'string') throw new Error(`the "${test}" test needs a pattern string, e.g. ${path} is ${test}("^v1")`);
+      const anchored = test === 'match' || (test === 'regex' && args[3] === 'match');
+      const flags = `${ignorecase === true ? 'i' : ''}${multiline === true ? 'm' : ''}`;
+      return new RegExp(anchored ? `^(?:${pattern})` : pattern, flags).test(String(value));
+    }
+    case 'version':
+    case 'version_compare': {
+      const [other, op = 'eq'] = args;
+      const cmp = VERSION_OPS[String(op)];
+      if (other === undefined || !cmp) throw new Error(`the "version" test needs a version and an operator (${Object.keys(VERSION_OPS).join(' ')}), e.g. ${path} is version("1.2", ">=")`);
+      return cmp(compareVersions(String(value), String(other)));
+    }
+    case 'divisibleby': {
+      const [n] = args;
+      if (typeof value !== 'number' || typeof n !== 'number' || n === 0) throw new Error(`the "divisibleby" test needs numbers, e.g. ${path} is divisibleby(3)`);
+      return value % n === 0;
+    }
   }
 }
 
@@ -218,7 +305,13 @@ function applyTest(test: TestName, path: string, vars: Record<string, unknown>):
 function rewriteTests(cond: string, vars: Record<string, unknown> | undefined): { text: string; tested: string[] } {
   const tested: string[] = [];
   if (!/\bis\s/.test(cond)) return { text: cond, tested };
-  const text = cond.replace(TEST_RE, (all: string, quoted: string | undefined, path: string, not: string | undefined, test: TestName) => {
+  const withArgs = cond.replace(ARG_TEST_RE, (all: string, quoted: string | undefined, path: string, not: string | undefined, test: ArgTestName, args: string | undefined) => {
+    if (quoted !== undefined) return all;
+    tested.push(path);
+    if (!vars) return 'true';
+    return String(applyArgTest(test, path, testArgs(args, vars), vars) !== (not !== undefined));
+  });
+  const text = withArgs.replace(TEST_RE, (all: string, quoted: string | undefined, path: string, not: string | undefined, test: TestName) => {
     if (quoted !== undefined) return all;
     tested.push(path);
     if (!vars) return 'true';

@@ -527,6 +527,16 @@ describe('Jinja operators and tests in conditions (in, not in, is failed…, fil
     expect(await templar.evalCondition(cond, vars)).toBe(want);
   });
 
+  it.each([
+    ["ver is version('1.9', '>') and ver is version(\"1.10.2\") and ver is not version('2.0', '>=')", true],
+    ["ver is version(min, 'ge')", true],
+    ["name is match('web-') and name is not match('01') and name is search('01')", true],
+    ["name is regex('WEB', true)", true],
+    ['n is divisibleby(3) and n is odd and n is not even', true],
+  ])('with arguments: %s → %s', async (cond, want) => {
+    expect(await templar.evalCondition(cond, { ver: '1.10.2', min: '1.9', name: 'web-01', n: 9 })).toBe(want);
+  });
+
   it('explains misuse: a result test on a non-result, `in` on a number, a list literal of variables, an undefined result', async () => {
     expect((await inputError(() => templar.evalCondition('s is failed', vars, { where }))).describe()).toMatch(
       /^play\.yml:7:3: condition error in "s is failed": the "failed" test expects a registered task result \(a map\), but s is a string/,
@@ -534,6 +544,8 @@ describe('Jinja operators and tests in conditions (in, not in, is failed…, fil
     expect((await inputError(() => templar.evalCondition('1 in 5', vars, { where }))).message).toContain('"in" needs a list, map or string on its right, got a number');
     expect((await inputError(() => templar.evalCondition('s in [a, b]', vars, { where }))).message).toContain('list literal [a, b] may hold only quoted strings, numbers, booleans and None');
     expect((await inputError(() => templar.evalCondition('r is changed', vars, { where }))).message).toContain('undefined variable: r');
+    expect((await inputError(() => templar.evalCondition("s is version('1.2', 'bogus')", vars, { where }))).message).toContain('the "version" test needs a version and an operator');
+    expect((await inputError(() => templar.evalCondition('s is odd', vars, { where }))).message).toContain('the "odd" test needs an integer');
   });
 
   it('validate accepts them statically and names their variables', () => {
