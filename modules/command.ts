@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { defineModule, prepareTether, tether } from 'kplay/sdk';
+import { defineModule, spawnTethered } from 'kplay/sdk';
 
 /** Arguments of `command`. */
 export interface CommandArgs {
@@ -74,9 +74,7 @@ export default defineModule<CommandArgs>({
     return await new Promise((resolvePromise) => {
       // Own process group, so cancelling kills the whole pipeline (sh and its children); tethered,
       // so the group is stopped even when kplay is killed outright (kill -9).
-      prepareTether();
-      const child = spawn(prog, rest, { cwd, env: { ...process.env, ...(args.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-      tether(child, { group: true });
+      const child = spawnTethered(() => spawn(prog, rest, { cwd, env: { ...process.env, ...(args.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'], detached: true }), { group: true });
       const killGroup = (sig: NodeJS.Signals): void => {
         try {
           if (child.pid) process.kill(-child.pid, sig);

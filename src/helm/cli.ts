@@ -14,7 +14,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { prepareTether, tether } from '../sdk/tether.js';
+import { spawnTethered } from '../sdk/tether.js';
 import { HelmError, isReleaseNotFound, trimHelmStderr } from './errors.js';
 import { resolveBinary } from './version-cache.js';
 import {
@@ -295,9 +295,7 @@ function runProcess(binary: string, args: string[], opts: Pick<HelmCliOptions, '
       return;
     }
     // Tethered: helm is stopped if kplay dies in any way, even `kill -9` (no orphaned `helm upgrade --wait`).
-    prepareTether();
-    const child = spawn(binary, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    tether(child);
+    const child = spawnTethered(() => spawn(binary, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {

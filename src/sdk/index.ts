@@ -17,7 +17,7 @@ export { defineModule, UnreachableError } from './module.js';
 export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from './module.js';
 export { errorMessage } from '../load/errors.js';
 export { MASK } from '../report/mask.js';
-export { prepareTether, tether } from './tether.js';
+export { spawnTethered, tether } from './tether.js';
 
 // ---- Kubernetes
 export { connect, kubeFor } from '../k8s/client.js';

@@ -53,16 +53,22 @@ function reaperInput(): Writable | undefined {
 }
 
 /**
- * Start the reaper now (idempotent). Call it before spawning a child that will be tethered: the
- * reaper's own start (a fork) then cannot fall between the child's start and its `add` line, a
- * window in which a `kill -9` of kplay would leave the child untethered.
+ * Spawn a child tethered to this process: if kplay exits before the child does, the child (its
+ * whole process group with `group`, for a child spawned `detached`) is stopped. The reaper is
+ * started before `start` spawns the child, so a `kill -9` of kplay at any moment after the spawn
+ * finds the child listed.
+ * @example spawnTethered(() => spawn('helm', args, { stdio: ['ignore', 'pipe', 'pipe'] }))
  */
-export function prepareTether(): void {
+export function spawnTethered<T extends ChildProcess>(start: () => T, opts: { group?: boolean } = {}): T {
   reaperInput();
+  const child = start();
+  tether(child, opts);
+  return child;
 }
 
 /**
- * Tether a spawned child to this process (call {@link prepareTether} before spawning it): if kplay exits before the child does, the child (its
+ * Tether an already spawned child to this process (prefer {@link spawnTethered}, which also
+ * starts the reaper first): if kplay exits before the child does, the child (its
  * whole process group when `group`, i.e. it was spawned `detached`) is stopped.
  */
 export function tether(child: ChildProcess, opts: { group?: boolean } = {}): void {
