@@ -51,7 +51,7 @@ export default defineModule<ApproveArgs>({
     const timeoutMs = (args.timeout ?? 3600) * 1000;
     const client = await kubeFor(ctx);
     try {
-      await openGate(client, runId, args.gate, { cluster: ctx.cluster.name, message: args.message }, ctx.signal);
+      await openGate(client, runId, args.gate, { cluster: ctx.cluster.name, message: args.message === undefined ? undefined : ctx.mask(args.message) }, ctx.signal);
     } catch (e) {
       return { status: 'failed', msg: `approve: cannot open gate ${args.gate}: ${errorMessage(e)}` };
     }

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import { connect, kubeFor, diffEntry, maskObject, driftOf, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, readLocalChart, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from 'kplay/sdk';
+import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, readLocalChart, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from 'kplay/sdk';
 
 /** Arguments of `helm_release`. */
 export interface HelmReleaseArgs {
@@ -506,7 +506,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   // Fields added by hand (`kubectl set env`, `kubectl label`) are removed by kplay: helm's
   // server-side apply leaves other managers' fields alone. Only additions: no helm process at all.
   const withAdditions = drifted.filter((p) => (p.additions?.length ?? 0) > 0);
-  const additionsOnly = releaseSame && drifted.length > 0 && drifted.every((p) => p.action === 'update' && p.reclaimed === undefined && (p.additions?.length ?? 0) > 0 && !(p.drift ?? []).some((d) => d.change === 'changed'));
+  const additionsOnly = releaseSame && drifted.length > 0 && drifted.every(removesOnlyAdditions);
   const addedText = (): string => `fields added by hand: ${withAdditions.flatMap((p) => (p.additions ?? []).map((a) => `${a.manager}: ${a.path} on ${labelOf(p.ref)}`)).join(', ')}`;
   const removeAdded = async (): Promise<string> => {
     const client = await t.client();

@@ -149,7 +149,7 @@ function printTable(rows: Listed[], output: string): void {
 
 /** Verify the chains: local records (always), in-cluster ones with `-i`. */
 async function verify(flags: HistoryFlags): Promise<number> {
-  const problems: ChainProblem[] = [];
+  const problems: (ChainProblem & { scope: 'local' | 'cluster' })[] = [];
   const checked: { scope: string; cluster: string; records: number }[] = [];
   const errors: string[] = [];
   const dir = recordDir(flags);
@@ -160,7 +160,7 @@ async function verify(flags: HistoryFlags): Promise<number> {
       .filter((r) => r.clusters.includes(c))
       .map((r) => ({ run_id: r.run_id, where: path.relative(process.cwd(), r.file) || r.file, sha256: sha256(r.text), digestOk: r.digestOk, prev: r.chain ? (r.chain[c] ?? null) : undefined }));
     // a chained record that claims the cluster but lost its link entry entirely
-    problems.push(...verifyChain(c, entries).map((p) => ({ ...p, message: `local: ${p.message}` })));
+    problems.push(...verifyChain(c, entries).map((p) => ({ ...p, scope: 'local' as const, message: `local: ${p.message}` })));
     checked.push({ scope: `local ${dir}`, cluster: c, records: entries.length });
   }
   if (flags.inventory) {
@@ -174,7 +174,7 @@ async function verify(flags: HistoryFlags): Promise<number> {
             digestOk: e.digest !== undefined && e.digest === sha256(e.text) && e.record !== undefined,
             prev: e.record ? e.record.prev : null,
           }));
-          problems.push(...verifyChain(name, entries).map((p) => ({ ...p, message: `cluster ${name}: ${p.message}` })));
+          problems.push(...verifyChain(name, entries).map((p) => ({ ...p, scope: 'cluster' as const, message: `cluster ${name}: ${p.message}` })));
           checked.push({ scope: 'cluster', cluster: name, records: entries.length });
         } catch (e) {
           errors.push(`${name}: ${errorMessage(e)}`);
@@ -188,7 +188,7 @@ async function verify(flags: HistoryFlags): Promise<number> {
     return code;
   }
   for (const c of checked.sort((a, b) => a.scope.localeCompare(b.scope) || a.cluster.localeCompare(b.cluster))) {
-    const mine = problems.filter((p) => p.cluster === c.cluster && (c.scope === 'cluster' ? p.message.startsWith('cluster ') : p.message.startsWith('local: ')));
+    const mine = problems.filter((p) => p.cluster === c.cluster && p.scope === (c.scope === 'cluster' ? 'cluster' : 'local'));
     process.stdout.write(`${c.scope === 'cluster' ? `cluster ${c.cluster}` : `${c.scope} (${c.cluster})`}: ${c.records} record(s), ${mine.length ? `${mine.length} problem(s)` : 'chain intact'}\n`);
     for (const p of mine) process.stdout.write(`  ! ${p.kind.toUpperCase()}: ${p.message}\n`);
   }

@@ -10,7 +10,7 @@ import { diffEntry, maskObject, normalize } from './normalize.js';
 import { phases, sortForDelete } from './order.js';
 import type { DriftRule } from './drift.js';
 import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
-import { comparePlan, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
+import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
 import { waitFor } from './wait.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
 import { isRecord as isObj } from '../load/shape.js';
@@ -136,15 +136,16 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
         [...toWrite].map(([r, obj]) =>
           limit(async () => {
             // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
-            const additionsOnly = r.plan.live !== undefined && r.plan.reclaimed === undefined && (r.plan.additions?.length ?? 0) > 0 && !(r.plan.drift ?? []).some((d) => d.change === 'changed');
-            let stored = additionsOnly
-              ? (r.plan.live as KubeObject)
+            const applied = removesOnlyAdditions(r.plan)
+              ? undefined
               : await client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
             if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
+            let stored = applied;
             if (r.plan.additions?.length) {
-              stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal });
+              stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal, current: applied });
               opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
             }
+            if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);
             if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
             r.object = maskObject(normalize(stored));
             opts.log?.(`${r.action} ${labelOf(r.ref)}`);
@@ -173,10 +174,11 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
 /**
  * Remove fields other managers added (drift) from an object with one JSON patch, guarded by the
  * resourceVersion it was computed against; when the object moved meanwhile, computed again once.
+ * `current`: the object as the server just returned it (an apply's answer), saving the first read.
  */
-export async function removeAdditions(client: KubeClient, ref: ObjectRef, additions: FieldAddition[], opts: { signal?: AbortSignal } = {}): Promise<KubeObject> {
+export async function removeAdditions(client: KubeClient, ref: ObjectRef, additions: FieldAddition[], opts: { signal?: AbortSignal; current?: KubeObject } = {}): Promise<KubeObject> {
   for (let attempt = 1; ; attempt++) {
-    const live = await client.get(ref, opts.signal);
+    const live = attempt === 1 && opts.current ? opts.current : await client.get(ref, opts.signal);
     if (!live) throw new Error(`${labelOf(ref)} was deleted while its drift was being repaired`);
     const ptrs = sortForRemoval(additions.map((a) => pointerOf(live, a.segments)).filter((p): p is string => p !== undefined));
     if (ptrs.length === 0) return live;

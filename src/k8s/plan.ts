@@ -359,6 +359,14 @@ export async function planApply(client: KubeClient, objects: KubeObject[], opts:
   );
 }
 
+/**
+ * True when carrying out a plan only means removing fields other managers added (no value to
+ * set, nothing reclaimed): no server-side apply is needed, only the removal patch.
+ */
+export function removesOnlyAdditions(plan: ObjectPlan): boolean {
+  return plan.action === 'update' && plan.live !== undefined && plan.reclaimed === undefined && (plan.additions?.length ?? 0) > 0 && !(plan.drift ?? []).some((d) => d.change === 'changed');
+}
+
 /** The drift of one object: what differs from the desired state, attributed; and what rules hid. */
 export interface ObjectDrift {
   kind: string;
