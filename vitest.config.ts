@@ -3,19 +3,26 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects: `unit` needs nothing but Node; `integration` runs against the real
 // sandbox clusters (kube-apiserver + controllers + kwok) started by the global setup.
+// Every module run under test has its returned data checked against the module's declared
+// `result` schema (kplay CLIs spawned by tests inherit this).
+process.env.KPLAY_CHECK_RESULTS ??= '1';
+
 export default defineConfig({
   // modules import the public SDK by its package name; tests run them from source
   resolve: { alias: { 'kplay/sdk': fileURLToPath(new URL('./src/sdk/index.ts', import.meta.url)) } },
   test: {
     projects: [
       {
+        // inherit the root config (the `kplay/sdk` alias: modules and examples use the SDK sources)
+        extends: true,
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
           testTimeout: 30_000,
         },
       },
       {
+        extends: true,
         test: {
           // ansible-playbook vs kplay on the same playbooks (needs the venv of test/bench/install.sh)
           name: 'parity',
@@ -24,6 +31,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],

@@ -1,38 +1,23 @@
 /** `assert`: check that conditions hold; fail with a message when one does not. */
-import { defineModule } from 'kplay/sdk';
+import { defineModule, Default, Type } from 'kplay/sdk';
 
-/** Arguments of `assert`. */
-export interface AssertArgs {
-  /**
-   * Liquid conditions without braces; all must hold.
-   * @example ["replicas >= 2", "region contains 'eu'"]
-   */
-  that: string | boolean | (string | boolean)[];
-  /** Message when a condition fails. @default "Assertion failed" */
-  fail_msg?: string;
-  /** Message when all hold. @default "All assertions passed" */
-  success_msg?: string;
-  /** Do not show the success message. @default false */
-  quiet?: boolean;
-}
-
-export default defineModule<AssertArgs>({
+export default defineModule({
   name: 'assert',
   summary: 'Assert that conditions hold',
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['that'],
-    properties: {
-      that: {
+  schema: Type.Object(
+    {
+      that: Type.Union([Type.String(), Type.Boolean(), Type.Array(Type.Union([Type.String(), Type.Boolean()]), { minItems: 1 })], {
         description: 'Liquid condition(s) without braces; all must hold.',
-        anyOf: [{ type: 'string' }, { type: 'boolean' }, { type: 'array', minItems: 1, items: { anyOf: [{ type: 'string' }, { type: 'boolean' }] } }],
-      },
-      fail_msg: { type: 'string', description: 'Message when a condition does not hold.', default: 'Assertion failed' },
-      success_msg: { type: 'string', description: 'Message when all conditions hold.', default: 'All assertions passed' },
-      quiet: { type: 'boolean', default: false, description: 'Do not show the success message.' },
+        examples: [['replicas >= 2', "region contains 'eu'"]],
+      }),
+      fail_msg: Default(Type.String({ description: 'Message when a condition does not hold.' }), 'Assertion failed'),
+      success_msg: Default(Type.String({ description: 'Message when all conditions hold.' }), 'All assertions passed'),
+      quiet: Default(Type.Boolean({ description: 'Do not show the success message.' }), false),
     },
-  },
+    { additionalProperties: false },
+  ),
+  result: Type.Object({}),
+  diffMode: 'unsupported',
   checkMode: 'supported',
   examples: [
     {
@@ -45,9 +30,9 @@ export default defineModule<AssertArgs>({
     for (const c of conds) {
       const ok = typeof c === 'boolean' ? c : await ctx.evalCondition(c);
       if (!ok) {
-        return { status: 'failed', msg: args.fail_msg ?? 'Assertion failed', data: { assertion: c, evaluated_to: false } };
+        return { status: 'failed', msg: args.fail_msg, data: { assertion: c, evaluated_to: false } };
       }
     }
-    return { status: 'ok', msg: args.quiet ? undefined : (args.success_msg ?? 'All assertions passed'), data: {} };
+    return { status: 'ok', msg: args.quiet ? undefined : args.success_msg, data: {} };
   },
 });

@@ -5,55 +5,38 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { defineModule, spawnTethered } from 'kplay/sdk';
-
-/** Arguments of `command`. */
-export interface CommandArgs {
-  /**
-   * Command line, run by `/bin/sh -c` (pipes and globs work; quote values with `| quote`).
-   * @example "kubectl --context {{ cluster_name }} get nodes"
-   */
-  cmd?: string;
-  /**
-   * Program and arguments, run without a shell (safer: nothing is interpreted).
-   * @example ["curl", "-fsS", "{{ health_url }}"]
-   */
-  argv?: string[];
-  /** Working directory (relative to the playbook). */
-  chdir?: string;
-  /** Extra environment variables. */
-  env?: Record<string, string>;
-  /** Skip (ok) when this path exists. */
-  creates?: string;
-  /** Skip (ok) when this path does not exist. */
-  removes?: string;
-  /** Text sent to the command's standard input. */
-  stdin?: string;
-  /** Exit codes that count as success. @default [0] */
-  ok_codes?: number[];
-}
+import { defineModule, spawnTethered, Default, Type } from 'kplay/sdk';
 
 const MAX_OUTPUT = 1024 * 1024;
 
-export default defineModule<CommandArgs>({
+export default defineModule({
   name: 'command',
   summary: 'Run a local command',
   description: 'Runs on the machine running kplay, once per cluster (use `run_once` for one run). Not run in check mode unless `creates`/`removes` decide it would be skipped. Output is capped at 1 MiB per stream.',
   freeForm: 'cmd',
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      cmd: { type: 'string', description: 'Command line, run by /bin/sh -c.' },
-      argv: { type: 'array', minItems: 1, items: { type: 'string' }, description: 'Program and arguments, run without a shell.' },
-      chdir: { type: 'string', description: 'Working directory, relative to the playbook.' },
-      env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Extra environment variables.' },
-      creates: { type: 'string', description: 'If this path exists, do not run (ok).' },
-      removes: { type: 'string', description: 'If this path does not exist, do not run (ok).' },
-      stdin: { type: 'string', description: 'Text for standard input.' },
-      ok_codes: { type: 'array', items: { type: 'integer' }, default: [0], description: 'Exit codes that count as success.' },
+  schema: Type.Object(
+    {
+      cmd: Type.Optional(Type.String({ description: 'Command line, run by /bin/sh -c (pipes and globs work; quote values with `| quote`). Give `cmd` or `argv`.', examples: ['kubectl --context {{ cluster_name }} get nodes'] })),
+      argv: Type.Optional(Type.Array(Type.String(), { minItems: 1, description: 'Program and arguments, run without a shell (nothing is interpreted).', examples: [['curl', '-fsS', '{{ health_url }}']] })),
+      chdir: Type.Optional(Type.String({ description: 'Working directory, relative to the playbook.' })),
+      env: Default(Type.Record(Type.String(), Type.String(), { description: 'Extra environment variables.' }), {}),
+      creates: Type.Optional(Type.String({ description: 'If this path exists, do not run (ok).' })),
+      removes: Type.Optional(Type.String({ description: 'If this path does not exist, do not run (ok).' })),
+      stdin: Default(Type.String({ description: 'Text for standard input.' }), ''),
+      ok_codes: Default(Type.Array(Type.Integer(), { description: 'Exit codes that count as success.' }), [0]),
     },
-  },
+    { additionalProperties: false },
+  ),
+  result: Type.Object({
+    cmd: Type.Optional(Type.String({ description: 'The command line that ran (`argv` joined with spaces).' })),
+    rc: Type.Integer({ description: 'Exit code (128 when killed by a signal).' }),
+    stdout: Type.String({ description: 'Standard output, without the final newline (at most 1 MiB).' }),
+    stderr: Type.String({ description: 'Standard error, without the final newline (at most 1 MiB).' }),
+    stdout_lines: Type.Optional(Type.Array(Type.String(), { description: '`stdout` split into lines.' })),
+    stderr_lines: Type.Optional(Type.Array(Type.String(), { description: '`stderr` split into lines.' })),
+    elapsed_ms: Type.Optional(Type.Integer({ description: 'How long the command ran, in milliseconds.' })),
+  }),
+  diffMode: 'unsupported',
   checkMode: 'supported',
   examples: [
     { title: 'Shell command with a registered result', yaml: '- command: "date -u +%s"\n  register: now\n  changed_when: false' },
@@ -74,7 +57,7 @@ export default defineModule<CommandArgs>({
     return await new Promise((resolvePromise) => {
       // Own process group, so cancelling kills the whole pipeline (sh and its children); tethered,
       // so the group is stopped even when kplay is killed outright (kill -9).
-      const child = spawnTethered(() => spawn(prog, rest, { cwd, env: { ...process.env, ...(args.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'], detached: true }), { group: true });
+      const child = spawnTethered(() => spawn(prog, rest, { cwd, env: { ...process.env, ...args.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true }), { group: true });
       const killGroup = (sig: NodeJS.Signals): void => {
         try {
           if (child.pid) process.kill(-child.pid, sig);
@@ -98,7 +81,7 @@ export default defineModule<CommandArgs>({
         if (stderr.length < MAX_OUTPUT) stderr += d.toString('utf8');
       });
       child.stdin.on('error', () => undefined);
-      child.stdin.end(args.stdin ?? '');
+      child.stdin.end(args.stdin);
       child.on('error', (e: NodeJS.ErrnoException) => {
         ctx.signal.removeEventListener('abort', onAbort);
         resolvePromise({ status: 'failed', msg: e.code === 'ENOENT' ? `command not found: ${prog}` : `cannot run ${prog}: ${e.message}` });
@@ -110,7 +93,7 @@ export default defineModule<CommandArgs>({
         const out = stdout.replace(/\n$/, '');
         const err = stderr.replace(/\n$/, '');
         const data = { cmd: display, rc, stdout: out, stderr: err, stdout_lines: out ? out.split('\n') : [], stderr_lines: err ? err.split('\n') : [], elapsed_ms: Date.now() - started };
-        const okCodes = args.ok_codes ?? [0];
+        const okCodes = args.ok_codes;
         if (ctx.signal.aborted) resolvePromise({ status: 'failed', msg: `command cancelled: ${display}`, data });
         else if (!okCodes.includes(rc)) {
           const tail = (err || out).split('\n').slice(-5).join('\n');

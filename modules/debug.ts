@@ -1,38 +1,35 @@
 /**
  * `debug`: print a message or a variable. Never changes anything.
  */
-import { defineModule } from 'kplay/sdk';
+import { defineModule, Default, Type, type Args } from 'kplay/sdk';
 
-/** Arguments of `debug`. */
-export interface DebugArgs {
-  /**
-   * Message to print (templated like every argument).
-   * @default "Hello world!"
-   * @example "replicas on {{ cluster_name }}: {{ replicas }}"
-   */
-  msg?: unknown;
-  /**
-   * Name of a variable (or expression) to print instead of `msg`.
-   * @example result.stdout_lines
-   */
-  var?: string;
-  /** Only print at this verbosity (`-v` = 1). @default 0 */
-  verbosity?: number;
-}
+const schema = Type.Object(
+  {
+    msg: Type.Optional(
+      Type.Unknown({
+        description: 'Message to print (any value; templated). Without `msg` and `var`: `Hello world!`.',
+        examples: ['replicas on {{ cluster_name }}: {{ replicas }}'],
+      }),
+    ),
+    var: Type.Optional(Type.String({ description: 'Variable name or Liquid expression to print instead of `msg`.', examples: ['result.stdout_lines'] })),
+    verbosity: Default(Type.Integer({ minimum: 0, description: 'Only print at this verbosity or above (-v = 1).' }), 0),
+  },
+  { additionalProperties: false },
+);
 
-export default defineModule<DebugArgs>({
+/** Arguments of `debug` (after defaults). */
+export type DebugArgs = Args<typeof schema>;
+
+export default defineModule({
   name: 'debug',
   summary: 'Print a message or a variable',
   freeForm: 'msg',
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      msg: { description: 'Message to print (any value; templated).', default: 'Hello world!' },
-      var: { type: 'string', description: 'Variable name or Liquid expression to print instead of `msg`.' },
-      verbosity: { type: 'integer', minimum: 0, default: 0, description: 'Only print at this verbosity or above (-v = 1).' },
-    },
-  },
+  schema,
+  result: Type.Object(
+    { msg: Type.Optional(Type.Unknown({ description: 'The message printed (with `msg`).' })) },
+    { additionalProperties: Type.Unknown({ description: 'With `var: NAME`, the value under the key NAME.' }) },
+  ),
+  diffMode: 'unsupported',
   checkMode: 'supported',
   examples: [
     { title: 'Print a templated message', yaml: '- debug:\n    msg: "deploying {{ version }} to {{ cluster_name }}"' },
@@ -45,7 +42,7 @@ export default defineModule<DebugArgs>({
       const shown = typeof value === 'string' ? value : JSON.stringify(value);
       return { status: 'ok', msg: `${args.var}: ${shown}`, data: { [args.var]: value } };
     }
-    const msg = args.msg ?? 'Hello world!';
+    const msg = args.msg === undefined ? 'Hello world!' : args.msg;
     const text = typeof msg === 'string' ? msg : JSON.stringify(msg);
     return { status: 'ok', msg: text, data: { msg } };
   },

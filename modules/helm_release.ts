@@ -7,238 +7,111 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, readLocalChart, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from 'kplay/sdk';
+import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, readLocalChart, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, Default, DriftResult, StringEnum, Type, type Args, type Static, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult } from 'kplay/sdk';
 
-/** Arguments of `helm_release`. */
-export interface HelmReleaseArgs {
-  /**
-   * Release name (lowercase letters, digits, `-` and `.`, at most 53 characters).
-   * @example "web"
-   */
-  name: string;
-  /**
-   * Namespace of the release.
-   * @default "default"
-   * @example "web"
-   */
-  namespace?: string;
-  /**
-   * Create the namespace when it does not exist (install only).
-   * @default false
-   * @example true
-   */
-  create_namespace?: boolean;
-  /**
-   * The chart: a local directory or `.tgz` (relative to the playbook), `repo/chart` (a repository
-   * added with `helm repo add`), a chart name with `repo_url`, or `oci://registry/path/chart`.
-   * Required when `state` is `present`.
-   * @example "../charts/podinfo"
-   * @example "oci://ghcr.io/stefanprodan/charts/podinfo"
-   */
-  chart?: string;
-  /**
-   * Chart version or constraint (`6.14.1`, `^6.0.0`); the newest when unset. For a local chart it
-   * must equal the chart's version (it is checked, not selected).
-   * @example "6.14.1"
-   */
-  version?: string;
-  /**
-   * Chart repository URL for `chart` given as a plain chart name.
-   * @example "https://stefanprodan.github.io/podinfo"
-   */
-  repo_url?: string;
-  /**
-   * Values (a map), already templated with the cluster's variables: one chart, per-group
-   * differences. Merged over `values_files`.
-   * @default {}
-   * @example { replicaCount: "{{ web_replicas }}", image: { tag: "6.14.1" } }
-   */
-  values?: Values;
-  /**
-   * Values files, relative to the playbook directory, each rendered as a Liquid template with the
-   * task's variables before use; merged in order (later files win).
-   * @default []
-   * @example ["values/common.yaml", "values/{{ env }}.yaml"]
-   */
-  values_files?: string[];
-  /**
-   * Single values by dotted key path (`image.tag`, `env[0].value`, `a\.b` for a dot in a key),
-   * merged over `values`. Like every value they are passed in a private file, never on the command line.
-   * @default {}
-   * @example { "image.tag": "6.14.1", "podAnnotations.team": "web" }
-   */
-  set?: Record<string, unknown>;
-  /**
-   * `present` installs or upgrades; `absent` uninstalls.
-   * @default "present"
-   * @example "absent"
-   */
-  state?: 'present' | 'absent';
-  /**
-   * Wait until the release's resources are ready (install/upgrade/rollback) or gone (uninstall).
-   * @default true
-   * @example false
-   */
-  wait?: boolean;
-  /**
-   * Seconds helm may take for each Kubernetes operation, hooks and the wait.
-   * @default 300
-   * @example 600
-   */
-  timeout?: number;
-  /**
-   * Roll back to the previous revision (uninstall a first install) when the upgrade fails or times
-   * out. Like helm, this waits for readiness even with `wait: false`.
-   * @default false
-   * @example true
-   */
-  atomic?: boolean;
-  /**
-   * Replace resources that cannot be updated in place (helm 3 `--force`, helm 4 `--force-replace`).
-   * @default false
-   * @example true
-   */
-  force?: boolean;
-  /**
-   * Do not install the chart's CRDs.
-   * @default false
-   * @example true
-   */
-  skip_crds?: boolean;
-  /**
-   * Before an upgrade, server-side apply the chart's CRDs (`crds/`, subcharts' too) that changed.
-   * helm itself installs `crds/` only on the first install and never upgrades them.
-   * @default true
-   * @example false
-   */
-  upgrade_crds?: boolean;
-  /**
-   * Run `helm dependency update` for the chart before rendering it.
-   * @default false
-   * @example true
-   */
-  dependency_update?: boolean;
-  /**
-   * What to do with a release left `pending-install`/`pending-upgrade`/`pending-rollback` (an
-   * interrupted helm): `fail` the task, or `rollback` to the last deployed revision first
-   * (uninstall a first install that never deployed) and continue.
-   * @default "fail"
-   * @example "rollback"
-   */
-  on_pending?: 'fail' | 'rollback';
-  /**
-   * The helm program (helm 3.14+ or helm 4).
-   * @default "$KPLAY_HELM, else helm on PATH"
-   * @example "/opt/helm/bin/helm"
-   */
-  helm_binary?: string;
-  /**
-   * kubeconfig context for helm.
-   * @default "the inventory cluster's context"
-   * @example "prod-eu-1"
-   */
-  kube_context?: string;
-  /**
-   * kubeconfig file for helm (relative to the playbook).
-   * @default "the inventory cluster's kubeconfig"
-   * @example "~/.kube/prod.yaml"
-   */
-  kubeconfig?: string;
-}
-
-const schema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name'],
-  properties: {
-    name: {
-      type: 'string',
+const schema = Type.Object(
+  {
+    name: Type.String({
       maxLength: 53,
       pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
       description: 'Release name: lowercase letters, digits, `-` and `.`, at most 53 characters.',
       'x-kplay-example': 'web',
-    },
-    namespace: {
-      type: 'string',
-      minLength: 1,
-      default: 'default',
-      description: 'Namespace of the release.',
-      'x-kplay-example': 'web',
-    },
-    create_namespace: { type: 'boolean', default: false, description: 'Create the namespace when it does not exist (install only).' },
-    chart: {
-      type: 'string',
-      minLength: 1,
-      description:
-        'The chart: a local directory or `.tgz` (relative to the playbook), `repo/chart` (a repository added with `helm repo add`), a chart name with `repo_url`, or `oci://registry/path/chart`. Required when `state: present`.',
-      'x-kplay-example': '../charts/podinfo',
-    },
-    version: {
-      type: 'string',
-      minLength: 1,
-      description: 'Chart version or constraint (`6.14.1`, `^6.0.0`); the newest when unset. For a local chart it must equal the chart\'s version (checked, not selected).',
-      'x-kplay-example': '6.14.1',
-    },
-    repo_url: { type: 'string', pattern: '^(https?|oci)://', description: 'Chart repository URL, for `chart` given as a plain chart name.', 'x-kplay-example': 'https://stefanprodan.github.io/podinfo' },
-    values: {
-      type: 'object',
-      default: {},
-      description:
-        'Values (a map), templated with the cluster\'s variables before use — one chart, per-group differences. Merged over `values_files`. Values under keys that look secret (`password`, `token`, `secret`, `*Key`) are masked in all output.',
-    },
-    values_files: {
-      type: 'array',
-      items: { type: 'string', minLength: 1 },
-      default: [],
-      description: 'Values files relative to the playbook directory, each rendered as a Liquid template with the task\'s variables; merged in order (later files win).',
-    },
-    set: {
-      type: 'object',
-      default: {},
-      description:
-        'Single values by dotted key path (`image.tag`, `env[0].value`, `a\\.b` for a dot inside a key), merged over `values` (types are kept). Passed in a private values file, never on the command line.',
-    },
-    state: { enum: ['present', 'absent'], default: 'present', description: '`present` installs or upgrades the release; `absent` uninstalls it.' },
-    wait: { type: 'boolean', default: true, description: 'Wait until the resources are ready (install, upgrade, rollback) or deleted (uninstall), up to `timeout`.' },
-    timeout: { type: 'number', exclusiveMinimum: 0, default: 300, description: 'Seconds helm may take for each Kubernetes operation, hooks, and the wait.' },
-    atomic: {
-      type: 'boolean',
-      default: false,
-      description:
-        'Roll back to the previous revision (uninstall a first install) when the upgrade fails or times out (helm 3 `--atomic`, helm 4 `--rollback-on-failure`). Like helm, this waits for readiness even with `wait: false`.',
-    },
-    force: { type: 'boolean', default: false, description: 'Replace resources that cannot be updated in place (helm 3 `--force`, helm 4 `--force-replace`).' },
-    skip_crds: { type: 'boolean', default: false, description: 'Do not install the chart\'s CRDs (`crds/`), nor upgrade them.' },
-    upgrade_crds: {
-      type: 'boolean',
-      default: true,
-      description:
-        'Before an upgrade, server-side apply the chart\'s CRDs (`crds/`, subcharts\' too) that changed, and wait until they are Established. helm installs `crds/` only on the first install and never upgrades them, so custom resources using new CRD fields would be pruned by the old schema. CRDs are never deleted.',
-    },
-    dependency_update: { type: 'boolean', default: false, description: 'Run `helm dependency update` for the chart before rendering it.' },
-    on_pending: {
-      enum: ['fail', 'rollback'],
-      default: 'fail',
-      description:
-        'A release left `pending-install`/`pending-upgrade`/`pending-rollback` (helm was killed) blocks every helm operation: `fail` the task, or `rollback` to the last deployed revision first (uninstall a first install that never deployed), reported as a change, then continue.',
-    },
-    helm_binary: { type: 'string', minLength: 1, description: 'The helm program (helm ≥ 3.14 or helm 4). Default: `$KPLAY_HELM`, else `helm` on PATH.', 'x-kplay-example': '/opt/helm/bin/helm' },
-    kube_context: { type: 'string', minLength: 1, description: 'kubeconfig context for helm. Default: the inventory cluster\'s context.' },
-    kubeconfig: { type: 'string', minLength: 1, description: 'kubeconfig file for helm (relative to the playbook). Default: the inventory cluster\'s kubeconfig.' },
+    }),
+    namespace: Default(Type.String({ minLength: 1, description: 'Namespace of the release.', 'x-kplay-example': 'web' }), 'default'),
+    create_namespace: Default(Type.Boolean({ description: 'Create the namespace when it does not exist (install only).' }), false),
+    chart: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'The chart: a local directory or `.tgz` (relative to the playbook), `repo/chart` (a repository added with `helm repo add`), a chart name with `repo_url`, or `oci://registry/path/chart`. Required when `state: present`.',
+        'x-kplay-example': '../charts/podinfo',
+      }),
+    ),
+    version: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "Chart version or constraint (`6.14.1`, `^6.0.0`); the newest when unset. For a local chart it must equal the chart's version (checked, not selected).",
+        'x-kplay-example': '6.14.1',
+      }),
+    ),
+    repo_url: Type.Optional(
+      Type.String({ pattern: '^(https?|oci)://', description: 'Chart repository URL, for `chart` given as a plain chart name.', 'x-kplay-example': 'https://stefanprodan.github.io/podinfo' }),
+    ),
+    values: Default(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          "Values (a map), templated with the cluster's variables before use — one chart, per-group differences. Merged over `values_files`. Values under keys that look secret (`password`, `token`, `secret`, `*Key`) are masked in all output.",
+      }),
+      {},
+    ),
+    values_files: Default(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: "Values files relative to the playbook directory, each rendered as a Liquid template with the task's variables; merged in order (later files win).",
+      }),
+      [],
+    ),
+    set: Default(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'Single values by dotted key path (`image.tag`, `env[0].value`, `a\\.b` for a dot inside a key), merged over `values` (types are kept). Passed in a private values file, never on the command line.',
+      }),
+      {},
+    ),
+    state: Default(StringEnum(['present', 'absent'], { description: '`present` installs or upgrades the release; `absent` uninstalls it.' }), 'present'),
+    wait: Default(Type.Boolean({ description: 'Wait until the resources are ready (install, upgrade, rollback) or deleted (uninstall), up to `timeout`.' }), true),
+    timeout: Default(Type.Number({ exclusiveMinimum: 0, description: 'Seconds helm may take for each Kubernetes operation, hooks, and the wait.' }), 300),
+    atomic: Default(
+      Type.Boolean({
+        description:
+          'Roll back to the previous revision (uninstall a first install) when the upgrade fails or times out (helm 3 `--atomic`, helm 4 `--rollback-on-failure`). Like helm, this waits for readiness even with `wait: false`.',
+      }),
+      false,
+    ),
+    force: Default(Type.Boolean({ description: 'Replace resources that cannot be updated in place (helm 3 `--force`, helm 4 `--force-replace`).' }), false),
+    skip_crds: Default(Type.Boolean({ description: "Do not install the chart's CRDs (`crds/`), nor upgrade them." }), false),
+    upgrade_crds: Default(
+      Type.Boolean({
+        description:
+          "Before an upgrade, server-side apply the chart's CRDs (`crds/`, subcharts' too) that changed, and wait until they are Established. helm installs `crds/` only on the first install and never upgrades them, so custom resources using new CRD fields would be pruned by the old schema. CRDs are never deleted.",
+      }),
+      true,
+    ),
+    dependency_update: Default(Type.Boolean({ description: 'Run `helm dependency update` for the chart before rendering it.' }), false),
+    on_pending: Default(
+      StringEnum(['fail', 'rollback'], {
+        description:
+          'A release left `pending-install`/`pending-upgrade`/`pending-rollback` (helm was killed) blocks every helm operation: `fail` the task, or `rollback` to the last deployed revision first (uninstall a first install that never deployed), reported as a change, then continue.',
+      }),
+      'fail',
+    ),
+    helm_binary: Type.Optional(
+      Type.String({ minLength: 1, description: 'The helm program (helm ≥ 3.14 or helm 4). Default: `$KPLAY_HELM`, else `helm` on PATH.', 'x-kplay-example': '/opt/helm/bin/helm' }),
+    ),
+    kube_context: Type.Optional(Type.String({ minLength: 1, description: "kubeconfig context for helm. Default: the inventory cluster's context." })),
+    kubeconfig: Type.Optional(Type.String({ minLength: 1, description: "kubeconfig file for helm (relative to the playbook). Default: the inventory cluster's kubeconfig." })),
   },
-};
+  { additionalProperties: false },
+);
+
+/** Arguments of `helm_release` (after defaults). */
+export type HelmReleaseArgs = Args<typeof schema>;
+
+const result = Type.Object({
+  name: Type.String({ description: 'Release name.' }),
+  namespace: Type.String({ description: 'Release namespace.' }),
+  revision: Type.Integer({ description: 'Revision after the task (0 when not installed).' }),
+  chart: Type.String({ description: 'Chart name.' }),
+  chart_version: Type.String({ description: 'Chart version.' }),
+  app_version: Type.String({ description: 'The chart\'s appVersion.' }),
+  status: Type.String({ description: 'Release status (`deployed`, `failed`, `not-installed`, `uninstalled`, ...).' }),
+  objects: Type.Array(Type.Object({ kind: Type.String(), name: Type.String(), namespace: Type.Optional(Type.String()) }), {
+    description: 'The rendered objects (kind, name, effective namespace), hooks excluded.',
+  }),
+  drift: Type.Optional(DriftResult),
+});
 
 /** What the module registers (`register:`). */
-interface ReleaseData extends ResultData {
-  name: string;
-  namespace: string;
-  revision: number;
-  chart: string;
-  chart_version: string;
-  app_version: string;
-  status: string;
-  objects: { kind: string; name: string; namespace?: string }[];
-}
+type ReleaseData = Static<typeof result>;
 
 /** A failure to report as the task result (not a bug). */
 class TaskFailure extends Error {}
@@ -264,7 +137,7 @@ function chartRef(args: HelmReleaseArgs, ctx: ModuleContext): { ref: ChartRef; l
 /** values_files (rendered) < values < set, as one values tree; secret-looking values are registered. */
 async function desiredValues(args: HelmReleaseArgs, ctx: ModuleContext): Promise<Values> {
   let merged: Values = {};
-  for (const f of args.values_files ?? []) {
+  for (const f of args.values_files) {
     const file = path.resolve(ctx.baseDir, expandHome(f));
     let text: string;
     try {
@@ -283,8 +156,8 @@ async function desiredValues(args: HelmReleaseArgs, ctx: ModuleContext): Promise
     if (!isMap(parsed)) return fail(`values file ${f}: must be a map of values, got ${Array.isArray(parsed) ? 'a list' : typeof parsed}`);
     merged = mergeValues(merged, parsed);
   }
-  if (args.values) merged = mergeValues(merged, args.values);
-  if (args.set && Object.keys(args.set).length) {
+  merged = mergeValues(merged, args.values);
+  if (Object.keys(args.set).length) {
     try {
       merged = mergeValues(merged, valuesFromSet(args.set));
     } catch (e) {
@@ -414,10 +287,10 @@ function storedObjects(release: ReleaseInfo, name: string, ns: string): KubeObje
   return parseRendered(release.manifest, false, `release ${ns}/${name} revision ${release.revision}`).map((o) => withHelmOwnership(o, name, ns));
 }
 
-async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): Promise<ModuleResult> {
+async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): Promise<ModuleResult<ReleaseData>> {
   const { name, ns } = t;
-  const wait = args.wait ?? true;
-  const timeout = args.timeout ?? 300;
+  const wait = args.wait;
+  const timeout = args.timeout;
   const signal = ctx.signal;
   const { ref, local } = chartRef(args, ctx);
   const values = await desiredValues(args, ctx);
@@ -428,7 +301,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   // ---- a release locked by an interrupted helm
   if (release && PENDING_STATUSES.includes(release.status)) {
     const what = `release ${ns}/${name} is ${release.status} (revision ${release.revision}): a helm operation is still running or was killed`;
-    if ((args.on_pending ?? 'fail') === 'fail') {
+    if (args.on_pending === 'fail') {
       return { status: 'failed', msg: `${what}. Set on_pending: rollback to roll it back to the last deployed revision (or uninstall a first install that never deployed) and continue.` };
     }
     const helm = await t.helm();
@@ -473,7 +346,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   // ---- CRDs. helm installs crds/ on the first install and never touches them again; kplay applies
   // changed CRDs of the new chart before upgrading (server-side apply as helm, never deleting one),
   // so that custom resources using new CRD fields are not pruned by the old schema.
-  if (release && !releaseSame && !(args.skip_crds ?? false) && (args.upgrade_crds ?? true)) {
+  if (release && !releaseSame && !args.skip_crds && args.upgrade_crds) {
     const crds = await chartCrds(ref, pinned, localChart, t, signal);
     if (crds.length) {
       const res = await applyObjects(await t.client(), crds, { fieldManager: 'helm', force: true, defaultNamespace: ns, checkMode: ctx.checkMode, signal, mask: (s) => ctx.mask(s), log: (m) => ctx.log.info(m) });
@@ -530,7 +403,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
     const entries: DiffEntry[] = [];
     if (!releaseSame) {
       const helm = await t.helm();
-      const rendered = await helm.template(name, ns, pinned, values, { isUpgrade: release !== undefined, skipCrds: args.skip_crds ?? false, dependencyUpdate: args.dependency_update ?? false }, { signal });
+      const rendered = await helm.template(name, ns, pinned, values, { isUpgrade: release !== undefined, skipCrds: args.skip_crds, dependencyUpdate: args.dependency_update }, { signal });
       const previous = objects;
       objects = parseRendered(rendered, false, `chart ${args.chart ?? ''}`).map((o) => withHelmOwnership(o, name, ns));
       const client = await t.client();
@@ -559,11 +432,11 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
     after = await helm.upgradeInstall(name, ns, pinned, values, {
       wait,
       timeout,
-      atomic: args.atomic ?? false,
-      force: args.force ?? false,
-      skipCrds: args.skip_crds ?? false,
-      dependencyUpdate: args.dependency_update ?? false,
-      createNamespace: args.create_namespace ?? false,
+      atomic: args.atomic,
+      force: args.force,
+      skipCrds: args.skip_crds,
+      dependencyUpdate: args.dependency_update,
+      createNamespace: args.create_namespace,
     }, { signal });
   } catch (e) {
     rethrowUnreachable(e, ctx.cluster.name);
@@ -592,7 +465,7 @@ function describeDrift(p: ObjectPlan): string {
   return `${text.join(', ')}${fields.length > 4 ? `, … (${fields.length} fields)` : ''}`;
 }
 
-async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): Promise<ModuleResult> {
+async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): Promise<ModuleResult<ReleaseData>> {
   const { name, ns } = t;
   const release = await readRelease(t, ctx.signal);
   if (!release) return { status: 'ok', msg: `release ${ns}/${name} is not installed`, data: dataOf(undefined, undefined, name, ns, []) };
@@ -605,7 +478,7 @@ async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): 
   ctx.log.progress(`helm uninstall ${name}`);
   const helm = await t.helm();
   try {
-    await helm.uninstall(name, ns, { wait: args.wait ?? true, timeout: args.timeout ?? 300 }, { signal: ctx.signal });
+    await helm.uninstall(name, ns, { wait: args.wait, timeout: args.timeout }, { signal: ctx.signal });
   } catch (e) {
     rethrowUnreachable(e, ctx.cluster.name);
     if (!(e instanceof HelmError)) throw e;
@@ -615,7 +488,7 @@ async function runAbsent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target): 
   return { status: 'changed', msg: `uninstalled ${ns}/${name} (was revision ${release.revision})${kept ? `; ${kept} object(s) kept by helm.sh/resource-policy: keep` : ''}`, data: { ...data, status: 'uninstalled' }, diff };
 }
 
-export default defineModule<HelmReleaseArgs>({
+export default defineModule({
   name: 'helm_release',
   summary: 'Install, upgrade or uninstall a Helm release (idempotent, live drift aware)',
   description: [
@@ -626,7 +499,9 @@ export default defineModule<HelmReleaseArgs>({
     'Registered data: `name`, `namespace`, `revision`, `chart`, `chart_version`, `app_version`, `status`, `objects` (kind, name, namespace of the rendered objects, hooks excluded).',
   ].join('\n\n'),
   schema,
+  result,
   checkMode: 'supported',
+  diffMode: 'supported',
   usesCluster: true,
   declaresState: true,
   examples: [
@@ -661,14 +536,14 @@ export default defineModule<HelmReleaseArgs>({
   ],
   async run(args, ctx) {
     const name = args.name;
-    const ns = args.namespace ?? 'default';
+    const ns = args.namespace;
     const binary = args.helm_binary ?? (process.env.KPLAY_HELM || 'helm');
     const kubeContext = args.kube_context ?? ctx.cluster.context;
     const kubeconfig = args.kubeconfig !== undefined ? path.resolve(ctx.baseDir, expandHome(args.kubeconfig)) : ctx.cluster.kubeconfig;
     try {
       // Registered early so that nothing printed below can show them (values_files are registered as they are read).
-      for (const s of secretValues(args.values ?? {})) ctx.addSecret(s);
-      for (const [k, v] of Object.entries(args.set ?? {})) for (const s of secretValues({ [k.split('.').pop() ?? k]: v })) ctx.addSecret(s);
+      for (const s of secretValues(args.values)) ctx.addSecret(s);
+      for (const [k, v] of Object.entries(args.set)) for (const s of secretValues({ [k.split('.').pop() ?? k]: v })) ctx.addSecret(s);
       const mask = (s: string): string => ctx.mask(s);
       let cli: Promise<HelmCli> | undefined;
       const helm = (): Promise<HelmCli> =>
@@ -676,7 +551,7 @@ export default defineModule<HelmReleaseArgs>({
           .adapter<HelmVersion>(`helm-version:${binary}`, () => cachedHelmVersion(binary, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal })))
           .then((version) => new HelmCli(version, { binary, target: { kubeContext, kubeconfig }, mask, log: (m) => ctx.log.debug(m) })));
       const t: Target = { name, ns, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(process.env.HELM_DRIVER) };
-      return (args.state ?? 'present') === 'absent' ? await runAbsent(args, ctx, t) : await runPresent(args, ctx, t);
+      return args.state === 'absent' ? await runAbsent(args, ctx, t) : await runPresent(args, ctx, t);
     } catch (e) {
       if (e instanceof TaskFailure) return { status: 'failed', msg: ctx.mask(e.message) };
       rethrowUnreachable(e, ctx.cluster.name);

@@ -8,45 +8,7 @@ import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
-import { defineModule, MASK, errorMessage, type ModuleContext, type ModuleResult } from 'kplay/sdk';
-
-/** Arguments of `http_check`. */
-export interface HttpCheckArgs {
-  /** URL to request (`http://` or `https://`). */
-  url: string;
-  /** HTTP method. @default 'GET' */
-  method?: string;
-  /** Request headers. Values of Authorization, Cookie, X-Api-Key and `*token*` headers are secrets. */
-  headers?: Record<string, string>;
-  /** Raw request body. Mutually exclusive with `json`. */
-  body?: string;
-  /** A value sent as JSON (sets `Content-Type: application/json` unless given). */
-  json?: unknown;
-  /** Expected status code(s). @default 200 */
-  status?: number | number[];
-  /** Substring the response body must contain. */
-  body_contains?: string;
-  /** Regular expression (JavaScript syntax) the response body must match. */
-  body_regex?: string;
-  /** Liquid condition(s) over `json`, `status`, `headers`, `body`; all must be true. */
-  that?: string | string[];
-  /** Timeout of one attempt in seconds. @default 10 */
-  timeout?: number;
-  /** Additional attempts after a failed one. @default 0 */
-  retries?: number;
-  /** Seconds between attempts. @default 1 */
-  delay?: number;
-  /** Verify the server's TLS certificate. @default true */
-  validate_certs?: boolean;
-  /** PEM file with the CA certificate(s) to trust (relative to the playbook directory). */
-  ca_file?: string;
-  /** PEM client certificate for mutual TLS. */
-  client_cert?: string;
-  /** PEM private key of `client_cert`. */
-  client_key?: string;
-  /** Follow redirects (at most 10). @default true */
-  follow_redirects?: boolean;
-}
+import { defineModule, MASK, errorMessage, Default, Type, type Args, type ModuleContext, type ModuleResult, type Static } from 'kplay/sdk';
 
 /** Largest body kept in the result (`body`), in bytes. */
 export const MAX_RESULT_BODY = 64 * 1024;
@@ -57,88 +19,69 @@ const MAX_REDIRECTS = 10;
 /** Header names whose values are secrets. */
 const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie|x-api-key)$|token/i;
 
-const schema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['url'],
-  properties: {
-    url: {
-      type: 'string',
-      pattern: '^https?://',
-      description: 'URL to request; `http://` or `https://`.',
-      'x-kplay-example': 'https://web.example.com/healthz',
-    },
-    method: {
-      type: 'string',
-      pattern: '^[A-Za-z]+$',
-      default: 'GET',
-      description:
-        'HTTP method. In check mode only `GET` and `HEAD` are sent (they are read-only); other methods are skipped.',
-    },
-    headers: {
-      type: 'object',
-      additionalProperties: { type: 'string' },
-      description:
-        'Request headers. Values of `Authorization`, `Cookie`, `X-Api-Key` and any header whose name contains `token` are registered as secrets and shown as `********`.',
-    },
-    body: { type: 'string', description: 'Raw request body. Mutually exclusive with `json`.' },
-    json: {
-      description:
-        'Any value, sent as the JSON request body (adds `Content-Type: application/json` unless set in `headers`). Mutually exclusive with `body`.',
-    },
-    status: {
-      description: 'Expected status code, or a list of accepted codes.',
-      default: 200,
-      oneOf: [
-        { type: 'integer', minimum: 100, maximum: 599 },
-        { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 }, minItems: 1 },
-      ],
-    },
-    body_contains: { type: 'string', description: 'A substring the response body must contain.' },
-    body_regex: { type: 'string', description: 'A regular expression (JavaScript syntax) the response body must match.' },
-    that: {
-      description:
-        'Liquid condition(s) that must all be true, evaluated with `json` (the parsed response, or nil), `status`, `headers` (lower-case names) and `body` (the text) besides the task variables. E.g. `json.ready == true`.',
-      oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
-    },
-    timeout: {
-      type: 'number',
-      exclusiveMinimum: 0,
-      default: 10,
-      description: 'Timeout of one attempt (connect, request and whole response), in seconds.',
-    },
-    retries: {
-      type: 'integer',
-      minimum: 0,
-      default: 0,
-      description: 'How many more attempts after a failed one (bad status, failed check, network error or timeout).',
-    },
-    delay: { type: 'number', minimum: 0, default: 1, description: 'Seconds to wait between attempts.' },
-    validate_certs: {
-      type: 'boolean',
-      default: true,
-      description: 'Verify the server certificate (chain and host name). Set `false` only for throw-away test endpoints.',
-    },
-    ca_file: {
-      type: 'string',
-      description: 'PEM file with the CA certificate(s) to trust instead of the system CAs; relative to the playbook directory.',
-    },
-    client_cert: {
-      type: 'string',
-      description: 'PEM client certificate file for mutual TLS (with `client_key`); relative to the playbook directory.',
-    },
-    client_key: {
-      type: 'string',
-      description: 'PEM private key file of `client_cert`; relative to the playbook directory.',
-    },
-    follow_redirects: {
-      type: 'boolean',
-      default: true,
-      description:
-        'Follow `3xx` redirects (at most 10). `Authorization` and `Cookie` headers are dropped when a redirect leaves the original host.',
-    },
+const Code = Type.Integer({ minimum: 100, maximum: 599 });
+
+const schema = Type.Object(
+  {
+    url: Type.String({ pattern: '^https?://', description: 'URL to request; `http://` or `https://`.', 'x-kplay-example': 'https://web.example.com/healthz' }),
+    method: Default(
+      Type.String({ pattern: '^[A-Za-z]+$', description: 'HTTP method. In check mode only `GET` and `HEAD` are sent (they are read-only); other methods are skipped.' }),
+      'GET',
+    ),
+    headers: Default(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          'Request headers. Values of `Authorization`, `Cookie`, `X-Api-Key` and any header whose name contains `token` are registered as secrets and shown as `********`.',
+      }),
+      {},
+    ),
+    body: Type.Optional(Type.String({ description: 'Raw request body. Mutually exclusive with `json`.' })),
+    json: Type.Optional(
+      Type.Unknown({ description: 'Any value, sent as the JSON request body (adds `Content-Type: application/json` unless set in `headers`). Mutually exclusive with `body`.' }),
+    ),
+    status: Default(Type.Union([Code, Type.Array(Code, { minItems: 1 })], { description: 'Expected status code, or a list of accepted codes.' }), 200),
+    body_contains: Type.Optional(Type.String({ description: 'A substring the response body must contain.' })),
+    body_regex: Type.Optional(Type.String({ description: 'A regular expression (JavaScript syntax) the response body must match.' })),
+    that: Default(
+      Type.Union([Type.String(), Type.Array(Type.String())], {
+        description:
+          'Liquid condition(s) that must all be true, evaluated with `json` (the parsed response, or nil), `status`, `headers` (lower-case names) and `body` (the text) besides the task variables. E.g. `json.ready == true`.',
+      }),
+      [],
+    ),
+    timeout: Default(Type.Number({ exclusiveMinimum: 0, description: 'Timeout of one attempt (connect, request and whole response), in seconds.' }), 10),
+    retries: Default(Type.Integer({ minimum: 0, description: 'How many more attempts after a failed one (bad status, failed check, network error or timeout).' }), 0),
+    delay: Default(Type.Number({ minimum: 0, description: 'Seconds to wait between attempts.' }), 1),
+    validate_certs: Default(Type.Boolean({ description: 'Verify the server certificate (chain and host name). Set `false` only for throw-away test endpoints.' }), true),
+    ca_file: Type.Optional(Type.String({ description: 'PEM file with the CA certificate(s) to trust instead of the system CAs; relative to the playbook directory.' })),
+    client_cert: Type.Optional(Type.String({ description: 'PEM client certificate file for mutual TLS (with `client_key`); relative to the playbook directory.' })),
+    client_key: Type.Optional(Type.String({ description: 'PEM private key file of `client_cert`; relative to the playbook directory.' })),
+    follow_redirects: Default(
+      Type.Boolean({ description: 'Follow `3xx` redirects (at most 10). `Authorization` and `Cookie` headers are dropped when a redirect leaves the original host.' }),
+      true,
+    ),
   },
-};
+  { additionalProperties: false },
+);
+
+/** Arguments of `http_check` (after defaults). */
+export type HttpCheckArgs = Args<typeof schema>;
+
+const result = Type.Object({
+  url: Type.String({ description: 'The final URL (after redirects).' }),
+  method: Type.Optional(Type.String({ description: 'The method (check mode, when the request was not sent).' })),
+  status: Type.Optional(Type.Integer({ description: 'Status code of the response.' })),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Response headers, lower-case names (secret-looking values masked).' })),
+  json: Type.Optional(Type.Unknown({ description: 'The parsed body, when the response is JSON.' })),
+  body: Type.Optional(Type.String({ description: 'The body as text when it is not JSON (at most 64 KiB).' })),
+  body_truncated: Type.Optional(Type.Boolean({ description: 'True when `body` was cut at 64 KiB.' })),
+  redirects: Type.Optional(Type.Integer({ description: 'Redirects followed (absent when none).' })),
+  elapsed_ms: Type.Optional(Type.Integer({ description: 'Duration of the last attempt, in milliseconds.' })),
+  attempts: Type.Optional(Type.Integer({ description: 'Attempts made.' })),
+});
+
+/** What `http_check` registers besides changed/failed/msg. */
+type HttpCheckResult = Static<typeof result>;
 
 /** One HTTP exchange's outcome. */
 interface HttpResponse {
@@ -313,7 +256,7 @@ async function readPem(path: string, ctx: ModuleContext, what: string): Promise<
   }
 }
 
-export default defineModule<HttpCheckArgs>({
+export default defineModule({
   name: 'http_check',
   summary: 'Probe an HTTP(S) endpoint and assert on its status, body or JSON (never changes anything)',
   description: [
@@ -330,7 +273,9 @@ export default defineModule<HttpCheckArgs>({
     'skipped.',
   ].join('\n'),
   schema,
+  result,
   checkMode: 'supported',
+  diffMode: 'unsupported',
   examples: [
     {
       title: 'Wait until the new version answers healthy',
@@ -360,13 +305,13 @@ export default defineModule<HttpCheckArgs>({
     },
   ],
 
-  async run(args, ctx): Promise<ModuleResult> {
-    const method = (args.method ?? 'GET').toUpperCase();
-    const expected = args.status === undefined ? [200] : Array.isArray(args.status) ? args.status : [args.status];
-    const conditions = args.that === undefined ? [] : Array.isArray(args.that) ? args.that : [args.that];
-    const attempts = (args.retries ?? 0) + 1;
-    const delayMs = (args.delay ?? 1) * 1000;
-    const timeoutMs = (args.timeout ?? 10) * 1000;
+  async run(args, ctx): Promise<ModuleResult<HttpCheckResult>> {
+    const method = args.method.toUpperCase();
+    const expected = Array.isArray(args.status) ? args.status : [args.status];
+    const conditions = Array.isArray(args.that) ? args.that : [args.that];
+    const attempts = args.retries + 1;
+    const delayMs = args.delay * 1000;
+    const timeoutMs = args.timeout * 1000;
 
     if (args.body !== undefined && args.json !== undefined) {
       return { status: 'failed', msg: 'http_check: `body` and `json` are mutually exclusive' };
@@ -385,7 +330,7 @@ export default defineModule<HttpCheckArgs>({
 
     // Secrets first, so nothing below can leak them.
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(args.headers ?? {})) {
+    for (const [k, v] of Object.entries(args.headers)) {
       headers[k] = v;
       if (SECRET_HEADER.test(k)) {
         ctx.addSecret(v);
@@ -415,7 +360,7 @@ export default defineModule<HttpCheckArgs>({
       };
     }
 
-    const tls: https.RequestOptions = { rejectUnauthorized: args.validate_certs ?? true };
+    const tls: https.RequestOptions = { rejectUnauthorized: args.validate_certs };
     try {
       if (args.ca_file) tls.ca = await readPem(args.ca_file, ctx, 'ca_file');
       if (args.client_cert) tls.cert = await readPem(args.client_cert, ctx, 'client_cert');
@@ -423,7 +368,7 @@ export default defineModule<HttpCheckArgs>({
     } catch (e) {
       return { status: 'failed', msg: `http_check: ${errorMessage(e)}` };
     }
-    const plan: RequestPlan = { method, headers, body, timeoutMs, followRedirects: args.follow_redirects ?? true, tls };
+    const plan: RequestPlan = { method, headers, body, timeoutMs, followRedirects: args.follow_redirects, tls };
 
     const target = `${method} ${ctx.mask(args.url)}`;
     let last: AttemptFailure = { msg: 'no attempt made' };
@@ -523,8 +468,8 @@ async function attemptOnce(
   return { ok: res };
 }
 
-function resultData(res: HttpResponse, elapsedMs: number, attempts: number): Record<string, unknown> {
-  const data: Record<string, unknown> = {
+function resultData(res: HttpResponse, elapsedMs: number, attempts: number): HttpCheckResult {
+  const data: HttpCheckResult = {
     status: res.status,
     headers: shownHeaders(res.headers),
     url: res.url,

@@ -6,40 +6,110 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { defineModule, kubeFor, applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, ApplyConflictError, KubeApiError, loadSources, parseManifests, toObjects, parseDriftRules, driftOf, secretValues, waitFor, errorMessage, type DiffEntry, type ModuleContext, type ModuleResult, type ObjectResult, type WaitTarget, type KubeObject } from 'kplay/sdk';
-
-/** Arguments of `k8s_apply`. */
-export interface K8sApplyArgs {
-  /** Inline object(s): one Kubernetes object, a list of objects, or a `kind: List`. */
-  definition?: unknown;
-  /** Manifest file, directory (all *.yaml/*.yml/*.json inside, sorted) or glob, relative to the playbook directory. */
-  src?: string;
-  /** A manifest file rendered with the task's variables (Liquid) before parsing, relative to the playbook directory. */
-  template?: string;
-  /** Namespace for namespaced objects that have none. @default "default" */
-  namespace?: string;
-  /** `present` applies, `absent` deletes (in reverse order). @default "present" */
-  state?: 'present' | 'absent';
-  /** Server-side apply field manager. @default "kplay" */
-  field_manager?: string;
-  /** Take ownership of fields owned by other field managers instead of failing. @default false */
-  force_conflicts?: boolean;
-  /** Delete objects this task applied before that are no longer in the source. @default false */
-  prune?: boolean;
-  /** Identity of the applied set for pruning (label value of `kplay.dev/owner`). */
-  prune_id?: string;
-  /** Wait until the applied objects are ready. @default false */
-  wait?: boolean;
-  /** Seconds to wait with `wait: true`. @default 300 */
-  wait_timeout?: number;
-}
+import { defineModule, kubeFor, applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, ApplyConflictError, KubeApiError, loadSources, parseManifests, toObjects, parseDriftRules, driftOf, secretValues, waitFor, errorMessage, Default, DriftResult, StringEnum, Type, type Args, type Static, type DiffEntry, type ModuleContext, type ModuleResult, type ObjectResult, type WaitTarget, type KubeObject } from 'kplay/sdk';
 
 const LABEL_VALUE = '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 
 /** Kinds whose readiness is trivially true (not worth a watch). */
 const TRIVIAL = new Set(['ConfigMap', 'Secret', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'NetworkPolicy', 'LimitRange', 'ResourceQuota', 'PriorityClass', 'Endpoints', 'EndpointSlice', 'Ingress', 'IngressClass', 'PodDisruptionBudget', 'HorizontalPodAutoscaler', 'CronJob', 'StorageClass']);
 
-export default defineModule<K8sApplyArgs>({
+const schema = Type.Object(
+  {
+    definition: Type.Optional(
+      Type.Unsafe<unknown>({
+        type: ['object', 'array'],
+        description: 'Inline Kubernetes object, or a list of objects (a `kind: List` is flattened). Give exactly one of `definition`, `src`, `template`.',
+        examples: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-config' }, data: { LOG_LEVEL: 'info' } }],
+      }),
+    ),
+    src: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'Manifest source relative to the playbook directory: a multi-document YAML/JSON file, a directory (every `*.yaml`, `*.yml`, `*.json` directly inside, sorted by name) or a glob (`manifests/*.yaml`, `**/*.yaml`).',
+        examples: ['manifests/web.yaml', 'manifests/', 'manifests/**/*.yaml'],
+      }),
+    ),
+    template: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'A manifest file (relative to the playbook directory) rendered with the task variables (Liquid, strict) and then parsed as multi-document YAML.',
+        examples: ['templates/web.yaml.liquid'],
+      }),
+    ),
+    namespace: Default(
+      Type.String({
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        description: 'Namespace given to namespaced objects without `metadata.namespace` (cluster-scoped objects are not affected). Also where the prune record ConfigMap lives.',
+        examples: ['web'],
+      }),
+      'default',
+    ),
+    state: Default(StringEnum(['present', 'absent'], { description: '`present`: create or update the objects. `absent`: delete them (reverse order; already absent objects are ok).' }), 'present'),
+    field_manager: Default(
+      Type.String({ minLength: 1, maxLength: 128, description: 'Server-side apply field manager name. Fields set by another manager conflict unless `force_conflicts: true`.', examples: ['kplay', 'team-web'] }),
+      'kplay',
+    ),
+    force_conflicts: Default(
+      Type.Boolean({
+        description:
+          'Take ownership of fields another field manager owns (SSA `force=true`). Without it a conflict with another applier or a controller fails the task, naming the manager and the fields (manual kubectl edits are taken back either way).',
+      }),
+      false,
+    ),
+    prune: Default(
+      Type.Boolean({
+        description:
+          'Label every applied object `kplay.dev/owner: <prune_id>` and delete objects with that label that are no longer in the source (shown in the diff as deletions). Kinds and namespaces applied before are remembered in the ConfigMap `kplay-prune-<prune_id>` in `namespace`. Objects without the label are never pruned.',
+      }),
+      false,
+    ),
+    prune_id: Type.Optional(
+      Type.String({
+        pattern: LABEL_VALUE,
+        description:
+          'Identity of the applied set for `prune` (a label value). Default: a hash of the playbook directory and `src`/`template`. Required with `prune: true` and an inline `definition`. Set it explicitly to keep pruning working when files move.',
+        examples: ['web-frontend'],
+      }),
+    ),
+    wait: Default(
+      Type.Boolean({
+        description:
+          'After applying, wait until the objects are ready (same rules as `wait_for`: rollouts complete, Jobs complete, Pods ready, PVCs bound, ...). Fails fast when pods of a rollout are in ImagePullBackOff, CrashLoopBackOff, ... Ignored in check mode.',
+      }),
+      false,
+    ),
+    wait_timeout: Default(Type.Number({ exclusiveMinimum: 0, description: 'Seconds to wait with `wait: true`; on timeout the task fails listing what was not ready and recent Warning events.' }), 300),
+  },
+  { additionalProperties: false },
+);
+
+/** Arguments of `k8s_apply` (after defaults). */
+export type K8sApplyArgs = Args<typeof schema>;
+
+const Action = StringEnum(['created', 'configured', 'unchanged', 'deleted']);
+
+const result = Type.Object({
+  resources: Type.Array(
+    Type.Object({
+      kind: Type.String(),
+      apiVersion: Type.String(),
+      name: Type.String(),
+      namespace: Type.Optional(Type.String()),
+      action: Action,
+      changed_paths: Type.Optional(Type.Array(Type.String())),
+    }),
+    { description: 'One entry per object: `kind`, `apiVersion`, `name`, `namespace`, `action` (created/configured/unchanged/deleted; in check mode what would happen) and `changed_paths`.' },
+  ),
+  objects: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'The objects as applied (the server\'s answer; Secret values masked).' }),
+  counts: Type.Record(Type.String(), Type.Integer(), { description: 'Objects per action, e.g. `{created: 1, configured: 0, unchanged: 4, deleted: 0}`.' }),
+  drift: Type.Optional(DriftResult),
+});
+
+/** What `k8s_apply` registers besides changed/failed/msg/diff. */
+type K8sApplyResult = Static<typeof result>;
+
+export default defineModule({
   name: 'k8s_apply',
   summary: 'Server-side apply Kubernetes objects in order; idempotent, with check mode, diffs, pruning and readiness wait',
   description: `Applies objects with server-side apply (SSA). Every object is first applied with \`dryRun=All\` and compared with the live object (ignoring status and server-managed metadata): when nothing would change no write is sent and the task is \`ok\`. Objects are applied in phases like kapp: Namespaces, CRDs (waiting until Established), RBAC, ServiceAccounts, ConfigMaps/Secrets, Services, workloads, then custom resources; deletes run in reverse.
@@ -50,79 +120,9 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
   usesCluster: true,
   declaresState: true,
   checkMode: 'supported',
-  schema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      definition: {
-        type: ['object', 'array'],
-        description: 'Inline Kubernetes object, or a list of objects (a `kind: List` is flattened). Give exactly one of `definition`, `src`, `template`.',
-        examples: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-config' }, data: { LOG_LEVEL: 'info' } }],
-      },
-      src: {
-        type: 'string',
-        minLength: 1,
-        description: 'Manifest source relative to the playbook directory: a multi-document YAML/JSON file, a directory (every `*.yaml`, `*.yml`, `*.json` directly inside, sorted by name) or a glob (`manifests/*.yaml`, `**/*.yaml`).',
-        examples: ['manifests/web.yaml', 'manifests/', 'manifests/**/*.yaml'],
-      },
-      template: {
-        type: 'string',
-        minLength: 1,
-        description: 'A manifest file (relative to the playbook directory) rendered with the task variables (Liquid, strict) and then parsed as multi-document YAML.',
-        examples: ['templates/web.yaml.liquid'],
-      },
-      namespace: {
-        type: 'string',
-        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
-        default: 'default',
-        description: 'Namespace given to namespaced objects without `metadata.namespace` (cluster-scoped objects are not affected). Also where the prune record ConfigMap lives.',
-        examples: ['web'],
-      },
-      state: {
-        enum: ['present', 'absent'],
-        default: 'present',
-        description: '`present`: create or update the objects. `absent`: delete them (reverse order; already absent objects are ok).',
-      },
-      field_manager: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 128,
-        default: 'kplay',
-        description: 'Server-side apply field manager name. Fields set by another manager conflict unless `force_conflicts: true`.',
-        examples: ['kplay', 'team-web'],
-      },
-      force_conflicts: {
-        type: 'boolean',
-        default: false,
-        description: 'Take ownership of fields another field manager owns (SSA `force=true`). Without it a conflict with another applier or a controller fails the task, naming the manager and the fields (manual kubectl edits are taken back either way).',
-      },
-      prune: {
-        type: 'boolean',
-        default: false,
-        description:
-          'Label every applied object `kplay.dev/owner: <prune_id>` and delete objects with that label that are no longer in the source (shown in the diff as deletions). Kinds and namespaces applied before are remembered in the ConfigMap `kplay-prune-<prune_id>` in `namespace`. Objects without the label are never pruned.',
-      },
-      prune_id: {
-        type: 'string',
-        pattern: LABEL_VALUE,
-        description:
-          'Identity of the applied set for `prune` (a label value). Default: a hash of the playbook directory and `src`/`template`. Required with `prune: true` and an inline `definition`. Set it explicitly to keep pruning working when files move.',
-        examples: ['web-frontend'],
-      },
-      wait: {
-        type: 'boolean',
-        default: false,
-        description:
-          'After applying, wait until the objects are ready (same rules as `wait_for`: rollouts complete, Jobs complete, Pods ready, PVCs bound, ...). Fails fast when pods of a rollout are in ImagePullBackOff, CrashLoopBackOff, ... Ignored in check mode.',
-      },
-      wait_timeout: {
-        type: 'number',
-        exclusiveMinimum: 0,
-        default: 300,
-        description: 'Seconds to wait with `wait: true`; on timeout the task fails listing what was not ready and recent Warning events.',
-      },
-    },
-  },
+  diffMode: 'supported',
+  schema,
+  result,
   examples: [
     { title: 'Apply a directory of manifests into a namespace, showing what changes with --diff', yaml: '- name: deploy web\n  k8s_apply:\n    src: manifests/web/\n    namespace: web\n    wait: true' },
     {
@@ -145,8 +145,8 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
     if (objects.length === 0) return { status: 'ok', msg: 'no objects', data: { resources: [], objects: [], counts: {} } };
     for (const o of objects) for (const v of secretValues(o)) ctx.addSecret(v);
 
-    const state = args.state ?? 'present';
-    const prune = args.prune === true && state === 'present';
+    const state = args.state;
+    const prune = args.prune && state === 'present';
     let pruneId: string | undefined;
     if (prune) {
       if (args.prune_id) pruneId = args.prune_id;
@@ -156,15 +156,15 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
     }
 
     const client = await kubeFor(ctx);
-    const common = { defaultNamespace: args.namespace ?? 'default', checkMode: ctx.checkMode, signal: ctx.signal, mask: (s: string) => ctx.mask(s), log: (m: string) => ctx.log.info(m) };
+    const common = { defaultNamespace: args.namespace, checkMode: ctx.checkMode, signal: ctx.signal, mask: (s: string) => ctx.mask(s), log: (m: string) => ctx.log.info(m) };
     let results: ObjectResult[];
     try {
       if (state === 'absent') results = await deleteObjects(client, objects, common);
       else {
-        results = await applyObjects(client, objects, { ...common, fieldManager: args.field_manager ?? 'kplay', force: args.force_conflicts === true, driftRules: parseDriftRules(ctx.vars.drift_ignore) });
+        results = await applyObjects(client, objects, { ...common, fieldManager: args.field_manager, force: args.force_conflicts, driftRules: parseDriftRules(ctx.vars.drift_ignore) });
         if (prune && pruneId) {
           const applied = results.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, metadata: { name: r.ref.name, namespace: r.ref.namespace } }));
-          results.push(...(await pruneObjects(client, applied, { id: pruneId, recordNamespace: args.namespace ?? 'default', fieldManager: args.field_manager ?? 'kplay', ...common })));
+          results.push(...(await pruneObjects(client, applied, { id: pruneId, recordNamespace: args.namespace, fieldManager: args.field_manager, ...common })));
         }
       }
     } catch (e) {
@@ -184,7 +184,7 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
         .map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, name: r.ref.name, namespace: r.ref.namespace }));
       if (targets.length) {
         try {
-          const w = await waitFor(client, targets, { type: 'ready' }, { timeoutMs: (args.wait_timeout ?? 300) * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
+          const w = await waitFor(client, targets, { type: 'ready' }, { timeoutMs: args.wait_timeout * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
           if (!w.ok) return { status: 'failed', msg: `${summary}; ${w.msg}`, data, diff };
         } catch (e) {
           return failure(e, ctx, data);
@@ -208,19 +208,19 @@ async function loadObjects(args: K8sApplyArgs, ctx: ModuleContext): Promise<Kube
   return parseManifests(await ctx.render(text), args.template ?? file);
 }
 
-function failure(e: unknown, ctx: ModuleContext, data?: Record<string, unknown>): ModuleResult {
+function failure(e: unknown, ctx: ModuleContext, data?: K8sApplyResult): ModuleResult<K8sApplyResult> {
   if (e instanceof ApplyConflictError) return { status: 'failed', msg: ctx.mask(e.message), data: { ...(data ?? {}), conflicts: e.conflicts } };
   if (e instanceof KubeApiError) return { status: 'failed', msg: ctx.mask(e.message), data };
   if (e instanceof Error && e.name === 'UnreachableError') throw e;
   return { status: 'failed', msg: ctx.mask(`k8s_apply: ${errorMessage(e)}`), data };
 }
 
-function resultData(results: ObjectResult[]): Record<string, unknown> {
+function resultData(results: ObjectResult[]): K8sApplyResult {
   const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0, deleted: 0 };
   for (const r of results) counts[r.action] = (counts[r.action] ?? 0) + 1;
   return {
     resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}) })),
-    objects: results.filter((r) => r.action !== 'deleted' && r.object).map((r) => r.object),
+    objects: results.flatMap((r) => (r.action !== 'deleted' && r.object ? [r.object] : [])),
     counts,
     drift: driftOf(results.map((r) => r.plan)),
   };

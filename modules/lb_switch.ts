@@ -2,9 +2,16 @@
  * `lb_switch`: take a backend server out of (or back into) a load balancer's rotation.
  * The `provider:` selects the load balancer; each provider is one file in `src/lb/`.
  */
-import { defineModule, UnreachableError, errorMessage, PROVIDERS, type JsonSchema, type ModuleResult, type LbSwitchArgs } from 'kplay/sdk';
+import { defineModule, UnreachableError, errorMessage, PROVIDERS, Type, type JsonSchema, type ModuleResult, type LbSwitchArgs, type Static, type TSchema } from 'kplay/sdk';
 
-/** Flat schema: every provider's properties, plus per-provider `required` via `if`/`then`. */
+/** A TypeBox property declaration as the plain JSON Schema it is. */
+const json = (s: TSchema): JsonSchema => ({ ...s });
+
+/**
+ * Flat schema: every provider's properties (without defaults), plus per provider, via
+ * `if`/`then`: its required keys, its narrowed types and its defaults (ajv fills a default in
+ * only when that provider is selected, so no provider receives another provider's arguments).
+ */
 function buildSchema(): JsonSchema {
   const properties: Record<string, JsonSchema> = {
     provider: {
@@ -13,32 +20,74 @@ function buildSchema(): JsonSchema {
       description: `Load balancer kind. ${PROVIDERS.map((p) => `\`${p.name}\`: ${p.summary}`).join(' ')}`,
     },
   };
+  const defaultsNote = new Map<string, string[]>();
+  const branches: JsonSchema[] = [];
   for (const p of PROVIDERS) {
-    for (const [k, v] of Object.entries(p.properties)) {
+    const then: Record<string, JsonSchema | boolean> = {};
+    for (const [k, v] of Object.entries(p.schema.properties)) {
+      if (k === 'provider') continue;
+      const { default: def, ...decl } = json(v);
       const prev = properties[k];
-      if (prev !== undefined && JSON.stringify(prev) !== JSON.stringify(v)) {
+      if (prev !== undefined && JSON.stringify(prev) !== JSON.stringify(decl)) {
         throw new Error(`lb_switch: provider ${p.name} redefines argument '${k}' differently`);
       }
-      properties[k] = v;
+      properties[k] = decl;
+      if (def !== undefined) {
+        then[k] = { default: def };
+        defaultsNote.set(k, [...(defaultsNote.get(k) ?? []), `\`${JSON.stringify(def)}\` (${p.name})`]);
+      }
     }
+    const required = (p.schema.required ?? []).filter((k) => k !== 'provider');
+    // `properties` restates the required keys (as `true`) so ajv's strictRequired sees them defined here.
+    for (const k of required) then[k] ??= true;
+    for (const [k, v] of Object.entries(p.narrow ?? {})) then[k] = { ...(typeof then[k] === 'object' ? then[k] : {}), ...v };
+    branches.push({ if: { properties: { provider: { const: p.name } }, required: ['provider'] }, then: { properties: then, required } });
   }
-  return {
-    type: 'object',
-    additionalProperties: false,
-    required: ['provider'],
-    properties,
-    allOf: PROVIDERS.map((p) => ({
-      if: { properties: { provider: { const: p.name } }, required: ['provider'] },
-      // `properties` restates the keys (as `true`) so ajv's strictRequired sees them defined here.
-      then: {
-        properties: { ...Object.fromEntries(p.required.map((k) => [k, true])), ...(p.narrow ?? {}) },
-        required: p.required,
-      },
-    })),
-  };
+  for (const [k, notes] of defaultsNote) {
+    const prop = properties[k];
+    if (prop) properties[k] = { ...prop, description: `${String(prop.description ?? '')} Default: ${notes.join(', ')}.` };
+  }
+  return { type: 'object', additionalProperties: false, required: ['provider'], properties, allOf: branches };
 }
 
-export default defineModule<LbSwitchArgs>({
+const Any = (description: string) => Type.Optional(Type.Unknown({ description }));
+
+/** What `lb_switch` registers: the keys of the selected provider. */
+const result = Type.Object(
+  {
+    provider: Type.String({ description: 'The provider that switched.' }),
+    target: Type.Optional(Type.String({ description: 'What was switched: `backend/server @ socket` (haproxy), `namespace/name` (Kubernetes providers).' })),
+    cluster: Type.Optional(Type.String({ description: '(Kubernetes providers) The cluster the object lives on.' })),
+    backend: Type.Optional(Type.String({ description: '(haproxy, httproute) The backend / backendRef name.' })),
+    server: Type.Optional(Type.String({ description: '(haproxy) The server name.' })),
+    state: Type.Optional(Type.String({ description: '(haproxy) The wanted state.' })),
+    weight: Any('The wanted weight (haproxy: as given; ingress_canary, httproute: the integer set).'),
+    socket: Type.Optional(Type.String({ description: '(haproxy, one socket) The runtime API socket.' })),
+    previous: Any('(haproxy, one socket) `admin_state`, `operational_state`, `weight` before the switch.'),
+    current: Any('(haproxy, one socket) The same after the switch (predicted in check mode).'),
+    drain: Any('(haproxy, `wait_drained`) `sessions_at_start`, `waited_ms`.'),
+    instances: Any('(haproxy) One entry per socket: `socket`, `target`, `changed`, `previous`, `current`, `drain`.'),
+    previous_selector: Any('(k8s_service) The Service selector before.'),
+    selector: Any('(k8s_service) The selector after (predicted in check mode).'),
+    previous_drained: Type.Optional(Type.Boolean({ description: '(k8s_service) Whether the Service was drained before.' })),
+    drained: Type.Optional(Type.Boolean({ description: '(k8s_service) Whether it is drained after.' })),
+    endpoints_before: Type.Optional(Type.Integer({ description: '(k8s_service) Ready endpoints in the EndpointSlices before.' })),
+    endpoints_after: Type.Optional(Type.Integer({ description: '(k8s_service) Ready endpoints after (predicted from the matching pods in check mode).' })),
+    ready_pods: Type.Optional(Type.Integer({ description: '(k8s_service) Ready pods the new selector matches.' })),
+    resource_version: Type.Optional(Type.String({ description: '(Kubernetes providers) resourceVersion of the object after the task.' })),
+    previous_weight: Any('(ingress_canary, httproute) The weight before (`null` when unset; a list when rules differed).'),
+    weight_total: Type.Optional(Type.Integer({ description: '(ingress_canary) The total the weight is relative to.' })),
+    previous_canary: Type.Optional(Type.Boolean({ description: '(ingress_canary) Whether the Ingress was a canary before.' })),
+    canary: Type.Optional(Type.Boolean({ description: '(ingress_canary) Always true after the task.' })),
+    rules: Any('(httproute) Per rule changed: `rule`, `backend_ref`, `previous_weight`, `weight`, `traffic_percent`.'),
+  },
+  { additionalProperties: false },
+);
+
+/** What `lb_switch` registers. */
+type LbSwitchResult = Static<typeof result>;
+
+export default defineModule({
   name: 'lb_switch',
   summary:
     'Switch traffic: drain/enable a server in HAProxy, flip a Kubernetes Service blue/green or drain its endpoints, set ingress-nginx canary or HTTPRoute weights',
@@ -80,8 +129,10 @@ export default defineModule<LbSwitchArgs>({
     'field manager `kplay`): only the named keys change and a concurrent edit is re-read, never overwritten. A',
     'missing Service / Ingress / HTTPRoute fails naming it, its namespace and the cluster.',
   ].join('\n'),
-  schema: buildSchema(),
+  schema: Type.Unsafe<LbSwitchArgs>(buildSchema()),
+  result,
   checkMode: 'supported',
+  diffMode: 'supported',
   usesCluster: true,
   examples: [
     {
@@ -175,16 +226,16 @@ export default defineModule<LbSwitchArgs>({
       ].join('\n'),
     },
   ],
-  async run(args, ctx): Promise<ModuleResult> {
+  async run(args, ctx): Promise<ModuleResult<LbSwitchResult>> {
     const provider = PROVIDERS.find((p) => p.name === args.provider);
     if (!provider) {
       return { status: 'failed', msg: `lb_switch: unknown provider '${String(args.provider)}' (known: ${PROVIDERS.map((p) => p.name).join(', ')})` };
     }
-    const own = new Set(['provider', ...Object.keys(provider.properties)]);
+    const own = new Set(Object.keys(provider.schema.properties));
     const foreign = Object.keys(args).filter((k) => !own.has(k));
     if (foreign.length) {
       const owners = (k: string): string =>
-        PROVIDERS.filter((p) => k in p.properties)
+        PROVIDERS.filter((p) => k in p.schema.properties)
           .map((p) => p.name)
           .join(', ');
       return {
@@ -193,7 +244,9 @@ export default defineModule<LbSwitchArgs>({
       };
     }
     try {
-      return await provider.run(args, ctx);
+      // The flat schema validated `args` against this provider's declaration (and filled its
+      // defaults); what a provider returns is checked against `result` under KPLAY_CHECK_RESULTS.
+      return (await provider.run(args as never, ctx)) as ModuleResult<LbSwitchResult>;
     } catch (e) {
       if (e instanceof UnreachableError) throw e;
       return { status: 'failed', msg: `lb_switch (${provider.name}): ${errorMessage(e)}` };

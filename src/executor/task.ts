@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, formatPos, InputError } from '../load/errors.js';
-import { describeAjvError, validateArgs } from '../load/schema.js';
+import { compileSchema, describeAjvError, validateArgs } from '../load/schema.js';
 import { posOfPath } from '../load/yaml.js';
 import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
@@ -233,7 +233,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   if (opts.masker.size > 0) taintRendered(task.args, args, vars, opts.masker);
   if (args === null || args === undefined) args = {};
   if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };
-  const checked = validateArgs(mod.schema, args);
+  const checked = validateArgs(mod.schema, args, { defaults: true });
   if (!checked.ok) {
     const e = checked.errors[0] ?? { instancePath: '', keyword: 'invalid', params: {}, schemaPath: '', message: 'invalid arguments' };
     const segs = e.instancePath.slice(1).split('/').filter(Boolean);
@@ -284,10 +284,25 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     return { status: 'failed', msg: `module ${mod.name} failed unexpectedly: ${errorMessage(e)}`, cause: e instanceof Error ? e.stack : undefined };
   }
   if (task.timeout && signal.aborted && !opts.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return timeoutMsg();
+  if (CHECK_RESULTS && (result.status === 'ok' || result.status === 'changed')) {
+    const wrong = resultMismatch(mod, result.data ?? {});
+    if (wrong) return { status: 'failed', msg: `module ${mod.name} returned data that does not match its declared result schema: ${wrong}` };
+  }
   if ((result.status === 'ok' || result.status === 'changed') && result.facts) {
     Object.assign(cs.facts, result.facts);
   }
   return result;
+}
+
+/** `KPLAY_CHECK_RESULTS=1` (the test suite sets it): check what modules return against their `result` schema. */
+const CHECK_RESULTS = process.env.KPLAY_CHECK_RESULTS === '1';
+
+/** Why `data` does not match the module's declared result schema, or undefined when it does. */
+export function resultMismatch(mod: AnyModule, data: ResultData): string | undefined {
+  const validate = compileSchema(mod.result);
+  if (validate(data)) return undefined;
+  const e = validate.errors?.[0];
+  return e ? describeAjvError(e, 'result') : 'invalid';
 }
 
 /** The value `register` stores: module data plus changed/failed/msg flags. */

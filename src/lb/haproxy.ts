@@ -5,6 +5,7 @@
  */
 import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
 import { errorMessage } from '../load/errors.js';
+import { Default, Type, type Args } from '../sdk/args.js';
 import type { LbProvider } from './provider.js';
 import { BACKEND_PROPERTY, sleep, STATE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
 import {
@@ -22,33 +23,39 @@ import {
   type ServerState,
 } from './haproxy_runtime.js';
 
-/** Arguments of `lb_switch` with `provider: haproxy`. */
-export interface HaproxySwitchArgs {
-  /** Always `haproxy`. */
-  provider: 'haproxy';
-  /**
-   * Runtime API socket: a unix socket path or `tcp://HOST:PORT`. Exactly one of `socket`/`sockets`.
-   * @example '/run/haproxy/admin.sock'
-   */
-  socket?: string;
-  /**
-   * Several HAProxy instances switched together, all-or-nothing.
-   * @example ['/run/haproxy/admin.sock', 'tcp://10.0.0.2:9999']
-   */
-  sockets?: string[];
-  /** Backend (pool) name. */
-  backend: string;
-  /** Server name inside the backend. */
-  server: string;
-  /** Wanted administrative state. */
-  state: AdminState;
-  /** Wanted weight: absolute 0–256 or a percentage of the configured weight (`"50%"`). */
-  weight?: number | string;
-  /** Wait until the server has no current sessions (`scur` = 0). @default false */
-  wait_drained?: boolean;
-  /** Seconds to wait for the drain. @default 300 */
-  drain_timeout?: number;
-}
+const schema = Type.Object({
+  provider: Type.Literal('haproxy'),
+  socket: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        '(haproxy) Runtime API socket of one HAProxy: a unix socket path or `tcp://HOST:PORT`; HAProxy needs `stats socket <path> level admin`. Exactly one of `socket` / `sockets`.',
+      'x-kplay-example': '/run/haproxy/admin.sock',
+    }),
+  ),
+  sockets: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      description:
+        '(haproxy) Runtime API sockets of several HAProxy instances switched together, all-or-nothing: all are read first; if switching one fails, those already switched are reverted.',
+    }),
+  ),
+  backend: BACKEND_PROPERTY,
+  server: Type.String({ minLength: 1, description: '(haproxy, required) Server name inside `backend`.' }),
+  state: STATE_PROPERTY,
+  weight: Type.Optional(WEIGHT_PROPERTY),
+  wait_drained: Default(
+    Type.Boolean({
+      description:
+        '(haproxy) With `state: drain` or `maint`, wait until the server has no current sessions (`scur` of `show stat`, polled every 200 ms), also when it was already in that state.',
+    }),
+    false,
+  ),
+  drain_timeout: Default(Type.Number({ exclusiveMinimum: 0, description: '(haproxy) Seconds `wait_drained` waits before failing with the number of sessions left.' }), 300),
+});
+
+/** Arguments of `lb_switch` with `provider: haproxy` (after defaults). */
+export type HaproxySwitchArgs = Args<typeof schema>;
 
 /** How often `wait_drained` polls `show stat` (HAProxy has no push API). */
 export const DRAIN_POLL_MS = 200;
@@ -270,7 +277,7 @@ async function run(args: HaproxySwitchArgs, ctx: ModuleContext): Promise<ModuleR
     i.changed = b.admin !== state || (i.wantWeight !== undefined && b.weight !== i.wantWeight);
   }
   const toChange = instances.filter((i) => i.changed);
-  const drainWanted = (args.wait_drained ?? false) && state !== 'ready';
+  const drainWanted = args.wait_drained && state !== 'ready';
 
   // 2. Check mode: report only.
   if (ctx.checkMode) {
@@ -318,7 +325,7 @@ async function run(args: HaproxySwitchArgs, ctx: ModuleContext): Promise<ModuleR
   // 4. Optionally wait for the sessions to end, on all instances at once.
   let drainError: string | undefined;
   if (drainWanted) {
-    const timeoutMs = (args.drain_timeout ?? 300) * 1000;
+    const timeoutMs = args.drain_timeout * 1000;
     const results = await Promise.allSettled(instances.map((i) => waitDrained(i, timeoutMs, ctx)));
     const errs = results.map((r) => (r.status === 'fulfilled' ? r.value : errorMessage(r.reason))).filter((m): m is string => !!m);
     if (errs.length) drainError = errs.join('; ');
@@ -344,10 +351,9 @@ async function run(args: HaproxySwitchArgs, ctx: ModuleContext): Promise<ModuleR
 }
 
 /** The `haproxy` provider. */
-export const haproxyProvider: LbProvider<HaproxySwitchArgs> = {
+export const haproxyProvider: LbProvider<typeof schema> = {
   name: 'haproxy',
   summary: 'HAProxy runtime API (stats socket): `set server <backend>/<server> state|weight`.',
-  required: ['backend', 'server', 'state'],
   narrow: {
     weight: {
       oneOf: [
@@ -356,37 +362,6 @@ export const haproxyProvider: LbProvider<HaproxySwitchArgs> = {
       ],
     },
   },
-  properties: {
-    socket: {
-      type: 'string',
-      minLength: 1,
-      description:
-        '(haproxy) Runtime API socket of one HAProxy: a unix socket path or `tcp://HOST:PORT`; HAProxy needs `stats socket <path> level admin`. Exactly one of `socket` / `sockets`.',
-      'x-kplay-example': '/run/haproxy/admin.sock',
-    },
-    sockets: {
-      type: 'array',
-      minItems: 1,
-      items: { type: 'string', minLength: 1 },
-      description:
-        '(haproxy) Runtime API sockets of several HAProxy instances switched together, all-or-nothing: all are read first; if switching one fails, those already switched are reverted.',
-    },
-    backend: BACKEND_PROPERTY,
-    server: { type: 'string', minLength: 1, description: '(haproxy, required) Server name inside `backend`.' },
-    state: STATE_PROPERTY,
-    weight: WEIGHT_PROPERTY,
-    wait_drained: {
-      type: 'boolean',
-      default: false,
-      description:
-        '(haproxy) With `state: drain` or `maint`, wait until the server has no current sessions (`scur` of `show stat`, polled every 200 ms), also when it was already in that state.',
-    },
-    drain_timeout: {
-      type: 'number',
-      exclusiveMinimum: 0,
-      default: 300,
-      description: '(haproxy) Seconds `wait_drained` waits before failing with the number of sessions left.',
-    },
-  },
+  schema,
   run,
 };

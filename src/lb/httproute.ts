@@ -8,25 +8,22 @@
 import YAML from 'yaml';
 import type { ObjectRef } from '../k8s/types.js';
 import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
-import { clientFor, guard, isObj, LbError, readModifyWrite, where } from './k8s_common.js';
+import { clientFor, guard, integerWeight, isObj, LbError, readModifyWrite, where } from './k8s_common.js';
+import { Type, type Args } from '../sdk/args.js';
 import type { LbProvider } from './provider.js';
 import { BACKEND_PROPERTY, NAMESPACE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
 
+const schema = Type.Object({
+  provider: Type.Literal('httproute'),
+  route: Type.String({ minLength: 1, maxLength: 253, description: '(httproute, required) Name of the HTTPRoute.' }),
+  namespace: NAMESPACE_PROPERTY,
+  backend: BACKEND_PROPERTY,
+  rule: Type.Optional(Type.Integer({ minimum: 0, description: '(httproute) Index (0-based) of the rule to change. Default: every rule that references `backend`.' })),
+  weight: WEIGHT_PROPERTY,
+});
+
 /** Arguments of `lb_switch` with `provider: httproute`. */
-export interface HttpRouteSwitchArgs {
-  /** Always `httproute`. */
-  provider: 'httproute';
-  /** Name of the HTTPRoute. */
-  route: string;
-  /** Namespace of the HTTPRoute. */
-  namespace: string;
-  /** `name` of the backendRef whose weight is set. */
-  backend: string;
-  /** Wanted weight (0–1000000). */
-  weight: number;
-  /** Index of the rule (0-based); default: every rule that references `backend`. */
-  rule?: number;
-}
+export type HttpRouteSwitchArgs = Args<typeof schema>;
 
 /** Gateway API's default backendRef weight. */
 const DEFAULT_WEIGHT = 1;
@@ -72,7 +69,8 @@ function knownBackends(rules: unknown[]): string {
 }
 
 function plan(rules: unknown[], args: HttpRouteSwitchArgs, label: string): { plan: RoutePlan; rules: unknown[] | undefined } {
-  const { backend, weight } = args;
+  const { backend } = args;
+  const weight = integerWeight(args.weight);
   if (args.rule !== undefined && args.rule >= rules.length) {
     throw new LbError(`${label} has no rule ${args.rule}: it has ${rules.length} rule(s)${rules.length ? ` (0–${rules.length - 1})` : ''}`);
   }
@@ -112,7 +110,8 @@ function plan(rules: unknown[], args: HttpRouteSwitchArgs, label: string): { pla
 const pct = (w: number, total: number): number => (total > 0 ? Math.round((w / total) * 1000) / 10 : 0);
 
 async function run(args: HttpRouteSwitchArgs, ctx: ModuleContext): Promise<ModuleResult> {
-  const { route, namespace, backend, weight } = args;
+  const { route, namespace, backend } = args;
+  const weight = integerWeight(args.weight);
   const client = await clientFor(ctx);
   const ref: ObjectRef = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', name: route, namespace };
   const label = where(ref, client.name);
@@ -168,21 +167,10 @@ async function run(args: HttpRouteSwitchArgs, ctx: ModuleContext): Promise<Modul
 }
 
 /** The `httproute` provider. */
-export const httpRouteProvider: LbProvider<HttpRouteSwitchArgs> = {
+export const httpRouteProvider: LbProvider<typeof schema> = {
   name: 'httproute',
   summary: 'Gateway API HTTPRoute (`gateway.networking.k8s.io/v1`): set the `weight` of a backendRef.',
-  required: ['route', 'namespace', 'backend', 'weight'],
   narrow: { weight: { type: 'integer' } },
-  properties: {
-    route: { type: 'string', minLength: 1, maxLength: 253, description: '(httproute, required) Name of the HTTPRoute.' },
-    namespace: NAMESPACE_PROPERTY,
-    backend: BACKEND_PROPERTY,
-    rule: {
-      type: 'integer',
-      minimum: 0,
-      description: '(httproute) Index (0-based) of the rule to change. Default: every rule that references `backend`.',
-    },
-    weight: WEIGHT_PROPERTY,
-  },
+  schema,
   run: guard('httproute', (a) => `${a.namespace}/${a.route}`, run),
 };

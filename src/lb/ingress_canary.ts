@@ -7,21 +7,25 @@
 import YAML from 'yaml';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
 import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
-import { clientFor, guard, isObj, LbError, readModifyWrite, stringMap, where } from './k8s_common.js';
+import { clientFor, guard, integerWeight, isObj, LbError, readModifyWrite, stringMap, where } from './k8s_common.js';
+import { Type, type Args } from '../sdk/args.js';
 import type { LbProvider } from './provider.js';
 import { NAMESPACE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
 
+const schema = Type.Object({
+  provider: Type.Literal('ingress_canary'),
+  ingress: Type.String({
+    minLength: 1,
+    maxLength: 253,
+    description:
+      '(ingress_canary, required) Name of the canary Ingress: the second Ingress for the same host and path as the main one, pointing at the new version. Never the main Ingress.',
+  }),
+  namespace: NAMESPACE_PROPERTY,
+  weight: WEIGHT_PROPERTY,
+});
+
 /** Arguments of `lb_switch` with `provider: ingress_canary`. */
-export interface IngressCanarySwitchArgs {
-  /** Always `ingress_canary`. */
-  provider: 'ingress_canary';
-  /** Name of the canary Ingress (the second Ingress for the same host/path, not the main one). */
-  ingress: string;
-  /** Namespace of the Ingress. */
-  namespace: string;
-  /** Percentage of requests for the canary, 0–100 (0–N with `canary-weight-total: N`). */
-  weight: number;
-}
+export type IngressCanarySwitchArgs = Args<typeof schema>;
 
 /** ingress-nginx annotation prefix. */
 const P = 'nginx.ingress.kubernetes.io/';
@@ -78,7 +82,8 @@ async function requireMainIngress(client: KubeClient, live: KubeObject, label: s
 }
 
 async function run(args: IngressCanarySwitchArgs, ctx: ModuleContext): Promise<ModuleResult> {
-  const { ingress, namespace, weight } = args;
+  const { ingress, namespace } = args;
+  const weight = integerWeight(args.weight);
   const client = await clientFor(ctx);
   const ref: ObjectRef = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: ingress, namespace };
   const label = where(ref, client.name);
@@ -127,21 +132,10 @@ async function run(args: IngressCanarySwitchArgs, ctx: ModuleContext): Promise<M
 }
 
 /** The `ingress_canary` provider. */
-export const ingressCanaryProvider: LbProvider<IngressCanarySwitchArgs> = {
+export const ingressCanaryProvider: LbProvider<typeof schema> = {
   name: 'ingress_canary',
   summary: 'ingress-nginx canary Ingress: set the `canary` / `canary-weight` annotations.',
-  required: ['ingress', 'namespace', 'weight'],
   narrow: { weight: { type: 'integer' } },
-  properties: {
-    ingress: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 253,
-      description:
-        '(ingress_canary, required) Name of the canary Ingress: the second Ingress for the same host and path as the main one, pointing at the new version. Never the main Ingress.',
-    },
-    namespace: NAMESPACE_PROPERTY,
-    weight: WEIGHT_PROPERTY,
-  },
+  schema,
   run: guard('ingress_canary', (a) => `${a.namespace}/${a.ingress}`, run),
 };

@@ -145,6 +145,15 @@ export async function readModifyWrite<P>(
  * prefixed with the target, and `UnreachableError` is re-thrown so the executor marks the
  * cluster unreachable.
  */
+/**
+ * The shared `weight` argument where the provider narrowed it to an integer (`narrow`): the
+ * schema already refused a percentage, this only tells the type checker.
+ */
+export function integerWeight(weight: number | string): number {
+  if (typeof weight !== 'number') throw new LbError(`weight must be an integer here, got '${weight}'`);
+  return weight;
+}
+
 export function guard<A>(provider: string, target: (args: A) => string, fn: (args: A, ctx: ModuleContext) => Promise<ModuleResult>): (args: A, ctx: ModuleContext) => Promise<ModuleResult> {
   return async (args, ctx) => {
     try {

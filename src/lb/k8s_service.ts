@@ -16,40 +16,56 @@ import YAML from 'yaml';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
 import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
 import { clientFor, guard, isObj, LbError, readModifyWrite, selectorText, stringMap, where } from './k8s_common.js';
+import { Default, Type, type Args } from '../sdk/args.js';
 import type { LbProvider } from './provider.js';
 import { NAMESPACE_PROPERTY, sleep, STATE_PROPERTY } from './shared.js';
 
-/** Arguments of `lb_switch` with `provider: k8s_service`. */
-export interface K8sServiceSwitchArgs {
-  /** Always `k8s_service`. */
-  provider: 'k8s_service';
-  /** Name of the Service. */
-  service: string;
-  /** Namespace of the Service. */
-  namespace: string;
-  /**
-   * Selector keys to set (merged into the existing selector; `null` removes a key).
-   * @example { color: 'green' }
-   */
-  selector?: Record<string, string | null>;
-  /** `drain`: the Service selects no pod on this cluster; `ready`: undo a drain. */
-  state?: 'ready' | 'drain';
-  /**
-   * Selector entries added by `state: drain` and removed by `state: ready`.
-   * @default { 'kplay.dev/drained': 'true' }
-   */
-  drain_label?: Record<string, string>;
-  /**
-   * Minimum number of ready pods the new selector must match (unless draining); otherwise nothing
-   * is changed. @default 1
-   */
-  min_ready?: number;
-  /** Seconds to wait for the EndpointSlices to follow the new selector; `0` does not wait. @default 30 */
-  endpoints_timeout?: number;
-}
-
 /** Selector entry `state: drain` adds when `drain_label` is not given. */
 export const DEFAULT_DRAIN_LABEL: Readonly<Record<string, string>> = { 'kplay.dev/drained': 'true' };
+
+const labelMap = (what: string) => Type.Record(Type.String(), Type.String({ maxLength: 63 }), { minProperties: 1, propertyNames: { type: 'string', minLength: 1, maxLength: 316 }, description: what });
+
+const schema = Type.Object({
+  provider: Type.Literal('k8s_service'),
+  service: Type.String({ minLength: 1, maxLength: 63, description: '(k8s_service, required) Name of the Service whose selector is switched.' }),
+  namespace: NAMESPACE_PROPERTY,
+  selector: Type.Optional(
+    Type.Record(Type.String(), Type.Union([Type.String({ maxLength: 63 }), Type.Null()]), {
+      minProperties: 1,
+      propertyNames: { type: 'string', minLength: 1, maxLength: 316 },
+      description:
+        "(k8s_service) Selector keys to set, merged into the Service's selector: keys not given are kept, `null` removes a key. " +
+        'E.g. `{color: green}` turns `app=web,color=blue` into `app=web,color=green`. ' +
+        'Refused (nothing changed) when the new selector matches fewer than `min_ready` ready pods.',
+    }),
+  ),
+  state: Type.Optional(STATE_PROPERTY),
+  drain_label: Default(
+    labelMap(
+      '(k8s_service) Selector entries `state: drain` adds (and `state: ready` removes); no pod may carry them, so a drained Service matches no pod and has no endpoints on this cluster while keeping its other selector keys.',
+    ),
+    { ...DEFAULT_DRAIN_LABEL },
+  ),
+  min_ready: Default(
+    Type.Integer({
+      minimum: 0,
+      description:
+        '(k8s_service) Minimum number of ready pods the new selector must match, checked before writing (not when draining). `0` allows switching to a selector with no pods.',
+    }),
+    1,
+  ),
+  endpoints_timeout: Default(
+    Type.Number({
+      minimum: 0,
+      description:
+        "(k8s_service) After switching, seconds to wait until the Service's EndpointSlices list exactly the pods the new selector matches (none when drained); the task fails when they do not. `0` does not wait.",
+    }),
+    30,
+  ),
+});
+
+/** Arguments of `lb_switch` with `provider: k8s_service` (after defaults). */
+export type K8sServiceSwitchArgs = Args<typeof schema>;
 
 /** EndpointSlice label naming the Service. */
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -121,9 +137,9 @@ const sameSet = (a: Set<string>, b: Set<string>): boolean => a.size === b.size &
 
 async function run(args: K8sServiceSwitchArgs, ctx: ModuleContext): Promise<ModuleResult> {
   const { service, namespace } = args;
-  const drain = args.drain_label ?? DEFAULT_DRAIN_LABEL;
-  const minReady = args.min_ready ?? 1;
-  const timeoutMs = (args.endpoints_timeout ?? 30) * 1000;
+  const drain = args.drain_label;
+  const minReady = args.min_ready;
+  const timeoutMs = args.endpoints_timeout * 1000;
   if (args.selector === undefined && args.state === undefined) {
     return { status: 'failed', msg: 'lb_switch (k8s_service): give `selector` (switch colour), `state` (drain / ready) or both' };
   }
@@ -249,57 +265,13 @@ async function run(args: K8sServiceSwitchArgs, ctx: ModuleContext): Promise<Modu
   return { status: 'changed', msg: `${prefix}${label}: ${what()}; ${eps}`, data, ...(diff ? { diff } : {}) };
 }
 
-const labelMap = (what: string): Record<string, unknown> => ({
-  type: 'object',
-  minProperties: 1,
-  propertyNames: { type: 'string', minLength: 1, maxLength: 316 },
-  additionalProperties: { type: 'string', maxLength: 63 },
-  description: what,
-});
 
 /** The `k8s_service` provider. */
-export const k8sServiceProvider: LbProvider<K8sServiceSwitchArgs> = {
+export const k8sServiceProvider: LbProvider<typeof schema> = {
   name: 'k8s_service',
   summary:
     "Kubernetes Service selector: switch blue/green (`selector`) or drain / restore this cluster's endpoints (`state`).",
-  required: ['service', 'namespace'],
   narrow: { state: { enum: ['ready', 'drain'] } },
-  properties: {
-    service: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 63,
-      description: '(k8s_service, required) Name of the Service whose selector is switched.',
-    },
-    namespace: NAMESPACE_PROPERTY,
-    selector: {
-      type: 'object',
-      minProperties: 1,
-      propertyNames: { type: 'string', minLength: 1, maxLength: 316 },
-      additionalProperties: { type: ['string', 'null'], maxLength: 63 },
-      description:
-        "(k8s_service) Selector keys to set, merged into the Service's selector: keys not given are kept, `null` removes a key. " +
-        'E.g. `{color: green}` turns `app=web,color=blue` into `app=web,color=green`. ' +
-        'Refused (nothing changed) when the new selector matches fewer than `min_ready` ready pods.',
-    },
-    state: STATE_PROPERTY,
-    drain_label: labelMap(
-      '(k8s_service) Selector entries `state: drain` adds (and `state: ready` removes); no pod may carry them, so a drained Service matches no pod and has no endpoints on this cluster while keeping its other selector keys. Default `{"kplay.dev/drained": "true"}`.',
-    ),
-    min_ready: {
-      type: 'integer',
-      minimum: 0,
-      default: 1,
-      description:
-        '(k8s_service) Minimum number of ready pods the new selector must match, checked before writing (not when draining). `0` allows switching to a selector with no pods.',
-    },
-    endpoints_timeout: {
-      type: 'number',
-      minimum: 0,
-      default: 30,
-      description:
-        "(k8s_service) After switching, seconds to wait until the Service's EndpointSlices list exactly the pods the new selector matches (none when drained); the task fails when they do not. `0` does not wait.",
-    },
-  },
+  schema,
   run: guard('k8s_service', (a) => `${a.namespace}/${a.service}`, run),
 };

@@ -23,15 +23,33 @@ export const ajvCoerce = new Ajv({ strict: true, allErrors: true, allowUnionType
 ajvCoerce.addKeyword({ keyword: 'x-kplay-example' });
 ajvCoerce.addKeyword({ keyword: 'markdownDescription' });
 
-const cache = new WeakMap<JsonSchema, ValidateFunction>();
-const coerceCache = new WeakMap<JsonSchema, ValidateFunction>();
+/** Module arguments at run time: like `ajv` / `ajvCoerce`, and fills in the declared defaults. */
+const ajvDefaults = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false, useDefaults: true });
+const ajvCoerceDefaults = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false, coerceTypes: true, useDefaults: true });
+for (const a of [ajvDefaults, ajvCoerceDefaults]) {
+  a.addKeyword({ keyword: 'x-kplay-example' });
+  a.addKeyword({ keyword: 'markdownDescription' });
+}
+
+const caches = new Map<string, WeakMap<JsonSchema, ValidateFunction>>();
+
+/** Options of {@link compileSchema}. */
+export interface CompileOptions {
+  /** Coerce scalar types ("3" → 3). @default false */
+  coerce?: boolean;
+  /** Fill in `default`s of absent properties (mutates the validated value). @default false */
+  defaults?: boolean;
+}
 
 /** Compile (and cache) a schema. Throws if the schema itself is invalid (a bug in a module). */
-export function compileSchema(schema: JsonSchema, opts: { coerce?: boolean } = {}): ValidateFunction {
-  const c = opts.coerce ? coerceCache : cache;
+export function compileSchema(schema: JsonSchema, opts: CompileOptions = {}): ValidateFunction {
+  const key = `${opts.coerce ? 'c' : ''}${opts.defaults ? 'd' : ''}`;
+  let c = caches.get(key);
+  if (!c) caches.set(key, (c = new WeakMap()));
   let fn = c.get(schema);
   if (!fn) {
-    fn = (opts.coerce ? ajvCoerce : ajv).compile(schema);
+    const instance = opts.defaults ? (opts.coerce ? ajvCoerceDefaults : ajvDefaults) : opts.coerce ? ajvCoerce : ajv;
+    fn = instance.compile(schema);
     c.set(schema, fn);
   }
   return fn;
@@ -102,13 +120,16 @@ export function validateOrThrow(
 
 /**
  * Validate module arguments: as they are first; only if that fails, with scalar coercion on a
- * copy. Returns the (possibly coerced) arguments, or the errors of the uncoerced validation.
+ * copy. Returns the (possibly coerced) arguments, or the errors of the uncoerced validation. With
+ * `defaults` (at run time) the returned copy has the schema's defaults filled in.
  */
-export function validateArgs(schema: JsonSchema, args: unknown): { ok: true; value: unknown } | { ok: false; errors: ErrorObject[] } {
-  const plain = compileSchema(schema);
-  if (plain(args)) return { ok: true, value: args };
+export function validateArgs(schema: JsonSchema, args: unknown, opts: { defaults?: boolean } = {}): { ok: true; value: unknown } | { ok: false; errors: ErrorObject[] } {
+  // With defaults the value is filled in: work on a copy, the task's own arguments stay as loaded.
+  const value = opts.defaults ? structuredClone(args) : args;
+  const plain = compileSchema(schema, { defaults: opts.defaults });
+  if (plain(value)) return { ok: true, value };
   const errors = plain.errors ?? [];
   const copy = structuredClone(args);
-  if (compileSchema(schema, { coerce: true })(copy)) return { ok: true, value: copy };
+  if (compileSchema(schema, { coerce: true, defaults: opts.defaults })(copy)) return { ok: true, value: copy };
   return { ok: false, errors };
 }

@@ -12,6 +12,8 @@ function typeOf(s: JsonSchema): string {
   if (Array.isArray(alts)) return [...new Set(alts.map(typeOf))].join(' \\| ');
   if (Array.isArray(s.type)) return s.type.join(' \\| ');
   if (s.type === 'array' && s.items && typeof s.items === 'object') return `list of ${typeOf(s.items as JsonSchema)}`;
+  const anyKey = (s.patternProperties as Record<string, JsonSchema> | undefined)?.['^(.*)$'];
+  if (s.type === 'object' && anyKey) return Object.keys(anyKey).length ? `map of ${typeOf(anyKey)}` : 'map';
   return typeof s.type === 'string' ? s.type : 'any';
 }
 
@@ -27,7 +29,7 @@ export function moduleMarkdown(m: AnyModule, level = 3): string {
   const lines: string[] = [];
   lines.push(`${h} \`${m.name}\``, '', m.summary, '');
   if (m.description) lines.push(m.description.trim(), '');
-  lines.push(`Check mode: ${m.checkMode === 'supported' ? 'supported' : 'not supported (skipped under --check)'}.${m.usesCluster ? ' Talks to the task\'s cluster.' : ''}${m.readOnly ? ' Read-only: never changes anything (takes no cluster lock).' : ''}${m.freeForm ? ` Free form: \`${m.name}: value\` sets \`${m.freeForm}\`.` : ''}`, '');
+  lines.push(`Check mode: ${m.checkMode === 'supported' ? 'supported' : 'not supported (skipped under --check)'}. Diff mode: ${m.diffMode === 'supported' ? 'supported (`--diff` shows what changes)' : 'not supported'}.${m.usesCluster ? ' Talks to the task\'s cluster.' : ''}${m.readOnly ? ' Read-only: never changes anything (takes no cluster lock).' : ''}${m.freeForm ? ` Free form: \`${m.name}: value\` sets \`${m.freeForm}\`.` : ''}`, '');
   if (Object.keys(props).length) {
     lines.push('| argument | type | required | default | description |', '|---|---|---|---|---|');
     for (const [name, p] of Object.entries(props)) {
@@ -36,6 +38,17 @@ export function moduleMarkdown(m: AnyModule, level = 3): string {
     }
     lines.push('');
   }
+  const results = (m.result.properties ?? {}) as Record<string, JsonSchema>;
+  lines.push(
+    `Returns (what \`register\` stores, besides \`changed\`, \`failed\`, \`msg\`${m.diffMode === 'supported' ? ', `diff`' : ''}):${Object.keys(results).length ? '' : ' nothing else.'}`,
+    '',
+  );
+  if (Object.keys(results).length) {
+    lines.push('| key | type | description |', '|---|---|---|');
+    for (const [name, p] of Object.entries(results)) lines.push(`| \`${name}\` | ${typeOf(p)} | ${oneLine(p.description)} |`);
+    lines.push('');
+  }
+  if (m.result.additionalProperties !== false && m.result.additionalProperties !== undefined) lines.push(oneLine((m.result.additionalProperties as JsonSchema).description ?? 'Other keys as described above.'), '');
   for (const ex of m.examples) {
     lines.push(`${ex.title}:`, '', '```yaml', ex.yaml.trimEnd(), '```', '');
   }

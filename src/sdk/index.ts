@@ -14,6 +14,9 @@
 
 // ---- defining a module
 export { defineModule, UnreachableError } from './module.js';
+export { DriftResult } from './results.js';
+export { checkArgs } from './check.js';
+export { Default, StringEnum, Type, type Args, type Static, type TDefault, type TObject, type TSchema } from './args.js';
 export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from './module.js';
 export { errorMessage } from '../load/errors.js';
 export { MASK } from '../report/mask.js';

@@ -5,6 +5,8 @@
  * `modules/` to start a new one.
  */
 
+import type { Args, Static, TObject, TSchema } from './args.js';
+
 /** A JSON Schema object (draft-07 subset accepted by ajv in strict mode). */
 export type JsonSchema = { [key: string]: unknown };
 
@@ -21,10 +23,13 @@ export interface DiffEntry {
 /** Data a module returns; becomes the registered variable (plus `changed`, `failed`, `msg`). */
 export type ResultData = { [key: string]: unknown };
 
-/** The outcome of one module run: a discriminated union on `status`. */
-export type ModuleResult =
-  | { status: 'ok'; msg?: string; data?: ResultData; diff?: DiffEntry[]; facts?: ResultData }
-  | { status: 'changed'; msg?: string; data?: ResultData; diff?: DiffEntry[]; facts?: ResultData }
+/**
+ * The outcome of one module run: a discriminated union on `status`. `D` is the shape of `data` on
+ * success, declared by the module's `result` schema.
+ */
+export type ModuleResult<D extends ResultData = ResultData> =
+  | { status: 'ok'; msg?: string; data?: D; diff?: DiffEntry[]; facts?: ResultData }
+  | { status: 'changed'; msg?: string; data?: D; diff?: DiffEntry[]; facts?: ResultData }
   /** `changed: true`: the failed attempt changed something anyway (a command that ran and exited non-zero), as Ansible reports it. */
   | { status: 'failed'; msg: string; cause?: string; data?: ResultData; diff?: DiffEntry[]; changed?: boolean }
   | { status: 'skipped'; msg?: string; data?: ResultData };
@@ -105,8 +110,11 @@ export interface ModuleExample {
   yaml: string;
 }
 
-/** Everything that defines a module. */
-export interface ModuleDefinition<A = Record<string, unknown>> {
+/**
+ * Everything that defines a module. `S` is the TypeBox schema of its arguments (declared once:
+ * type, validation, defaults and docs all come from it), `R` the schema of the `data` it returns.
+ */
+export interface ModuleDefinition<S extends TSchema = TSchema, R extends TObject = TObject> {
   /** The task key, e.g. `k8s_apply`. Lowercase letters, digits and `_`. */
   name: string;
   /** One line shown by `kplay modules`. */
@@ -114,10 +122,18 @@ export interface ModuleDefinition<A = Record<string, unknown>> {
   /** Longer Markdown description (optional). */
   description?: string;
   /**
-   * JSON Schema of the arguments (after templating). Must be an object schema with
-   * `additionalProperties: false` and a `description` on every property (shown as docs).
+   * Schema of the arguments (after templating), built with `Type` from `kplay/sdk`. Must be an
+   * object schema with `additionalProperties: false` and a `description` on every property (shown
+   * as docs). Defaults (`Default(...)`) are filled in by the validator before `run` is called.
+   * @example Type.Object({ msg: Type.String({ description: 'What to print.' }) }, { additionalProperties: false })
    */
-  schema: JsonSchema;
+  schema: S;
+  /**
+   * Schema of the `data` a successful run returns (what `register` stores besides `changed`,
+   * `failed`, `msg`, `diff`), with a `description` on every property: documented in the reference,
+   * and checked against what `run` returns when `KPLAY_CHECK_RESULTS=1` (the test suite sets it).
+   */
+  result: R;
   /**
    * When the arguments are a plain value instead of a map (e.g. `command: ls -l`, `debug: msg`),
    * the property this value goes to.
@@ -125,6 +141,8 @@ export interface ModuleDefinition<A = Record<string, unknown>> {
   freeForm?: string;
   /** Whether the module can report what it would change without changing it. */
   checkMode: 'supported' | 'unsupported';
+  /** Whether the module returns `diff` entries with `--diff` (shown as unified diffs). */
+  diffMode: 'supported' | 'unsupported';
   /** True when the module talks to the task's cluster (connections are lazy). @default false */
   usesCluster?: boolean;
   /**
@@ -140,19 +158,32 @@ export interface ModuleDefinition<A = Record<string, unknown>> {
   declaresState?: boolean;
   /** Documented examples. */
   examples: ModuleExample[];
-  /** Do the work. Never throws for expected failures: return `{status: 'failed', msg}`. */
-  run(args: A, ctx: ModuleContext): Promise<ModuleResult>;
+  /**
+   * Do the work. `args` are validated, coerced and have their defaults filled in. Never throws for
+   * expected failures: return `{status: 'failed', msg}`.
+   */
+  run(args: Args<S>, ctx: ModuleContext): Promise<ModuleResult<Static<R>>>;
 }
 
-/** A module with erased argument type, as the registry stores it. */
-export type AnyModule = ModuleDefinition<never>;
+/** A module with erased argument and result types, as the registry stores it. */
+export interface AnyModule extends Omit<ModuleDefinition, 'run' | 'schema' | 'result'> {
+  schema: JsonSchema;
+  result: JsonSchema;
+  run(args: never, ctx: ModuleContext): Promise<ModuleResult>;
+}
 
 /**
- * Define a module. Identity at run time; gives type inference for `args`.
+ * Define a module. Identity at run time; infers `args` and the result data from the schemas.
  * @example
- * export default defineModule<{ msg: string }>({ name: 'hello', summary: 'Say hello', ... })
+ * export default defineModule({
+ *   name: 'hello', summary: 'Say hello', checkMode: 'supported', diffMode: 'unsupported',
+ *   schema: Type.Object({ who: Default(Type.String({ description: 'Whom to greet.' }), 'world') }, { additionalProperties: false }),
+ *   result: Type.Object({ greeting: Type.String({ description: 'What was said.' }) }),
+ *   examples: [{ title: 'Greet', yaml: '- hello:\n    who: ops' }],
+ *   async run(args) { return { status: 'ok', msg: `hello ${args.who}`, data: { greeting: `hello ${args.who}` } }; },
+ * });
  */
-export function defineModule<A>(def: ModuleDefinition<A>): ModuleDefinition<A> {
+export function defineModule<S extends TSchema, R extends TObject>(def: ModuleDefinition<S, R>): ModuleDefinition<S, R> {
   return def;
 }
 

@@ -3,7 +3,8 @@
  *  1. built-ins from `modules/` (compiled to `dist/modules/`),
  *  2. `--module-path` directories, then `modules:` paths in `kplay.config.json` (cwd or playbook dir),
  *  3. installed npm packages named `kplay-module-*` (in `node_modules` of the playbook dir and cwd).
- * A module file default-exports `defineModule({...})` (or exports `module`).
+ * A module file (`.js`, `.mjs`, or TypeScript `.ts`/`.mts`, compiled on load) default-exports
+ * `defineModule({...})` (or exports `module`).
  */
 import { existsSync } from 'node:fs';
 import { register } from 'node:module';
@@ -56,6 +57,7 @@ export class ModuleRegistry {
     for (const { module, source } of this.byName.values()) {
       try {
         compileSchema(module.schema);
+        compileSchema(module.result);
       } catch (e) {
         throw new InputError(`malformed module in ${source}: invalid schema: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -76,7 +78,7 @@ export class ModuleRegistry {
 
 function checkModule(candidate: unknown, source: string): AnyModule {
   const bad = (why: string): never => {
-    throw new InputError(`malformed module in ${source}: ${why}`, undefined, 'a module file must `export default defineModule({ name, summary, schema, checkMode, examples, run })`');
+    throw new InputError(`malformed module in ${source}: ${why}`, undefined, 'a module file must `export default defineModule({ name, summary, schema, result, checkMode, diffMode, examples, run })` (see `kplay/sdk`)');
   };
   if (candidate === null || typeof candidate !== 'object') return bad('the default export is not an object');
   const m = candidate as Record<string, unknown>;
@@ -84,15 +86,24 @@ function checkModule(candidate: unknown, source: string): AnyModule {
   if (typeof m.summary !== 'string' || !m.summary) return bad('`summary` is required');
   if (typeof m.run !== 'function') return bad('`run(args, ctx)` must be a function');
   if (m.checkMode !== 'supported' && m.checkMode !== 'unsupported') return bad("`checkMode` must be 'supported' or 'unsupported'");
+  if (m.diffMode !== undefined && m.diffMode !== 'supported' && m.diffMode !== 'unsupported') return bad("`diffMode` must be 'supported' or 'unsupported'");
   if (!Array.isArray(m.examples)) return bad('`examples` must be a list');
   const schema = m.schema;
   if (schema === null || typeof schema !== 'object') return bad('`schema` must be a JSON Schema object');
   const s = schema as Record<string, unknown>;
   if (s.type !== 'object' || s.additionalProperties !== false) return bad('`schema` must be `type: object` with `additionalProperties: false`');
+  const r = m.result;
+  if (r !== undefined && (r === null || typeof r !== 'object' || (r as Record<string, unknown>).type !== 'object')) return bad('`result` must be an object schema (`Type.Object({...})`) describing the data `run` returns');
   // The schema is compiled on first use (compiling every module's schema at start-up cost ~0.3 s
   // per run); `kplay validate` and `kplay modules` compile them all (`compileAll`).
-  return candidate as AnyModule;
+  // Modules written before results and diff mode were declared still load: their result is
+  // undeclared (any object) and they show no diffs.
+  if (r !== undefined && m.diffMode !== undefined) return candidate as AnyModule;
+  return { ...(candidate as AnyModule), result: r === undefined ? UNDECLARED_RESULT : (r as AnyModule['result']), diffMode: m.diffMode === undefined ? 'unsupported' : (m.diffMode as AnyModule['diffMode']) };
 }
+
+/** The result schema of a module that declares none: any object. */
+const UNDECLARED_RESULT = { type: 'object', description: 'not declared by the module' };
 
 let sdkHooked = false;
 
@@ -111,8 +122,26 @@ function hookSdk(): void {
   register(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
+/** Module files kplay loads: JavaScript, and TypeScript (compiled on load). */
+const MODULE_FILE = /\.(m?js|m?ts)$/;
+const TS_FILE = /\.m?ts$/;
+
+let tsRegistered: Promise<void> | undefined;
+
+/**
+ * Load TypeScript community modules without a build step: tsx's loader (esbuild) is registered
+ * the first time a `.ts` module is imported, so runs without TypeScript modules never pay for it.
+ */
+function registerTypeScript(): Promise<void> {
+  tsRegistered ??= import('tsx/esm/api').then(({ register: registerTsx }) => {
+    registerTsx();
+  });
+  return tsRegistered;
+}
+
 async function importModuleFile(file: string): Promise<unknown> {
   if (!path.resolve(file).startsWith(BUILTIN_DIR + path.sep)) hookSdk();
+  if (TS_FILE.test(file)) await registerTypeScript();
   const ns = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   return ns.default ?? ns.module;
 }
@@ -126,7 +155,9 @@ async function loadDir(reg: ModuleRegistry, dir: string, required: boolean): Pro
     return;
   }
   for (const f of entries.sort()) {
-    if (!/\.(m?js)$/.test(f) || f.endsWith('.d.ts') || f.startsWith('_')) continue;
+    if (!MODULE_FILE.test(f) || /\.d\.m?ts$/.test(f) || f.startsWith('_')) continue;
+    // a TypeScript module compiled next to itself is loaded once, as the compiled file
+    if (TS_FILE.test(f) && entries.includes(f.replace(/ts$/, 'js'))) continue;
     const file = path.join(dir, f);
     let mod: unknown;
     try {

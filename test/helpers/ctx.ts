@@ -7,7 +7,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Liquid } from 'liquidjs';
 import { Masker } from '../../src/report/mask.js';
-import type { ClusterRef, ModuleContext, ModuleLogger } from '../../src/sdk/module.js';
+import type { ClusterRef, ModuleContext, ModuleDefinition, ModuleLogger, ModuleResult } from '../../src/sdk/module.js';
+import type { Args, Static, TObject, TSchema } from '../../src/sdk/args.js';
+import { validateArgs } from '../../src/load/schema.js';
 
 /** Log lines collected per level (already masked). */
 export interface CollectedLogs {
@@ -139,4 +141,14 @@ export function makeCtx(overrides: CtxOverrides = {}): TestContext {
       }),
   };
   return ctx;
+}
+
+/**
+ * Run a module as the executor does: the arguments are validated against the module's schema
+ * (coerced, defaults filled in) first; invalid arguments throw. Returns what `run` returned.
+ */
+export async function runModule<S extends TSchema, R extends TObject>(mod: ModuleDefinition<S, R>, args: unknown, ctx: ModuleContext = makeCtx()): Promise<ModuleResult<Static<R>>> {
+  const checked = validateArgs(mod.schema, args, { defaults: true });
+  if (!checked.ok) throw new Error(`invalid args for ${mod.name}: ${JSON.stringify(checked.errors)}`);
+  return mod.run(checked.value as Args<S>, ctx);
 }

@@ -9,10 +9,9 @@ import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import lbSwitch from '../../modules/lb_switch.js';
 import { compileSchema } from '../../src/load/schema.js';
-import type { LbSwitchArgs } from '../../src/lb/index.js';
 import type { ModuleResult } from '../../src/sdk/module.js';
 import { jsonEvents, kplay, repoRoot } from '../helpers/cli.js';
-import { makeCtx } from '../helpers/ctx.js';
+import { makeCtx, runModule } from '../helpers/ctx.js';
 import { auditSnapshot, kubectl, sandboxEnv, SANDBOX_ADMIN_USER, type AuditEvent, type SandboxEnv } from '../sandbox/env.js';
 
 const fixtures = path.join(repoRoot, 'test/fixtures/lb');
@@ -332,15 +331,11 @@ describe('lb_switch httproute', () => {
 describe('lb_switch Kubernetes providers at module level', () => {
   const ctxFor = (context: string, over: { checkMode?: boolean; diffMode?: boolean } = {}): ReturnType<typeof makeCtx> =>
     makeCtx({ cluster: { name: context, context, kubeconfig: env.kubeconfig }, ...over });
-  const runModule = (args: Record<string, unknown>, ctx: ReturnType<typeof makeCtx>): Promise<ModuleResult> => {
-    const validate = compileSchema(lbSwitch.schema);
-    if (!validate(args)) throw new Error(`invalid args: ${JSON.stringify(validate.errors)}`);
-    return lbSwitch.run(args as unknown as LbSwitchArgs, ctx);
-  };
+  const runLb = (args: Record<string, unknown>, ctx: ReturnType<typeof makeCtx>): Promise<ModuleResult> => runModule(lbSwitch, args, ctx);
 
   it('check-mode drain predicts 0 endpoints with a diff, writes nothing', async () => {
     const rv = await rvOf('sandbox-1', 'service/web');
-    const r = await runModule({ provider: 'k8s_service', namespace: ns, service: 'web', state: 'drain', drain_label: { 'example.com/out': 'yes' } }, ctxFor('sandbox-1', { checkMode: true, diffMode: true }));
+    const r = await runLb({ provider: 'k8s_service', namespace: ns, service: 'web', state: 'drain', drain_label: { 'example.com/out': 'yes' } }, ctxFor('sandbox-1', { checkMode: true, diffMode: true }));
     expect(r).toMatchObject({ status: 'changed', data: { drained: true, endpoints_after: 0 } });
     expect('diff' in r && r.diff?.[0]?.after).toContain('example.com/out: yes');
     expect(await rvOf('sandbox-1', 'service/web')).toBe(rv);
@@ -351,7 +346,7 @@ describe('lb_switch Kubernetes providers at module level', () => {
     expect(v({ provider: 'k8s_service', namespace: ns, service: 'web', state: 'maint' })).toBe(false);
     expect(v({ provider: 'ingress_canary', namespace: ns, ingress: 'x', weight: '50%' })).toBe(false);
     expect(v({ provider: 'httproute', namespace: ns, route: 'x', backend: 'b', weight: 2_000_000 })).toBe(false);
-    const r = await lbSwitch.run({ provider: 'k8s_service', namespace: ns, service: 'web', state: 'drain', socket: '/x' } as unknown as LbSwitchArgs, ctxFor('sandbox-1'));
+    const r = await runLb({ provider: 'k8s_service', namespace: ns, service: 'web', state: 'drain', socket: '/x' }, ctxFor('sandbox-1'));
     expect(r).toMatchObject({ status: 'failed', msg: 'lb_switch (k8s_service): `socket` (an argument of haproxy) does not apply to provider k8s_service' });
   });
 

@@ -251,7 +251,7 @@ describe('HelmCli processes', () => {
 describe('helm_release module (no cluster needed)', () => {
   it('fails clearly when helm is missing, masks secrets in the message, rejects bad set keys and missing charts', async () => {
     const { default: mod } = await import('../../modules/helm_release.js');
-    const { makeCtx } = await import('../helpers/ctx.js');
+    const { makeCtx, runModule } = await import('../helpers/ctx.js');
     // A storage driver kplay cannot read itself (sql): releases are read with helm, no cluster needed.
     const driver = process.env.HELM_DRIVER;
     process.env.HELM_DRIVER = 'sql';
@@ -260,7 +260,7 @@ describe('helm_release module (no cluster needed)', () => {
       else process.env.HELM_DRIVER = driver;
     });
     const ctx = makeCtx({ cluster: { name: 'c1', context: 'c1' } });
-    const missing = await mod.run({ name: 'web', state: 'absent', helm_binary: '/nonexistent/helm', values: { db: { password: 'pw-unit-canary' } } }, ctx);
+    const missing = await runModule(mod, { name: 'web', state: 'absent', helm_binary: '/nonexistent/helm', values: { db: { password: 'pw-unit-canary' } } }, ctx);
     expect(missing).toMatchObject({ status: 'failed', msg: "helm not found at '/nonexistent/helm'; install helm ≥ 3.14 or set helm_binary / KPLAY_HELM" });
     expect(ctx.mask('x pw-unit-canary y')).toBe('x ******** y'); // registered before anything ran
 
@@ -269,10 +269,10 @@ describe('helm_release module (no cluster needed)', () => {
     writeFileSync(fakeHelm, '#!/bin/sh\nif [ "$1" = version ]; then echo v3.14.4; exit 0; fi\necho "Error: release: not found" >&2; exit 1\n');
     chmodSync(fakeHelm, 0o755);
     const ctx2 = makeCtx({ cluster: { name: 'c1', context: 'c1' }, baseDir: dir });
-    expect(await mod.run({ name: 'web', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/'chart' is required/) });
-    expect(await mod.run({ name: 'web', chart: './nope', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/chart \.\/nope not found/) });
-    expect(await mod.run({ name: 'web', chart: dir, helm_binary: fakeHelm, set: { 'a..b': 1 } }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/set: invalid key path 'a\.\.b'/) });
+    expect(await runModule(mod, { name: 'web', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/'chart' is required/) });
+    expect(await runModule(mod, { name: 'web', chart: './nope', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/chart \.\/nope not found/) });
+    expect(await runModule(mod, { name: 'web', chart: dir, helm_binary: fakeHelm, set: { 'a..b': 1 } }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/set: invalid key path 'a\.\.b'/) });
     // absent + no release: ok without touching anything else
-    expect(await mod.run({ name: 'web', state: 'absent', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'ok', msg: 'release default/web is not installed' });
+    expect(await runModule(mod, { name: 'web', state: 'absent', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'ok', msg: 'release default/web is not installed' });
   });
 });

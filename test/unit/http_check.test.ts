@@ -5,13 +5,11 @@ import httpCheck, { type HttpCheckArgs } from '../../modules/http_check.js';
 import { parse as parseYaml } from 'yaml';
 import { compileSchema } from '../../src/load/schema.js';
 import type { ModuleResult } from '../../src/sdk/module.js';
-import { makeCtx, type TestContext } from '../helpers/ctx.js';
+import { makeCtx, runModule, type TestContext } from '../helpers/ctx.js';
 import { makePki, pem, readBody, startHttp, startHttps, type TestPki, type TestServer } from '../helpers/http.js';
 
-function run(args: HttpCheckArgs, ctx: TestContext = makeCtx()): Promise<ModuleResult> {
-  const validate = compileSchema(httpCheck.schema);
-  if (!validate(args)) throw new Error(`invalid args: ${JSON.stringify(validate.errors)}`);
-  return httpCheck.run(args, ctx);
+function run(args: Partial<HttpCheckArgs>, ctx: TestContext = makeCtx()): Promise<ModuleResult> {
+  return runModule(httpCheck, args, ctx);
 }
 
 function data(r: ModuleResult): Record<string, unknown> {

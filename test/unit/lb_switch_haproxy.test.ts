@@ -8,7 +8,7 @@ import type { HaproxySwitchArgs } from '../../src/lb/index.js';
 import { parse as parseYaml } from 'yaml';
 import { compileSchema } from '../../src/load/schema.js';
 import type { ModuleResult } from '../../src/sdk/module.js';
-import { makeCtx, type TestContext } from '../helpers/ctx.js';
+import { makeCtx, runModule, type TestContext } from '../helpers/ctx.js';
 import {
   get,
   rawCommand,
@@ -22,13 +22,11 @@ import {
   type HaproxyInstance,
 } from '../helpers/haproxy.js';
 
-type Args = Omit<HaproxySwitchArgs, 'provider'> & { provider?: 'haproxy' };
+type Args = Partial<Omit<HaproxySwitchArgs, 'provider'>> & { provider?: 'haproxy' };
 
 async function run(args: Args, ctx: TestContext = makeCtx()): Promise<ModuleResult> {
   const full = { provider: 'haproxy' as const, ...args };
-  const validate = compileSchema(lbSwitch.schema);
-  if (!validate(full)) throw new Error(`invalid args: ${JSON.stringify(validate.errors)}`);
-  return lbSwitch.run(full, ctx);
+  return runModule(lbSwitch, full, ctx);
 }
 const data = (r: ModuleResult): Record<string, unknown> => ('data' in r && r.data) || {};
 const msg = (r: ModuleResult): string => ('msg' in r && r.msg) || '';
@@ -58,7 +56,7 @@ describe('lb_switch schema', () => {
     expect(v({ provider: 'k8s_service', socket: '/x', backend: 'b', server: 's', state: 'drain' })).toBe(false);
     expect(v({ provider: 'haproxy', socket: '/x', backend: 'b', server: 's', state: 'off' })).toBe(false);
     expect(v({ provider: 'haproxy', socket: '/x', backend: 'b', server: 's', state: 'ready', extra: 1 })).toBe(false);
-    const props = (lbSwitch.schema as { properties: Record<string, { description?: string }> }).properties;
+    const props = (lbSwitch.schema as unknown as { properties: Record<string, { description?: string }> }).properties;
     for (const [k, p] of Object.entries(props)) expect(p.description, k).toBeTruthy();
   });
 
