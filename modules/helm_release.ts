@@ -128,7 +128,7 @@ function expandHome(p: string): string {
 function chartRef(args: HelmReleaseArgs, ctx: ModuleContext): { ref: ChartRef; local: boolean } {
   const chart = args.chart ?? fail("helm_release: 'chart' is required when state is present");
   if (chart.startsWith('oci://') || args.repo_url) return { ref: { chart, version: args.version, repoUrl: args.repo_url }, local: false };
-  const local = path.resolve(ctx.baseDir, expandHome(chart));
+  const local = ctx.findFile(expandHome(chart), 'files');
   if (existsSync(local)) return { ref: { chart: local }, local: true };
   if (/^(\.{1,2}\/|\/|~)/.test(chart) || chart.endsWith('.tgz')) fail(`helm_release: chart ${chart} not found (looked at ${local})`);
   return { ref: { chart, version: args.version }, local: false };
@@ -138,7 +138,7 @@ function chartRef(args: HelmReleaseArgs, ctx: ModuleContext): { ref: ChartRef; l
 async function desiredValues(args: HelmReleaseArgs, ctx: ModuleContext): Promise<Values> {
   let merged: Values = {};
   for (const f of args.values_files) {
-    const file = path.resolve(ctx.baseDir, expandHome(f));
+    const file = ctx.findFile(expandHome(f), 'files');
     let text: string;
     try {
       text = await readFile(file, 'utf8');

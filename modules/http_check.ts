@@ -7,7 +7,6 @@
 import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { defineModule, MASK, errorMessage, Default, Type, type Args, type ModuleContext, type ModuleResult, type Static } from 'kplay/sdk';
 
 /** Largest body kept in the result (`body`), in bytes. */
@@ -248,7 +247,7 @@ function shownHeaders(h: Record<string, string>): Record<string, string> {
 }
 
 async function readPem(path: string, ctx: ModuleContext, what: string): Promise<Buffer> {
-  const full = isAbsolute(path) ? path : resolvePath(ctx.baseDir, path);
+  const full = ctx.findFile(path, 'files');
   try {
     return await readFile(full);
   } catch (e) {

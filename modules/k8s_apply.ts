@@ -197,8 +197,8 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
 
 async function loadObjects(args: K8sApplyArgs, ctx: ModuleContext): Promise<KubeObject[]> {
   if (args.definition !== undefined) return toObjects(args.definition, 'definition');
-  if (args.src !== undefined) return loadSources(args.src, ctx.baseDir);
-  const file = path.resolve(ctx.baseDir, args.template ?? '');
+  if (args.src !== undefined) return loadSources(ctx.findFile(args.src, 'files'), ctx.baseDir);
+  const file = ctx.findFile(args.template ?? '', 'templates');
   let text: string;
   try {
     text = await readFile(file, 'utf8');

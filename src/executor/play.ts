@@ -6,8 +6,9 @@
 import path from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { errorMessage, formatPos } from '../load/errors.js';
-import { includeScope, loadTaskFile } from '../playbook/load.js';
-import type { BlockNode, IncludeNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
+import { expandRole, includeRoleScope, includeScope, loadTaskFile, roleCollector, type RoleCollector } from '../playbook/load.js';
+import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
+import { roleLayers } from '../vars/roles.js';
 import { templar } from '../template/index.js';
 import { mergeVars } from '../vars/precedence.js';
 import { extendScope, lazyScope } from './lazyvars.js';
@@ -37,6 +38,11 @@ export class PlayRun implements TaskHost {
   ended = false;
   /** Per-cluster extra variables of the current dynamic scope (include loops, rescue info). */
   private readonly dyn = new Map<string, Obj>();
+  /**
+   * Roles of this play: the public ones (static roles, and `include_role` with `public: true`
+   * once it ran — for every cluster, as in Ansible) and the handlers of roles loaded at run time.
+   */
+  readonly roles: RoleCollector;
 
   constructor(
     readonly shared: RunShared,
@@ -50,6 +56,8 @@ export class PlayRun implements TaskHost {
     this.opts = shared.opts;
     this.limit = pLimit(Math.max(1, this.opts.forks));
     this.varsFiles = play.varsFromFiles;
+    this.roles = roleCollector(typeof shared.magic.playbook_dir === 'string' ? shared.magic.playbook_dir : play.baseDir);
+    this.roles.publicRoles.push(...play.publicRoles);
   }
 
   /** Run the play's sections on the batch. */
@@ -86,8 +94,15 @@ export class PlayRun implements TaskHost {
       ansible_play_batch: alive(this.batch),
       play_hosts: alive(this.batch),
       hostvars: this.hostvars(node),
+      ansible_play_role_names: this.play.publicRoles.filter((r) => !r.parent).map((r) => r.name),
+      role_names: this.play.publicRoles.filter((r) => !r.parent).map((r) => r.name),
+      ...(node.role ? { role_name: node.role.name, role_path: node.role.dir, ansible_role_name: node.role.name } : {}),
     };
+    const roles = roleLayers(this.roles.publicRoles, node.role);
     const merged = mergeVars({
+      roleDefaults: roles.defaults,
+      roleVars: roles.vars,
+      roleParams: roles.params,
       groupVars: this.shared.groupLayers(cs.name),
       clusterVars: cs.inv.vars,
       playVars: this.play.vars,
@@ -112,9 +127,9 @@ export class PlayRun implements TaskHost {
         this.reportSkipped([...n.block, ...n.always], clusters);
         continue;
       }
-      if (n.kind !== 'task' && n.kind !== 'include') continue;
+      if (n.kind !== 'task' && n.kind !== 'include' && n.kind !== 'include_role') continue;
       if (!this.selected(n.tags)) continue;
-      const task = n.name ?? (n.kind === 'task' ? n.module : 'include_tasks');
+      const task = n.name ?? (n.kind === 'task' ? n.module : n.kind === 'include' ? 'include_tasks' : 'include_role');
       for (const cs of clusters) {
         this.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
         cs.count('skipped');
@@ -179,6 +194,9 @@ export class PlayRun implements TaskHost {
         case 'include':
           await this.runInclude(node, active);
           break;
+        case 'include_role':
+          await this.runIncludeRole(node, active);
+          break;
         case 'meta':
           await this.runMeta(node, active);
           break;
@@ -208,13 +226,15 @@ export class PlayRun implements TaskHost {
     return this.shared.started;
   }
 
+  /** The name shown for a task: rendered, and prefixed `role : ` for a role's task (as ansible-playbook shows it). */
   private async taskName(task: TaskNode, fallback: string, cs: ClusterState | undefined): Promise<string> {
-    if (!task.name) return fallback;
-    if (!cs) return task.name;
+    const prefix = task.role && task.kind === 'task' ? `${task.role.name} : ` : '';
+    if (!task.name) return `${prefix}${fallback}`;
+    if (!cs) return `${prefix}${task.name}`;
     try {
-      return await templar.renderString(task.name, this.scopeFor(cs, task));
+      return `${prefix}${await templar.renderString(task.name, this.scopeFor(cs, task))}`;
     } catch {
-      return task.name;
+      return `${prefix}${task.name}`;
     }
   }
 
@@ -321,7 +341,7 @@ export class PlayRun implements TaskHost {
         }
         let p = this.includeCache.get(file);
         if (!p) {
-          p = loadTaskFile(file, includeScope(node), { registry: this.opts.registry }, node.pos);
+          p = loadTaskFile(file, includeScope(node, this.roles), { registry: this.opts.registry }, node.pos);
           this.includeCache.set(file, p);
         }
         await p;
@@ -362,6 +382,75 @@ export class PlayRun implements TaskHost {
     }
   }
 
+  private readonly includeRoleCache = new Map<string, Promise<BlockNode | undefined>>();
+
+  /** `include_role`: the role is found and loaded per cluster at run time (its name may be templated), then run like an include. */
+  private async runIncludeRole(node: IncludeRoleNode, clusters: ClusterState[]): Promise<void> {
+    if (!this.selected(node.tags)) return;
+    const label = `include_role: ${node.roleName}`;
+    this.reachedStart(node.name ?? label);
+    const plan = new Map<string, { block: BlockNode; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
+    this.opts.emit({ type: 'task_start', play: this.play.name, task: node.name ?? label, module: 'include_role', where: formatPos(node.pos), handler: false });
+    for (const cs of clusters) {
+      try {
+        const scope = this.scopeFor(cs, node);
+        if (!(await this.whenHolds(node.when, scope, node))) {
+          this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
+          cs.count('skipped');
+          continue;
+        }
+        const name = await templar.renderString(node.roleName, scope, { where: node.pos });
+        let items: unknown[] | undefined;
+        if (node.loop !== undefined) {
+          const v = typeof node.loop === 'string' ? await templar.render(node.loop, scope, { where: node.pos }) : await templar.renderValue(node.loop, scope, { where: node.pos });
+          if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
+          items = v;
+        }
+        const key = `${name}\u0000${JSON.stringify(node.from)}`;
+        let p = this.includeRoleCache.get(key);
+        if (!p) {
+          const c = { ...node, when: [], vars: undefined, name: undefined };
+          p = expandRole({ name, from: node.from, useVars: {}, params: node.vars ?? {}, public: node.public, allowDuplicates: true, validate: node.validate }, c, includeRoleScope(node, this.roles), { registry: this.opts.registry }, node.pos, undefined, true);
+          this.includeRoleCache.set(key, p);
+        }
+        const block = await p;
+        if (!block) continue;
+        const entry = plan.get(key) ?? { block, clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
+        entry.clusters.push(cs);
+        entry.items.set(cs.name, items);
+        plan.set(key, entry);
+        this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: role ${block.role?.name ?? name}`, duration_ms: 0 });
+        // As ansible-playbook counts an include: one `included` result per loop item (an empty loop is skipped).
+        if (items === undefined) cs.count('ok');
+        else if (items.length === 0) cs.count('skipped');
+        else cs.count('ok', items.length);
+      } catch (e) {
+        this.failCluster(cs, node.name ?? label, errorMessage(e));
+      }
+    }
+    for (const entry of plan.values()) {
+      if (node.public && entry.block.role && !this.roles.publicRoles.includes(entry.block.role)) this.roles.publicRoles.push(entry.block.role);
+      if (node.loop === undefined) {
+        await this.runList([entry.block], entry.clusters, false);
+        continue;
+      }
+      const maxItems = Math.max(0, ...entry.clusters.map((c) => entry.items.get(c.name)?.length ?? 0));
+      const saved = new Map(entry.clusters.map((c) => [c.name, this.dyn.get(c.name)]));
+      for (let i = 0; i < maxItems; i++) {
+        const subset = entry.clusters.filter((c) => (entry.items.get(c.name)?.length ?? 0) > i);
+        for (const c of subset) {
+          const item = (entry.items.get(c.name) as unknown[])[i];
+          this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), [node.loopControl.loopVar]: item, ...(node.loopControl.indexVar ? { [node.loopControl.indexVar]: i } : {}) });
+        }
+        await this.runList([entry.block], subset, false);
+      }
+      for (const [name, d] of saved) {
+        if (d === undefined) this.dyn.delete(name);
+        else this.dyn.set(name, d);
+      }
+    }
+  }
+
   private async runMeta(node: MetaNode, clusters: ClusterState[]): Promise<void> {
     if (node.action === 'flush_handlers') {
       await this.flushHandlers();
@@ -379,7 +468,12 @@ export class PlayRun implements TaskHost {
   async flushHandlers(): Promise<void> {
     for (let round = 0; round < 10; round++) {
       const toRun: { handler: ModuleTask; clusters: ClusterState[] }[] = [];
-      for (const h of this.play.handlers) {
+      const seen = new Set<string>();
+      for (const h of [...this.play.handlers, ...this.roles.handlers]) {
+        // a role's handlers loaded again at run time (include_role) are the same handlers
+        const id = `${h.pos.file}:${h.pos.line}:${h.pos.col}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
         const keys = [...(h.name ? [h.name] : []), ...h.listen];
         const targets = this.batch.filter((c) => c.active && keys.some((k) => c.notified.has(k)));
         if (targets.length) toRun.push({ handler: h, clusters: targets });

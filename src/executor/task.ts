@@ -3,6 +3,8 @@
  * `until`/`retries`, `timeout`, check mode) → `changed_when`/`failed_when` → `register` →
  * `notify`. Reports one `task_result` event per cluster (plus one per loop item).
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, formatPos, InputError } from '../load/errors.js';
@@ -260,6 +262,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     diffMode: opts.diff,
     signal,
     baseDir: task.baseDir,
+    findFile: (rel, kind) => findFile(rel, kind, task.baseDir, task.role?.dir),
     log: {
       info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
       debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
@@ -292,6 +295,17 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     Object.assign(cs.facts, result.facts);
   }
   return result;
+}
+
+/** See {@link ModuleContext.findFile}. A glob counts as found when the directory before its first wildcard exists. */
+export function findFile(rel: string, kind: 'files' | 'templates', baseDir: string, roleDir: string | undefined): string {
+  if (path.isAbsolute(rel)) return rel;
+  const candidates = roleDir ? [path.join(roleDir, kind, rel), path.join(roleDir, rel), path.resolve(baseDir, rel)] : [path.resolve(baseDir, rel)];
+  const exists = (p: string): boolean => {
+    const wild = p.search(/[*?[{]/);
+    return existsSync(wild < 0 ? p : path.dirname(p.slice(0, wild + 1)));
+  };
+  return candidates.find(exists) ?? (candidates[candidates.length - 1] as string);
 }
 
 /** `KPLAY_CHECK_RESULTS=1` (the test suite sets it): check what modules return against their `result` schema. */

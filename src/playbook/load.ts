@@ -12,22 +12,53 @@ import type { ModuleRegistry } from '../sdk/registry.js';
 import type { AnyModule } from '../sdk/module.js';
 import { templar, Templar } from '../template/index.js';
 import { basePlaybookSchema, BLOCK_KEYS, TASK_KEYWORDS, taskKeywordSchema } from './schema.js';
-import type { BlockNode, IncludeNode, MetaNode, ModuleTask, Play, Playbook, TaskCommon, TaskNode } from './types.js';
+import { specProblems, checkOptions } from './argspec.js';
+import { findRole, parseRoleEntry, roleArgumentSpecs, roleDisplayName, roleFile, roleMap } from './roles.js';
+import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, Playbook, RoleUse, TaskCommon, TaskNode } from './types.js';
 
 type Obj = Record<string, unknown>;
 
 const META_ACTIONS = new Set(['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts']);
 const INCLUDE_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_tasks', 'import_tasks']);
+const ROLE_TASK_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_role', 'import_role']);
+const ROLE_OPTIONS = new Set(['name', 'tasks_from', 'vars_from', 'defaults_from', 'handlers_from', 'public', 'allow_duplicates', 'rolespec_validate', 'apply']);
 const META_KEYS = new Set(['name', 'when', 'tags', 'meta']);
 
+/**
+ * What loading the roles of one play collects (one owner: the play being loaded, or at run time
+ * the play run that loads an `include_role` / `include_tasks`).
+ */
+export interface RoleCollector {
+  /** Directory of the playbook: roles are found relative to it. */
+  playbookDir: string;
+  /** Roles whose defaults and vars the whole play sees, in load order. */
+  publicRoles: RoleUse[];
+  /** Handlers of the roles used. */
+  handlers: ModuleTask[];
+  /** Role directories whose handlers were added. */
+  handlerDirs: Set<string>;
+  /** Uses of static roles already expanded (a role runs once per play unless its parameters differ). */
+  seen: Set<string>;
+  /** Scalars tagged `!secret` in role files. */
+  secrets: string[];
+}
+
+/** A fresh collector for a play of a playbook in `playbookDir`. */
+export function roleCollector(playbookDir: string, secrets: string[] = []): RoleCollector {
+  return { playbookDir, publicRoles: [], handlers: [], handlerDirs: new Set(), seen: new Set(), secrets };
+}
+
 /** Inherited context while normalising a task list. */
-interface Scope {
+export interface Scope {
   baseDir: string;
   tags: string[];
   blockVars: Obj[];
   /** Task files being imported (cycle detection). */
   stack: string[];
   handler: boolean;
+  /** The role whose files are being loaded. */
+  role?: RoleUse;
+  roles: RoleCollector;
 }
 
 export interface LoadOptions {
@@ -90,7 +121,8 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   const baseDir = path.dirname(file);
   const pos = posOf(raw) ?? posFallback(file);
   const tags = toList(raw.tags);
-  const scope: Scope = { baseDir, tags, blockVars: [], stack, handler: false };
+  const roles = roleCollector(path.dirname(stack[0] ?? file), secrets);
+  const scope: Scope = { baseDir, tags, blockVars: [], stack, handler: false, roles };
   const serial = raw.serial === undefined ? undefined : Array.isArray(raw.serial) ? (raw.serial as (number | string)[]) : [raw.serial as number | string];
   const name = typeof raw.name === 'string' ? raw.name : `play ${index + 1}`;
   if (raw.vars !== undefined) templar.check(raw.vars, { where: posOf(raw, 'vars') });
@@ -113,6 +145,20 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     return normaliseList(list as unknown[], { ...scope, handler }, opts);
   };
   const handlers = await section('handlers', true);
+  const preTasks = await section('pre_tasks');
+  // `roles:` run after pre_tasks (and their handlers), before tasks, as in Ansible.
+  const roleBlocks: TaskNode[] = [];
+  if (raw.roles !== undefined && raw.roles !== null) {
+    if (!Array.isArray(raw.roles)) throw new InputError('`roles` must be a list of role names or `{role: name, ...}` entries', posOf(raw, 'roles'));
+    for (const [i, entry] of (raw.roles as unknown[]).entries()) {
+      const where = posOf(raw.roles, i) ?? pos;
+      const dep = parseRoleEntry(entry, where);
+      const c: TaskCommon = { ...common({ when: dep.when, tags: dep.tags }, where, scope), name: undefined };
+      const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: true, allowDuplicates: isObj(entry) && entry.allow_duplicates === true }, c, scope, opts, where, isObj(entry) ? entry : undefined);
+      if (node) roleBlocks.push(node);
+    }
+  }
+  const tasks = [...roleBlocks, ...(await section('tasks'))];
   const play: Play = {
     name,
     hosts: raw.hosts as string | string[],
@@ -123,19 +169,141 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     varsFiles,
     varsFromFiles: filesVars,
     tags,
-    preTasks: await section('pre_tasks'),
-    tasks: await section('tasks'),
+    preTasks,
+    tasks,
     postTasks: await section('post_tasks'),
-    handlers: handlers.map((h) => {
-      if (h.kind !== 'task') throw new InputError('handlers must be module tasks (no block, include or meta)', h.pos);
-      if (!h.name && h.listen.length === 0) throw new InputError('a handler needs a `name` (or `listen`) so tasks can notify it', h.pos);
-      return h;
-    }),
+    handlers: [...checkedHandlers(handlers), ...roles.handlers],
+    publicRoles: roles.publicRoles,
     baseDir,
     pos,
   };
   checkNotifications(play);
   return play;
+}
+
+/** Handlers are module tasks with a name or topics. */
+function checkedHandlers(handlers: TaskNode[]): ModuleTask[] {
+  return handlers.map((h) => {
+    if (h.kind !== 'task') throw new InputError('handlers must be module tasks (no block, include or meta)', h.pos);
+    if (!h.name && h.listen.length === 0) throw new InputError('a handler needs a `name` (or `listen`) so tasks can notify it', h.pos);
+    return h;
+  });
+}
+
+/** One use of a role, as the loader sees it. */
+interface RoleSpec {
+  name: string;
+  from: IncludeRoleNode['from'];
+  useVars: Obj;
+  params: Obj;
+  public: boolean;
+  allowDuplicates: boolean;
+  /** Validate the role's argument spec first. @default true */
+  validate?: boolean;
+}
+
+/**
+ * Expand one use of a role into a block: its dependencies' blocks, the argument-spec validation
+ * task (when the role declares a spec for the entry point), then its tasks. Its handlers join the
+ * play's. Returns undefined for a static role already used with the same parameters (it runs once
+ * per play, as in Ansible, unless `allow_duplicates`).
+ */
+export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, opts: LoadOptions, pos: SourcePos, raw: Obj | undefined, dynamic = false): Promise<BlockNode | undefined> {
+  const dir = findRole(spec.name, { playbookDir: scope.roles.playbookDir, parentRoleDir: scope.role?.dir }, pos);
+  const secrets = scope.roles.secrets;
+  const meta = await roleMap(dir, 'meta', undefined, pos, secrets);
+  const key = JSON.stringify([dir, spec.from, spec.params, spec.useVars]);
+  const allowDuplicates = spec.allowDuplicates || meta.allow_duplicates === true;
+  if (!dynamic && !allowDuplicates) {
+    if (scope.roles.seen.has(key)) return undefined;
+    scope.roles.seen.add(key);
+  }
+  if (scope.stack.includes(dir)) throw new InputError(`role dependency cycle: ${[...scope.stack.filter((s) => !s.endsWith('.yml') && !s.endsWith('.yaml')), dir].map((d) => path.basename(d)).join(' → ')}`, pos);
+  const role: RoleUse = {
+    name: roleDisplayName(spec.name, dir),
+    dir,
+    defaults: await roleMap(dir, 'defaults', spec.from.defaults, pos, secrets),
+    vars: await roleMap(dir, 'vars', spec.from.vars, pos, secrets),
+    useVars: spec.useVars,
+    params: spec.params,
+    deps: [],
+    parent: scope.role,
+    public: spec.public,
+  };
+  templar.check(spec.params, { where: pos });
+  templar.check(spec.useVars, { where: pos });
+  const inner: Scope = { ...scope, role, tags: c.tags, stack: [...scope.stack, dir], handler: false };
+  // dependencies (meta/main.yml) run first, each once per play
+  const depBlocks: TaskNode[] = [];
+  const deps = meta.dependencies;
+  if (deps !== undefined && deps !== null) {
+    if (!Array.isArray(deps)) throw new InputError(`role ${role.name}: meta dependencies must be a list`, posOf(meta, 'dependencies') ?? pos);
+    for (const [i, d] of deps.entries()) {
+      const where = posOf(deps, i) ?? pos;
+      const dep = parseRoleEntry(d, where);
+      const dc: TaskCommon = { ...common({ when: dep.when, tags: dep.tags }, where, inner), name: undefined };
+      const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: false, allowDuplicates: isObj(d) && d.allow_duplicates === true }, dc, inner, opts, where, isObj(d) ? d : undefined);
+      if (node?.role) role.deps.push(node.role);
+      if (node) depBlocks.push(node);
+    }
+  }
+  // argument specs: validated first (a task, as in Ansible), literal params checked now
+  const entry = spec.from.tasks ?? 'main';
+  const specs = await roleArgumentSpecs(dir, meta, secrets);
+  const argSpec = isObj(specs[entry]) ? specs[entry] : undefined;
+  const validation: TaskNode[] = [];
+  if (argSpec && spec.validate !== false) {
+    const options = isObj(argSpec.options) ? argSpec.options : {};
+    const problems = specProblems(options);
+    const specFile = roleFile(dir, 'meta', 'argument_specs') ?? roleFile(dir, 'meta') ?? dir;
+    if (problems.length) throw new InputError(`role ${role.name}: invalid argument spec '${entry}': ${problems.join('; ')}`, posOf(argSpec) ?? { file: specFile, line: 1, col: 1 });
+    staticRoleArgs(role.name, options, spec.params, raw, pos);
+    const name = `Validating arguments against arg spec '${entry}'${typeof argSpec.short_description === 'string' ? ` - ${argSpec.short_description}` : ''}`;
+    const task: ModuleTask = {
+      ...common({ name }, pos, inner),
+      name,
+      tags: [...new Set([...inner.tags, 'always'])],
+      kind: 'task',
+      module: 'validate_argument_spec',
+      args: { argument_spec: options, provided_arguments: spec.params },
+      loopControl: { loopVar: 'item' },
+      notify: [],
+      listen: [],
+    };
+    validation.push(task);
+  }
+  // tasks and handlers
+  const tasksFile = roleFile(dir, 'tasks', spec.from.tasks);
+  if (!tasksFile && spec.from.tasks) throw new InputError(`role ${role.name}: tasks/${spec.from.tasks} not found`, pos);
+  const tasks = tasksFile ? await loadTaskFile(tasksFile, inner, opts, pos) : [];
+  const handlersFile = roleFile(dir, 'handlers', spec.from.handlers);
+  const handlerKey = `${dir}\u0000${spec.from.handlers ?? 'main'}`;
+  if (handlersFile && !scope.roles.handlerDirs.has(handlerKey)) {
+    scope.roles.handlerDirs.add(handlerKey);
+    const { value } = await loadYamlDoc(handlersFile, pos);
+    if (value !== null && value !== undefined) {
+      if (!Array.isArray(value)) throw new InputError('a handlers file must be a list of handlers', posOf(value) ?? { file: handlersFile, line: 1, col: 1 });
+      const hs = checkedHandlers(await normaliseList(value, { ...inner, baseDir: path.dirname(handlersFile), handler: true, stack: [...inner.stack, handlersFile] }, opts));
+      // a role's handler also answers to `<role> : <name>`, as in Ansible
+      for (const h of hs) if (h.name) h.listen = [...h.listen, `${role.name} : ${h.name}`];
+      scope.roles.handlers.push(...hs);
+    }
+  }
+  if (spec.public && !dynamic) scope.roles.publicRoles.push(role);
+  return { ...c, name: c.name ?? `role: ${role.name}`, kind: 'block', role, block: [...depBlocks, ...validation, ...tasks], rescue: [], always: [] };
+}
+
+/** Literal (untemplated) role parameters checked against the argument spec when the playbook loads. */
+function staticRoleArgs(role: string, options: Obj, params: Obj, raw: Obj | undefined, pos: SourcePos): void {
+  const literal: Obj = {};
+  for (const [k, v] of Object.entries(params)) if (!Templar.isTemplated(v) && k in options) literal[k] = v;
+  const errors: string[] = [];
+  // `required` is checked at run time: a required option may come from any variable scope.
+  checkOptions(Object.fromEntries(Object.entries(options).map(([k, v]) => [k, isObj(v) ? { ...v, required: false } : v])), literal, errors);
+  if (errors.length) {
+    const bad = Object.keys(literal).find((k) => errors.some((e) => e.includes(`'${k}'`) || e.includes(` ${k} `)));
+    throw new InputError(`role ${role}: invalid arguments: ${errors.join('; ')}`, (raw && bad ? posOf(raw, bad) : undefined) ?? pos, 'see the role\'s meta/argument_specs.yml');
+  }
 }
 
 function checkNotifications(play: Play): void {
@@ -194,6 +362,7 @@ function common(raw: Obj, pos: SourcePos, scope: Scope): TaskCommon {
     runOnce: raw.run_once === true ? true : undefined,
     timeout: typeof raw.timeout === 'number' ? raw.timeout : undefined,
     baseDir: scope.baseDir,
+    role: scope.role,
     pos,
   };
 }
@@ -244,6 +413,47 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
     const inner: Scope = { ...scope, tags: c.tags, blockVars: c.vars ? [...scope.blockVars, c.vars] : scope.blockVars };
     const tasks = await loadTaskFile(target, inner, opts, posOf(raw, 'import_tasks') ?? pos);
     const node: BlockNode = { ...c, name: c.name ?? `import_tasks: ${fileRaw}`, kind: 'block', block: tasks, rescue: [], always: [] };
+    return node;
+  }
+  if ('import_role' in raw || 'include_role' in raw) {
+    for (const k of Object.keys(raw)) if (!ROLE_TASK_KEYS.has(k)) throw unknownKeyError(raw, k, ROLE_TASK_KEYS, 'role task');
+    validateKeywords(raw, pos);
+    const dynamic = 'include_role' in raw;
+    const key = dynamic ? 'include_role' : 'import_role';
+    const o = raw[key];
+    if (!isObj(o)) throw new InputError(`\`${key}\` needs a map with \`name: <role>\``, posOf(raw, key) ?? pos);
+    for (const k of Object.keys(o)) if (!ROLE_OPTIONS.has(k)) throw new InputError(`${key}: unknown option '${k}'`, posOf(o, k), `allowed: ${[...ROLE_OPTIONS].join(', ')}`);
+    if (typeof o.name !== 'string' || !o.name) throw new InputError(`\`${key}\` needs \`name: <role>\``, posOf(raw, key) ?? pos);
+    if (o.apply !== undefined) throw new InputError(`${key}: \`apply\` is not supported`, posOf(o, 'apply'), 'put the keywords on a block around the role task instead (when, tags, vars are inherited)');
+    const validate = o.rolespec_validate !== false;
+    const str = (k: string): string | undefined => (typeof o[k] === 'string' ? (o[k] as string) : undefined);
+    const from = { tasks: str('tasks_from'), vars: str('vars_from'), defaults: str('defaults_from'), handlers: str('handlers_from') };
+    const c = common(raw, pos, scope);
+    // `vars:` of import_role/include_role are include params (above facts), not block vars.
+    const cc: TaskCommon = { ...c, vars: undefined };
+    const params = c.vars ?? {};
+    if (!dynamic) {
+      if (Templar.isTemplated(o.name)) throw new InputError('import_role is static and its name cannot be templated; use include_role', posOf(o, 'name'));
+      if (raw.loop !== undefined) throw new InputError('import_role cannot loop; use include_role', posOf(raw, 'loop'));
+      const node = await expandRole({ name: o.name, from, useVars: {}, params, public: o.public !== false, allowDuplicates: o.allow_duplicates !== false, validate }, cc, scope, opts, posOf(raw, key) ?? pos, isObj(raw.vars) ? raw.vars : raw);
+      return node ?? { ...cc, kind: 'block', block: [], rescue: [], always: [] };
+    }
+    if (raw.loop !== undefined) templar.check(raw.loop, { where: posOf(raw, 'loop') });
+    const node: IncludeRoleNode = {
+      ...c,
+      kind: 'include_role',
+      roleName: o.name,
+      from,
+      public: o.public === true,
+      allowDuplicates: o.allow_duplicates !== false,
+      validate,
+      loop: raw.loop,
+      loopControl: loopControlOf(raw),
+    };
+    if (!Templar.isTemplated(o.name)) {
+      // Check the role statically now (it is loaded again, per cluster, at run time); its handlers join the play's.
+      await expandRole({ name: o.name, from, useVars: {}, params, public: false, allowDuplicates: true }, cc, scope, opts, posOf(raw, key) ?? pos, isObj(raw.vars) ? raw.vars : raw, true);
+    }
     return node;
   }
   if ('meta' in raw) {
@@ -392,7 +602,12 @@ export async function loadTaskFile(file: string, scope: Scope, opts: LoadOptions
   return normaliseList(value, { ...scope, baseDir: path.dirname(file), stack: [...scope.stack, file] }, opts);
 }
 
-/** Scope used to load an include_tasks file at run time. */
-export function includeScope(node: IncludeNode): Scope {
-  return { baseDir: node.baseDir, tags: node.tags, blockVars: node.vars ? [...node.blockVars, node.vars] : node.blockVars, stack: [], handler: false };
+/** Scope used to load an include_tasks file at run time (`roles`: the play run's collector). */
+export function includeScope(node: IncludeNode, roles: RoleCollector): Scope {
+  return { baseDir: node.baseDir, tags: node.tags, blockVars: node.vars ? [...node.blockVars, node.vars] : node.blockVars, stack: [], handler: false, role: node.role, roles };
+}
+
+/** Scope used to expand an `include_role` at run time. */
+export function includeRoleScope(node: IncludeRoleNode, roles: RoleCollector): Scope {
+  return { baseDir: node.baseDir, tags: node.tags, blockVars: node.blockVars, stack: [], handler: false, role: node.role, roles };
 }

@@ -76,6 +76,27 @@ function playSchema(): JsonSchema {
       vars_files: { type: 'array', items: { type: 'string' }, description: 'YAML files of variables, relative to the playbook.' },
       tags: { ...stringOrList, description: 'Tags inherited by every task of the play.' },
       pre_tasks: taskListSchema(),
+      roles: {
+        type: 'array',
+        description: 'Roles run after pre_tasks, before tasks: a role name, or `{role: name, vars: {...}, when, tags, <param>: value}`.',
+        items: {
+          anyOf: [
+            { type: 'string' },
+            {
+              type: 'object',
+              properties: {
+                role: { type: 'string', description: 'Role name (roles/<name> next to the playbook, $KPLAY_ROLES_PATH, or an npm package kplay-role-<name>) or path.' },
+                name: { type: 'string', description: 'Same as `role`.' },
+                vars: varsMap,
+                when: condition,
+                tags: { ...stringOrList, description: 'Tags inherited by every task of the role.' },
+                allow_duplicates: { type: 'boolean', description: 'Run the role again even if it already ran with the same parameters in this play.' },
+              },
+              description: 'Other keys are role parameters (above set_fact in precedence, as in Ansible).',
+            },
+          ],
+        },
+      },
       tasks: taskListSchema(),
       post_tasks: taskListSchema(),
       handlers: taskListSchema(),
@@ -154,6 +175,35 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
       [key]: { type: 'string', description: `Task file to ${key === 'import_tasks' ? 'import when the playbook loads' : 'include at run time (may be templated)'}.` },
     },
   });
+  const roleTask = (key: string): JsonSchema => ({
+    type: 'object',
+    required: [key],
+    additionalProperties: false,
+    properties: {
+      name: TASK_KEYWORDS.name,
+      when: TASK_KEYWORDS.when,
+      tags: TASK_KEYWORDS.tags,
+      vars: { ...varsMap, description: 'Role parameters (include params: above set_fact in precedence, as in Ansible).' },
+      ...(key === 'include_role' ? { loop: TASK_KEYWORDS.loop, loop_control: TASK_KEYWORDS.loop_control } : {}),
+      [key]: {
+        type: 'object',
+        required: ['name'],
+        additionalProperties: false,
+        description: key === 'import_role' ? 'Run a role here, loaded when the playbook loads.' : 'Run a role here, loaded at run time (the name may be templated).',
+        properties: {
+          name: { type: 'string', description: 'Role name or path.' },
+          tasks_from: { type: 'string', description: 'Task file of the role to run instead of tasks/main.yml.' },
+          vars_from: { type: 'string', description: 'Vars file instead of vars/main.yml.' },
+          defaults_from: { type: 'string', description: 'Defaults file instead of defaults/main.yml.' },
+          handlers_from: { type: 'string', description: 'Handlers file instead of handlers/main.yml.' },
+          public: { type: 'boolean', description: 'Expose the role\'s defaults and vars to the rest of the play (default: true for import_role, false for include_role).' },
+          allow_duplicates: { type: 'boolean', description: 'Run the role even if it already ran with the same parameters.' },
+          rolespec_validate: { type: 'boolean', description: 'Accepted for Ansible compatibility; the argument spec is always validated.' },
+          apply: { type: 'object', description: 'Accepted for Ansible compatibility (keywords applied to the role\'s tasks): not supported yet, refused when given.' },
+        },
+      },
+    },
+  });
   const metaTask = {
     type: 'object',
     required: ['meta'],
@@ -175,7 +225,7 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
     items: base.items,
     definitions: {
       play: defs.play,
-      task: { anyOf: [...moduleTasks, blockTask, includeTask('include_tasks'), includeTask('import_tasks'), metaTask] },
+      task: { anyOf: [...moduleTasks, blockTask, includeTask('include_tasks'), includeTask('import_tasks'), roleTask('include_role'), roleTask('import_role'), metaTask] },
     },
   };
 }

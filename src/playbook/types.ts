@@ -4,6 +4,32 @@
  */
 import type { SourcePos } from '../load/errors.js';
 
+/**
+ * One use of a role (from a play's `roles:`, `import_role`, `include_role`, or a role's
+ * `dependencies`): where it lives and the variables it brings. Variables are layered as in
+ * Ansible (see src/vars/precedence.ts and src/playbook/roles.ts).
+ */
+export interface RoleUse {
+  /** Role name as written (`web`, `kplay-role-web`, `./roles/web`). */
+  name: string;
+  /** Absolute directory of the role. */
+  dir: string;
+  /** `defaults/<defaults_from|main>.yml`: lowest precedence. */
+  defaults: Record<string, unknown>;
+  /** `vars/<vars_from|main>.yml`: role vars (above play vars_files). */
+  vars: Record<string, unknown>;
+  /** `vars:` of the role entry / `import_role` / `include_role` task (role vars of this use). */
+  useVars: Record<string, unknown>;
+  /** Inline parameters of a `roles:` entry (`- {role: web, port: 80}`): above facts. */
+  params: Record<string, unknown>;
+  /** Roles run before this one (`meta` `dependencies`). */
+  deps: RoleUse[];
+  /** The role whose tasks, or whose dependency list, used this one. */
+  parent?: RoleUse;
+  /** Exported to the whole play (`roles:` and `import_role`; `include_role` with `public: true`). */
+  public: boolean;
+}
+
 /** Keywords every task-like node (task, block, include) accepts. */
 export interface TaskCommon {
   /** Display name. Templated. */
@@ -25,6 +51,8 @@ export interface TaskCommon {
   timeout?: number;
   /** Directory relative paths are resolved against (the file that holds the node). */
   baseDir: string;
+  /** The role this node belongs to (its variables apply; relative paths search the role). */
+  role?: RoleUse;
   pos: SourcePos;
 }
 
@@ -69,7 +97,23 @@ export interface MetaNode extends TaskCommon {
   action: 'flush_handlers' | 'end_play' | 'end_cluster' | 'noop' | 'clear_facts';
 }
 
-export type TaskNode = ModuleTask | BlockNode | IncludeNode | MetaNode;
+/** `include_role:` — loaded and run per cluster at run time (the name may be templated). */
+export interface IncludeRoleNode extends TaskCommon {
+  kind: 'include_role';
+  /** Role name (may be templated). */
+  roleName: string;
+  /** `tasks_from`, `vars_from`, `defaults_from`, `handlers_from`. */
+  from: { tasks?: string; vars?: string; defaults?: string; handlers?: string };
+  /** Expose the role's defaults and vars to the rest of the play after it ran. @default false */
+  public: boolean;
+  allowDuplicates: boolean;
+  /** Validate the role's argument spec first (`rolespec_validate`). */
+  validate: boolean;
+  loop?: unknown;
+  loopControl: { loopVar: string; label?: string; indexVar?: string; pause?: number };
+}
+
+export type TaskNode = ModuleTask | BlockNode | IncludeNode | IncludeRoleNode | MetaNode;
 
 /** `serial` entries: a count or a percentage string like `"30%"`. */
 export type SerialSpec = (number | string)[];
@@ -90,6 +134,8 @@ export interface Play {
   tasks: TaskNode[];
   postTasks: TaskNode[];
   handlers: ModuleTask[];
+  /** Roles of `roles:` and `import_role` (and their dependencies), in load order: their defaults and vars are visible to the whole play. */
+  publicRoles: RoleUse[];
   baseDir: string;
   pos: SourcePos;
 }

@@ -16,6 +16,7 @@
 export { defineModule, UnreachableError } from './module.js';
 export { DriftResult } from './results.js';
 export { checkArgs } from './check.js';
+export { checkOptions as checkArgumentSpec } from '../playbook/argspec.js';
 export { Default, StringEnum, Type, type Args, type Static, type TDefault, type TObject, type TSchema } from './args.js';
 export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from './module.js';
 export { errorMessage } from '../load/errors.js';

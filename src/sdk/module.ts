@@ -88,6 +88,14 @@ export interface ModuleContext {
   log: ModuleLogger;
   /** Directory of the playbook (or task file) that holds the task; resolve relative paths against it. */
   baseDir: string;
+  /**
+   * Resolve a relative path the way Ansible looks for `src`/`template` files: in a role's task,
+   * `<role>/<kind>/<rel>`, `<role>/<rel>`, then the task file's directory; elsewhere the task
+   * file's directory. Returns the first that exists (the last candidate when none does, so the
+   * error names a real place). Absolute paths are returned as they are.
+   * @example ctx.findFile('web.yaml', 'files')
+   */
+  findFile(rel: string, kind: 'files' | 'templates'): string;
   /** Render a Liquid template string with the task's variables (strict: undefined variables fail). */
   render(template: string, extraVars?: Record<string, unknown>): Promise<string>;
   /** Evaluate a Liquid condition (`a == 1 and not b`) with the task's variables (+ extra vars). */

@@ -4,6 +4,9 @@
  * For one cluster, variables come from these layers, from LOWEST to HIGHEST precedence
  * (a later layer replaces a key set by an earlier one):
  *
+ *   0. role defaults (`defaults/main.yml`): of every public role of the play (`roles:`,
+ *      `import_role`, `include_role` with `public: true`), then those of the task's own role
+ *      (its dependencies', its parents', its own) — see src/vars/roles.ts
  *   1. inventory group vars, ordered by the inventory (`groupVarLayers`):
  *        a. the `all` group
  *        b. parent groups before child groups: a group's depth is its longest distance from
@@ -13,9 +16,13 @@
  *   2. cluster vars (inline `vars` overridden per key by `cluster_vars/<cluster>.yml`)
  *   3. play `vars`
  *   4. play `vars_files` (in listed order, later files win)
+ *   4a. role vars (`vars/main.yml`) of every public role of the play, then the task's own
+ *      role's: its parents' vars and `vars:`, its dependencies', its own `vars/main.yml`, the
+ *      `vars:` of the role entry
  *   5. block `vars`, outer block → inner block
  *   6. task `vars`
  *   7. facts: `set_fact` and `register` results
+ *   7a. role params (`- {role: web, port: 80}`) and `include_role`/`import_role` `vars:`
  *   8. extra vars (`-e` / `--extra-vars`)
  *   9. magic vars, set last so they always hold the truth:
  *        cluster_name   the cluster's inventory name
@@ -57,6 +64,8 @@ export function isMagicVar(name: string): name is MagicVarName {
 
 /** Every variable layer for one cluster at one point of a run (see the header for precedence). */
 export interface VarLayers {
+  /** Role defaults, low → high (layer 0). */
+  roleDefaults?: Record<string, unknown>[];
   /** Inventory group vars, already ordered low → high (see `groupVarLayers`). */
   groupVars: Record<string, unknown>[];
   /** The cluster's own inventory vars. */
@@ -65,12 +74,16 @@ export interface VarLayers {
   playVars?: Record<string, unknown>;
   /** Play `vars_files`, already merged in file order. */
   playVarsFiles?: Record<string, unknown>;
+  /** Role vars, low → high (layer 4a). */
+  roleVars?: Record<string, unknown>[];
   /** Block `vars`, outer → inner. */
   blockVars?: Record<string, unknown>[];
   /** Task `vars`. */
   taskVars?: Record<string, unknown>;
   /** `set_fact` and `register` results. */
   facts?: Record<string, unknown>;
+  /** Role params and include params (layer 7a). */
+  roleParams?: Record<string, unknown>[];
   /** Extra vars (`-e`). */
   extraVars?: Record<string, unknown>;
   /** Magic vars (see `MAGIC_VARS`), applied last. */
@@ -86,13 +99,16 @@ function setOwn(out: Record<string, unknown>, key: string, value: unknown): void
 /** The layers of `layers`, lowest precedence first. */
 export function orderedLayers(layers: VarLayers): Record<string, unknown>[] {
   const out: (Record<string, unknown> | undefined)[] = [
+    ...(layers.roleDefaults ?? []),
     ...layers.groupVars,
     layers.clusterVars,
     layers.playVars,
     layers.playVarsFiles,
+    ...(layers.roleVars ?? []),
     ...(layers.blockVars ?? []),
     layers.taskVars,
     layers.facts,
+    ...(layers.roleParams ?? []),
     layers.extraVars,
     layers.magic,
   ];

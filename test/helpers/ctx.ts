@@ -4,6 +4,7 @@
  * semantics as the engine (undefined variables fail, own properties only).
  */
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Liquid } from 'liquidjs';
 import { Masker } from '../../src/report/mask.js';
@@ -117,6 +118,7 @@ export function makeCtx(overrides: CtxOverrides = {}): TestContext {
     diffMode: overrides.diffMode ?? false,
     signal: overrides.signal ?? abort.signal,
     baseDir: overrides.baseDir ?? process.cwd(),
+    findFile: (rel: string) => path.resolve(overrides.baseDir ?? process.cwd(), rel),
     log,
     logs,
     masker,

@@ -21,6 +21,9 @@ writeFileSync(ansibleInv, 'all:\n  vars: { ansible_connection: local, ansible_py
 const kplayInv = path.join(tmp, 'inventory.yml');
 writeFileSync(kplayInv, 'all:\n  children:\n    g1:\n      vars: { where: g1 }\n      clusters: { c1: {}, c2: {} }\n    g2:\n      vars: { where: g2 }\n      clusters: { c3: {} }\n');
 
+/** The tasks whose messages are compared: named `show …` (a role's task: `role : show …`). */
+const SHOW = /^([^ ]+ : )?show/;
+
 /** What is compared. */
 interface Outcome {
   exit: number;
@@ -59,7 +62,7 @@ function runAnsible(file: string): Promise<Outcome> {
       const messages: Record<string, string[]> = {};
       for (const play of doc.plays) {
         for (const t of play.tasks) {
-          if (!t.task.name.startsWith('show')) continue;
+          if (!SHOW.test(t.task.name)) continue;
           for (const [host, r] of Object.entries(t.hosts)) {
             const list = (messages[host] ??= []);
             // what the debug tasks printed (failures are compared through the exit code and recap)
@@ -82,7 +85,7 @@ async function runKplay(file: string): Promise<Outcome> {
   const messages: Record<string, string[]> = {};
   let recap: Outcome['recap'] = {};
   for (const e of jsonEvents(r.stdout)) {
-    if (e.type === 'task_result' && String(e.task).startsWith('show') && !e.loop_summary && (e.status === 'ok' || e.status === 'changed') && e.msg !== undefined) {
+    if (e.type === 'task_result' && SHOW.test(String(e.task)) && !e.loop_summary && (e.status === 'ok' || e.status === 'changed') && e.msg !== undefined) {
       (messages[String(e.cluster)] ??= []).push(String(e.msg));
     }
     if (e.type === 'recap') recap = e.clusters as Outcome['recap'];

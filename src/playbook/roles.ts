@@ -1,0 +1,129 @@
+/**
+ * Roles: finding a role and reading its files. A role is a directory (or an npm package named
+ * `kplay-role-*`) with `tasks/`, `handlers/`, `defaults/`, `vars/`, `meta/`, `files/` and
+ * `templates/`, as in Ansible. The loader (load.ts) turns a use of a role into task nodes; the
+ * variables it brings are layered by src/vars/roles.ts.
+ */
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { InputError, type SourcePos } from '../load/errors.js';
+import { isRecord } from '../load/shape.js';
+import { loadYamlDoc } from '../load/yaml.js';
+import { templar } from '../template/index.js';
+
+type Obj = Record<string, unknown>;
+
+/** Where roles are looked for, besides paths and the places relative to the playbook. */
+function rolesPathEnv(): string[] {
+  return (process.env.KPLAY_ROLES_PATH ?? '').split(path.delimiter).filter(Boolean);
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** `node_modules` directories from `dir` up to the file system root (Node's lookup order). */
+function nodeModulesDirs(dir: string): string[] {
+  const out: string[] = [];
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    out.push(path.join(d, 'node_modules'));
+    if (path.dirname(d) === d) break;
+  }
+  return out;
+}
+
+/**
+ * Find a role's directory. Searched in order: a path (`./roles/web`, `/opt/roles/web`, relative
+ * to the playbook), `roles/<name>` next to the playbook, the directory holding the role that uses
+ * it (sibling roles, for `dependencies`), `$KPLAY_ROLES_PATH`, the playbook directory, then npm
+ * packages `kplay-role-<name>` (or `<name>` when it is a package name) in `node_modules` of the
+ * playbook directory and its parents, and of the working directory.
+ */
+export function findRole(name: string, where: { playbookDir: string; parentRoleDir?: string }, pos: SourcePos | undefined): string {
+  const tried: string[] = [];
+  const candidates: string[] = [];
+  if (name.startsWith('.') || path.isAbsolute(name)) candidates.push(path.resolve(where.playbookDir, name));
+  else {
+    candidates.push(path.join(where.playbookDir, 'roles', name));
+    if (where.parentRoleDir) candidates.push(path.join(path.dirname(where.parentRoleDir), name), path.join(where.parentRoleDir, 'roles', name));
+    for (const d of rolesPathEnv()) candidates.push(path.resolve(d, name));
+    candidates.push(path.join(where.playbookDir, name));
+    const pkgNames = /(^|\/)kplay-role-[^/]+$/.test(name) ? [name] : [`kplay-role-${name}`];
+    for (const nm of [...nodeModulesDirs(where.playbookDir), ...nodeModulesDirs(process.cwd())]) for (const p of pkgNames) candidates.push(path.join(nm, p));
+  }
+  for (const c of [...new Set(candidates)]) {
+    tried.push(c);
+    if (isDir(c)) return c;
+  }
+  throw new InputError(
+    `role '${name}' not found`,
+    pos,
+    `looked in: ${tried.slice(0, 6).join(', ')}${tried.length > 6 ? `, … (${tried.length} places)` : ''}; put it in roles/${name}/ next to the playbook, set KPLAY_ROLES_PATH, or npm install kplay-role-${name}`,
+  );
+}
+
+/** The display name of a role found at `dir` (an npm package's name without `kplay-role-`). */
+export function roleDisplayName(name: string, dir: string): string {
+  const base = path.basename(dir);
+  return base.startsWith('kplay-role-') ? base.slice('kplay-role-'.length) : name.startsWith('.') || path.isAbsolute(name) ? base : name.replace(/^.*\//, '');
+}
+
+/** The file of `<dir>/<sub>/<file>` (`main` by default; `.yml`, `.yaml` or as given), if any. */
+export function roleFile(dir: string, sub: string, file = 'main'): string | undefined {
+  const base = path.join(dir, sub, file);
+  for (const f of [base, `${base}.yml`, `${base}.yaml`]) if (existsSync(f) && !isDir(f)) return f;
+  return undefined;
+}
+
+/** A role's YAML map file (`defaults`, `vars`, `meta`); `{}` when absent. Secrets tagged `!secret` are collected. */
+export async function roleMap(dir: string, sub: string, file: string | undefined, from: SourcePos | undefined, secrets: string[]): Promise<Obj> {
+  const f = roleFile(dir, sub, file);
+  if (!f) {
+    if (file !== undefined && file !== 'main') throw new InputError(`role ${path.basename(dir)}: ${sub}/${file} not found`, from);
+    return {};
+  }
+  const { value, secrets: s } = await loadYamlDoc(f, from);
+  secrets.push(...s);
+  if (value === null || value === undefined) return {};
+  if (!isRecord(value)) throw new InputError(`${sub}/${path.basename(f)} of role ${path.basename(dir)} must be a map`, { file: f, line: 1, col: 1 });
+  if (sub !== 'meta') templar.check(value);
+  return value;
+}
+
+/** A dependency entry of `meta/main.yml`: a name, or `{role: name, vars: {...}, ...params}`. */
+export interface RoleDependency {
+  name: string;
+  useVars: Obj;
+  params: Obj;
+  when: unknown[];
+  tags: string[];
+}
+
+/** Keys of a role entry (in `roles:` or `dependencies:`) that are not role params. */
+export const ROLE_ENTRY_KEYWORDS = new Set(['role', 'name', 'vars', 'when', 'tags', 'allow_duplicates', 'public']);
+
+/** Split a role entry into its name, `vars:`, keywords and (inline) params. */
+export function parseRoleEntry(entry: unknown, pos: SourcePos | undefined): RoleDependency {
+  if (typeof entry === 'string') return { name: entry, useVars: {}, params: {}, when: [], tags: [] };
+  if (!isRecord(entry)) throw new InputError('a role entry must be a role name or a map with `role:`', pos);
+  const name = entry.role ?? entry.name;
+  if (typeof name !== 'string' || !name) throw new InputError('a role entry needs `role: <name>`', pos);
+  const params: Obj = {};
+  for (const [k, v] of Object.entries(entry)) if (!ROLE_ENTRY_KEYWORDS.has(k)) params[k] = v;
+  const when = entry.when === undefined || entry.when === null ? [] : Array.isArray(entry.when) ? entry.when : [entry.when];
+  const tags = entry.tags === undefined || entry.tags === null ? [] : Array.isArray(entry.tags) ? entry.tags.map(String) : String(entry.tags).split(',').map((t) => t.trim()).filter(Boolean);
+  return { name, useVars: isRecord(entry.vars) ? entry.vars : {}, params, when, tags };
+}
+
+/** The `argument_specs` of a role: `meta/argument_specs.yml` wins over `meta/main.yml`, as in Ansible. */
+export async function roleArgumentSpecs(dir: string, meta: Obj, secrets: string[]): Promise<Obj> {
+  if (roleFile(dir, 'meta', 'argument_specs')) {
+    const doc = await roleMap(dir, 'meta', 'argument_specs', undefined, secrets);
+    return isRecord(doc.argument_specs) ? doc.argument_specs : {};
+  }
+  return isRecord(meta.argument_specs) ? meta.argument_specs : {};
+}
