@@ -3,7 +3,6 @@
  * masking; reporters; signals; error → exit code mapping.
  */
 import { setMaxListeners } from 'node:events';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { InputError, errorMessage } from '../load/errors.js';
 import { loadYamlDoc, parseYaml } from '../load/yaml.js';
@@ -100,13 +99,6 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
     throw new InputError('no inventory given', undefined, 'pass -i INVENTORY (a file, a directory, or a name found under inventories/)');
   }
   return { registry, playbook, inventory, extraVars, masker };
-}
-
-/** A fresh run id: time-sortable and unique. */
-export function newRunId(): string {
-  // milliseconds included: run ids sort in start order (the record chains rely on it)
-  const t = new Date().toISOString().replace(/[-:.]/g, '').replace(/Z$/, '');
-  return `${t}-${randomBytes(3).toString('hex')}`;
 }
 
 /** Build the reporter for `--output`. */

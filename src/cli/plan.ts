@@ -6,11 +6,9 @@
  * and what `kplay run --plan plan.json` needs: loading a plan, checking it still holds, and the
  * inventory/playbook rule `require_approval`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import YAML from 'yaml';
 import { whoAmI } from '../audit/record.js';
 import { EXIT } from '../executor/run.js';
 import type { Inventory } from '../inventory/types.js';
@@ -24,7 +22,8 @@ import { comparePlans, parsePlan, PLAN_VERSION, PlanCollector, planDigest, valid
 import { unifiedDiff } from '../report/diff.js';
 import { clustersVars } from '../vars/magic.js';
 import { listOption, loadAll, reportError, type Loaded } from './common.js';
-import { executeRun, hasKubeContext, type RunFlags } from './run.js';
+import { currentKubeUser, hasKubeContext } from '../k8s/kubeconfig.js';
+import { executeRun, type RunFlags } from './run.js';
 
 /** Exit code of a refused `run --plan` (the plan no longer holds) or a missing approval. */
 export const EXIT_REFUSED = 5;
@@ -152,25 +151,11 @@ export async function showCommand(file: string, flags: { output: string; diff?: 
 }
 
 /** The user of the current kubeconfig context (`KUBECONFIG` or `~/.kube/config`), if any. */
-export function kubeconfigUser(): string | undefined {
-  const file = (process.env.KUBECONFIG ?? path.join(os.homedir(), '.kube/config')).split(path.delimiter)[0];
-  if (!file) return undefined;
-  try {
-    const doc: unknown = YAML.parse(readFileSync(file, 'utf8'));
-    if (typeof doc !== 'object' || doc === null) return undefined;
-    const kc = doc as { 'current-context'?: unknown; contexts?: unknown };
-    const ctx = Array.isArray(kc.contexts) ? (kc.contexts as { name?: unknown; context?: { user?: unknown } }[]).find((c) => c.name === kc['current-context']) : undefined;
-    return typeof ctx?.context?.user === 'string' ? ctx.context.user : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Who approves: `--as`, else the kubeconfig user, else the OS user@host. */
 export function approver(as: string | undefined): string {
   if (as) return as;
   const { user, host } = whoAmI();
-  const kube = kubeconfigUser();
+  const kube = currentKubeUser();
   return kube ? `${kube} (${user}@${host})` : `${user}@${host}`;
 }
 

@@ -1,7 +1,7 @@
 /** `kplay validate`: every static check, without contacting any cluster. */
 import type { TaskNode } from '../playbook/types.js';
 import { loadAll, reportError, type LoadFlags } from './common.js';
-import { checkPatterns } from './run.js';
+import { checkPatterns } from '../inventory/patterns.js';
 
 function countTasks(nodes: TaskNode[]): number {
   return nodes.reduce((n, t) => n + (t.kind === 'block' ? countTasks(t.block) + countTasks(t.rescue) + countTasks(t.always) : 1), 0);

@@ -150,3 +150,9 @@ export function matchClusters(inv: Inventory, pattern: string | string[], where?
   if (result.length === 0) throw new InputError(`host pattern '${shown}' matches no clusters`, where, knownNames(inv));
   return result;
 }
+
+/** Check every play's host pattern and the limit before anything runs (a bad pattern is an InputError). */
+export function checkPatterns(inv: Inventory, hosts: (string | string[])[], limit: string | undefined): void {
+  for (const h of hosts) matchClusters(inv, h);
+  if (limit) matchClusters(inv, limit);
+}

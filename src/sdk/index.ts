@@ -9,7 +9,8 @@
  *   drift rules;
  * - Helm: the helm CLI behind one interface, release storage, chart and values helpers;
  * - load balancers: the `lb_switch` providers;
- * - processes: {@link tether} (children never outlive kplay), approval gates.
+ * - processes: {@link tether} (children never outlive kplay), approval gates;
+ * - running a playbook with locks, run records and a resume journal: {@link runManaged}.
  */
 
 // ---- defining a module
@@ -44,6 +45,9 @@ export { chartDifferences, isChartDir, localCrdFiles, readLocalChart, type Local
 export { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../helm/manifests.js';
 export { readStoredRelease, storageKind, type StorageKind, type StoredChart } from '../helm/storage.js';
 export { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../helm/release.js';
+
+// ---- running a playbook from a program (what `kplay run` does: locks, run records, journal)
+export { runManaged, type ManagedRunOptions, type ManagedRunResult } from '../executor/managed.js';
 
 // ---- load balancers, gates
 export { PROVIDERS, type LbSwitchArgs } from '../lb/index.js';

@@ -1,0 +1,216 @@
+/**
+ * A managed run: the engine's run of a playbook together with what makes it safe to run on real
+ * clusters — a cluster lock taken before the first change on each cluster (a Lease, or a local
+ * lock file for entries without a kubeconfig context), the run record (local JSON lines, and in
+ * each cluster that changed), and the resume journal. `kplay run`, `kplay plan`, `kplay drift`
+ * and programs using the SDK all run playbooks through here; commands only turn flags into
+ * {@link ManagedRunOptions} and the outcome into an exit code.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { FileLock } from '../audit/filelock.js';
+import { Journal } from '../audit/journal.js';
+import { ClusterLock, type HolderInfo } from '../audit/lock.js';
+import { gitInfo, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
+import { checkPatterns } from '../inventory/patterns.js';
+import type { Inventory } from '../inventory/types.js';
+import { connect } from '../k8s/client.js';
+import { hasKubeContext } from '../k8s/kubeconfig.js';
+import type { KubeClient } from '../k8s/types.js';
+import { errorMessage } from '../load/errors.js';
+import type { Playbook } from '../playbook/types.js';
+import type { RunEvent } from '../report/events.js';
+import type { Masker } from '../report/mask.js';
+import type { ModuleRegistry } from '../sdk/registry.js';
+import { runPlaybook, type RunSummary } from './run.js';
+import type { ClusterState } from './state.js';
+
+/** A fresh run id: time-sortable and unique. */
+export function newRunId(): string {
+  // milliseconds included: run ids sort in start order (the record chains rely on it)
+  const t = new Date().toISOString().replace(/[-:.]/g, '').replace(/Z$/, '');
+  return `${t}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The Kubernetes client of a cluster, shared with the modules of the run (same adapter slot). */
+export function clusterClient(cs: ClusterState): Promise<KubeClient> {
+  return cs.adapter<KubeClient>('k8s', () => connect({ name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig }));
+}
+
+/** Everything a managed run needs. */
+export interface ManagedRunOptions {
+  playbook: Playbook;
+  inventory: Inventory;
+  registry: ModuleRegistry;
+  extraVars: Record<string, unknown>;
+  masker: Masker;
+  /** `--check`: change nothing; no lock, record or journal. @default false */
+  check?: boolean;
+  /** `--diff`. @default false */
+  diff?: boolean;
+  limit?: string;
+  tags?: string[];
+  skipTags?: string[];
+  startAtTask?: string;
+  /** Clusters worked on at once. @default 5 */
+  forks?: number;
+  /** A repair run (`kplay drift --repair`): only these modules change anything. */
+  repair?: ReadonlySet<string>;
+  /** Resuming: `play index|cluster` pairs already finished. */
+  resumeDone?: ReadonlySet<string>;
+  /** Take the cluster locks. @default true */
+  lock?: boolean;
+  /** How long to wait for a lock another run holds. @default 60000 */
+  lockTimeoutMs?: number;
+  /** Run records kept per cluster. @default 20 */
+  keepRecords?: number;
+  /** Directory of the local run records and journals. @default $KPLAY_RECORD_DIR or .kplay/runs */
+  recordDir?: string;
+  /** The inventory as given on the command line (for the journal, so `--resume` finds it). */
+  inventoryArg?: string;
+  /** The plan carried out (for the run record). */
+  plan?: RunHeader['plan'];
+  /** The run this one resumes. */
+  resumedFrom?: string;
+  /** Stops the run (Ctrl-C). */
+  signal: AbortSignal;
+  /** Every event, masked. */
+  onEvent(e: RunEvent): void;
+}
+
+/** What a managed run produced. */
+export interface ManagedRunResult {
+  summary: RunSummary;
+  recorder?: RunRecorder;
+  /** The local run record written. */
+  recordFile?: string;
+  /** Run records that could not be written (masked). */
+  recordErrors: string[];
+}
+
+/** Run a playbook with locks, run records and a resume journal (see the file header). */
+export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult> {
+  const { inventory, masker } = o;
+  checkPatterns(inventory, o.playbook.plays.map((p) => p.hosts), o.limit);
+  const check = o.check === true;
+  const tags = o.tags ?? [];
+  const skipTags = o.skipTags ?? [];
+  const runId = newRunId();
+  const { user, host } = whoAmI();
+  const recorder = check
+    ? undefined
+    : new RunRecorder({
+        run_id: runId,
+        user,
+        host,
+        git: await gitInfo(o.playbook.dir),
+        started: new Date().toISOString(),
+        playbook: o.playbook.file,
+        inventory: inventory.source,
+        limit: o.limit,
+        tags,
+        skip_tags: skipTags,
+        extra_var_names: Object.keys(o.extraVars).sort(),
+        check,
+        lock: o.lock !== false,
+        ...(o.plan ? { plan: o.plan } : {}),
+        ...(o.resumedFrom ? { resumed_from: o.resumedFrom } : {}),
+      });
+  const recordDir = path.resolve(o.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+  let journal: Journal | undefined;
+  if (recorder) {
+    try {
+      await mkdir(recordDir, { recursive: true });
+      journal = new Journal(path.join(recordDir, `${runId}.journal`), {
+        type: 'journal',
+        run_id: runId,
+        playbook: path.resolve(o.playbook.file),
+        inventory: o.inventoryArg && existsSync(o.inventoryArg) ? path.resolve(o.inventoryArg) : (o.inventoryArg ?? ''),
+        ...(o.limit ? { limit: o.limit } : {}),
+        tags,
+        skip_tags: skipTags,
+        extra_var_names: Object.keys(o.extraVars).sort(),
+        started: new Date().toISOString(),
+      });
+    } catch (e) {
+      o.onEvent({ type: 'warning', msg: `no resume journal (${errorMessage(e)}): this run cannot be resumed with --resume` });
+    }
+  }
+  const holder: HolderInfo = { runId, user, host, playbook: path.relative(process.cwd(), o.playbook.file) || o.playbook.file, pid: process.pid };
+  const locks = new Map<string, { release(): Promise<void> }>();
+  const lockTimeoutMs = o.lockTimeoutMs ?? 60_000;
+  const emit = (e: RunEvent): void => {
+    const masked = masker.maskValue(e);
+    recorder?.onEvent(masked);
+    try {
+      journal?.onEvent(masked);
+    } catch {
+      journal = undefined; // a full disk must not stop the run; the record reports what happened
+    }
+    o.onEvent(masked);
+  };
+  const lockCluster = async (cs: ClusterState): Promise<void> => {
+    const waitOpts = {
+      holder,
+      timeoutMs: lockTimeoutMs,
+      signal: o.signal,
+      onWait: (msg: string) => emit({ type: 'warning', cluster: cs.name, msg }),
+      onTakeOver: (msg: string) => emit({ type: 'warning', cluster: cs.name, msg }),
+    };
+    if (!hasKubeContext(cs.inv.kubeconfig, cs.inv.context)) {
+      // No cluster to hold a Lease in (a load-balancer-only entry): a local lock file.
+      emit({ type: 'warning', cluster: cs.name, msg: `no kubeconfig context "${cs.inv.context}" for ${cs.name}: locking with a local lock file (protects against other runs on this machine; use --no-lock to skip)` });
+      locks.set(cs.name, await FileLock.acquire(cs.name, waitOpts));
+      return;
+    }
+    locks.set(cs.name, await ClusterLock.acquire(await clusterClient(cs), waitOpts));
+  };
+  try {
+    const summary = await runPlaybook({
+      playbook: o.playbook,
+      inventory,
+      registry: o.registry,
+      extraVars: o.extraVars,
+      check,
+      repair: o.repair,
+      resumeDone: o.resumeDone,
+      diff: o.diff === true,
+      limit: o.limit,
+      tags,
+      skipTags,
+      startAtTask: o.startAtTask,
+      forks: o.forks ?? 5,
+      runId,
+      masker,
+      signal: o.signal,
+      emit,
+      beforeFirstChange: o.lock === false ? undefined : lockCluster,
+    });
+    const recordErrors: string[] = [];
+    let recordFile: string | undefined;
+    if (recorder) {
+      try {
+        recordFile = await recorder.writeLocal(recordDir);
+      } catch (e) {
+        recordErrors.push(`local run record in ${recordDir}: ${errorMessage(e)}`);
+      }
+      // In-cluster records only where something changed.
+      await Promise.all(
+        summary.clusters
+          .filter((cs) => cs.clusterChanged && !cs.unreachable)
+          .map(async (cs) => {
+            try {
+              await recorder.writeCluster(await clusterClient(cs), cs.name, o.keepRecords ?? 20);
+            } catch (e) {
+              recordErrors.push(`run record in cluster ${cs.name}: ${errorMessage(e)}`);
+            }
+          }),
+      );
+    }
+    return { summary, recorder, recordFile, recordErrors: recordErrors.map((m) => masker.mask(m)) };
+  } finally {
+    await Promise.all([...locks.values()].map((l) => l.release().catch(() => undefined)));
+  }
+}
