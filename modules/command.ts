@@ -2,10 +2,9 @@
  * `command`: run a local command (on the machine running kplay, e.g. a cloud CLI or a smoke
  * test). Changed unless `changed_when` says otherwise; fails on a non-zero exit code.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { defineModule, spawnTethered, Default, Type } from 'kplay/sdk';
+import { defineModule, runProcess, Default, Type } from 'kplay/sdk';
 
 const MAX_OUTPUT = 1024 * 1024;
 
@@ -54,53 +53,20 @@ export default defineModule({
     const [prog, ...rest] = args.cmd !== undefined ? ['/bin/sh', '-c', args.cmd] : (args.argv as string[]);
     if (prog === undefined) return { status: 'failed', msg: 'command: argv is empty' };
     const started = Date.now();
-    return await new Promise((resolvePromise) => {
-      // Own process group, so cancelling kills the whole pipeline (sh and its children); tethered,
-      // so the group is stopped even when kplay is killed outright (kill -9).
-      const child = spawnTethered(() => spawn(prog, rest, { cwd, env: { ...process.env, ...args.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true }), { group: true });
-      const killGroup = (sig: NodeJS.Signals): void => {
-        try {
-          if (child.pid) process.kill(-child.pid, sig);
-        } catch {
-          // already gone
-        }
-      };
-      let killTimer: NodeJS.Timeout | undefined;
-      const onAbort = (): void => {
-        killGroup('SIGTERM');
-        killTimer = setTimeout(() => killGroup('SIGKILL'), 5000);
-      };
-      if (ctx.signal.aborted) onAbort();
-      else ctx.signal.addEventListener('abort', onAbort, { once: true });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => {
-        if (stdout.length < MAX_OUTPUT) stdout += d.toString('utf8');
-      });
-      child.stderr.on('data', (d: Buffer) => {
-        if (stderr.length < MAX_OUTPUT) stderr += d.toString('utf8');
-      });
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(args.stdin);
-      child.on('error', (e: NodeJS.ErrnoException) => {
-        ctx.signal.removeEventListener('abort', onAbort);
-        resolvePromise({ status: 'failed', msg: e.code === 'ENOENT' ? `command not found: ${prog}` : `cannot run ${prog}: ${e.message}` });
-      });
-      child.on('close', (code, signal) => {
-        ctx.signal.removeEventListener('abort', onAbort);
-        if (killTimer) clearTimeout(killTimer);
-        const rc = code ?? (signal ? 128 : 1);
-        const out = stdout.replace(/\n$/, '');
-        const err = stderr.replace(/\n$/, '');
-        const data = { cmd: display, rc, stdout: out, stderr: err, stdout_lines: out ? out.split('\n') : [], stderr_lines: err ? err.split('\n') : [], elapsed_ms: Date.now() - started };
-        const okCodes = args.ok_codes;
-        if (ctx.signal.aborted) resolvePromise({ status: 'failed', msg: `command cancelled: ${display}`, data });
-        else if (!okCodes.includes(rc)) {
-          const tail = (err || out).split('\n').slice(-5).join('\n');
-          // It ran, so (as in Ansible) it counts as changed even though it failed.
-          resolvePromise({ status: 'failed', msg: `non-zero return code ${rc}${signal ? ` (signal ${signal})` : ''}${tail ? `: ${tail}` : ''}`, data, changed: true });
-        } else resolvePromise({ status: 'changed', data });
-      });
-    });
+    // Own process group, so cancelling kills the whole pipeline (sh and its children); tethered,
+    // so the group is stopped even when kplay is killed outright (kill -9).
+    const r = await runProcess(prog, rest, { cwd, env: { ...process.env, ...args.env }, input: args.stdin, signal: ctx.signal, group: true, termGraceMs: 5000, maxOutput: MAX_OUTPUT });
+    if (r.error) return { status: 'failed', msg: r.error.code === 'ENOENT' ? `command not found: ${prog}` : `cannot run ${prog}: ${r.error.message}` };
+    const rc = r.code ?? (r.signal ? 128 : 1);
+    const out = r.stdout.replace(/\n$/, '');
+    const err = r.stderr.replace(/\n$/, '');
+    const data = { cmd: display, rc, stdout: out, stderr: err, stdout_lines: out ? out.split('\n') : [], stderr_lines: err ? err.split('\n') : [], elapsed_ms: Date.now() - started };
+    if (ctx.signal.aborted) return { status: 'failed', msg: `command cancelled: ${display}`, data };
+    if (!args.ok_codes.includes(rc)) {
+      const tail = (err || out).split('\n').slice(-5).join('\n');
+      // It ran, so (as in Ansible) it counts as changed even though it failed.
+      return { status: 'failed', msg: `non-zero return code ${rc}${r.signal ? ` (signal ${r.signal})` : ''}${tail ? `: ${tail}` : ''}`, data, changed: true };
+    }
+    return { status: 'changed', data };
   },
 });

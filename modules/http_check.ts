@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { defineModule, MASK, errorMessage, Default, Type, type Args, type ModuleContext, type ModuleResult, type Static } from 'kplay/sdk';
+import { defineModule, MASK, errorMessage, sleep, Default, Type, type Args, type ModuleContext, type ModuleResult, type Static } from 'kplay/sdk';
 
 /** Largest body kept in the result (`body`), in bytes. */
 export const MAX_RESULT_BODY = 64 * 1024;
@@ -106,21 +106,6 @@ interface RequestPlan {
 interface AttemptFailure {
   msg: string;
   response?: HttpResponse;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((res, rej) => {
-    if (signal.aborted) return rej(new Error('aborted'));
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      res();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      rej(new Error('aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function headerValue(v: string | string[] | undefined): string {
@@ -374,11 +359,7 @@ export default defineModule({
     let lastElapsed = 0;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (attempt > 1) {
-        try {
-          await sleep(delayMs, ctx.signal);
-        } catch {
-          break;
-        }
+        if (!(await sleep(delayMs, ctx.signal))) break;
       }
       if (ctx.signal.aborted) break;
       const started = Date.now();

@@ -8,13 +8,12 @@
  * (helm marks the release `failed` instead of leaving it `pending-*`); only if helm is still
  * running after `termGraceMs` is it killed.
  */
-import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { spawnTethered } from '../sdk/tether.js';
+import { runProcess } from '../sdk/process.js';
 import { HelmError, isReleaseNotFound, trimHelmStderr } from './errors.js';
 import { resolveBinary } from './version-cache.js';
 import {
@@ -125,7 +124,7 @@ export class HelmCli {
    */
   static async detectVersion(opts: Pick<HelmCliOptions, 'binary' | 'env' | 'mask'>, call: CallOptions = {}): Promise<HelmVersion> {
     const binary = opts.binary ?? 'helm';
-    const r = await runProcess(binary, ['version', '--template', '{{.Version}}'], opts, call.signal);
+    const r = await runHelm(binary, ['version', '--template', '{{.Version}}'], opts, call.signal);
     if (r.code !== 0) throw new HelmError(`${binary} version`, trimHelmStderr(r.stderr || r.stdout, opts.mask), r.code, r.signal);
     let v: HelmVersion;
     try {
@@ -162,7 +161,7 @@ export class HelmCli {
   async run(args: string[], call: CallOptions = {}): Promise<HelmRun> {
     const full = [...args, ...this.targetArgs()];
     this.opts.log?.(this.mask(`${this.binary} ${full.join(' ')}`));
-    return runProcess(this.binary, full, this.opts, call.signal);
+    return runHelm(this.binary, full, this.opts, call.signal);
   }
 
   /** Run helm and throw a {@link HelmError} (stderr trimmed and masked) unless it exits 0. */
@@ -283,44 +282,17 @@ function binaryProblem(binary: string, env: NodeJS.ProcessEnv): string | undefin
  * Spawn a program and collect its output. On `signal` abort: SIGTERM, then wait for exit
  * (SIGKILL only after `termGraceMs`). A program that cannot start resolves as a HelmError throw.
  */
-function runProcess(binary: string, args: string[], opts: Pick<HelmCliOptions, 'env' | 'termGraceMs'>, signal?: AbortSignal): Promise<HelmRun> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new HelmError(`helm ${args[0] ?? ''}`.trim(), 'interrupted before it started', null, null, true));
-      return;
-    }
-    const missing = binaryProblem(binary, opts.env ?? process.env);
-    if (missing) {
-      reject(new HelmError(`${path.basename(binary)} ${args[0] ?? ''}`.trim(), missing, null));
-      return;
-    }
-    // Tethered: helm is stopped if kplay dies in any way, even `kill -9` (no orphaned `helm upgrade --wait`).
-    const child = spawnTethered(() => spawn(binary, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      if (stdout.length < MAX_OUTPUT) stdout += d.toString('utf8');
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      if (stderr.length < MAX_OUTPUT) stderr += d.toString('utf8');
-    });
-    let killTimer: NodeJS.Timeout | undefined;
-    const onAbort = (): void => {
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), opts.termGraceMs ?? 600_000);
-      killTimer.unref();
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      signal?.removeEventListener('abort', onAbort);
-      if (killTimer) clearTimeout(killTimer);
-      const msg = e.code === 'ENOENT' ? helmNotFoundMessage(binary) : e.code === 'EACCES' ? `${binary} is not executable; ${helmNotFoundMessage(binary)}` : e.message;
-      reject(new HelmError(`${path.basename(binary)} ${args[0] ?? ''}`.trim(), msg, null));
-    });
-    child.on('close', (code, sig) => {
-      signal?.removeEventListener('abort', onAbort);
-      if (killTimer) clearTimeout(killTimer);
-      resolve({ stdout, stderr, code, signal: sig });
-    });
-  });
+async function runHelm(binary: string, args: string[], opts: Pick<HelmCliOptions, 'env' | 'termGraceMs'>, signal?: AbortSignal): Promise<HelmRun> {
+  const what = `${path.basename(binary)} ${args[0] ?? ''}`.trim();
+  if (signal?.aborted) throw new HelmError(`helm ${args[0] ?? ''}`.trim(), 'interrupted before it started', null, null, true);
+  const missing = binaryProblem(binary, opts.env ?? process.env);
+  if (missing) throw new HelmError(what, missing, null);
+  // Tethered (no orphaned `helm upgrade --wait` if kplay dies); on Ctrl-C helm gets SIGTERM and
+  // time to mark the release failed before SIGKILL.
+  const r = await runProcess(binary, args, { env: opts.env, signal, termGraceMs: opts.termGraceMs ?? 600_000, maxOutput: MAX_OUTPUT });
+  if (r.error) {
+    const e = r.error;
+    throw new HelmError(what, e.code === 'ENOENT' ? helmNotFoundMessage(binary) : e.code === 'EACCES' ? `${binary} is not executable; ${helmNotFoundMessage(binary)}` : e.message, null);
+  }
+  return { stdout: r.stdout, stderr: r.stderr, code: r.code, signal: r.signal };
 }

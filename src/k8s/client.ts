@@ -12,7 +12,7 @@ import YAML from 'yaml';
 import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
 import { AGGREGATED_ACCEPT, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
-import { sleep, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
+import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
 import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
 import { isRecord as isObj } from '../load/shape.js';
@@ -297,7 +297,7 @@ export class KubeClientImpl implements KubeClient {
             noted = Date.now();
             this.notice(`cluster ${this.name}: apiserver ${this.server} unreachable (${e.code ?? e.message}), retrying for ${Math.ceil(left / 1000)} s more`);
           }
-          await sleep(Math.min(1000, left), req.signal);
+          await sleepOrThrow(Math.min(1000, left), req.signal);
           continue;
         }
         const tried = this.reached ? ` (kept trying for ${Math.round((Date.now() - started) / 1000)} s; KPLAY_OUTAGE_SECONDS sets how long)` : '';

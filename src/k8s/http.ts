@@ -3,6 +3,7 @@
  * rate limit (token bucket), and retries with exponential backoff + jitter for what is safe to
  * retry. Plain node `http`/`https` so TLS (CA, client certificates) is fully under control.
  */
+import { sleep } from '../sdk/sleep.js';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { ClientStats } from './types.js';
@@ -102,7 +103,7 @@ export class TokenBucket {
           return;
         }
         signal?.throwIfAborted();
-        await sleep(Math.ceil(((1 - this.tokens) / this.qps) * 1000), signal);
+        await sleepOrThrow(Math.ceil(((1 - this.tokens) / this.qps) * 1000), signal);
       }
     });
     this.queue = next.catch(() => undefined);
@@ -110,20 +111,9 @@ export class TokenBucket {
   }
 }
 
-/** Sleep that rejects when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortReason(signal));
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(abortReason(signal));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Sleep that rejects (with {@link abortReason}) when the signal aborts: retries and the QPS bucket stop with the request. */
+export async function sleepOrThrow(ms: number, signal?: AbortSignal): Promise<void> {
+  if (!(await sleep(ms, signal))) throw abortReason(signal);
 }
 
 /** The error to reject with when a signal aborted. */
@@ -258,13 +248,13 @@ export class Transport {
         const delay = retryDelay(req.retry, outcome, attempt, this.retry);
         if (delay === undefined) throw e;
         this.stats.retries++;
-        await sleep(delay, req.signal);
+        await sleepOrThrow(delay, req.signal);
         continue;
       }
       const delay = retryDelay(req.retry, outcome, attempt, this.retry);
       if (delay === undefined) return res;
       this.stats.retries++;
-      await sleep(delay, req.signal);
+      await sleepOrThrow(delay, req.signal);
     }
   }
 

@@ -9,7 +9,7 @@
  */
 import { createInterface } from 'node:readline';
 import type { KubeObject, WatchEvent, WatchOptions } from './types.js';
-import { abortReason, retryDelay, sleep, TransportError, type Transport } from './http.js';
+import { abortReason, retryDelay, sleepOrThrow, TransportError, type Transport } from './http.js';
 import { KubeApiError, parseStatus } from './errors.js';
 
 /** What the watch needs from the client. */
@@ -56,7 +56,7 @@ export async function runWatch(deps: WatchDeps, opts: WatchOptions, onEvent: (e:
         const delay = retryable ? retryDelay('read', e instanceof KubeApiError ? { kind: 'status', status: e.status } : { kind: 'error', code: e instanceof TransportError ? e.code : undefined, sent: true, timeout: true }, failures, { maxRetries: 8, baseDelayMs: 250, maxDelayMs: 10_000 }) : undefined;
         if (delay === undefined) throw e;
         deps.transport.stats.retries++;
-        await sleep(delay, opts.signal);
+        await sleepOrThrow(delay, opts.signal);
         continue;
       }
       if (end.kind === 'done') return;

@@ -37,18 +37,4 @@ export const BACKEND_PROPERTY = Type.String({
     "(httproute, required) `name` of the backendRef whose weight is set (usually a Service); an unknown name fails and lists the route's backendRefs.",
 });
 
-/** Wait `ms`; resolves false (early) when the signal aborts, true otherwise. */
-export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
+export { sleep } from '../sdk/sleep.js';

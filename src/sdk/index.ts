@@ -23,6 +23,8 @@ export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, Modu
 export { errorMessage } from '../load/errors.js';
 export { MASK } from '../report/mask.js';
 export { spawnTethered, tether } from './tether.js';
+export { runProcess, type ProcessOptions, type ProcessResult } from './process.js';
+export { sleep } from './sleep.js';
 
 // ---- Kubernetes
 export { connect, kubeFor } from '../k8s/client.js';
