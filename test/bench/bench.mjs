@@ -53,6 +53,7 @@ async function main() {
     venv,
     log,
     repoRoot,
+    kplayBin,
     namespaces: new Set(),
     crdNames: new Set(),
     // helpers
@@ -105,9 +106,23 @@ async function main() {
   };
   if (opts.out) fs.writeFileSync(opts.out, JSON.stringify(result, null, 2));
   fs.rmSync(work, { recursive: true, force: true });
+  // The previous result of the same mode on this machine (outside the repository), for the deltas.
+  const store = path.join(process.env.KPLAY_BENCH_STORE ?? path.join(os.homedir(), '.cache/kplay-bench'), `last-${result.mode}.json`);
+  let previous;
+  try {
+    previous = JSON.parse(fs.readFileSync(store, 'utf8'));
+  } catch {
+    previous = undefined;
+  }
+  try {
+    fs.mkdirSync(path.dirname(store), { recursive: true });
+    if (!errors.length) fs.writeFileSync(store, JSON.stringify(result, null, 2));
+  } catch (e) {
+    log(`cannot store this result in ${store}: ${e.message}`);
+  }
   console.log('');
-  console.log(`kplay benchmarks (${result.mode}, ${env.reps} rep(s), ${result.machine.cpus} CPUs, ${result.date}); ratio = kplay / peer (medians)`);
-  console.log(table(rows));
+  console.log(`kplay benchmarks (${result.mode}, ${env.reps} rep(s), ${result.machine.cpus} CPUs, ${result.date}); ratio = kplay / peer (medians)${previous ? `; "vs previous" compares with ${previous.runId} of ${previous.date}` : '; no previous result stored yet'}`);
+  console.log(table(rows, previous?.rows));
   process.exitCode = errors.length ? 1 : 0;
 }
 

@@ -608,6 +608,39 @@ async function b6(env) {
   return [{ bench: `B6 lb_switch drain+ready ${n} HAProxy servers`, kplay_ms: k, peer_ms: p, ratio: ratioOf(k, p), goal: '<= 0.2x', met: ratioOf(k, p) !== null && ratioOf(k, p) <= 0.2, kplay_requests: null, kplay_writes: null, peer_requests: null, peer_writes: null, notes: 'peer: ansible-playbook + community.general.haproxy', samples }];
 }
 
+/**
+ * B7: start-up and load cost, against `node -e 0` on the same machine (no cluster involved):
+ * `kplay --help`, `kplay validate` of a 200-task playbook, and `kplay run` of a one-task playbook
+ * on a local inventory entry. Goal (issue #13): validate of 200 tasks < 2x `kplay --help`.
+ */
+async function b7(env) {
+  const dir = path.join(env.work, 'b7');
+  const tasks = Array.from({ length: 200 }, (_, i) => `    - name: task ${i}\n      debug: { msg: "step ${i} on {{ cluster_name }}" }\n      when: step_${i % 7} is not defined`).join('\n');
+  write(path.join(dir, 'big.yml'), `- hosts: all\n  tasks:\n${tasks}\n`);
+  write(path.join(dir, 'one.yml'), '- hosts: all\n  tasks:\n    - debug: { msg: hi }\n');
+  write(path.join(dir, 'inventory.yml'), 'all:\n  clusters:\n    local: {}\n');
+  const reps = Math.max(5, env.reps * 3);
+  const time = async (args, what) => {
+    const samples = [];
+    for (let i = 0; i < reps; i++) {
+      const t0 = performance.now();
+      check(await env.run(process.execPath, args, { cwd: dir }), what);
+      samples.push(performance.now() - t0);
+    }
+    return med(samples);
+  };
+  const node = await time(['-e', '0'], 'node -e 0');
+  const help = await time([env.kplayBin, '--help'], 'kplay --help');
+  const validate = await time([env.kplayBin, 'validate', 'big.yml', '-i', 'inventory.yml'], 'kplay validate');
+  const one = await time([env.kplayBin, 'run', 'one.yml', '-i', 'inventory.yml', '--no-lock', '--record-dir', path.join(dir, 'records')], 'kplay run');
+  const row = (bench, ms, peerMs, goal, met, notes) => ({ bench, kplay_ms: ms, peer_ms: peerMs, ratio: ratioOf(ms, peerMs), goal, met, kplay_requests: null, kplay_writes: null, peer_requests: null, peer_writes: null, notes });
+  return [
+    row('B7 kplay --help vs node -e 0', help, node, '', null, 'Node start-up is the floor'),
+    row('B7 kplay validate of 200 tasks vs kplay --help', validate, help, '< 2', validate !== null && help !== null ? validate / help < 2 : null, 'schema compiled once per process'),
+    row('B7 kplay run of 1 local task vs node -e 0', one, node, '', null, 'load + inventory + run + record'),
+  ];
+}
+
 export const BENCHES = [
   { id: 'B1', title: 'k8s_apply of a 300-object set, cold and no-op, vs kubectl apply --server-side', run: b1, rows: (q) => [`B1 apply ${q ? 30 : 300} objects, cold`, `B1 apply ${q ? 30 : 300} objects, no-op`] },
   { id: 'B2', title: 'per-task overhead vs ansible-playbook + kubernetes.core.k8s', run: b2, rows: (q) => [q ? 'B2 5 tasks x 3 clusters' : 'B2 50 tasks x 10 clusters'] },
@@ -615,4 +648,5 @@ export const BENCHES = [
   { id: 'B4', title: 'helm_release install and no-op vs helm upgrade --install', run: b4, rows: (q) => [`B4 helm_release ${q ? 2 : 10} releases, install`, `B4 helm_release ${q ? 2 : 10} releases, no-op`] },
   { id: 'B5', title: 'wait_for latency vs kubectl rollout status', run: b5, rows: (q) => [`B5 wait_for ${q ? 3 : 20} rollouts (latency after last ready)`] },
   { id: 'B6', title: 'lb_switch vs community.general.haproxy', run: b6, rows: (q) => [`B6 lb_switch drain+ready ${q ? 10 : 50} HAProxy servers`] },
+  { id: 'B7', title: 'start-up: kplay --help, validate of 200 tasks, run of 1 local task vs node -e 0', run: b7, rows: () => ['B7 kplay --help vs node -e 0', 'B7 kplay validate of 200 tasks vs kplay --help', 'B7 kplay run of 1 local task vs node -e 0'] },
 ];

@@ -126,13 +126,25 @@ const fmtMs = (v) => (v === null || v === undefined ? '-' : v >= 10_000 ? `${(v 
 const fmtN = (v) => (v === null || v === undefined ? '-' : String(v));
 
 /** The results table (markdown). */
-export function table(rows) {
-  const head = ['bench', 'kplay median', 'peer median', 'ratio', 'goal', 'met', 'kplay req/writes', 'peer req/writes', 'notes'];
+export function table(rows, previousRows) {
+  const prev = new Map((previousRows ?? []).map((r) => [r.bench, r]));
+  const head = ['bench', 'kplay median', 'peer median', 'ratio', 'goal', 'met', 'kplay req/writes', 'peer req/writes', 'vs previous', 'notes'];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const r of rows) {
     lines.push(
-      `| ${r.bench} | ${fmtMs(r.kplay_ms)} | ${fmtMs(r.peer_ms)} | ${r.ratio === null ? '-' : r.ratio.toFixed(3)} | ${r.goal} | ${r.met === null ? '-' : r.met ? 'yes' : 'NO'} | ${fmtN(r.kplay_requests)}/${fmtN(r.kplay_writes)} | ${fmtN(r.peer_requests)}/${fmtN(r.peer_writes)} | ${r.notes ?? ''} |`,
+      `| ${r.bench} | ${fmtMs(r.kplay_ms)} | ${fmtMs(r.peer_ms)} | ${r.ratio === null ? '-' : r.ratio.toFixed(3)} | ${r.goal} | ${r.met === null ? '-' : r.met ? 'yes' : 'NO'} | ${fmtN(r.kplay_requests)}/${fmtN(r.kplay_writes)} | ${fmtN(r.peer_requests)}/${fmtN(r.peer_writes)} | ${versus(r, prev.get(r.bench))} | ${r.notes ?? ''} |`,
     );
   }
   return lines.join('\n');
+}
+
+/** Ratio and request/write counts against the previous stored result of the same row. */
+function versus(r, p) {
+  if (!p) return 'new';
+  const parts = [];
+  if (typeof r.ratio === 'number' && typeof p.ratio === 'number') parts.push(`ratio ${p.ratio.toFixed(3)} → ${r.ratio.toFixed(3)}`);
+  for (const k of ['kplay_requests', 'kplay_writes']) {
+    if (typeof r[k] === 'number' && typeof p[k] === 'number' && r[k] !== p[k]) parts.push(`${k.replace('kplay_', '')} ${p[k]} → ${r[k]}${r[k] > p[k] ? ' (MORE)' : ''}`);
+  }
+  return parts.join(', ') || 'same';
 }

@@ -31,11 +31,14 @@ const EXPECTED = [
   /^B4 helm_release \d+ releases, no-op$/,
   /^B5 wait_for \d+ rollouts \(latency after last ready\)$/,
   /^B6 lb_switch drain\+ready \d+ HAProxy servers$/,
+  /^B7 kplay --help vs node -e 0$/,
+  /^B7 kplay validate of 200 tasks vs kplay --help$/,
+  /^B7 kplay run of 1 local task vs node -e 0$/,
 ];
 
-function runBench(out: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runBench(out: string, store: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'test/bench/bench.mjs'), '--quick', '--out', out], { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'test/bench/bench.mjs'), '--quick', '--out', out], { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1', KPLAY_BENCH_STORE: store }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -54,13 +57,16 @@ describe('benchmark harness (quick)', () => {
     sandboxEnv(); // the sandbox is up (global setup)
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kplay-bench-test-'));
     const out = path.join(dir, 'results.json');
-    const r = await runBench(out);
+    const r = await runBench(out, dir);
     expect(r.code, `${r.stdout.slice(-6000)}\n${r.stderr.slice(-3000)}`).toBe(0);
 
     // the table is the last lines of the output
     const lines = r.stdout.trimEnd().split('\n');
     const tableLines = lines.slice(-(EXPECTED.length + 2));
-    expect(tableLines[0]).toMatch(/^\| bench \| kplay median \| peer median \| ratio \|/);
+    expect(tableLines[0]).toMatch(/^\| bench \| kplay median \| peer median \| ratio \|.*\| vs previous \|/);
+    expect(r.stdout).toContain('no previous result stored yet');
+    // the result is stored for the next run's comparison
+    expect((JSON.parse(fs.readFileSync(path.join(dir, 'last-quick.json'), 'utf8')) as { rows: unknown[] }).rows).toHaveLength(EXPECTED.length);
     const cells = tableLines.slice(2).map((l) => l.split('|').map((c) => c.trim()));
     for (const [i, re] of EXPECTED.entries()) {
       const c = cells[i];
