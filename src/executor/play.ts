@@ -360,25 +360,33 @@ export class PlayRun implements TaskHost {
     }
     for (const [file, entry] of plan) {
       const tasks = await (this.includeCache.get(file) as Promise<TaskNode[]>);
-      const looping = node.loop !== undefined;
-      if (!looping) {
-        await this.runList(tasks, entry.clusters, false);
-        continue;
+      await this.runIncluded(tasks, entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
+    }
+  }
+
+  /**
+   * Run what an include brought in (tasks of a file, or a role's block) on its clusters: once, or
+   * once per loop item with the loop variable set for that cluster (clusters with fewer items
+   * drop out as their items run out).
+   */
+  private async runIncluded(tasks: TaskNode[], clusters: ClusterState[], items: Map<string, unknown[] | undefined> | undefined, loopControl: IncludeNode['loopControl']): Promise<void> {
+    if (!items) {
+      await this.runList(tasks, clusters, false);
+      return;
+    }
+    const maxItems = Math.max(0, ...clusters.map((c) => items.get(c.name)?.length ?? 0));
+    const saved = new Map(clusters.map((c) => [c.name, this.dyn.get(c.name)]));
+    for (let i = 0; i < maxItems; i++) {
+      const subset = clusters.filter((c) => (items.get(c.name)?.length ?? 0) > i);
+      for (const c of subset) {
+        const item = (items.get(c.name) as unknown[])[i];
+        this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), [loopControl.loopVar]: item, ...(loopControl.indexVar ? { [loopControl.indexVar]: i } : {}) });
       }
-      const maxItems = Math.max(0, ...entry.clusters.map((c) => entry.items.get(c.name)?.length ?? 0));
-      const saved = new Map(entry.clusters.map((c) => [c.name, this.dyn.get(c.name)]));
-      for (let i = 0; i < maxItems; i++) {
-        const subset = entry.clusters.filter((c) => (entry.items.get(c.name)?.length ?? 0) > i);
-        for (const c of subset) {
-          const item = (entry.items.get(c.name) as unknown[])[i];
-          this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), [node.loopControl.loopVar]: item, ...(node.loopControl.indexVar ? { [node.loopControl.indexVar]: i } : {}) });
-        }
-        await this.runList(tasks, subset, false);
-      }
-      for (const [name, d] of saved) {
-        if (d === undefined) this.dyn.delete(name);
-        else this.dyn.set(name, d);
-      }
+      await this.runList(tasks, subset, false);
+    }
+    for (const [name, d] of saved) {
+      if (d === undefined) this.dyn.delete(name);
+      else this.dyn.set(name, d);
     }
   }
 
@@ -430,24 +438,7 @@ export class PlayRun implements TaskHost {
     }
     for (const entry of plan.values()) {
       if (node.public && entry.block.role && !this.roles.publicRoles.includes(entry.block.role)) this.roles.publicRoles.push(entry.block.role);
-      if (node.loop === undefined) {
-        await this.runList([entry.block], entry.clusters, false);
-        continue;
-      }
-      const maxItems = Math.max(0, ...entry.clusters.map((c) => entry.items.get(c.name)?.length ?? 0));
-      const saved = new Map(entry.clusters.map((c) => [c.name, this.dyn.get(c.name)]));
-      for (let i = 0; i < maxItems; i++) {
-        const subset = entry.clusters.filter((c) => (entry.items.get(c.name)?.length ?? 0) > i);
-        for (const c of subset) {
-          const item = (entry.items.get(c.name) as unknown[])[i];
-          this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), [node.loopControl.loopVar]: item, ...(node.loopControl.indexVar ? { [node.loopControl.indexVar]: i } : {}) });
-        }
-        await this.runList([entry.block], subset, false);
-      }
-      for (const [name, d] of saved) {
-        if (d === undefined) this.dyn.delete(name);
-        else this.dyn.set(name, d);
-      }
+      await this.runIncluded([entry.block], entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
     }
   }
 

@@ -295,14 +295,13 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
 
 /** Literal (untemplated) role parameters checked against the argument spec when the playbook loads. */
 function staticRoleArgs(role: string, options: Obj, params: Obj, raw: Obj | undefined, pos: SourcePos): void {
-  const literal: Obj = {};
-  for (const [k, v] of Object.entries(params)) if (!Templar.isTemplated(v) && k in options) literal[k] = v;
-  const errors: string[] = [];
-  // `required` is checked at run time: a required option may come from any variable scope.
-  checkOptions(Object.fromEntries(Object.entries(options).map(([k, v]) => [k, isObj(v) ? { ...v, required: false } : v])), literal, errors);
-  if (errors.length) {
-    const bad = Object.keys(literal).find((k) => errors.some((e) => e.includes(`'${k}'`) || e.includes(` ${k} `)));
-    throw new InputError(`role ${role}: invalid arguments: ${errors.join('; ')}`, (raw && bad ? posOf(raw, bad) : undefined) ?? pos, 'see the role\'s meta/argument_specs.yml');
+  for (const [k, v] of Object.entries(params)) {
+    const spec = options[k];
+    if (Templar.isTemplated(v) || !isObj(spec)) continue;
+    // `required` is checked at run time: a required option may come from any variable scope.
+    const errors: string[] = [];
+    checkOptions({ [k]: { ...spec, required: false } }, { [k]: v }, errors);
+    if (errors.length) throw new InputError(`role ${role}: invalid arguments: ${errors.join('; ')}`, (raw ? posOf(raw, k) : undefined) ?? pos, "see the role's meta/argument_specs.yml");
   }
 }
 

@@ -107,7 +107,7 @@ function checkModule(candidate: unknown, source: string): AnyModule {
   return { ...(candidate as AnyModule), result: r === undefined ? UNDECLARED_RESULT : (r as AnyModule['result']), diffMode: m.diffMode === undefined ? 'unsupported' : (m.diffMode as AnyModule['diffMode']) };
 }
 
-/** The result schema of a module that declares none: any object. */
+/** The result schema of a module that declares none: an object, keys not described. */
 const UNDECLARED_RESULT = { type: 'object', description: 'not declared by the module' };
 
 let sdkHooked = false;
