@@ -35,7 +35,7 @@ export function newRunId(): string {
 }
 
 /** The Kubernetes client of a cluster, shared with the modules of the run (same adapter slot). */
-export function clusterClient(cs: ClusterState): Promise<KubeClient> {
+function clusterClient(cs: ClusterState): Promise<KubeClient> {
   return cs.adapter<KubeClient>('k8s', () => connect({ name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig }));
 }
 

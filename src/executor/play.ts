@@ -43,6 +43,8 @@ export class PlayRun implements TaskHost {
    * once it ran — for every cluster, as in Ansible) and the handlers of roles loaded at run time.
    */
   readonly roles: RoleCollector;
+  /** Roles the play names itself (`roles:`, `import_role`): `ansible_play_role_names`. */
+  private readonly playRoleNames: string[];
 
   constructor(
     readonly shared: RunShared,
@@ -56,7 +58,9 @@ export class PlayRun implements TaskHost {
     this.opts = shared.opts;
     this.limit = pLimit(Math.max(1, this.opts.forks));
     this.varsFiles = play.varsFromFiles;
-    this.roles = roleCollector(typeof shared.magic.playbook_dir === 'string' ? shared.magic.playbook_dir : play.baseDir);
+    // files loaded at run time (include_tasks, include_role) may hold `!secret` scalars: masked from then on
+    this.roles = roleCollector(typeof shared.magic.playbook_dir === 'string' ? shared.magic.playbook_dir : play.baseDir, (values) => values.forEach((v) => this.opts.masker.add(v)));
+    this.playRoleNames = play.publicRoles.filter((r) => !r.parent).map((r) => r.name);
     this.roles.publicRoles.push(...play.publicRoles);
   }
 
@@ -94,8 +98,8 @@ export class PlayRun implements TaskHost {
       ansible_play_batch: alive(this.batch),
       play_hosts: alive(this.batch),
       hostvars: this.hostvars(node),
-      ansible_play_role_names: this.play.publicRoles.filter((r) => !r.parent).map((r) => r.name),
-      role_names: this.play.publicRoles.filter((r) => !r.parent).map((r) => r.name),
+      ansible_play_role_names: this.playRoleNames,
+      role_names: this.playRoleNames,
       ...(node.role ? { role_name: node.role.name, role_path: node.role.dir, ansible_role_name: node.role.name } : {}),
     };
     const roles = roleLayers(this.roles.publicRoles, node.role);

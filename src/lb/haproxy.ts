@@ -7,7 +7,8 @@ import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
 import { errorMessage } from '../load/errors.js';
 import { Default, Type, type Args } from '../sdk/args.js';
 import type { LbProvider } from './provider.js';
-import { BACKEND_PROPERTY, sleep, STATE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
+import { sleep } from '../sdk/sleep.js';
+import { BACKEND_PROPERTY, STATE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
 import {
   parseBackendList,
   parseEndpoint,

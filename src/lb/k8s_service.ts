@@ -18,7 +18,8 @@ import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
 import { clientFor, guard, isObj, LbError, readModifyWrite, selectorText, stringMap, where } from './k8s_common.js';
 import { Default, Type, type Args } from '../sdk/args.js';
 import type { LbProvider } from './provider.js';
-import { NAMESPACE_PROPERTY, sleep, STATE_PROPERTY } from './shared.js';
+import { sleep } from '../sdk/sleep.js';
+import { NAMESPACE_PROPERTY, STATE_PROPERTY } from './shared.js';
 
 /** Selector entry `state: drain` adds when `drain_label` is not given. */
 export const DEFAULT_DRAIN_LABEL: Readonly<Record<string, string>> = { 'kplay.dev/drained': 'true' };

@@ -37,4 +37,3 @@ export const BACKEND_PROPERTY = Type.String({
     "(httproute, required) `name` of the backendRef whose weight is set (usually a Service); an unknown name fails and lists the route's backendRefs.",
 });
 
-export { sleep } from '../sdk/sleep.js';

@@ -39,13 +39,16 @@ export interface RoleCollector {
   handlerDirs: Set<string>;
   /** Uses of static roles already expanded (a role runs once per play unless its parameters differ). */
   seen: Set<string>;
-  /** Scalars tagged `!secret` in role files. */
-  secrets: string[];
+  /**
+   * Where scalars tagged `!secret` in the files loaded (task files, role files) go: the playbook's
+   * secrets when it loads, the run's masker for files loaded at run time.
+   */
+  addSecrets(values: readonly string[]): void;
 }
 
 /** A fresh collector for a play of a playbook in `playbookDir`. */
-export function roleCollector(playbookDir: string, secrets: string[] = []): RoleCollector {
-  return { playbookDir, publicRoles: [], handlers: [], handlerDirs: new Set(), seen: new Set(), secrets };
+export function roleCollector(playbookDir: string, addSecrets: (values: readonly string[]) => void): RoleCollector {
+  return { playbookDir, publicRoles: [], handlers: [], handlerDirs: new Set(), seen: new Set(), addSecrets };
 }
 
 /** Inherited context while normalising a task list. */
@@ -121,7 +124,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   const baseDir = path.dirname(file);
   const pos = posOf(raw) ?? posFallback(file);
   const tags = toList(raw.tags);
-  const roles = roleCollector(path.dirname(stack[0] ?? file), secrets);
+  const roles = roleCollector(path.dirname(stack[0] ?? file), (values) => secrets.push(...values));
   const scope: Scope = { baseDir, tags, blockVars: [], stack, handler: false, roles };
   const serial = raw.serial === undefined ? undefined : Array.isArray(raw.serial) ? (raw.serial as (number | string)[]) : [raw.serial as number | string];
   const name = typeof raw.name === 'string' ? raw.name : `play ${index + 1}`;
@@ -210,7 +213,7 @@ interface RoleSpec {
  */
 export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, opts: LoadOptions, pos: SourcePos, raw: Obj | undefined, dynamic = false): Promise<BlockNode | undefined> {
   const dir = findRole(spec.name, { playbookDir: scope.roles.playbookDir, parentRoleDir: scope.role?.dir }, pos);
-  const secrets = scope.roles.secrets;
+  const secrets = scope.roles.addSecrets;
   const meta = await roleMap(dir, 'meta', undefined, pos, secrets);
   const key = JSON.stringify([dir, spec.from, spec.params, spec.useVars]);
   const allowDuplicates = spec.allowDuplicates || meta.allow_duplicates === true;
@@ -280,7 +283,8 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
   const handlerKey = `${dir}\u0000${spec.from.handlers ?? 'main'}`;
   if (handlersFile && !scope.roles.handlerDirs.has(handlerKey)) {
     scope.roles.handlerDirs.add(handlerKey);
-    const { value } = await loadYamlDoc(handlersFile, pos);
+    const { value, secrets: handlerSecrets } = await loadYamlDoc(handlersFile, pos);
+    secrets(handlerSecrets);
     if (value !== null && value !== undefined) {
       if (!Array.isArray(value)) throw new InputError('a handlers file must be a list of handlers', posOf(value) ?? { file: handlersFile, line: 1, col: 1 });
       const hs = checkedHandlers(await normaliseList(value, { ...inner, baseDir: path.dirname(handlersFile), handler: true, stack: [...inner.stack, handlersFile] }, opts));
@@ -450,8 +454,10 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
       loopControl: loopControlOf(raw),
     };
     if (!Templar.isTemplated(o.name)) {
-      // Check the role statically now (it is loaded again, per cluster, at run time); its handlers join the play's.
-      await expandRole({ name: o.name, from, useVars: {}, params, public: false, allowDuplicates: true }, cc, scope, opts, posOf(raw, key) ?? pos, isObj(raw.vars) ? raw.vars : raw, true);
+      // Check the role statically now (it is loaded again, per cluster, at run time); its handlers
+      // join the play's. A check is not a use: its dependencies do not count as already run.
+      const check: Scope = { ...scope, roles: { ...scope.roles, seen: new Set(scope.roles.seen) } };
+      await expandRole({ name: o.name, from, useVars: {}, params, public: false, allowDuplicates: true }, cc, check, opts, posOf(raw, key) ?? pos, isObj(raw.vars) ? raw.vars : raw, true);
     }
     return node;
   }
@@ -595,7 +601,8 @@ export function staticValidate(mod: AnyModule, args: unknown, where: SourcePos |
 /** Load a task file (for import_tasks statically, and for include_tasks at run time). */
 export async function loadTaskFile(file: string, scope: Scope, opts: LoadOptions, from: SourcePos): Promise<TaskNode[]> {
   if (scope.stack.includes(file)) throw new InputError(`task file include cycle: ${[...scope.stack, file].map((f) => path.basename(f)).join(' → ')}`, from);
-  const { value } = await loadYamlDoc(file, from);
+  const { value, secrets } = await loadYamlDoc(file, from);
+  scope.roles.addSecrets(secrets);
   if (value === null) return [];
   if (!Array.isArray(value)) throw new InputError('a task file must be a list of tasks', posOf(value) ?? { file, line: 1, col: 1 });
   return normaliseList(value, { ...scope, baseDir: path.dirname(file), stack: [...scope.stack, file] }, opts);

@@ -79,15 +79,15 @@ export function roleFile(dir: string, sub: string, file = 'main'): string | unde
   return undefined;
 }
 
-/** A role's YAML map file (`defaults`, `vars`, `meta`); `{}` when absent. Secrets tagged `!secret` are collected. */
-export async function roleMap(dir: string, sub: string, file: string | undefined, from: SourcePos | undefined, secrets: string[]): Promise<Obj> {
+/** A role's YAML map file (`defaults`, `vars`, `meta`); `{}` when absent. Scalars tagged `!secret` go to `addSecrets`. */
+export async function roleMap(dir: string, sub: string, file: string | undefined, from: SourcePos | undefined, addSecrets: (values: readonly string[]) => void): Promise<Obj> {
   const f = roleFile(dir, sub, file);
   if (!f) {
     if (file !== undefined && file !== 'main') throw new InputError(`role ${path.basename(dir)}: ${sub}/${file} not found`, from);
     return {};
   }
-  const { value, secrets: s } = await loadYamlDoc(f, from);
-  secrets.push(...s);
+  const { value, secrets } = await loadYamlDoc(f, from);
+  addSecrets(secrets);
   if (value === null || value === undefined) return {};
   if (!isRecord(value)) throw new InputError(`${sub}/${path.basename(f)} of role ${path.basename(dir)} must be a map`, { file: f, line: 1, col: 1 });
   if (sub !== 'meta') templar.check(value);
@@ -120,9 +120,9 @@ export function parseRoleEntry(entry: unknown, pos: SourcePos | undefined): Role
 }
 
 /** The `argument_specs` of a role: `meta/argument_specs.yml` wins over `meta/main.yml`, as in Ansible. */
-export async function roleArgumentSpecs(dir: string, meta: Obj, secrets: string[]): Promise<Obj> {
+export async function roleArgumentSpecs(dir: string, meta: Obj, addSecrets: (values: readonly string[]) => void): Promise<Obj> {
   if (roleFile(dir, 'meta', 'argument_specs')) {
-    const doc = await roleMap(dir, 'meta', 'argument_specs', undefined, secrets);
+    const doc = await roleMap(dir, 'meta', 'argument_specs', undefined, addSecrets);
     return isRecord(doc.argument_specs) ? doc.argument_specs : {};
   }
   return isRecord(meta.argument_specs) ? meta.argument_specs : {};

@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { Liquid } from 'liquidjs';
 import { Masker } from '../../src/report/mask.js';
 import type { ClusterRef, ModuleContext, ModuleDefinition, ModuleLogger, ModuleResult } from '../../src/sdk/module.js';
-import type { Args, Static, TObject, TSchema } from '../../src/sdk/args.js';
-import { validateArgs } from '../../src/load/schema.js';
+import type { Static, TObject, TSchema } from '../../src/sdk/args.js';
+import { checkArgs } from '../../src/sdk/check.js';
 
 /** Log lines collected per level (already masked). */
 export interface CollectedLogs {
@@ -150,7 +150,7 @@ export function makeCtx(overrides: CtxOverrides = {}): TestContext {
  * (coerced, defaults filled in) first; invalid arguments throw. Returns what `run` returned.
  */
 export async function runModule<S extends TSchema, R extends TObject>(mod: ModuleDefinition<S, R>, args: unknown, ctx: ModuleContext = makeCtx()): Promise<ModuleResult<Static<R>>> {
-  const checked = validateArgs(mod.schema, args, { defaults: true });
-  if (!checked.ok) throw new Error(`invalid args for ${mod.name}: ${JSON.stringify(checked.errors)}`);
-  return mod.run(checked.value as Args<S>, ctx);
+  const checked = checkArgs(mod, args);
+  if (!checked.ok) throw new Error(`invalid args for ${mod.name}: ${checked.errors.join('; ')}`);
+  return mod.run(checked.args, ctx);
 }

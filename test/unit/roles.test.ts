@@ -43,6 +43,14 @@ describe('roles', () => {
     expect(r.stderr).toContain('npm install kplay-role-nope');
   });
 
+  it('!secret values in role files and task files (loaded when the playbook loads or at run time) are masked', async () => {
+    const r = await run('secrets.yml', ['-vv']);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain('ok: [c1] => token ********');
+    expect(r.stdout.match(/ok: \[c1\] => \*{8}/g)).toHaveLength(2);
+    expect(r.stdout + r.stderr).not.toMatch(/role-canary-6f1e|taskfile-canary-93ab/);
+  });
+
   it("a role's task finds src files in files/ and templates in templates/, as Ansible does", () => {
     const role = path.join(site, 'roles/app');
     const tasks = path.join(role, 'tasks');
