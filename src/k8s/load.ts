@@ -6,6 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { KubeObject } from './types.js';
+import { fastLoadAll } from '../load/fast-yaml.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 
@@ -38,6 +39,16 @@ export function sourceComment(text: string): string | undefined {
  * file from its `# Source:` comment) and the object.
  */
 export function parseManifests(text: string, source: string): KubeObject[] {
+  // Most manifests take the fast path (js-yaml, same values; see load/fast-yaml.ts). A document
+  // that is not a valid object is parsed again below, so its error names the helm template.
+  const fast = fastLoadAll(text);
+  if (fast) {
+    try {
+      return fast.flatMap((v, i) => (v === null ? [] : toObjects(v, `${source} document ${i + 1}`)));
+    } catch {
+      // fall through: the error is reported with the document's `# Source:` below
+    }
+  }
   // `prettyErrors` (line/column in messages) makes parsing ~10x slower on large files: parse
   // without it, and again with it only to report an error.
   let docs = YAML.parseAllDocuments(text, { uniqueKeys: true, merge: true, prettyErrors: false });
