@@ -126,7 +126,7 @@ async function main() {
   process.exitCode = errors.length ? 1 : 0;
 }
 
-/** Delete this run's namespaces and CRDs (does not wait). */
+/** Delete this run's namespaces and cluster-scoped objects (CRDs, APIServices, cluster roles; does not wait). */
 export async function cleanup(env) {
   for (const c of env.clusters) {
     const mine = (await env.kubectl(['get', 'ns', '-o', 'name'], { context: c.context })).stdout
@@ -134,11 +134,11 @@ export async function cleanup(env) {
       .map((l) => l.replace('namespace/', '').trim())
       .filter((n) => n.startsWith(env.runId));
     for (let i = 0; i < mine.length; i += 50) await env.kubectl(['delete', 'ns', '--wait=false', '--ignore-not-found', ...mine.slice(i, i + 50)], { context: c.context });
-    const crds = (await env.kubectl(['get', 'crd', '-o', 'name'], { context: c.context })).stdout
+    const cluster = (await env.kubectl(['get', 'apiservice,crd,clusterrolebinding,clusterrole', '-o', 'name'], { context: c.context })).stdout
       .split('\n')
       .map((l) => l.trim())
       .filter((n) => n.includes(env.runId));
-    if (crds.length) await env.kubectl(['delete', '--wait=false', '--ignore-not-found', ...crds], { context: c.context });
+    if (cluster.length) await env.kubectl(['delete', '--wait=false', '--ignore-not-found', ...cluster], { context: c.context });
   }
 }
 
