@@ -8,7 +8,8 @@
  *  - the generated reference (`kplay modules NAME`, `docs/modules.md`).
  *
  * TypeBox builds plain JSON Schema objects (its markers are symbols, which ajv and JSON ignore), so
- * nothing is translated: what the type says is what ajv checks.
+ * nothing is translated: what the type says is what ajv checks. (`Type` builds the common
+ * constructors without loading TypeBox; see typebox-lite.ts.)
  *
  * @example
  * const schema = Type.Object({
@@ -17,9 +18,11 @@
  * }, { additionalProperties: false });
  * // Args<typeof schema> is { url: string; timeout: number }
  */
-import { Type, type SchemaOptions, type Static, type TArray, type TObject, type TOptional, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import type { SchemaOptions, Static, TArray, TObject, TOptional, TProperties, TSchema, TUnsafe } from '@sinclair/typebox';
+import { Type } from './typebox-lite.js';
 
-export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+export { Type } from './typebox-lite.js';
+export type { Static, TObject, TSchema } from '@sinclair/typebox';
 
 /** Type-level mark of a property declared with {@link Default} (no runtime key). */
 declare const defaulted: unique symbol;
