@@ -1,13 +1,14 @@
 /**
- * Applying and deleting sets of objects in order (phases by kind rank): read the live objects
- * (one LIST per kind+namespace), plan (SSA dry-runs only where the live object does not already
- * match), create absent objects with one apply each, write only what changes, wait for CRDs to be Established before their custom resources, and
- * prune objects a task applied before but no longer has.
+ * Applying and deleting sets of objects in order (groups of kinds, see `applyObjects`): read the
+ * live objects (one LIST per kind+namespace), plan (SSA dry-runs only where the live object does
+ * not already match), create absent objects with one apply each, write only what changes, wait
+ * for CRDs to be Established before their custom resources, and prune objects a task applied
+ * before but no longer has.
  */
 import pLimit from 'p-limit';
 import { KubeApiError } from './errors.js';
 import { diffEntry, maskObject, normalize } from './normalize.js';
-import { phases, sortForDelete } from './order.js';
+import { OTHER_RANK, phases, rankOf, sortForApply, sortForDelete } from './order.js';
 import type { DriftRule } from './drift.js';
 import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
 import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
@@ -73,102 +74,167 @@ function pendingCreate(obj: KubeObject, mask?: (s: string) => string): ObjectPla
   return { ref, action: 'create', desired: n, diff: diffEntry(labelOf(ref), undefined, n, mask), changedPaths: [] };
 }
 
-/** Server-side apply `objects` in phases; returns one result per object, in apply order. */
+/**
+ * The apply groups: what must exist before what, and nothing more (each group is applied with
+ * all its objects in parallel, under the client's QPS budget).
+ * - `foundations`: namespaces and CRDs (rank 0–1), and the cluster-wide kinds pods name
+ *   (PriorityClass, StorageClass, …);
+ * - `prerequisites`: what workloads refer to (quotas, limits, RBAC, service accounts, config,
+ *   storage, services; ranks 2–7);
+ * - `workloads` (rank 8);
+ * - `custom`: custom resources and other kinds (rank 10), as soon as the CRDs created or changed
+ *   by this apply are Established — alongside `prerequisites` and `workloads`, so the wait for
+ *   Established costs nothing when there is other work;
+ * - `last`: webhooks and APIServices (rank 9): registered after the objects they would
+ *   intercept (a webhook whose backend is not up yet would refuse them) and after the workloads
+ *   that serve them.
+ */
+type ApplyGroup = 'foundations' | 'prerequisites' | 'workloads' | 'custom' | 'last';
+const GROUP_ORDER: readonly ApplyGroup[] = ['foundations', 'prerequisites', 'workloads', 'custom', 'last'];
+const CLUSTER_PREREQUISITES = new Set(['PriorityClass', 'StorageClass', 'PodSecurityPolicy', 'IngressClass', 'RuntimeClass']);
+
+function groupOf(obj: KubeObject): ApplyGroup {
+  const rank = rankOf(obj.apiVersion, obj.kind);
+  if (rank <= 1 || (rank !== OTHER_RANK && CLUSTER_PREREQUISITES.has(obj.kind))) return 'foundations';
+  if (rank <= 7) return 'prerequisites';
+  if (rank === 8) return 'workloads';
+  if (rank === 9) return 'last';
+  return 'custom';
+}
+
+/**
+ * Server-side apply `objects` in groups (see {@link ApplyGroup}); returns one result per object,
+ * in apply order. Objects that cannot exist yet — in a namespace this apply created, or of a kind
+ * whose CRD it created — are created without reading them first.
+ */
 export async function applyObjects(client: KubeClient, objects: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
   const crds = crdKinds(objects);
-  const newNamespaces = new Set<string>();
-  const results: ObjectResult[] = [];
   const limit = pLimit(16);
-  for (const phase of phases(objects.map((obj) => ({ obj })))) {
-    opts.signal?.throwIfAborted();
-    const toWrite = new Map<ObjectResult, KubeObject>();
-    // Resolve namespaces; objects that cannot be planned yet (check mode) get their result here.
-    const prepared = await Promise.all(
-      phase.items.map(({ obj }) =>
-        limit(async (): Promise<ObjectResult | KubeObject> => {
-          let resolved: KubeObject;
-          try {
-            resolved = await resolveNamespace(client, obj, opts.defaultNamespace);
-          } catch (e) {
-            const crd = crds.get(`${obj.apiVersion}|${obj.kind}`);
-            if (!isUnknownKind(e) || !crd || !opts.checkMode) throw e;
-            const o = crd.namespaced && !obj.metadata.namespace ? { ...obj, metadata: { ...obj.metadata, namespace: opts.defaultNamespace } } : obj;
-            return { ref: objectRef(o), action: 'created', plan: pendingCreate(o, opts.mask), note: `CRD ${crd.crd} created in the same task`, object: maskObject(normalize(o)) };
-          }
-          const ns = resolved.metadata.namespace;
-          if (opts.checkMode && ns && newNamespaces.has(ns)) {
-            return { ref: objectRef(resolved), action: 'created', plan: pendingCreate(resolved, opts.mask), note: `namespace ${ns} created in the same task`, object: maskObject(normalize(resolved)) };
-          }
-          return resolved;
-        }),
-      ),
-    );
-    const isResult = (x: ObjectResult | KubeObject): x is ObjectResult => 'plan' in x && 'ref' in x;
-    // Live objects: one LIST per kind+namespace instead of a GET per object.
-    const lives = await fetchLive(
-      client,
-      prepared.filter((x): x is KubeObject => !isResult(x)),
-      { signal: opts.signal },
-    );
-    const planned = await Promise.all(
-      prepared.map((x) =>
-        limit(async (): Promise<ObjectResult> => {
-          if (isResult(x)) return x;
-          const ref = objectRef(x);
-          const live = lives.get(liveKey(ref));
-          if (!live && !opts.checkMode) {
-            // A create: the write itself returns what a dry-run would; the plan is built from it.
-            const r: ObjectResult = { ref, action: 'created', plan: pendingCreate(x, opts.mask) };
-            toWrite.set(r, x);
-            return r;
-          }
-          const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers }, { live });
-          const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
-          const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
-          if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, x);
-          return r;
-        }),
-      ),
-    );
-    // Writes: only what changes, concurrently within the phase.
-    if (!opts.checkMode) {
-      await Promise.all(
-        [...toWrite].map(([r, obj]) =>
-          limit(async () => {
-            // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
-            const applied = removesOnlyAdditions(r.plan)
-              ? undefined
-              : await client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
-            if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
-            let stored = applied;
-            if (r.plan.additions?.length) {
-              stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal, current: applied });
-              opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
-            }
-            if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);
-            if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
-            r.object = maskObject(normalize(stored));
-            opts.log?.(`${r.action} ${labelOf(r.ref)}`);
-          }),
-        ),
-      );
-    }
-    for (const r of planned) if (r.ref.kind === 'Namespace' && r.action === 'created') newNamespaces.add(r.ref.name);
-    // CRDs must be Established before their custom resources can be applied.
-    const changedCrds = planned.filter((r) => r.ref.kind === 'CustomResourceDefinition' && r.action !== 'unchanged');
-    if (changedCrds.length && !opts.checkMode) {
-      const w = await waitFor(
-        client,
-        changedCrds.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, name: r.ref.name })),
-        { type: 'ready' },
-        { timeoutMs: opts.crdTimeoutMs ?? 60_000, signal: opts.signal },
-      );
-      if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
-      client.invalidateDiscovery();
-    }
-    results.push(...planned);
+  const byGroup = new Map<ApplyGroup, KubeObject[]>(GROUP_ORDER.map((g) => [g, []]));
+  for (const obj of sortForApply(objects)) byGroup.get(groupOf(obj))?.push(obj);
+  const state: GroupState = { newNamespaces: new Set(), newKinds: new Set() };
+  const run = (g: ApplyGroup): Promise<ObjectResult[]> => applyGroup(client, byGroup.get(g) ?? [], crds, state, limit, opts);
+
+  const foundations = await run('foundations');
+  for (const r of foundations) {
+    if (r.action !== 'created') continue;
+    if (r.ref.kind === 'Namespace') state.newNamespaces.add(r.ref.name);
+    if (r.ref.kind === 'CustomResourceDefinition') for (const [k, v] of crds) if (v.crd === r.ref.name) state.newKinds.add(k);
   }
-  return results;
+  // CRDs must be Established before their custom resources can be applied; the other groups do not wait.
+  const changedCrds = foundations.filter((r) => r.ref.kind === 'CustomResourceDefinition' && r.action !== 'unchanged');
+  const established = async (): Promise<void> => {
+    if (!changedCrds.length || opts.checkMode) return;
+    const w = await waitFor(
+      client,
+      changedCrds.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, name: r.ref.name })),
+      { type: 'ready' },
+      { timeoutMs: opts.crdTimeoutMs ?? 60_000, signal: opts.signal },
+    );
+    if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
+    client.invalidateDiscovery();
+  };
+  // Both lanes run to the end before a failure of either is reported (nothing left running behind the error).
+  const lanes = await Promise.allSettled([
+    (async () => [...(await run('prerequisites')), ...(await run('workloads'))])(),
+    (async () => {
+      await established();
+      return run('custom');
+    })(),
+  ]);
+  const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (failed) throw failed.reason;
+  const [builtins, custom] = lanes.map((l) => (l.status === 'fulfilled' ? l.value : []));
+  const last = await run('last');
+  return [...foundations, ...(builtins ?? []), ...(custom ?? []), ...last];
+}
+
+/** What earlier groups of one apply created. */
+interface GroupState {
+  /** Namespaces created: nothing can exist in them yet. */
+  newNamespaces: Set<string>;
+  /** `apiVersion|kind` of CRDs created: no object of theirs exists yet. */
+  newKinds: Set<string>;
+}
+
+/** Plan and write one group: read the live objects, plan, write only what changes, all in parallel. */
+async function applyGroup(client: KubeClient, objects: KubeObject[], crds: ReturnType<typeof crdKinds>, state: GroupState, limit: ReturnType<typeof pLimit>, opts: ApplySetOptions): Promise<ObjectResult[]> {
+  if (!objects.length) return [];
+  opts.signal?.throwIfAborted();
+  const toWrite = new Map<ObjectResult, KubeObject>();
+  // Resolve namespaces; objects that cannot be planned yet (check mode) get their result here.
+  const prepared = await Promise.all(
+    objects.map((obj) =>
+      limit(async (): Promise<ObjectResult | KubeObject> => {
+        let resolved: KubeObject;
+        try {
+          resolved = await resolveNamespace(client, obj, opts.defaultNamespace);
+        } catch (e) {
+          const crd = crds.get(`${obj.apiVersion}|${obj.kind}`);
+          if (!isUnknownKind(e) || !crd || !opts.checkMode) throw e;
+          const o = crd.namespaced && !obj.metadata.namespace ? { ...obj, metadata: { ...obj.metadata, namespace: opts.defaultNamespace } } : obj;
+          return { ref: objectRef(o), action: 'created', plan: pendingCreate(o, opts.mask), note: `CRD ${crd.crd} created in the same task`, object: maskObject(normalize(o)) };
+        }
+        const ns = resolved.metadata.namespace;
+        if (opts.checkMode && ns && state.newNamespaces.has(ns)) {
+          return { ref: objectRef(resolved), action: 'created', plan: pendingCreate(resolved, opts.mask), note: `namespace ${ns} created in the same task`, object: maskObject(normalize(resolved)) };
+        }
+        return resolved;
+      }),
+    ),
+  );
+  const isResult = (x: ObjectResult | KubeObject): x is ObjectResult => 'plan' in x && 'ref' in x;
+  const cannotExist = (o: KubeObject): boolean => (o.metadata.namespace !== undefined && state.newNamespaces.has(o.metadata.namespace)) || state.newKinds.has(`${o.apiVersion}|${o.kind}`);
+  // Live objects: one LIST per kind+namespace instead of a GET per object; none for objects that cannot exist yet.
+  const lives = await fetchLive(
+    client,
+    prepared.filter((x): x is KubeObject => !isResult(x) && !cannotExist(x)),
+    { signal: opts.signal },
+  );
+  const planned = await Promise.all(
+    prepared.map((x) =>
+      limit(async (): Promise<ObjectResult> => {
+        if (isResult(x)) return x;
+        const ref = objectRef(x);
+        const live = lives.get(liveKey(ref));
+        if (!live && !opts.checkMode) {
+          // A create: the write itself returns what a dry-run would; the plan is built from it.
+          const r: ObjectResult = { ref, action: 'created', plan: pendingCreate(x, opts.mask) };
+          toWrite.set(r, x);
+          return r;
+        }
+        const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers }, { live });
+        const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
+        const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
+        if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, x);
+        return r;
+      }),
+    ),
+  );
+  // Writes: only what changes, concurrently within the group.
+  if (!opts.checkMode) {
+    await Promise.all(
+      [...toWrite].map(([r, obj]) =>
+        limit(async () => {
+          // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
+          const applied = removesOnlyAdditions(r.plan)
+            ? undefined
+            : await client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
+          if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
+          let stored = applied;
+          if (r.plan.additions?.length) {
+            stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal, current: applied });
+            opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
+          }
+          if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);
+          if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
+          r.object = maskObject(normalize(stored));
+          opts.log?.(`${r.action} ${labelOf(r.ref)}`);
+        }),
+      ),
+    );
+  }
+  return planned;
 }
 
 /**

@@ -156,7 +156,7 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
   // Reachability: GET /version (not retried: an unreachable cluster should fail fast).
   let res: TransportResponse;
   try {
-    res = await transport.request({ method: 'GET', path: '/version', retry: 'none', timeoutMs: opts.probeTimeoutMs ?? 10_000, signal: opts.signal });
+    res = await transport.request({ method: 'GET', path: '/version', verb: 'discovery', retry: 'none', timeoutMs: opts.probeTimeoutMs ?? 10_000, signal: opts.signal });
   } catch (e) {
     transport.close();
     const msg = e instanceof TransportError ? (e.message.split(': ').slice(1).join(': ') || e.message) : e instanceof Error ? e.message : String(e);
@@ -324,8 +324,8 @@ export class KubeClientImpl implements KubeClient {
   private loadDiscovery(): Promise<DiscoveryIndex> {
     this.discovery ??= (async () => {
       const index = new DiscoveryIndex();
-      const core = await this.call({ method: 'GET', path: '/api', accept: AGGREGATED_ACCEPT, retry: 'read' });
-      const apis = await this.call({ method: 'GET', path: '/apis', accept: AGGREGATED_ACCEPT, retry: 'read' });
+      const core = await this.call({ method: 'GET', path: '/api', accept: AGGREGATED_ACCEPT, verb: 'discovery', retry: 'read' });
+      const apis = await this.call({ method: 'GET', path: '/apis', accept: AGGREGATED_ACCEPT, verb: 'discovery', retry: 'read' });
       if (isAggregated(core.body) && isAggregated(apis.body)) {
         parseAggregated(core.body, index);
         parseAggregated(apis.body, index);
@@ -337,7 +337,7 @@ export class KubeClientImpl implements KubeClient {
         gvs.map(async (gv) => {
           const path = gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`;
           try {
-            const r = await this.call({ method: 'GET', path, retry: 'read' });
+            const r = await this.call({ method: 'GET', path, verb: 'discovery', retry: 'read' });
             parseResourceList(r.body, index);
           } catch (e) {
             // An unavailable aggregated API must not break discovery of the others.
@@ -407,7 +407,7 @@ export class KubeClientImpl implements KubeClient {
     let cont: string | undefined;
     let resourceVersion = '';
     do {
-      const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, retry: 'read', signal: opts.signal });
+      const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, verb: 'list', retry: 'read', signal: opts.signal });
       const body = isObj(r.body) ? r.body : {};
       const meta = isObj(body.metadata) ? body.metadata : {};
       resourceVersion = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : resourceVersion;
@@ -428,6 +428,7 @@ export class KubeClientImpl implements KubeClient {
         query: { fieldManager: opts.fieldManager, force: opts.force ? 'true' : undefined, dryRun: opts.dryRun ? 'All' : undefined },
         body,
         contentType: 'application/apply-patch+yaml',
+        verb: 'apply',
         retry: 'idempotent',
         write: !opts.dryRun,
         signal: opts.signal,

@@ -6,7 +6,7 @@
 import { sleep } from '../sdk/sleep.js';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { ClientStats } from './types.js';
+import type { ClientStats, RequestVerb } from './types.js';
 import { errCode } from './errors.js';
 
 /**
@@ -168,9 +168,19 @@ export interface TransportRequest {
   retry: RetryClass;
   /** Counts as a write in stats (mutating and not dry-run). */
   write?: boolean;
+  /** The verb counted in stats when the method does not tell (`list`, `discovery`, `apply`). */
+  verb?: RequestVerb;
   signal?: AbortSignal;
   /** Overrides the transport's timeout. */
   timeoutMs?: number;
+}
+
+/** The verb of a request for the stats: dry-runs and watches by their query, then `req.verb`, then the method. */
+function verbOf(req: TransportRequest): RequestVerb {
+  if (req.query?.dryRun) return 'dryrun';
+  if (req.query?.watch) return 'watch';
+  if (req.verb) return req.verb;
+  return req.method === 'GET' ? 'get' : req.method === 'POST' ? 'create' : req.method === 'PUT' ? 'update' : req.method === 'PATCH' ? 'patch' : 'delete';
 }
 
 /** A buffered response. */
@@ -210,7 +220,7 @@ export class Transport {
     this.agent = isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
     this.bucket = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.retry = { ...DEFAULT_RETRY, ...(opts.retry ?? {}) };
-    this.stats = opts.stats ?? { requests: 0, writes: 0, retries: 0 };
+    this.stats = opts.stats ?? { requests: 0, writes: 0, retries: 0, byVerb: {}, notFound: 0 };
   }
 
   /** Base URL path prefix of the server (usually empty). */
@@ -266,6 +276,7 @@ export class Transport {
       r.res.on('data', (c: Buffer) => chunks.push(c));
       r.res.on('end', () => {
         r.done();
+        if (r.res.statusCode === 404) this.stats.notFound++;
         resolve({ status: r.res.statusCode ?? 0, headers: r.res.headers, body: Buffer.concat(chunks).toString('utf8') });
       });
       r.res.on('error', (e) => {
@@ -297,6 +308,8 @@ export class Transport {
     }
     this.stats.requests++;
     if (req.write) this.stats.writes++;
+    const verb = verbOf(req);
+    this.stats.byVerb[verb] = (this.stats.byVerb[verb] ?? 0) + 1;
     const path = this.fullPath(req.path, req.query);
     const what = `${req.method} ${this.url.origin}${req.path}`;
     return new Promise((resolve, reject) => {

@@ -56,7 +56,18 @@ export interface ClientStats {
   /** POST/PUT/PATCH/DELETE that were not dry-run. */
   writes: number;
   retries: number;
+  /**
+   * Requests by Kubernetes verb: `discovery` (/version, /api, /apis), `get`, `list`, `watch`,
+   * `apply` (server-side apply), `dryrun` (any write with `dryRun=All`), `create`, `update`,
+   * `patch`, `delete`.
+   */
+  byVerb: Partial<Record<RequestVerb, number>>;
+  /** Responses 404 Not Found (reads of objects that do not exist, deletes of absent ones). */
+  notFound: number;
 }
+
+/** The verb a request is counted under in {@link ClientStats.byVerb}. */
+export type RequestVerb = 'discovery' | 'get' | 'list' | 'watch' | 'apply' | 'dryrun' | 'create' | 'update' | 'patch' | 'delete';
 
 /** A watch event; `SYNC` is delivered once after the initial list (the current state). */
 export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC'; object: KubeObject | undefined };

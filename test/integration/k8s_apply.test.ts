@@ -163,6 +163,39 @@ describe('k8s_apply CRD + CR + Namespace', () => {
   });
 });
 
+describe('k8s_apply order and reads', () => {
+  it('registers a webhook after the objects it guards, creates objects that cannot exist yet without reading them, then no-ops', async () => {
+    const id = rand();
+    const ns = `k8s-apply-hook-${id}`;
+    const group = `k8shook${id}.kplay.test`;
+    created.push({ context: 'sandbox-3', args: ['delete', 'crd', `gizmos.${group}`, '--wait=false'] });
+    created.push({ context: 'sandbox-3', args: ['delete', 'namespace', ns, '--wait=false'] });
+    // cleaned up first (the list runs in reverse): while it exists, guarded objects cannot be written
+    created.push({ context: 'sandbox-3', args: ['delete', 'validatingwebhookconfiguration', `guard.${group}`, '--ignore-not-found'] });
+    const inv = inventoryFor(['sandbox-3']);
+    const statsFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'kplay-stats-')), 'stats.jsonl');
+    const r = await kplay(['run', path.join(fixtures, 'webhook.yml'), '-i', inv, '-e', JSON.stringify({ ns, group }), '--no-lock'], { env: { KPLAY_STATS_FILE: statsFile } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('7 created');
+    // Everything but the namespace, the CRD and the webhook lives in the namespace or is of the
+    // CRD this run creates, so it is created without being read: 3 reads answer 404 (a 4th: the
+    // run record's kplay-system namespace, on a cluster that has none yet). Reading each one
+    // first would add 4 (the ConfigMap, Service, Deployment and Gizmo).
+    const stats = readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { notFound: number; byVerb: Record<string, number> });
+    expect(stats.reduce((a, s) => a + s.notFound, 0)).toBeLessThanOrEqual(4);
+    expect(stats.reduce((a, s) => a + (s.byVerb.apply ?? 0), 0)).toBeGreaterThanOrEqual(7);
+    const guarded = await kubectl(['-n', ns, 'get', 'configmap', 'settings', '-o', 'jsonpath={.data.level}'], { context: 'sandbox-3' });
+    expect(guarded.stdout).toBe('info');
+    // the webhook is live: a guarded write now fails, so the no-op below must not write
+    const refused = await kubectl(['-n', ns, 'label', 'configmap', 'settings', 'touched=yes'], { context: 'sandbox-3', check: false });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/guard\./);
+    const again = await kplay(['run', path.join(fixtures, 'webhook.yml'), '-i', inv, '-e', JSON.stringify({ ns, group }), '--no-lock']);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toContain('7 unchanged');
+  });
+});
+
 describe('unreachable cluster', () => {
   it('exits 4 when one inventory cluster points at a closed port, while the others succeed', async () => {
     const port = await closedPort();
