@@ -15,6 +15,7 @@ import type { DiffEntry } from '../sdk/module.js';
 import { addedField, hidingRule, type DriftField, type DriftRule, type HiddenField } from './drift.js';
 import { childAt, fieldAdditions, ownersOf, parseFieldPath, pointerOf, withoutFields, type FieldSegment } from './fields.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
+import { sameQuantity } from './quantity.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 /** Options of {@link planApply}. */
@@ -247,12 +248,20 @@ export async function fetchLive(client: KubeClient, objects: KubeObject[], opts:
 }
 
 
-/** True when `live` holds every field of `want` with the same value (lists: same length, item by item). */
-export function containsFields(live: unknown, want: unknown): boolean {
-  if (isObj(want)) return isObj(live) && Object.entries(want).every(([k, w]) => w === undefined || containsFields(live[k], w));
-  if (Array.isArray(want)) return Array.isArray(live) && live.length === want.length && want.every((w, i) => containsFields(live[i], w));
-  return live === want;
+/**
+ * True when `live` holds every field of `want` with the same value (lists: same length, item by
+ * item). With `quantities` (built-in kinds), a resource quantity counts as the same when the API
+ * server stores the manifest's value as the live one (`cpu: 0.1` and `100m`; see quantity.ts).
+ */
+export function containsFields(live: unknown, want: unknown, quantities = false, key?: string, parent?: string): boolean {
+  if (isObj(want)) return isObj(live) && Object.entries(want).every(([k, w]) => w === undefined || containsFields(live[k], w, quantities, k, key));
+  if (Array.isArray(want)) return Array.isArray(live) && live.length === want.length && want.every((w, i) => containsFields(live[i], w, quantities, undefined, key));
+  return live === want || (quantities && sameQuantity(live, want, key, parent));
 }
+
+/** API groups whose objects hold quantities the server normalises (core, apps, batch, node). */
+const QUANTITY_GROUPS = new Set(['', 'apps', 'batch', 'node.k8s.io']);
+const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '');
 
 /**
  * True when every field in `owned` (a managedFields `fieldsV1` tree) is still in `desired`.
@@ -295,7 +304,7 @@ export function ownedFieldsIn(owned: Record<string, unknown>, desired: unknown, 
  * True when server-side applying `desired` with `fieldManager` cannot change `live`: every
  * field of `desired` is in `live` with the same value (so nothing is set), and every field the
  * manager applied before is still in `desired` (so nothing is removed). Conservative: anything
- * it cannot tell (another apiVersion, a quantity written differently, an object being deleted)
+ * it cannot tell (another apiVersion, a quantity in a form it does not model, an object being deleted)
  * answers false, and the caller falls back to a dry-run.
  */
 export function appliedUnchanged(live: KubeObject, desired: KubeObject, fieldManager: string): boolean {
@@ -304,7 +313,7 @@ export function appliedUnchanged(live: KubeObject, desired: KubeObject, fieldMan
   void apiVersion;
   void kind;
   void status;
-  if (!containsFields(live, wanted)) return false;
+  if (!containsFields(live, wanted, QUANTITY_GROUPS.has(groupOf(desired.apiVersion)))) return false;
   const entries = Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
   for (const e of entries) {
     if (!isObj(e) || e.manager !== fieldManager || e.operation !== 'Apply' || (e.subresource !== undefined && e.subresource !== '')) continue;
