@@ -46,14 +46,32 @@ function readCache(file: string): Record<string, HelmVersion> {
   }
 }
 
-/** The version of `binary`: from the cache when the same file was seen before, else `detect()` (then remembered). */
-export async function cachedHelmVersion(binary: string, detect: () => Promise<HelmVersion>, file = versionCacheFile()): Promise<HelmVersion> {
+/** Detections under way in this process, by binary: clusters worked on in parallel share one `helm version`. */
+const detecting = new Map<string, Promise<HelmVersion>>();
+
+/**
+ * The version of `binary`: from the cache when the same file was seen before, else `detect()`
+ * (then remembered) — once per process, however many clusters ask at the same time.
+ */
+export function cachedHelmVersion(binary: string, detect: () => Promise<HelmVersion>, file = versionCacheFile()): Promise<HelmVersion> {
   let key: string | undefined;
   try {
     key = keyOf(binary);
   } catch {
     key = undefined;
   }
+  const id = `${file}|${key ?? binary}`;
+  let p = detecting.get(id);
+  if (!p) {
+    p = lookUp(key, detect, file);
+    detecting.set(id, p);
+    // a failed detection is tried again by the next caller
+    p.catch(() => detecting.delete(id));
+  }
+  return p;
+}
+
+async function lookUp(key: string | undefined, detect: () => Promise<HelmVersion>, file: string): Promise<HelmVersion> {
   const cache = key ? readCache(file) : {};
   const hit = key ? cache[key] : undefined;
   if (hit && typeof hit.major === 'number' && typeof hit.raw === 'string') return hit;

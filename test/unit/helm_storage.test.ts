@@ -137,9 +137,14 @@ describe('helm version cache', () => {
       expect((await cachedHelmVersion(bin, detect('v4.1.4'), cache)).raw).toBe('v4.1.4');
       expect((await cachedHelmVersion(bin, detect('v4.1.4'), cache)).raw).toBe('v4.1.4');
       expect(runs).toBe(1);
+      // clusters asking at the same time share one detection (another cache file: nothing stored yet)
+      const fresh = path.join(dir, 'cache2/helm-versions.json');
+      const all = await Promise.all(Array.from({ length: 5 }, () => cachedHelmVersion(bin, detect('v4.1.4'), fresh)));
+      expect(all.map((v) => v.raw)).toEqual(Array(5).fill('v4.1.4'));
+      expect(runs).toBe(2);
       writeFileSync(bin, '#!/bin/sh\necho v4.1.5 # a newer, bigger binary\n', { mode: 0o755 });
       expect((await cachedHelmVersion(bin, detect('v4.1.5'), cache)).raw).toBe('v4.1.5');
-      expect(runs).toBe(2);
+      expect(runs).toBe(3);
       // a missing binary is never cached: detection reports it every time
       await expect(cachedHelmVersion(path.join(dir, 'nope'), () => Promise.reject(new Error('helm not found')), cache)).rejects.toThrow('helm not found');
     } finally {
