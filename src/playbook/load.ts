@@ -571,8 +571,9 @@ function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string): u
  * type is only known at run time); unknown keys and missing required keys are always reported.
  */
 export function staticValidate(mod: AnyModule, args: unknown, where: SourcePos | undefined, root: unknown, key: string | undefined): void {
-  // Same rules as at run time (coercion is tried on a copy; the loaded value keeps its positions).
-  const checked = validateArgs(mod.schema, args);
+  // Same rules and the same compiled validator as at run time (defaults and coercion on a copy;
+  // the loaded value keeps its positions): one schema compilation per module and process.
+  const checked = validateArgs(mod.schema, args, { defaults: true });
   if (checked.ok) return;
   const errors = checked.errors.filter((e) => {
     const segs = e.instancePath.slice(1).split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
