@@ -38,6 +38,8 @@ async function main() {
   const sb = await up({ clusters: 3, log: (l) => log(`sandbox: ${l}`) });
   const state = sb.state;
   const runId = `bench-${Date.now().toString(36).slice(-6)}`;
+  const storeDir = process.env.KPLAY_BENCH_STORE ?? path.join(os.homedir(), '.cache/kplay-bench');
+  fs.mkdirSync(storeDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(os.tmpdir(), `kplay-${runId}-`));
   const venv = process.env.KPLAY_BENCH_VENV ?? path.join(os.homedir(), '.cache/kplay-bench/venv');
   const env = {
@@ -53,6 +55,8 @@ async function main() {
     venv,
     log,
     repoRoot,
+    /** Outside the repository: stored results, files kept from run to run. */
+    store: storeDir,
     kplayBin,
     namespaces: new Set(),
     crdNames: new Set(),
@@ -107,7 +111,7 @@ async function main() {
   if (opts.out) fs.writeFileSync(opts.out, JSON.stringify(result, null, 2));
   fs.rmSync(work, { recursive: true, force: true });
   // The previous result of the same mode on this machine (outside the repository), for the deltas.
-  const store = path.join(process.env.KPLAY_BENCH_STORE ?? path.join(os.homedir(), '.cache/kplay-bench'), `last-${result.mode}.json`);
+  const store = path.join(env.store, `last-${result.mode}.json`);
   let previous;
   try {
     previous = JSON.parse(fs.readFileSync(store, 'utf8'));

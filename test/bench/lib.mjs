@@ -100,7 +100,7 @@ export function auditCount(clusters, mark, agent, belongs) {
 
 /** Sum of kplay's per-client request counters written to KPLAY_STATS_FILE. */
 export function readStats(file) {
-  const s = { requests: 0, writes: 0, retries: 0, clients: 0 };
+  const s = { requests: 0, writes: 0, retries: 0, clients: 0, notFound: 0, byVerb: {} };
   if (!fs.existsSync(file)) return s;
   for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue;
@@ -108,9 +108,17 @@ export function readStats(file) {
     s.requests += o.requests;
     s.writes += o.writes;
     s.retries += o.retries;
+    s.notFound += o.notFound ?? 0;
+    for (const [v, n] of Object.entries(o.byVerb ?? {})) s.byVerb[v] = (s.byVerb[v] ?? 0) + n;
     s.clients++;
   }
   return s;
+}
+
+/** kplay's requests by verb, e.g. `discovery 3, list 7, apply 300` (for a table's notes). */
+export function verbs(stats) {
+  const order = ['discovery', 'get', 'list', 'watch', 'dryrun', 'apply', 'create', 'update', 'patch', 'delete'];
+  return order.filter((v) => stats.byVerb?.[v]).map((v) => `${v} ${stats.byVerb[v]}`).join(', ') || 'none';
 }
 
 /** Requests kubectl made, from its `-v=6` log lines ("Response" verb=… status=…). */
