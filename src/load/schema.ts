@@ -7,11 +7,14 @@ import { InputError, type SourcePos } from './errors.js';
 import { posOfPath } from './yaml.js';
 import type { JsonSchema } from '../sdk/module.js';
 
+/** Options of every ajv instance (plus coercion and defaults where named). */
+export const AJV_OPTIONS = { strict: true, allErrors: true, allowUnionTypes: true, verbose: false } as const;
+/** Documentation-only keywords used in schemas. */
+export const DOC_KEYWORDS = ['x-kplay-example', 'markdownDescription'] as const;
+
 /** One shared ajv instance: strict mode, all errors, no type coercion. */
-export const ajv = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false });
-// Documentation-only keywords used in schemas.
-ajv.addKeyword({ keyword: 'x-kplay-example' });
-ajv.addKeyword({ keyword: 'markdownDescription' });
+export const ajv = new Ajv({ ...AJV_OPTIONS });
+for (const keyword of DOC_KEYWORDS) ajv.addKeyword({ keyword });
 
 /**
  * For module arguments: like `ajv`, plus scalar type coercion ("3" → 3, "true" → true), because
@@ -39,6 +42,13 @@ export interface CompileOptions {
   coerce?: boolean;
   /** Fill in `default`s of absent properties (mutates the validated value). @default false */
   defaults?: boolean;
+}
+
+/** Use `fn` (compiled at build time by the plain instance's options) for `schema`. */
+export function registerCompiled(schema: JsonSchema, fn: ValidateFunction): void {
+  let c = caches.get('');
+  if (!c) caches.set('', (c = new WeakMap()));
+  c.set(schema, fn);
 }
 
 /** Compile (and cache) a schema. Throws if the schema itself is invalid (a bug in a module). */

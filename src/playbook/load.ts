@@ -12,6 +12,7 @@ import type { ModuleRegistry } from '../sdk/registry.js';
 import type { AnyModule } from '../sdk/module.js';
 import { templar, Templar } from '../template/index.js';
 import { basePlaybookSchema, BLOCK_KEYS, TASK_KEYWORDS, taskKeywordSchema } from './schema.js';
+import './validators.js';
 import { specProblems, checkOptions } from './argspec.js';
 import { findRole, parseRoleEntry, roleArgumentSpecs, roleDisplayName, roleFile, roleMap } from './roles.js';
 import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, Playbook, RoleUse, TaskCommon, TaskNode } from './types.js';

@@ -107,7 +107,8 @@ function playSchema(): JsonSchema {
 
 /** Schema validated at load time: structure of plays; tasks are checked one by one in code. */
 export function basePlaybookSchema(): JsonSchema {
-  return {
+  // One object for the whole process: compiled validators are cached by schema identity.
+  basePlaybook ??= {
     $schema: 'http://json-schema.org/draft-07/schema#',
     type: 'array',
     items: {
@@ -118,7 +119,9 @@ export function basePlaybookSchema(): JsonSchema {
     },
     definitions: { play: playSchema(), task: { type: 'object' } },
   };
+  return basePlaybook;
 }
+let basePlaybook: JsonSchema | undefined;
 
 /** Schema of one task's keywords (module key excluded). */
 export function taskKeywordSchema(): JsonSchema {

@@ -74,7 +74,7 @@ describe('Transport retries (fake server for fault injection)', () => {
     const r = await t.request({ method: 'GET', path: '/x', retry: 'read' });
     expect(r.status).toBe(200);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(950);
-    expect(t.stats).toEqual({ requests: 2, writes: 0, retries: 1 });
+    expect(t.stats).toEqual({ requests: 2, writes: 0, retries: 1, byVerb: { get: 2 }, notFound: 0 });
     t.close();
   });
 
@@ -86,9 +86,9 @@ describe('Transport retries (fake server for fault injection)', () => {
     const t = new Transport({ cluster: 'fake', server: url, retry: { baseDelayMs: 1 } });
     const post = await t.request({ method: 'POST', path: '/x', body: {}, retry: 'unsafe', write: true });
     expect(post.status).toBe(503);
-    const apply = await t.request({ method: 'PATCH', path: '/x', body: {}, retry: 'idempotent', write: true });
+    const apply = await t.request({ method: 'PATCH', path: '/x', body: {}, retry: 'idempotent', write: true, verb: 'apply' });
     expect(apply.status).toBe(200);
-    expect(t.stats).toEqual({ requests: 3, writes: 3, retries: 1 });
+    expect(t.stats).toEqual({ requests: 3, writes: 3, retries: 1, byVerb: { create: 1, apply: 2 }, notFound: 0 });
     t.close();
   });
 

@@ -1,0 +1,42 @@
+/**
+ * The playbook's static schemas, validated with code compiled at build time when it matches
+ * (`precompile.ts` writes `validators.gen.js`; sources run by the tests have none and compile at
+ * run time). The generated validators are handed to `compileSchema`'s cache, so every caller
+ * gets them without knowing.
+ */
+import type { ValidateFunction } from 'ajv';
+import { registerCompiled } from '../load/schema.js';
+import type { JsonSchema } from '../sdk/module.js';
+import { basePlaybookSchema, taskKeywordSchema } from './schema.js';
+
+/** The schemas compiled at build time, by export name. */
+export const PRECOMPILED: Record<string, () => JsonSchema> = { basePlaybook: basePlaybookSchema, taskKeywords: taskKeywordSchema };
+
+/** A hash of the schemas as this build has them (FNV-1a of their JSON): generated code for other schemas is not used. */
+export function schemaHash(): string {
+  const text = JSON.stringify(Object.entries(PRECOMPILED).map(([k, s]) => [k, s()]));
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16);
+}
+
+/** Use the build's generated validators when present and made from these schemas. @returns whether they were used */
+export async function usePrecompiled(): Promise<boolean> {
+  let gen: Record<string, unknown>;
+  try {
+    gen = (await import(new URL('./validators.gen.js', import.meta.url).href)) as Record<string, unknown>;
+  } catch {
+    return false;
+  }
+  if (gen.hash !== schemaHash()) return false;
+  for (const [name, schema] of Object.entries(PRECOMPILED)) {
+    const fn = gen[name];
+    if (typeof fn === 'function') registerCompiled(schema(), fn as ValidateFunction);
+  }
+  return true;
+}
+
+await usePrecompiled();
