@@ -8,7 +8,7 @@ import type { KubeObject } from './types.js';
 const RANKS: [number, string[]][] = [
   [0, ['Namespace']],
   [1, ['CustomResourceDefinition']],
-  [2, ['PriorityClass', 'StorageClass', 'PodSecurityPolicy', 'ResourceQuota', 'LimitRange']],
+  [2, ['PriorityClass', 'StorageClass', 'RuntimeClass', 'PodSecurityPolicy', 'ResourceQuota', 'LimitRange']],
   [3, ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']],
   [4, ['ServiceAccount']],
   [5, ['ConfigMap', 'Secret']],

@@ -93,6 +93,10 @@ describe('ordering', () => {
     expect(rankOf('example.com/v1', 'Deployment')).toBe(rankOf('example.com/v1', 'Widget'));
     expect(rankOf('apps/v1', 'Deployment')).toBeLessThan(rankOf('example.com/v1', 'Deployment'));
   });
+  it('applies a RuntimeClass before the workloads that name it (admission refuses pods of a missing one)', () => {
+    expect(rankOf('node.k8s.io/v1', 'RuntimeClass')).toBeLessThan(rankOf('apps/v1', 'Deployment'));
+    expect(rankOf('node.k8s.io/v1', 'RuntimeClass')).toBe(rankOf('scheduling.k8s.io/v1', 'PriorityClass'));
+  });
   it('groups phases by rank, stable inside a phase', () => {
     const p = phases([o('v1', 'ConfigMap', 'b'), o('v1', 'Namespace'), o('v1', 'Secret', 'a')].map((obj) => ({ obj })));
     expect(p.map((x) => x.items.map((i) => i.obj.metadata.name))).toEqual([['Namespace'], ['b', 'a']]);
