@@ -34,6 +34,8 @@ const EXPECTED = [
   /^B7 kplay --help vs node -e 0$/,
   /^B7 kplay validate of 200 tasks vs kplay --help$/,
   /^B7 kplay run of 1 local task vs node -e 0$/,
+  /^B8 big set \d+ objects \(\d+ large CRDs\), cold$/,
+  /^B8 big set \d+ objects \(\d+ large CRDs\), no-op$/,
 ];
 
 function runBench(out: string, store: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -53,7 +55,7 @@ function runBench(out: string, store: string): Promise<{ code: number | null; st
 }
 
 describe('benchmark harness (quick)', () => {
-  it('runs every benchmark and reports numeric results as a table and JSON', { timeout: 480_000 }, async () => {
+  it('runs every benchmark and reports numeric results as a table and JSON', { timeout: 600_000 }, async () => {
     sandboxEnv(); // the sandbox is up (global setup)
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kplay-bench-test-'));
     const out = path.join(dir, 'results.json');
@@ -89,6 +91,8 @@ describe('benchmark harness (quick)', () => {
     const noop = json.rows.find((x) => x.bench.startsWith('B1') && x.bench.endsWith('no-op'));
     expect(noop?.kplay_writes).toBe(0);
     expect(typeof noop?.kplay_requests).toBe('number');
+    const bigNoop = json.rows.find((x) => x.bench.startsWith('B8') && x.bench.endsWith('no-op'));
+    expect(bigNoop?.kplay_writes).toBe(0);
     // ... and a no-op helm_release runs no helm process and writes nothing; an install runs one helm per release
     const helmNoop = json.rows.find((x) => x.bench.startsWith('B4') && x.bench.endsWith('no-op')) as (Row & { notes: string }) | undefined;
     expect(helmNoop?.notes).toMatch(/^kplay helm processes 0;/);
