@@ -2,6 +2,7 @@
  * Apply order (like kapp): namespaces and CRDs first, then RBAC, service accounts, config,
  * services, workloads, then everything else (custom resources). Deletes run in reverse.
  */
+import { splitApiVersion } from './discovery.js';
 import type { KubeObject } from './types.js';
 
 /** Rank of each well-known kind; lower is applied first. */
@@ -24,7 +25,7 @@ export const OTHER_RANK = 10;
 
 /** Apply rank of a kind. Only core/well-known API groups get the well-known rank. */
 export function rankOf(apiVersion: string, kind: string): number {
-  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '';
+  const { group } = splitApiVersion(apiVersion);
   const wellKnown = group === '' || group.endsWith('.k8s.io') || ['apps', 'batch', 'policy', 'autoscaling', 'networking.k8s.io', 'storage.k8s.io', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'discovery.k8s.io', 'scheduling.k8s.io', 'admissionregistration.k8s.io', 'apiregistration.k8s.io'].includes(group);
   if (!wellKnown) return OTHER_RANK;
   return BY_KIND.get(kind) ?? OTHER_RANK;

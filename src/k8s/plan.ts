@@ -15,7 +15,7 @@ import type { DiffEntry } from '../sdk/module.js';
 import { addedField, hidingRule, type DriftField, type DriftRule, type HiddenField } from './drift.js';
 import { childAt, fieldAdditions, ownersOf, parseFieldPath, pointerOf, withoutFields, type FieldSegment } from './fields.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
-import { sameQuantity } from './quantity.js';
+import { normalisesQuantities, sameQuantity } from './quantity.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 /** Options of {@link planApply}. */
@@ -259,10 +259,6 @@ export function containsFields(live: unknown, want: unknown, quantities = false,
   return live === want || (quantities && sameQuantity(live, want, key, parent));
 }
 
-/** API groups whose objects hold quantities the server normalises (core, apps, batch, node). */
-const QUANTITY_GROUPS = new Set(['', 'apps', 'batch', 'node.k8s.io']);
-const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '');
-
 /**
  * True when every field in `owned` (a managedFields `fieldsV1` tree) is still in `desired`.
  * `live` is walked alongside (same list lengths, see {@link containsFields}) to find list items by their keys.
@@ -313,7 +309,7 @@ export function appliedUnchanged(live: KubeObject, desired: KubeObject, fieldMan
   void apiVersion;
   void kind;
   void status;
-  if (!containsFields(live, wanted, QUANTITY_GROUPS.has(groupOf(desired.apiVersion)))) return false;
+  if (!containsFields(live, wanted, normalisesQuantities(desired.apiVersion))) return false;
   const entries = Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
   for (const e of entries) {
     if (!isObj(e) || e.manager !== fieldManager || e.operation !== 'Apply' || (e.subresource !== undefined && e.subresource !== '')) continue;

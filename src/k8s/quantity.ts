@@ -3,6 +3,7 @@
  * (k8s.io/apimachinery `resource.Quantity`), so a manifest's `cpu: 0.1` or `memory: 1024Mi` is
  * known to equal the live `100m` / `1Gi` without asking the server (a dry-run).
  */
+import { splitApiVersion } from './discovery.js';
 
 const DECIMAL_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
@@ -97,10 +98,18 @@ export function storedQuantity(v: unknown): string | undefined {
 const QUANTITY_MAPS = new Set(['requests', 'limits', 'hard', 'used', 'capacity', 'allocatable', 'overhead', 'default', 'defaultRequest', 'max', 'min', 'maxLimitRequestRatio']);
 const QUANTITY_KEYS = new Set(['sizeLimit']);
 
+/** API groups whose objects hold quantities the server rewrites (core, apps, batch, node); custom resources keep what was sent. */
+const QUANTITY_GROUPS = new Set(['', 'apps', 'batch', 'node.k8s.io']);
+
+/** True when objects of `apiVersion` have their quantities rewritten by the server (see {@link sameQuantity}). */
+export function normalisesQuantities(apiVersion: string): boolean {
+  return QUANTITY_GROUPS.has(splitApiVersion(apiVersion).group);
+}
+
 /**
  * True when the API server stores `want` (from a manifest) as `live` at a field named `key`
  * inside a map named `parent` because both are the same quantity: `cpu: 0.1` and `100m`.
- * Only for built-in kinds (custom resources store quantities as written).
+ * Only for objects of {@link normalisesQuantities} groups.
  */
 export function sameQuantity(live: unknown, want: unknown, key: string | undefined, parent: string | undefined): boolean {
   if (typeof live !== 'string' || (typeof want !== 'string' && typeof want !== 'number')) return false;

@@ -7,7 +7,8 @@
  * it) gives, so js-yaml runs with a schema that resolves plain scalars with `yaml`'s own core
  * rules (the tests compare both parsers on every fixture and on a table of scalar forms), and
  * text where the two could differ is left to `yaml`: anchors and aliases (whose expansion `yaml`
- * bounds), merge keys, `%` directives, tags other than the core ones, and null or empty keys.
+ * bounds), merge keys, `%` directives, any tag (`!!str`, `!secret`), complex keys, and null or
+ * empty keys.
  * Any js-yaml error (duplicate keys, bad indentation, unknown tags) also falls back, so every
  * error message still comes from `yaml`, with its line and column.
  */

@@ -2,6 +2,7 @@
  * Readiness of Kubernetes objects by kind (kstatus spirit). One small file per kind family;
  * `readinessOf(obj)` dispatches.
  */
+import { splitApiVersion } from '../discovery.js';
 import type { KubeObject } from '../types.js';
 import type { Readiness, ReadinessCheck } from './common.js';
 import { daemonSetReadiness } from './daemonset.js';
@@ -31,7 +32,7 @@ const CHECKS: Record<string, ReadinessCheck> = {
 
 /** Readiness of an object of any kind. */
 export function readinessOf(obj: KubeObject): Readiness {
-  const group = obj.apiVersion.includes('/') ? obj.apiVersion.slice(0, obj.apiVersion.lastIndexOf('/')) : '';
+  const { group } = splitApiVersion(obj.apiVersion);
   const check = CHECKS[`${group}/${obj.kind}`] ?? genericReadiness;
   return check(obj);
 }
