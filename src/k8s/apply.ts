@@ -13,6 +13,7 @@ import type { DriftRule } from './drift.js';
 import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
 import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
 import { waitFor } from './wait.js';
+import { sleepOrThrow } from './http.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
 import { isRecord as isObj } from '../load/shape.js';
 
@@ -59,7 +60,8 @@ export function crdKinds(objects: KubeObject[]): Map<string, { namespaced: boole
     const group = typeof spec.group === 'string' ? spec.group : '';
     const kind = isObj(spec.names) && typeof spec.names.kind === 'string' ? spec.names.kind : '';
     for (const v of Array.isArray(spec.versions) ? spec.versions : []) {
-      if (isObj(v) && typeof v.name === 'string') out.set(`${group}/${v.name}|${kind}`, { namespaced: spec.scope !== 'Cluster', crd: o.metadata.name ?? '' });
+      // A version with `served: false` never appears in discovery: its objects fail as unknown kinds.
+      if (isObj(v) && typeof v.name === 'string' && v.served !== false) out.set(`${group}/${v.name}|${kind}`, { namespaced: spec.scope !== 'Cluster', crd: o.metadata.name ?? '' });
     }
   }
   return out;
@@ -125,14 +127,24 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   const changedCrds = foundations.filter((r) => r.ref.kind === 'CustomResourceDefinition' && r.action !== 'unchanged');
   const established = async (): Promise<void> => {
     if (!changedCrds.length || opts.checkMode) return;
+    const started = Date.now();
+    const budget = opts.crdTimeoutMs ?? 60_000;
     const w = await waitFor(
       client,
       changedCrds.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, name: r.ref.name })),
       { type: 'ready' },
-      { timeoutMs: opts.crdTimeoutMs ?? 60_000, signal: opts.signal },
+      { timeoutMs: budget, signal: opts.signal },
     );
     if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
-    client.invalidateDiscovery();
+    const names = new Set(changedCrds.map((r) => r.ref.name));
+    // Every served version, not only those this apply uses: the next task may apply the others.
+    const kinds = [...crds]
+      .filter(([, v]) => names.has(v.crd))
+      .map(([key, v]) => {
+        const [apiVersion = '', kind = ''] = key.split('|');
+        return { apiVersion, kind, crd: v.crd };
+      });
+    await waitServed(client, kinds, Math.max(1000, budget - (Date.now() - started)), opts.signal);
   };
   // Both lanes run to the end before a failure of either is reported (nothing left running behind the error).
   const lanes = await Promise.allSettled([
@@ -147,6 +159,46 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   const [builtins, custom] = lanes.map((l) => (l.status === 'fulfilled' ? l.value : []));
   const last = await run('last');
   return [...foundations, ...(builtins ?? []), ...(custom ?? []), ...last];
+}
+
+/**
+ * Wait until discovery serves the kinds of CRDs that just became Established. The apiserver
+ * publishes a CRD's kinds in discovery on its own schedule, a moment after the Established
+ * condition is set; a custom resource applied in that gap would fail as an unknown kind. Each try
+ * re-reads discovery (2 requests, aggregated); tries back off from 50 ms to 500 ms.
+ */
+export async function waitServed(
+  client: Pick<KubeClient, 'invalidateDiscovery' | 'resource'>,
+  kinds: readonly { apiVersion: string; kind: string; crd: string }[],
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const started = Date.now();
+  let pause = 50;
+  for (;;) {
+    client.invalidateDiscovery();
+    let unserved: (typeof kinds)[number] | undefined;
+    for (const k of kinds) {
+      const served = await client.resource(k.apiVersion, k.kind).then(
+        () => true,
+        (e: unknown) => {
+          if (isUnknownKind(e)) return false;
+          throw e;
+        },
+      );
+      if (!served) {
+        unserved = k;
+        break;
+      }
+    }
+    if (!unserved) return;
+    const left = timeoutMs - (Date.now() - started);
+    if (left <= 0) {
+      throw new Error(`CRD ${unserved.crd} is Established but the apiserver does not serve ${unserved.kind} (${unserved.apiVersion}) after ${Math.round(timeoutMs / 1000)} s: check the CRD's versions (served: true) and the apiserver's log`);
+    }
+    await sleepOrThrow(Math.min(pause, left), signal);
+    pause = Math.min(pause * 2, 500);
+  }
 }
 
 /** What earlier groups of one apply created. */
