@@ -27,7 +27,7 @@ export function schemaHash(): string {
 export async function usePrecompiled(): Promise<boolean> {
   let gen: Record<string, unknown>;
   try {
-    gen = (await import(new URL('./validators.gen.js', import.meta.url).href)) as Record<string, unknown>;
+    gen = (await import(new URL('../playbook/validators.gen.js', import.meta.url).href)) as Record<string, unknown>;
   } catch {
     return false;
   }

@@ -120,7 +120,7 @@ let sdkHooked = false;
 function hookSdk(): void {
   if (sdkHooked) return;
   sdkHooked = true;
-  const sdkFile = path.join(here, 'index.js');
+  const sdkFile = path.resolve(here, '../sdk/index.js');
   if (!existsSync(sdkFile) || typeof register !== 'function') return; // running from sources (tests), or Node < 20.6
   const sdkUrl = pathToFileURL(sdkFile).href;
   const hook = `export async function resolve(specifier, context, next) { return specifier === 'kplay/sdk' ? { url: ${JSON.stringify(sdkUrl)}, shortCircuit: true } : next(specifier, context); }`;
