@@ -556,6 +556,9 @@ export class Templar {
       relativeReference: false,
       dynamicPartials: false,
       cache: false,
+      // Set, so liquidjs does not ask Intl for the machine's locale (~25 ms at start-up), and
+      // dates print the same on every machine (like Ansible's strftime under the C locale).
+      locale: 'en-US',
       outputEscape: outputText,
       parseLimit: opts.parseLimit ?? 4_000_000,
       renderLimit: opts.renderLimit ?? 5_000,
