@@ -89,3 +89,100 @@ export function fastLoadAll(text: string): unknown[] | undefined {
     return undefined;
   }
 }
+
+/** Offsets of one loaded map or list (see `yaml.ts`): the node's start, and each key's or item's. */
+export interface NodeOffsets {
+  self: number;
+  keys: Map<string | number, number>;
+}
+
+/** A node js-yaml composed: where `composeNode` started, where it ended, and its children. */
+interface Composed {
+  open: number;
+  close: number;
+  result: unknown;
+  children: Composed[];
+}
+
+/** Offset of the first character of content at or after `i` (skips spaces, line breaks, comments). */
+function contentStart(text: string, i: number): number {
+  for (;;) {
+    const c = text[i];
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') i++;
+    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1] ?? ''))) {
+      const nl = text.indexOf('\n', i);
+      if (nl < 0) return text.length;
+      i = nl + 1;
+    } else return i;
+  }
+}
+
+/**
+ * Like {@link fastLoadAll}, plus where every map, list, key and list item starts — the positions
+ * `yaml.ts` records from `yaml`'s node ranges (a collection starts at its first key, `-`, `{` or
+ * `[`; a key or item at its first character). Built from js-yaml's node events; `undefined` when
+ * the fast path does not apply, when a document is empty, when nesting exceeds `maxDepth` (the
+ * caller's `yaml` path reports that), or when the events do not pair up as expected.
+ */
+export function fastLoadAllWithOffsets(text: string, maxDepth: number): { docs: unknown[]; offsets: Map<object, NodeOffsets> } | undefined {
+  // js-yaml drops a byte order mark, which would shift every offset.
+  if (text.charCodeAt(0) === 0xfeff || NEEDS_YAML.some((re) => re.test(text))) return undefined;
+  const roots: Composed[] = [];
+  const stack: Composed[] = [];
+  const docs: unknown[] = [];
+  try {
+    jsyaml.loadAll(text, (d) => docs.push(d), {
+      schema: SCHEMA,
+      json: false,
+      listener(type, state) {
+        if (type === 'open') {
+          const node: Composed = { open: state.position, close: -1, result: undefined, children: [] };
+          (stack.at(-1)?.children ?? roots).push(node);
+          stack.push(node);
+        } else {
+          const node = stack.pop();
+          if (node) {
+            node.close = state.position;
+            node.result = state.result;
+          }
+        }
+      },
+    });
+  } catch {
+    return undefined;
+  }
+  if (!docs.length || docs.some((d) => d === undefined || d === null) || stack.length) return undefined;
+  const tops = roots.filter((r) => r.result !== undefined && r.result !== null);
+  if (tops.length !== docs.length) return undefined;
+  const offsets = new Map<object, NodeOffsets>();
+  const walk = (node: Composed, value: unknown, depth: number): boolean => {
+    if (value === null || typeof value !== 'object') return true;
+    if (depth > maxDepth || node.result !== value) return false;
+    const keys = new Map<string | number, number>();
+    offsets.set(value, { self: contentStart(text, node.open), keys });
+    if (Array.isArray(value)) {
+      const items = node.children;
+      if (items.length !== value.length) return false;
+      return items.every((item, i) => {
+        keys.set(i, contentStart(text, item.open));
+        return walk(item, value[i], depth + 1);
+      });
+    }
+    // A map's children are its keys and values in order; a key is the scalar a `:` follows (a
+    // value never is), and a key without a value composes no value node.
+    const record = value as Record<string, unknown>;
+    for (let i = 0; i < node.children.length; i++) {
+      const key = node.children[i];
+      if (!key || !/^[\t ]*:/.test(text.slice(key.close, key.close + 64))) return false;
+      const name = String(key.result);
+      keys.set(name, contentStart(text, key.open));
+      const next = node.children[i + 1];
+      if (next && !/^[\t ]*:/.test(text.slice(next.close, next.close + 64))) {
+        i++;
+        if (!walk(next, record[name], depth + 1)) return false;
+      } else if (record[name] !== null && record[name] !== undefined && typeof record[name] === 'object') return false;
+    }
+    return keys.size === Object.keys(record).length;
+  };
+  return tops.every((t, i) => walk(t, docs[i], 0)) ? { docs, offsets } : undefined;
+}
