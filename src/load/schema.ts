@@ -16,50 +16,72 @@ export const DOC_KEYWORDS = ['x-kplay-example', 'markdownDescription'] as const;
 export const ajv = new Ajv({ ...AJV_OPTIONS });
 for (const keyword of DOC_KEYWORDS) ajv.addKeyword({ keyword });
 
-/**
- * For module arguments: like `ajv`, plus scalar type coercion ("3" → 3, "true" → true), because
- * templates and `-e k=v` produce strings — the same leniency Ansible has for module arguments.
- * Use it through {@link validateArgs}: ajv coerces in place even inside `anyOf` branches that
- * then fail, so coercion is only tried, on a copy, when the arguments are invalid as they are.
- */
-export const ajvCoerce = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false, coerceTypes: true });
-ajvCoerce.addKeyword({ keyword: 'x-kplay-example' });
-ajvCoerce.addKeyword({ keyword: 'markdownDescription' });
-
-/** Module arguments at run time: like `ajv` / `ajvCoerce`, and fills in the declared defaults. */
-const ajvDefaults = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false, useDefaults: true });
-const ajvCoerceDefaults = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: false, coerceTypes: true, useDefaults: true });
-for (const a of [ajvDefaults, ajvCoerceDefaults]) {
-  a.addKeyword({ keyword: 'x-kplay-example' });
-  a.addKeyword({ keyword: 'markdownDescription' });
-}
-
-const caches = new Map<string, WeakMap<JsonSchema, ValidateFunction>>();
-
 /** Options of {@link compileSchema}. */
 export interface CompileOptions {
-  /** Coerce scalar types ("3" → 3). @default false */
+  /**
+   * Coerce scalar types ("3" → 3, "true" → true), because templates and `-e k=v` produce
+   * strings — the same leniency Ansible has for module arguments. Use it through
+   * {@link validateArgs}: ajv coerces in place even inside `anyOf` branches that then fail, so
+   * coercion is only tried, on a copy, when the arguments are invalid as they are.
+   * @default false
+   */
   coerce?: boolean;
   /** Fill in `default`s of absent properties (mutates the validated value). @default false */
   defaults?: boolean;
 }
 
-/** Use `fn` (compiled at build time by the plain instance's options) for `schema`. */
-export function registerCompiled(schema: JsonSchema, fn: ValidateFunction): void {
-  let c = caches.get('');
-  if (!c) caches.set('', (c = new WeakMap()));
+/** A compile variant: `c` coerces, `d` fills in defaults. */
+export type Variant = '' | 'c' | 'd' | 'cd';
+
+/** The variant of compile options. */
+export const variantOf = (opts: CompileOptions): Variant => `${opts.coerce ? 'c' : ''}${opts.defaults ? 'd' : ''}` as Variant;
+
+/** The ajv options of a variant (the build compiles built-in schemas with the same). */
+export function ajvOptions(v: Variant): typeof AJV_OPTIONS & { coerceTypes?: boolean; useDefaults?: boolean } {
+  return { ...AJV_OPTIONS, ...(v.includes('c') ? { coerceTypes: true } : {}), ...(v.includes('d') ? { useDefaults: true } : {}) };
+}
+
+/** The other variants' instances, made on first use (each costs a meta-schema compilation). */
+const instances = new Map<Variant, Ajv>([['', ajv]]);
+function instanceFor(v: Variant): Ajv {
+  let a = instances.get(v);
+  if (!a) {
+    a = new Ajv(ajvOptions(v));
+    for (const keyword of DOC_KEYWORDS) a.addKeyword({ keyword });
+    instances.set(v, a);
+  }
+  return a;
+}
+
+const caches = new Map<Variant, WeakMap<JsonSchema, ValidateFunction>>();
+
+/** Use `fn` (compiled at build time with {@link ajvOptions} of the variant) for `schema`. */
+export function registerCompiled(schema: JsonSchema, fn: ValidateFunction, opts: CompileOptions = {}): void {
+  const v = variantOf(opts);
+  let c = caches.get(v);
+  if (!c) caches.set(v, (c = new WeakMap()));
   c.set(schema, fn);
+}
+
+/** FNV-1a of the JSON of `value`: tells whether code generated at build time was made from it. */
+export function fingerprint(value: unknown): string {
+  const text = JSON.stringify(value);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16);
 }
 
 /** Compile (and cache) a schema. Throws if the schema itself is invalid (a bug in a module). */
 export function compileSchema(schema: JsonSchema, opts: CompileOptions = {}): ValidateFunction {
-  const key = `${opts.coerce ? 'c' : ''}${opts.defaults ? 'd' : ''}`;
-  let c = caches.get(key);
-  if (!c) caches.set(key, (c = new WeakMap()));
+  const v = variantOf(opts);
+  let c = caches.get(v);
+  if (!c) caches.set(v, (c = new WeakMap()));
   let fn = c.get(schema);
   if (!fn) {
-    const instance = opts.defaults ? (opts.coerce ? ajvCoerceDefaults : ajvDefaults) : opts.coerce ? ajvCoerce : ajv;
-    fn = instance.compile(schema);
+    fn = instanceFor(v).compile(schema);
     c.set(schema, fn);
   }
   return fn;

@@ -486,6 +486,7 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
   validateKeywords(raw, pos);
   const name = moduleKeys[0] ?? '';
   const mod = opts.registry.get(name) as AnyModule;
+  await opts.registry.prepare(name);
   const args = normaliseArgs(mod, raw[name], raw, name);
   const c = common(raw, pos, scope);
   for (const k of ['until', 'failed_when', 'changed_when'] as const) {

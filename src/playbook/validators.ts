@@ -5,22 +5,16 @@
  * gets them without knowing.
  */
 import type { ValidateFunction } from 'ajv';
-import { registerCompiled } from '../load/schema.js';
+import { fingerprint, registerCompiled } from '../load/schema.js';
 import type { JsonSchema } from '../sdk/module.js';
 import { basePlaybookSchema, taskKeywordSchema } from './schema.js';
 
 /** The schemas compiled at build time, by export name. */
 export const PRECOMPILED: Record<string, () => JsonSchema> = { basePlaybook: basePlaybookSchema, taskKeywords: taskKeywordSchema };
 
-/** A hash of the schemas as this build has them (FNV-1a of their JSON): generated code for other schemas is not used. */
+/** A hash of the schemas as this build has them: generated code for other schemas is not used. */
 export function schemaHash(): string {
-  const text = JSON.stringify(Object.entries(PRECOMPILED).map(([k, s]) => [k, s()]));
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16);
+  return fingerprint(Object.entries(PRECOMPILED).map(([k, s]) => [k, s()]));
 }
 
 /** Use the build's generated validators when present and made from these schemas. @returns whether they were used */

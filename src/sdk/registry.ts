@@ -15,6 +15,7 @@ import { InputError } from '../load/errors.js';
 import { compileSchema } from '../load/schema.js';
 import { closest } from '../load/suggest.js';
 import type { AnyModule } from './module.js';
+import { usePrecompiledModule } from './precompiled.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** Directory of the compiled built-in modules. */
@@ -28,6 +29,7 @@ export interface RegisteredModule {
 
 export class ModuleRegistry {
   private readonly byName = new Map<string, RegisteredModule>();
+  private readonly prepared = new Map<string, Promise<void>>();
 
   /** Register a module object; throws a clear error when malformed or duplicated. */
   add(candidate: unknown, source: string): void {
@@ -37,6 +39,21 @@ export class ModuleRegistry {
       throw new InputError(`module '${mod.name}' is defined twice: in ${prev.source} and in ${source}`, undefined, 'rename one of them; kplay never lets one module silently replace another');
     }
     this.byName.set(mod.name, { module: mod, source });
+  }
+
+  /**
+   * Make a module ready to validate its arguments without compiling: a built-in module's schemas
+   * were compiled at build time (see `precompiled.ts`). Once per module; other modules compile
+   * on first use.
+   */
+  prepare(name: string): Promise<void> {
+    let p = this.prepared.get(name);
+    if (!p) {
+      const r = this.byName.get(name);
+      p = r && r.source.startsWith(BUILTIN_DIR + path.sep) ? usePrecompiledModule(r.module, BUILTIN_DIR).then(() => undefined) : Promise.resolve();
+      this.prepared.set(name, p);
+    }
+    return p;
   }
 
   get(name: string): AnyModule | undefined {

@@ -1,12 +1,17 @@
 // The playbook's static schemas compiled at build time (ajv standalone) must validate exactly
 // as the run-time compilation does, and the build must actually use them.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { ValidateFunction } from 'ajv';
-import { ajv } from '../../src/load/schema.js';
+import { Ajv, type ValidateFunction } from 'ajv';
+import YAML from 'yaml';
+import { moduleValidatorsSource } from '../../src/build/module-validators.js';
+import { ajv, ajvOptions, DOC_KEYWORDS, variantOf, type compileSchema } from '../../src/load/schema.js';
+import type { AnyModule } from '../../src/sdk/module.js';
+import { MODULE_VARIANTS, moduleFingerprint } from '../../src/sdk/precompiled.js';
+import { loadRegistry } from '../../src/sdk/registry.js';
 import { precompiledSource } from '../../src/playbook/precompile.js';
 import { PRECOMPILED, schemaHash } from '../../src/playbook/validators.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -47,5 +52,61 @@ describe('precompiled playbook validators', () => {
     expect(built.hash).toBe(schemaHash());
     const { usePrecompiled } = (await import(pathToFileURL(path.join(repoRoot, 'dist/src/playbook/validators.js')).href)) as { usePrecompiled: () => Promise<boolean> };
     expect(await usePrecompiled()).toBe(true);
+  });
+});
+
+describe('precompiled built-in module validators', () => {
+  /** Argument samples of a module: its documented examples' arguments, nothing, and wrong types. */
+  const samplesOf = (mod: AnyModule): unknown[] => {
+    const fromExamples = mod.examples.flatMap((ex) => {
+      const tasks = YAML.parse(ex.yaml) as unknown;
+      return (Array.isArray(tasks) ? tasks : [tasks]).map((t) => (t && typeof t === 'object' ? (t as Record<string, unknown>)[mod.name] : undefined)).filter((a) => a !== undefined);
+    });
+    return [...fromExamples, {}, null, 'text', { unknown_key: 1 }, { timeout: 'ten' }, { name: 3, namespace: true, state: 'nope' }];
+  };
+
+  it('validate, fill in defaults and coerce exactly as run-time compilation does', async () => {
+    const reg = await loadRegistry({});
+    // inside node_modules, so the generated code's require('ajv/dist/runtime/…') resolves
+    const cache = path.join(repoRoot, 'node_modules/.cache');
+    mkdirSync(cache, { recursive: true });
+    const dir = mkdtempSync(path.join(cache, 'kplay-module-validators-'));
+    let checked = 0;
+    for (const { module: mod } of reg.list()) {
+      const file = path.join(dir, `${mod.name}.mjs`);
+      writeFileSync(file, moduleValidatorsSource(mod));
+      const gen = (await import(pathToFileURL(file).href)) as Record<string, ValidateFunction | string>;
+      expect(gen.hash, mod.name).toBe(moduleFingerprint(mod));
+      for (const [name, v] of Object.entries(MODULE_VARIANTS)) {
+        const built = gen[name];
+        if (typeof built !== 'function') throw new Error(`${mod.name}: no ${name} validator`);
+        const runtime = new Ajv(ajvOptions(variantOf(v.opts)));
+        for (const k of DOC_KEYWORDS) runtime.addKeyword({ keyword: k });
+        const compiled = runtime.compile(mod[v.schema]);
+        for (const s of v.schema === 'result' ? [{}, { changed: 'no' }, null] : samplesOf(mod)) {
+          const a = structuredClone(s);
+          const b = structuredClone(s);
+          expect(built(a), `${mod.name} ${name} ${JSON.stringify(s)}`).toBe(compiled(b));
+          expect(built.errors ?? null).toStrictEqual(compiled.errors ?? null);
+          expect(a, 'defaults and coercion applied alike').toStrictEqual(b);
+          checked++;
+        }
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+    expect(checked).toBeGreaterThan(100);
+  });
+
+  it('are used by the build: a built-in module validates with the generated code once prepared', async () => {
+    const { loadRegistry: loadBuilt } = (await import(pathToFileURL(path.join(repoRoot, 'dist/src/sdk/registry.js')).href)) as { loadRegistry: typeof loadRegistry };
+    const { compileSchema: compileBuilt } = (await import(pathToFileURL(path.join(repoRoot, 'dist/src/load/schema.js')).href)) as { compileSchema: typeof compileSchema };
+    const reg = await loadBuilt({});
+    const mod = reg.get('k8s_apply');
+    if (!mod) throw new Error('k8s_apply not loaded');
+    await reg.prepare('k8s_apply');
+    const gen = (await import(pathToFileURL(path.join(repoRoot, 'dist/modules/_validators/k8s_apply.js')).href)) as Record<string, unknown>;
+    expect(compileBuilt(mod.schema, { defaults: true })).toBe(gen.args);
+    expect(compileBuilt(mod.schema, { coerce: true, defaults: true })).toBe(gen.argsCoerced);
+    expect(compileBuilt(mod.result)).toBe(gen.result);
   });
 });
