@@ -2,6 +2,7 @@
  * JSON Schema validation (ajv, strict) that reports errors at the `file:line:col` of the
  * offending YAML node, with the friendliest message ajv's errors allow.
  */
+import { appendFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { InputError, type SourcePos } from './errors.js';
 import { posOfPath } from './yaml.js';
@@ -83,8 +84,33 @@ export function compileSchema(schema: JsonSchema, opts: CompileOptions = {}): Va
   if (!fn) {
     fn = instanceFor(v).compile(schema);
     c.set(schema, fn);
+    countCompilation(schema);
   }
   return fn;
+}
+
+/** Schemas compiled at run time, by title (or `$id`, or `untitled`). */
+const compiledAtRunTime: string[] = [];
+
+/**
+ * With `KPLAY_STATS_FILE` set, the schemas this process compiled are appended to that file as one
+ * JSON line (`{"schemaCompilations": n, "schemas": [...]}`) at exit: built-in and static schemas
+ * are compiled at build time, so a run compiling one of them is a regression the tests catch.
+ */
+function countCompilation(schema: JsonSchema): void {
+  const file = process.env.KPLAY_STATS_FILE;
+  if (!file) return;
+  if (!compiledAtRunTime.length) {
+    process.on('exit', () => {
+      try {
+        appendFileSync(file, `${JSON.stringify({ schemaCompilations: compiledAtRunTime.length, schemas: compiledAtRunTime })}\n`);
+      } catch {
+        // statistics are best effort
+      }
+    });
+  }
+  const s = schema as { title?: unknown; $id?: unknown; description?: unknown };
+  compiledAtRunTime.push(String(s.title ?? s.$id ?? s.description ?? 'untitled').slice(0, 80));
 }
 
 function splitPointer(pointer: string): string[] {

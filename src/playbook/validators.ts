@@ -1,16 +1,17 @@
 /**
- * The playbook's static schemas, validated with code compiled at build time when it matches
- * (`precompile.ts` writes `validators.gen.js`; sources run by the tests have none and compile at
- * run time). The generated validators are handed to `compileSchema`'s cache, so every caller
+ * The static input schemas (playbook, task keywords, inventory), validated with code compiled at
+ * build time when it matches (`precompile.ts` writes `validators.gen.js`; sources run by the tests
+ * have none and compile at run time; the inventory's cost ~65 ms per run). The generated validators are handed to `compileSchema`'s cache, so every caller
  * gets them without knowing.
  */
 import type { ValidateFunction } from 'ajv';
 import { fingerprint, registerCompiled } from '../load/schema.js';
 import type { JsonSchema } from '../sdk/module.js';
+import { inventorySchema } from '../inventory/schema.js';
 import { basePlaybookSchema, taskKeywordSchema } from './schema.js';
 
 /** The schemas compiled at build time, by export name. */
-export const PRECOMPILED: Record<string, () => JsonSchema> = { basePlaybook: basePlaybookSchema, taskKeywords: taskKeywordSchema };
+export const PRECOMPILED: Record<string, () => JsonSchema> = { basePlaybook: basePlaybookSchema, taskKeywords: taskKeywordSchema, inventory: () => inventorySchema };
 
 /** A hash of the schemas as this build has them: generated code for other schemas is not used. */
 export function schemaHash(): string {

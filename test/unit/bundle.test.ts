@@ -72,4 +72,41 @@ export default defineModule({
     const result = jsonEvents(r.stdout).find((e) => e.type === 'task_result');
     expect(result, r.stdout + r.stderr).toMatchObject({ status: 'unreachable', msg: 'vpn to the cluster is down' });
   });
+
+  it('compiles no schema at run time for the playbook, the inventory and the built-in modules it uses', async () => {
+    const stats = path.join(dir, 'stats.jsonl');
+    const pb = path.join(dir, 'many.yml');
+    const inv = path.join(dir, 'inv-many.yml');
+    writeFileSync(inv, 'all:\n  vars: { team: ops }\n  clusters:\n    prod-1: { context: prod-1 }\n');
+    writeFileSync(
+      pb,
+      `- hosts: all
+  tasks:
+    - set_fact: { replicas: "3" }
+    - assert: { that: ["replicas | int == 3"] }
+    - debug: { msg: "{{ team }} x {{ replicas }}" }
+    - k8s_apply: { src: manifests/, namespace: web }
+      when: false
+    - helm_release: { name: web, chart: ./chart, namespace: web }
+      when: false
+    - wait_for: { kind: Deployment, name: web, namespace: web }
+      when: false
+`,
+    );
+    const compilations = (): unknown[] => readFileSync(stats, 'utf8').split('\n').filter((l) => l.includes('schemaCompilations')).map((l) => JSON.parse(l) as unknown);
+    writeFileSync(stats, '');
+    const v = await kplay(['validate', pb, '-i', inv], { env: { KPLAY_STATS_FILE: stats } });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    const r = await kplay(['run', pb, '-i', inv, '--no-lock'], { env: { KPLAY_STATS_FILE: stats } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(compilations()).toEqual([]);
+    // a community module has no generated validators: its schemas compile, and are counted
+    writeFileSync(path.join(dir, 'community.yml'), '- hosts: all\n  tasks:\n    - vpn_check: {}\n');
+    const c = await kplay(['validate', path.join(dir, 'community.yml'), '-M', path.join(dir, 'modules')], { env: { KPLAY_STATS_FILE: stats } });
+    expect(c.code, c.stdout + c.stderr).toBe(0);
+    const counted = compilations();
+    expect(counted).toHaveLength(1);
+    expect(counted[0]).toMatchObject({ schemaCompilations: expect.any(Number) as number });
+    expect((counted[0] as { schemaCompilations: number }).schemaCompilations).toBeGreaterThan(0);
+  });
 });
