@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import type * as https from 'node:https';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import YAML from 'yaml';
+import { parseData } from '../load/fast-yaml.js';
 import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
 import { AGGREGATED_ACCEPT, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
@@ -63,7 +63,7 @@ function fastCredentials(cluster: ClusterRef): Credentials | undefined {
   if (!cluster.kubeconfig) return undefined;
   let doc: unknown;
   try {
-    doc = YAML.parse(readFileSync(cluster.kubeconfig, 'utf8'));
+    doc = parseData(readFileSync(cluster.kubeconfig, 'utf8'));
   } catch {
     return undefined;
   }

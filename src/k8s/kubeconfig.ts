@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseData } from '../load/fast-yaml.js';
 import { isRecord } from '../load/shape.js';
 
 /** The parts of a kubeconfig kplay reads. */
@@ -26,7 +26,7 @@ export function readKubeconfig(file: string | undefined): KubeconfigSummary | 'u
   if (!file || !existsSync(file)) return undefined;
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(file, 'utf8'));
+    doc = parseData(readFileSync(file, 'utf8'));
   } catch {
     return 'unreadable';
   }

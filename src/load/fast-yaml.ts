@@ -13,6 +13,7 @@
  * error message still comes from `yaml`, with its line and column.
  */
 import jsyaml from 'js-yaml';
+import { parse as yamlParse } from 'yaml';
 
 // Plain scalar resolution of `yaml`'s core schema (yaml/dist/schema/core), in its order.
 const NULL = /^(?:~|[Nn]ull|NULL)?$/;
@@ -88,6 +89,15 @@ export function fastLoadAll(text: string): unknown[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * One document of plain data (a kubeconfig), as `yaml`'s `parse` gives it: through the fast path
+ * when it applies, else `yaml` (which also throws the errors, e.g. for several documents).
+ */
+export function parseData(text: string): unknown {
+  const docs = fastLoadAll(text);
+  return docs?.length === 1 ? docs[0] : yamlParse(text);
 }
 
 /** Offsets of one loaded map or list (see `yaml.ts`): the node's start, and each key's or item's. */

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { fastLoadAll } from '../../src/load/fast-yaml.js';
+import { fastLoadAll, parseData } from '../../src/load/fast-yaml.js';
 import { parseManifests } from '../../src/k8s/load.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -112,5 +112,37 @@ describe('fast YAML path', () => {
   it('keeps the error of a malformed manifest naming its helm template', () => {
     const text = '---\n# Source: chart/templates/ok.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# Source: chart/templates/bad.yaml\nkind: ConfigMap\nmetadata: {name: b}\n';
     expect(() => parseManifests(text, 'helm template')).toThrow(/helm template document 2 \(chart\/templates\/bad\.yaml\): ConfigMap b: missing apiVersion/);
+  });
+});
+
+describe('parseData (kubeconfigs)', () => {
+  const kubeconfig = `apiVersion: v1
+kind: Config
+current-context: prod-1
+clusters:
+- cluster:
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJkekNDQVIyZ0F3SUJBZ0lCQURBS0JnZ3Foa2pPUFFRREFqQWpNU0V3SHdZRFZRUUREQmh5YTJVeUxYTmwKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=
+    server: https://10.0.0.1:6443
+  name: prod-1
+contexts:
+- context: { cluster: prod-1, user: admin, namespace: default }
+  name: prod-1
+preferences: {}
+users:
+- name: admin
+  user:
+    token: "0123456789"
+    client-key-data: null
+`;
+  it.each([
+    ['a kubeconfig', kubeconfig],
+    ['an empty file', ''],
+    ['only a comment', '# nothing\n'],
+    ['a kubeconfig with an anchor', 'users:\n- &u {name: a}\nx: *u\n'],
+  ])('gives what yaml.parse gives: %s', (_name, text) => {
+    expect(parseData(text)).toStrictEqual(YAML.parse(text));
+  });
+  it('throws as yaml does for several documents', () => {
+    expect(() => parseData('a: 1\n---\nb: 2\n')).toThrow(/multiple documents/);
   });
 });
