@@ -115,29 +115,102 @@ async function clientNodeCredentials(cluster: ClusterRef): Promise<Credentials> 
     if (cluster.kubeconfig) kc.loadFromFile(cluster.kubeconfig);
     else kc.loadFromDefault();
   } catch (e) {
-    throw new UnreachableError(`cluster ${cluster.name}: cannot load kubeconfig${cluster.kubeconfig ? ` ${cluster.kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ConnectFailure((name) => `cluster ${name}: cannot load kubeconfig${cluster.kubeconfig ? ` ${cluster.kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`);
   }
   const contexts = kc.getContexts().map((c) => c.name);
   if (!contexts.includes(cluster.context)) {
-    throw new UnreachableError(`cluster ${cluster.name}: no context "${cluster.context}" in kubeconfig ${cluster.kubeconfig ?? '(default)'}; contexts: ${contexts.join(', ') || '(none)'}`);
+    throw new ConnectFailure((name) => `cluster ${name}: no context "${cluster.context}" in kubeconfig ${cluster.kubeconfig ?? '(default)'}; contexts: ${contexts.join(', ') || '(none)'}`);
   }
   kc.setCurrentContext(cluster.context);
   const kcluster = kc.getCurrentCluster();
-  if (!kcluster?.server) throw new UnreachableError(`cluster ${cluster.name}: context "${cluster.context}" has no cluster server in the kubeconfig`);
+  if (!kcluster?.server) throw new ConnectFailure((name) => `cluster ${name}: context "${cluster.context}" has no cluster server in the kubeconfig`);
   const base: https.RequestOptions = {};
   try {
     await kc.applyToHTTPSOptions(base);
   } catch (e) {
-    throw new UnreachableError(`cluster ${cluster.name}: cannot get credentials for context "${cluster.context}": ${e instanceof Error ? e.message : String(e)}`);
+    throw new ConnectFailure((name) => `cluster ${name}: cannot get credentials for context "${cluster.context}": ${e instanceof Error ? e.message : String(e)}`);
   }
   const tls: https.AgentOptions = { ca: base.ca, cert: base.cert, key: base.key, pfx: base.pfx, passphrase: base.passphrase, servername: base.servername };
   tls.rejectUnauthorized = kcluster.skipTLSVerify ? false : true;
   return { server: kcluster.server, skipTLSVerify: kcluster.skipTLSVerify, tls, auth: authProvider(kc, base) };
 }
 
-/** Load the kubeconfig of a cluster, select its context, and check the server answers. */
+/**
+ * A connection failure, worded for whichever inventory entry asked (entries can share one
+ * connection, see {@link connect}).
+ */
+class ConnectFailure extends Error {
+  constructor(readonly describe: (cluster: string) => string) {
+    super(describe('(cluster)'));
+  }
+}
+
+/** The discovery of one apiserver as one user: shared by every client of a {@link Connection}. */
+export interface DiscoveryCache {
+  index?: Promise<DiscoveryIndex>;
+  /** Kinds still unknown after a refresh (so a typo does not refresh again and again). */
+  missing: Set<string>;
+}
+
+/** What inventory entries reaching the same apiserver with the same credentials share. */
+interface Connection {
+  server: string;
+  creds: Credentials;
+  version: string;
+  discovery: DiscoveryCache;
+  /** The transport of the reachability probe, until the first client takes it. */
+  spare: Transport | undefined;
+  /** Clients not closed yet; when the last closes, the next connect probes again. */
+  users: number;
+}
+
+/** Open connections by kubeconfig file, context and transport options. */
+const connections = new Map<string, Promise<Connection>>();
+
+/**
+ * The client of an inventory entry. Entries with the same kubeconfig, context and limits (several
+ * names for one cluster: per-team entries, aliases, a canary entry) share what a connection
+ * learns — the credentials (one exec-plugin/OIDC token), one reachability probe, one API
+ * discovery — while each keeps its own transport (its QPS budget, `k8s_qps`/`k8s_burst`), its
+ * name in messages and its outage notices.
+ */
 export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): Promise<KubeClientImpl> {
-  if (cluster.kubeconfig && !existsSync(cluster.kubeconfig)) throw new UnreachableError(`cluster ${cluster.name}: cannot load kubeconfig ${cluster.kubeconfig}: kubeconfig ${cluster.kubeconfig} does not exist`);
+  const key = JSON.stringify([cluster.kubeconfig ? path.resolve(cluster.kubeconfig) : '', cluster.context, opts.qps, opts.burst, opts.timeoutMs, opts.probeTimeoutMs]);
+  let pending = connections.get(key);
+  if (!pending) {
+    const opening = open(cluster, opts);
+    pending = opening;
+    connections.set(key, opening);
+    // a failed connection is not kept: the next entry (or task) tries again
+    opening.catch(() => {
+      if (connections.get(key) === opening) connections.delete(key);
+    });
+  }
+  let conn: Connection;
+  try {
+    conn = await pending;
+  } catch (e) {
+    if (e instanceof ConnectFailure) throw new UnreachableError(e.describe(cluster.name));
+    throw e;
+  }
+  conn.users++;
+  const transport = conn.spare ?? new Transport({ cluster: cluster.name, server: conn.server, tls: conn.creds.tls, auth: conn.creds.auth, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
+  conn.spare = undefined;
+  let closed = false;
+  const client = new KubeClientImpl(cluster.name, conn.server, transport, conn.discovery, () => {
+    transport.close();
+    if (closed) return;
+    closed = true;
+    if (--conn.users === 0 && connections.get(key) === pending) connections.delete(key);
+  });
+  client.serverVersion = conn.version;
+  recordStats(client);
+  return client;
+}
+
+/** Load the kubeconfig of a cluster, select its context, and check the server answers. */
+async function open(cluster: ClusterRef, opts: ConnectOptions): Promise<Connection> {
+  if (cluster.kubeconfig && !existsSync(cluster.kubeconfig)) throw new ConnectFailure((name) => `cluster ${name}: cannot load kubeconfig ${cluster.kubeconfig}: kubeconfig ${cluster.kubeconfig} does not exist`);
   let creds: Credentials | undefined;
   try {
     creds = fastCredentials(cluster);
@@ -148,11 +221,9 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
   const { server, tls, auth } = creds;
   if (server.startsWith('http:') && !creds.skipTLSVerify) {
     // Same rule as client-node: plain HTTP only when explicitly insecure.
-    throw new UnreachableError(`cluster ${cluster.name}: server ${server} uses plain http but insecure-skip-tls-verify is not set`);
+    throw new ConnectFailure((name) => `cluster ${name}: server ${server} uses plain http but insecure-skip-tls-verify is not set`);
   }
   const transport = new Transport({ cluster: cluster.name, server, tls, auth, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
-  const client = new KubeClientImpl(cluster.name, server, transport);
-  recordStats(client);
   // Reachability: GET /version (not retried: an unreachable cluster should fail fast).
   let res: TransportResponse;
   try {
@@ -160,35 +231,31 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
   } catch (e) {
     transport.close();
     const msg = e instanceof TransportError ? (e.message.split(': ').slice(1).join(': ') || e.message) : e instanceof Error ? e.message : String(e);
-    throw new UnreachableError(`cluster ${cluster.name} unreachable at ${server}: ${describeNetError(e, msg)}`);
+    throw new ConnectFailure((name) => `cluster ${name} unreachable at ${server}: ${describeNetError(e, msg)}`);
   }
   if (res.status === 401) {
     transport.close();
-    throw new UnreachableError(`cluster ${cluster.name} at ${server}: credentials rejected (401 Unauthorized) for context "${cluster.context}"`);
+    throw new ConnectFailure((name) => `cluster ${name} at ${server}: credentials rejected (401 Unauthorized) for context "${cluster.context}"`);
   }
   if (res.status >= 500 || res.status === 404) {
     transport.close();
-    throw new UnreachableError(`cluster ${cluster.name} at ${server}: GET /version answered ${res.status}${res.body ? `: ${res.body.slice(0, 200)}` : ''}`);
+    throw new ConnectFailure((name) => `cluster ${name} at ${server}: GET /version answered ${res.status}${res.body ? `: ${res.body.slice(0, 200)}` : ''}`);
   }
+  let version = '';
   try {
     const v = JSON.parse(res.body) as { gitVersion?: unknown };
-    if (typeof v.gitVersion === 'string') client.serverVersion = v.gitVersion;
+    if (typeof v.gitVersion === 'string') version = v.gitVersion;
   } catch {
     // 403 on /version (unusual RBAC): reachable anyway
   }
-  return client;
+  return { server, creds, version, discovery: { missing: new Set() }, spare: transport, users: 0 };
 }
 
 const statsClients: KubeClientImpl[] = [];
 
-function outageBudgetFromEnv(): number {
-  const v = Number(process.env.KPLAY_OUTAGE_SECONDS);
-  return Number.isFinite(v) && v >= 0 && process.env.KPLAY_OUTAGE_SECONDS !== '' && process.env.KPLAY_OUTAGE_SECONDS !== undefined ? v * 1000 : 60_000;
-}
-
 /**
  * With `KPLAY_STATS_FILE` set, append one JSON line per cluster client
- * (`{"cluster", "server", "requests", "writes", "retries"}`) to that file when the process exits.
+ * (`{"cluster", "server", "requests", "writes", "retries", …}`) to that file when the process exits.
  * Used by the benchmarks (test/bench) to count every request, reads included.
  */
 function recordStats(client: KubeClientImpl): void {
@@ -205,6 +272,11 @@ function recordStats(client: KubeClientImpl): void {
     });
   }
   statsClients.push(client);
+}
+
+function outageBudgetFromEnv(): number {
+  const v = Number(process.env.KPLAY_OUTAGE_SECONDS);
+  return Number.isFinite(v) && v >= 0 && process.env.KPLAY_OUTAGE_SECONDS !== '' && process.env.KPLAY_OUTAGE_SECONDS !== undefined ? v * 1000 : 60_000;
 }
 
 function describeNetError(e: unknown, fallback: string): string {
@@ -244,9 +316,6 @@ function authProvider(kc: KubeConfig, initial: https.RequestOptions): TransportA
 export class KubeClientImpl implements KubeClient {
   /** `gitVersion` from /version. */
   serverVersion = '';
-  private discovery: Promise<DiscoveryIndex> | undefined;
-  /** Kinds still unknown after a refresh (so a typo does not refresh again and again). */
-  private readonly missing = new Set<string>();
 
   /**
    * How long to ride out an apiserver that stops answering after it was reached in this run (a
@@ -259,10 +328,16 @@ export class KubeClientImpl implements KubeClient {
   /** Set once a request got an answer: an outage after that is ridden out, not reported at once. */
   private reached = false;
 
+  /**
+   * @param discovery shared with the other clients of the same connection
+   * @param onClose what `close()` does instead of closing the transport (and what it shares)
+   */
   constructor(
     readonly name: string,
     readonly server: string,
     readonly transport: Transport,
+    private readonly discovery: DiscoveryCache = { missing: new Set() },
+    private readonly onClose?: () => void,
   ) {}
 
   get stats(): ClientStats {
@@ -271,7 +346,8 @@ export class KubeClientImpl implements KubeClient {
 
   /** Close idle connections. */
   close(): void {
-    this.transport.close();
+    if (this.onClose) this.onClose();
+    else this.transport.close();
   }
 
   // ---------------------------------------------------------------- requests
@@ -322,7 +398,7 @@ export class KubeClientImpl implements KubeClient {
   // ---------------------------------------------------------------- discovery
 
   private loadDiscovery(): Promise<DiscoveryIndex> {
-    this.discovery ??= (async () => {
+    this.discovery.index ??= (async () => {
       const index = new DiscoveryIndex();
       const core = await this.call({ method: 'GET', path: '/api', accept: AGGREGATED_ACCEPT, verb: 'discovery', retry: 'read' });
       const apis = await this.call({ method: 'GET', path: '/apis', accept: AGGREGATED_ACCEPT, verb: 'discovery', retry: 'read' });
@@ -347,18 +423,21 @@ export class KubeClientImpl implements KubeClient {
       );
       return index;
     })();
-    this.discovery.catch(() => (this.discovery = undefined));
-    return this.discovery;
+    const index = this.discovery.index;
+    index.catch(() => {
+      if (this.discovery.index === index) this.discovery.index = undefined;
+    });
+    return index;
   }
 
   async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
     const key = `${apiVersion} ${kind}`;
     let info = (await this.loadDiscovery()).get(apiVersion, kind);
-    if (!info && !this.missing.has(key)) {
+    if (!info && !this.discovery.missing.has(key)) {
       // Maybe a CRD applied earlier in the run: refresh once.
-      this.discovery = undefined;
+      this.discovery.index = undefined;
       info = (await this.loadDiscovery()).get(apiVersion, kind);
-      if (!info) this.missing.add(key);
+      if (!info) this.discovery.missing.add(key);
     }
     if (!info) throw new KubeApiError(404, 'NotFound', `no kind ${kind} in apiVersion ${apiVersion} on cluster ${this.name} (is the CRD installed?)`, 'DISCOVER', apiVersion, this.name);
     return info;
@@ -375,8 +454,8 @@ export class KubeClientImpl implements KubeClient {
   }
 
   invalidateDiscovery(): void {
-    this.discovery = undefined;
-    this.missing.clear();
+    this.discovery.index = undefined;
+    this.discovery.missing.clear();
   }
 
   /** URL path of a collection or object. */

@@ -98,13 +98,20 @@ export function auditCount(clusters, mark, agent, belongs) {
   return { writes, dryRuns, status429 };
 }
 
-/** Sum of kplay's per-client request counters written to KPLAY_STATS_FILE. */
+/**
+ * Sum of kplay's per-connection request counters written to KPLAY_STATS_FILE, and the schemas it
+ * compiled at run time (none expected: built-in and static schemas are compiled at build time).
+ */
 export function readStats(file) {
-  const s = { requests: 0, writes: 0, retries: 0, clients: 0, notFound: 0, byVerb: {} };
+  const s = { requests: 0, writes: 0, retries: 0, clients: 0, notFound: 0, byVerb: {}, schemaCompilations: 0 };
   if (!fs.existsSync(file)) return s;
   for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue;
     const o = JSON.parse(line);
+    if (typeof o.schemaCompilations === 'number') {
+      s.schemaCompilations += o.schemaCompilations;
+      continue;
+    }
     s.requests += o.requests;
     s.writes += o.writes;
     s.retries += o.retries;

@@ -93,8 +93,8 @@ async function kp(args: string[]): Promise<KplayResult & Counts> {
     timeoutMs: 230_000,
   });
   const calls = existsSync(helmLog) ? readFileSync(helmLog, 'utf8').split('\n').filter(Boolean).slice(before) : [];
-  const stats = existsSync(statsFile) ? readFileSync(statsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { writes: number }) : [];
-  return { ...r, helm: calls, writes: stats.reduce((n, s) => n + s.writes, 0) };
+  const stats = existsSync(statsFile) ? readFileSync(statsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { writes?: number }) : [];
+  return { ...r, helm: calls, writes: stats.reduce((n, s) => n + (s.writes ?? 0), 0) };
 }
 
 /** Extra vars of the corpus playbooks (`state: present`, no values unless given). */

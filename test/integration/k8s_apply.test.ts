@@ -181,7 +181,7 @@ describe('k8s_apply order and reads', () => {
     // CRD this run creates, so it is created without being read: 3 reads answer 404 (a 4th: the
     // run record's kplay-system namespace, on a cluster that has none yet). Reading each one
     // first would add 4 (the ConfigMap, Service, Deployment and Gizmo).
-    const stats = readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { notFound: number; byVerb: Record<string, number> });
+    const stats = readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { notFound: number; byVerb: Record<string, number> }).filter((s) => 'byVerb' in s);
     expect(stats.reduce((a, s) => a + s.notFound, 0)).toBeLessThanOrEqual(4);
     expect(stats.reduce((a, s) => a + (s.byVerb.apply ?? 0), 0)).toBeGreaterThanOrEqual(7);
     const guarded = await kubectl(['-n', ns, 'get', 'configmap', 'settings', '-o', 'jsonpath={.data.level}'], { context: 'sandbox-3' });
@@ -209,14 +209,36 @@ describe('unreachable cluster', () => {
     const kubeconfig = path.join(dir, 'kubeconfig');
     writeFileSync(kubeconfig, YAML.stringify(kc));
     const inv = path.join(dir, 'inventory.yaml');
-    writeFileSync(inv, YAML.stringify({ all: { clusters: { 'sandbox-1': { context: 'sandbox-1', kubeconfig }, dead: { context: 'dead', kubeconfig } } } }));
+    // two entries on the dead cluster share one connection attempt; each failure names its entry
+    writeFileSync(inv, YAML.stringify({ all: { clusters: { 'sandbox-1': { context: 'sandbox-1', kubeconfig }, dead: { context: 'dead', kubeconfig }, 'dead-too': { context: 'dead', kubeconfig } } } }));
     const ns = `k8s-apply-unr-${rand()}`;
     created.push({ context: 'sandbox-1', args: ['delete', 'namespace', ns, '--wait=false'] });
     const r = await run('cm.yml', { ns }, [], inv);
     expect(r.code, r.stdout + r.stderr).toBe(4);
-    expect(r.stdout).toMatch(/dead[^\n]*unreachable at https:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED/);
+    expect(r.stdout).toMatch(/\[dead\][^\n]*cluster dead unreachable at https:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED/);
+    expect(r.stdout).toMatch(/\[dead-too\][^\n]*cluster dead-too unreachable at https:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED/);
     expect(r.stdout).toMatch(/changed: \[sandbox-1\]/);
     expect((await kubectl(['-n', ns, 'get', 'cm', 'cm'])).code).toBe(0);
+  });
+});
+
+describe('inventory entries on one cluster', () => {
+  it('share one probe and one discovery, each with its own client', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-k8s-'));
+    const inv = path.join(dir, 'inventory.yaml');
+    writeFileSync(inv, YAML.stringify({ all: { clusters: { 'sandbox-2': { context: 'sandbox-2', kubeconfig: env.kubeconfig }, 'team-b': { context: 'sandbox-2', kubeconfig: env.kubeconfig } } } }));
+    const ns = `k8s-apply-shared-${rand()}`;
+    created.push({ context: 'sandbox-2', args: ['delete', 'namespace', ns, '--wait=false'] });
+    const statsFile = path.join(dir, 'stats.jsonl');
+    const r = await kplay(['run', path.join(fixtures, 'cm.yml'), '-i', inv, '-e', JSON.stringify({ ns }), '--no-lock', '--forks', '1'], { env: { KPLAY_STATS_FILE: statsFile } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // the first entry creates them; the second finds them as they are
+    expect(r.stdout).toMatch(/changed: \[sandbox-2\]/);
+    expect(r.stdout).toMatch(/ok: \[team-b\]/);
+    const lines = readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { cluster?: string; byVerb?: Record<string, number> }).filter((l) => l.byVerb);
+    expect(lines.map((l) => l.cluster).sort()).toEqual(['sandbox-2', 'team-b']);
+    // GET /version once, /api and /apis once: 3 discovery requests (6 with nothing shared)
+    expect(lines.reduce((n, l) => n + (l.byVerb?.discovery ?? 0), 0)).toBe(3);
   });
 });
 
