@@ -21,7 +21,7 @@ import { isRecord as isObj } from '../load/shape.js';
 export interface ConnectOptions {
   /** Client-side requests per second. @default 50 */
   qps?: number;
-  /** Client-side burst. @default 100 */
+  /** Client-side burst. @default 300 */
   burst?: number;
   /** Timeout of the reachability probe (GET /version), ms. @default 10000 */
   probeTimeoutMs?: number;

@@ -144,7 +144,7 @@ export interface TransportOptions {
   auth?: TransportAuth;
   /** Client QPS. @default 50 */
   qps?: number;
-  /** Client burst. @default 100 */
+  /** Client burst. @default 300 */
   burst?: number;
   /** @default DEFAULT_RETRY */
   retry?: Partial<RetryPolicy>;
@@ -218,7 +218,9 @@ export class Transport {
     this.mod = isHttps ? https : http;
     const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 32, ...(isHttps ? (opts.tls ?? {}) : {}) };
     this.agent = isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
-    this.bucket = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
+    // kubectl's discovery burst: a maintenance window's few hundred objects go out at once; the
+    // server's priority and fairness is the real protection, and its 429s are retried.
+    this.bucket = new TokenBucket(opts.qps ?? 50, opts.burst ?? 300);
     this.retry = { ...DEFAULT_RETRY, ...(opts.retry ?? {}) };
     this.stats = opts.stats ?? { requests: 0, writes: 0, retries: 0, byVerb: {}, notFound: 0 };
   }
