@@ -206,9 +206,11 @@ export async function readLocalRecords(dir: string): Promise<LocalRecord[]> {
 /** Git commit/author of the playbook directory, if it is in a git work tree. */
 export async function gitInfo(dir: string): Promise<RunHeader['git']> {
   try {
-    const { stdout } = await pexec('git', ['-C', dir, 'log', '-1', '--format=%H%n%an <%ae>'], { timeout: 5000 });
+    const [{ stdout }, { stdout: st }] = await Promise.all([
+      pexec('git', ['-C', dir, 'log', '-1', '--format=%H%n%an <%ae>'], { timeout: 5000 }),
+      pexec('git', ['-C', dir, 'status', '--porcelain', '--', '.'], { timeout: 5000 }),
+    ]);
     const [commit, author] = stdout.trim().split('\n');
-    const { stdout: st } = await pexec('git', ['-C', dir, 'status', '--porcelain', '--', '.'], { timeout: 5000 });
     return commit ? { commit, author: author ?? '', dirty: st.trim().length > 0 } : undefined;
   } catch {
     return undefined;

@@ -99,13 +99,15 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
   const skipTags = o.skipTags ?? [];
   const runId = newRunId();
   const { user, host } = whoAmI();
+  // git runs while the playbook does: only the run record needs it, at the end.
+  const git = check ? undefined : gitInfo(o.playbook.dir);
   const recorder = check
     ? undefined
     : new RunRecorder({
         run_id: runId,
         user,
         host,
-        git: await gitInfo(o.playbook.dir),
+        git: undefined, // set before the record is written, in this place of the header
         started: new Date().toISOString(),
         playbook: o.playbook.file,
         inventory: inventory.source,
@@ -191,6 +193,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
     const recordErrors: string[] = [];
     let recordFile: string | undefined;
     if (recorder) {
+      recorder.header.git = await git;
       try {
         recordFile = await recorder.writeLocal(recordDir);
       } catch (e) {
