@@ -64,6 +64,12 @@ export function registerCompiled(schema: JsonSchema, fn: ValidateFunction, opts:
   c.set(schema, fn);
 }
 
+/**
+ * The start of a file of ajv standalone code loaded as an ES module: ajv's output require()s its
+ * run-time helpers (`ucs2length` for `minLength`, `equal`, …) even with `code.esm`.
+ */
+export const STANDALONE_PRELUDE = "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n";
+
 /** FNV-1a of the JSON of `value`: tells whether code generated at build time was made from it. */
 export function fingerprint(value: unknown): string {
   const text = JSON.stringify(value);
