@@ -1,6 +1,6 @@
 // Pure logic of the k8s layer: normalisation, diff paths, Secret masking, ordering, conflicts, discovery parsing.
 import { describe, expect, it } from 'vitest';
-import { changedPaths, diffEntry, maskPair, normalize, sameObject, secretValues, SECRET_MARK, SECRET_MARK_CHANGED } from '../../src/k8s/normalize.js';
+import { canonicalJson, changedPaths, diffEntry, maskPair, normalize, sameJson, sameObject, secretValues, SECRET_MARK, SECRET_MARK_CHANGED } from '../../src/k8s/normalize.js';
 import { phases, rankOf, sortForApply, sortForDelete } from '../../src/k8s/order.js';
 import { ApplyConflictError, parseConflicts } from '../../src/k8s/errors.js';
 import { DiscoveryIndex, parseAggregated, parseResourceList } from '../../src/k8s/discovery.js';
@@ -190,5 +190,62 @@ describe('isManualEdit: which conflicts are drift to take back', () => {
     expect(isManualEdit(live([{ manager: 'kube-controller-manager', operation: 'Update' }]), 'kube-controller-manager')).toBe(false);
     expect(isManualEdit(live([{ manager: 'kubectl-client-side-apply', operation: 'Update' }]), 'kubectl-client-side-apply')).toBe(false);
     expect(isManualEdit(undefined, 'kubectl')).toBe(false);
+  });
+});
+
+describe('sameJson', () => {
+  // A small seeded generator of JSON-like values with the edges JSON has: undefined properties
+  // and list items, NaN/Infinity, -0, key order, nested lists and maps.
+  function rng(seed: number): () => number {
+    let s = seed >>> 0;
+    return () => {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      return s / 2 ** 32;
+    };
+  }
+  const LEAVES: unknown[] = [null, undefined, 0, -0, 1, 1.5, NaN, Infinity, '', '0', 'a', true, false, 'null'];
+  function value(r: () => number, depth: number): unknown {
+    const p = r();
+    if (depth > 3 || p < 0.45) return LEAVES[Math.floor(r() * LEAVES.length)];
+    if (p < 0.7) return Array.from({ length: Math.floor(r() * 4) }, () => value(r, depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(r() * 4); i > 0; i--) o[['a', 'b', 'c', 'd'][Math.floor(r() * 4)] ?? 'a'] = value(r, depth + 1);
+    return o;
+  }
+  /** A copy with keys in reverse order and, sometimes, one leaf changed. */
+  function variant(v: unknown, r: () => number): unknown {
+    if (Array.isArray(v)) return v.map((x) => variant(x, r));
+    if (v !== null && typeof v === 'object') {
+      const o: Record<string, unknown> = {};
+      for (const k of Object.keys(v).reverse()) o[k] = variant((v as Record<string, unknown>)[k], r);
+      return o;
+    }
+    return r() < 0.1 ? LEAVES[Math.floor(r() * LEAVES.length)] : v;
+  }
+
+  it('agrees with comparing canonical JSON text on 20,000 generated pairs', () => {
+    const r = rng(42);
+    let equal = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const a = value(r, 0);
+      const b = r() < 0.5 ? variant(a, r) : value(r, 0);
+      const expected = canonicalJson(a) === canonicalJson(b);
+      expect(sameJson(a, b), `${String(canonicalJson(a))} vs ${String(canonicalJson(b))}`).toBe(expected);
+      if (expected) equal++;
+    }
+    // both outcomes are well represented
+    expect(equal).toBeGreaterThan(2000);
+    expect(equal).toBeLessThan(18_000);
+  });
+
+  it('treats absent and undefined properties alike, and null as a value', () => {
+    expect(sameJson({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(sameJson({ a: 1, b: null }, { a: 1 })).toBe(false);
+    expect(sameJson({ a: 1, b: null }, { a: 1, b: undefined })).toBe(false);
+    expect(sameJson([undefined], [null])).toBe(true);
+    expect(sameJson({ a: [1, { b: 2, c: 3 }] }, { a: [1, { c: 3, b: 2 }] })).toBe(true);
+    expect(sameJson({ a: [1, 2] }, { a: [2, 1] })).toBe(false);
+    expect(sameJson({}, [])).toBe(false);
+    expect(sameJson('1', 1)).toBe(false);
   });
 });
