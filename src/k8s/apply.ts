@@ -52,8 +52,8 @@ export interface ApplySetOptions {
 
 
 /** `apiVersion|kind` → scope for every custom resource kind defined by CRDs in `objects`. */
-export function crdKinds(objects: KubeObject[]): Map<string, { namespaced: boolean; crd: string }> {
-  const out = new Map<string, { namespaced: boolean; crd: string }>();
+export function crdKinds(objects: KubeObject[]): Map<string, { apiVersion: string; kind: string; namespaced: boolean; crd: string }> {
+  const out = new Map<string, { apiVersion: string; kind: string; namespaced: boolean; crd: string }>();
   for (const o of objects) {
     if (o.kind !== 'CustomResourceDefinition' || !isObj(o.spec)) continue;
     const spec = o.spec;
@@ -61,7 +61,7 @@ export function crdKinds(objects: KubeObject[]): Map<string, { namespaced: boole
     const kind = isObj(spec.names) && typeof spec.names.kind === 'string' ? spec.names.kind : '';
     for (const v of Array.isArray(spec.versions) ? spec.versions : []) {
       // A version with `served: false` never appears in discovery: its objects fail as unknown kinds.
-      if (isObj(v) && typeof v.name === 'string' && v.served !== false) out.set(`${group}/${v.name}|${kind}`, { namespaced: spec.scope !== 'Cluster', crd: o.metadata.name ?? '' });
+      if (isObj(v) && typeof v.name === 'string' && v.served !== false) out.set(`${group}/${v.name}|${kind}`, { apiVersion: `${group}/${v.name}`, kind, namespaced: spec.scope !== 'Cluster', crd: o.metadata.name ?? '' });
     }
   }
   return out;
@@ -138,12 +138,7 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
     if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
     const names = new Set(changedCrds.map((r) => r.ref.name));
     // Every served version, not only those this apply uses: the next task may apply the others.
-    const kinds = [...crds]
-      .filter(([, v]) => names.has(v.crd))
-      .map(([key, v]) => {
-        const [apiVersion = '', kind = ''] = key.split('|');
-        return { apiVersion, kind, crd: v.crd };
-      });
+    const kinds = [...crds.values()].filter((v) => names.has(v.crd));
     await waitServed(client, kinds, Math.max(1000, budget - (Date.now() - started)), opts.signal);
   };
   // Both lanes run to the end before a failure of either is reported (nothing left running behind the error).

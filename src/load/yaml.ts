@@ -121,23 +121,12 @@ export interface Loaded {
   secrets: string[];
 }
 
-/** Offsets where the lines of `text` start. */
-function lineStarts(text: string): number[] {
-  const out = [0];
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) out.push(i + 1);
-  return out;
-}
-
-/** 1-based line and column of `offset`, as `yaml`'s LineCounter gives them. */
-function linePos(lines: number[], offset: number, file: string): SourcePos {
-  let lo = 0;
-  let hi = lines.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((lines[mid] ?? 0) <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return { file, line: lo + 1, col: offset - (lines[lo] ?? 0) + 1 };
+/** A `yaml` LineCounter for `text` without parsing it (for positions found by the fast path). */
+function countLines(text: string): LineCounter {
+  const lc = new LineCounter();
+  lc.addNewLine(0);
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lc.addNewLine(i + 1);
+  return lc;
 }
 
 /**
@@ -150,8 +139,8 @@ export function parseYaml(text: string, file: string, opts: { fast?: boolean } =
   if (opts.fast !== false) {
     const fast = fastLoadAllWithOffsets(text, maxDepth());
     if (fast) {
-      const lines = lineStarts(text);
-      const at = (offset: number): SourcePos => linePos(lines, offset, file);
+      const lc = countLines(text);
+      const at = (offset: number): SourcePos => ({ file, ...lc.linePos(offset) });
       for (const [value, o] of fast.offsets) positions.set(value, { self: at(o.self), keys: new Map([...o.keys].map(([k, v]) => [k, at(v)])) });
       return { docs: fast.docs, secrets: [] };
     }
