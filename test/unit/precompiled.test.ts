@@ -11,7 +11,7 @@ import { ajv, ajvOptions, DOC_KEYWORDS, variantOf } from '../../src/load/schema.
 import type { AnyModule } from '../../src/sdk/module.js';
 import { MODULE_VARIANTS, moduleFingerprint } from '../../src/sdk/precompiled.js';
 import { loadRegistry } from '../../src/sdk/registry.js';
-import { precompiledSource } from '../../src/playbook/precompile.js';
+import { precompiledSource } from '../../src/build/static-validators.js';
 import { PRECOMPILED, schemaHash } from '../../src/playbook/validators.js';
 import { repoRoot } from '../helpers/cli.js';
 
