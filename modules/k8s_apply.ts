@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { defineModule, kubeFor, applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, ApplyConflictError, KubeApiError, loadSources, parseManifests, toObjects, parseDriftRules, driftOf, secretValues, waitFor, errorMessage, Default, DriftResult, StringEnum, Type, type Args, type Static, type DiffEntry, type ModuleContext, type ModuleResult, type ObjectResult, type WaitTarget, type KubeObject } from 'kplay/sdk';
+import { defineModule, kubeFor, applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, ApplyConflictError, KubeApiError, loadSources, parseManifests, toObjects, parseDriftRules, driftOf, secretValues, waitFor, errorMessage, labelOf, Default, DriftResult, StringEnum, Type, type Args, type Static, type DiffEntry, type ModuleContext, type ModuleResult, type ObjectResult, type WaitTarget, type KubeObject } from 'kplay/sdk';
 
 const LABEL_VALUE = '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 
@@ -172,8 +172,8 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
     }
 
     const data = resultData(results);
-    const reclaimed = results.flatMap((r) => (r.plan.reclaimed ?? []).map((f) => `${f} on ${r.plan.diff.label}`));
-    const added = results.flatMap((r) => (r.plan.additions ?? []).map((a) => `${a.manager}: ${a.path} on ${r.plan.diff.label}`));
+    const reclaimed = results.flatMap((r) => (r.plan.reclaimed ?? []).map((f) => `${f} on ${labelOf(r.ref)}`));
+    const added = results.flatMap((r) => (r.plan.additions ?? []).map((a) => `${a.manager}: ${a.path} on ${labelOf(r.ref)}`));
     const summary = `${summarize(results, ctx.checkMode)}${reclaimed.length ? `; ${ctx.checkMode ? 'would take' : 'took'} back from manual edits: ${reclaimed.join(', ')}` : ''}${added.length ? `; ${ctx.checkMode ? 'would remove' : 'removed'} fields added by hand: ${added.join(', ')}` : ''}`;
     const diff: DiffEntry[] | undefined = ctx.diffMode ? results.filter((r) => r.action !== 'unchanged').map((r) => (r.note ? { ...r.plan.diff, label: `${r.plan.diff.label} (${r.note})` } : r.plan.diff)) : undefined;
     const changed = results.some((r) => r.action !== 'unchanged');
@@ -234,6 +234,6 @@ function summarize(results: ObjectResult[], check: boolean): string {
   if (n('configured')) parts.push(`${n('configured')} ${would}configured`);
   if (n('deleted')) parts.push(`${n('deleted')} ${would}deleted`);
   parts.push(`${n('unchanged')} unchanged`);
-  const changed = results.filter((r) => r.action !== 'unchanged').slice(0, 5).map((r) => `${r.action} ${r.plan.diff.label}${r.plan.changedPaths.length ? ` (${r.plan.changedPaths.slice(0, 3).join(', ')})` : ''}`);
+  const changed = results.filter((r) => r.action !== 'unchanged').slice(0, 5).map((r) => `${r.action} ${labelOf(r.ref)}${r.plan.changedPaths.length ? ` (${r.plan.changedPaths.slice(0, 3).join(', ')})` : ''}`);
   return `${parts.join(', ')}${changed.length ? `: ${changed.join('; ')}` : ''}`;
 }

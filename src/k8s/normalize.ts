@@ -165,7 +165,22 @@ export function toYaml(o: KubeObject | undefined): string {
   return YAML.stringify(canonical(o), { lineWidth: 0 });
 }
 
-/** A `DiffEntry` for a (masked) before/after pair; `mask` is applied to both texts. */
+/**
+ * A `DiffEntry` for a (masked) before/after pair; `mask` is applied to both texts. The texts are
+ * rendered when first read (most entries — created objects of a cold apply, unchanged ones — are
+ * never shown, and rendering a large CRD as YAML costs milliseconds); `before` and `after` must
+ * not change afterwards.
+ */
 export function diffEntry(label: string, before: KubeObject | undefined, after: KubeObject | undefined, mask: (s: string) => string = (s) => s): DiffEntry {
-  return { label, before: mask(toYaml(before)), after: mask(toYaml(after)) };
+  let texts: { before: string; after: string } | undefined;
+  const render = (): { before: string; after: string } => (texts ??= { before: mask(toYaml(before)), after: mask(toYaml(after)) });
+  return {
+    label,
+    get before(): string {
+      return render().before;
+    },
+    get after(): string {
+      return render().after;
+    },
+  };
 }

@@ -67,6 +67,25 @@ describe('Secret masking', () => {
       expect(d.before + d.after).not.toContain(leak);
     }
   });
+  it('diff texts are rendered (and masked) once, when first read, and show in spreads and JSON', () => {
+    let masked = 0;
+    const mask = (s: string): string => {
+      masked++;
+      return s.replaceAll('hunter2', '***');
+    };
+    const cm = (v: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' }, data: { pw: v } });
+    const d = diffEntry('ConfigMap ns/c', cm('old'), cm('hunter2'), mask);
+    expect(masked).toBe(0);
+    expect(d.label).toBe('ConfigMap ns/c');
+    expect(masked).toBe(0);
+    expect(d.after).toContain('pw: ***');
+    expect(d.before).toContain('pw: old');
+    expect(masked).toBe(2);
+    expect({ ...d, label: 'x' }).toEqual({ label: 'x', before: d.before, after: d.after });
+    expect(JSON.parse(JSON.stringify(d))).toEqual({ label: 'ConfigMap ns/c', before: d.before, after: d.after });
+    expect(masked).toBe(2);
+    expect(diffEntry('gone', cm('x'), undefined).after).toBe('');
+  });
   it('comparePlan detects a value change even though both sides are masked', () => {
     const p = comparePlan({ apiVersion: 'v1', kind: 'Secret', name: 's', namespace: 'ns' }, secret('a-value-1'), secret('a-value-2'));
     expect(p.action).toBe('update');
