@@ -14,7 +14,7 @@ import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
 import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
 import { waitFor } from './wait.js';
 import { sleepOrThrow } from './http.js';
-import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
+import type { KubeClient, KubeObject, ObjectPlan, ObjectRef, ResourceInfo } from './types.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 /** What happened to one object. */
@@ -84,9 +84,9 @@ function pendingCreate(obj: KubeObject, mask?: (s: string) => string): ObjectPla
  * - `prerequisites`: what workloads refer to (quotas, limits, RBAC, service accounts, config,
  *   storage, services; ranks 2–7);
  * - `workloads` (rank 8);
- * - `custom`: custom resources and other kinds (rank 10), as soon as the CRDs created or changed
- *   by this apply are Established — alongside `prerequisites` and `workloads`, so the wait for
- *   Established costs nothing when there is other work;
+ * - `custom`: custom resources and other kinds (rank 10), each custom resource as soon as its
+ *   CRD is Established when this apply created or changed it — alongside `prerequisites` and
+ *   `workloads`, so the wait for Established costs nothing when there is other work;
  * - `last`: webhooks and APIServices (rank 9): registered after the objects they would
  *   intercept (a webhook whose backend is not up yet would refuse them) and after the workloads
  *   that serve them.
@@ -114,46 +114,109 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   const limit = pLimit(16);
   const byGroup = new Map<ApplyGroup, KubeObject[]>(GROUP_ORDER.map((g) => [g, []]));
   for (const obj of sortForApply(objects)) byGroup.get(groupOf(obj))?.push(obj);
-  const state: GroupState = { newNamespaces: new Set(), newKinds: new Set() };
-  const run = (g: ApplyGroup): Promise<ObjectResult[]> => applyGroup(client, byGroup.get(g) ?? [], crds, state, limit, opts);
+  const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: 0 };
+  const run = (objs: KubeObject[]): Promise<ObjectResult[]> => applyGroup(client, objs, crds, state, limit, opts);
 
-  const foundations = await run('foundations');
+  const foundations = await run(byGroup.get('foundations') ?? []);
   for (const r of foundations) {
     if (r.action !== 'created') continue;
     if (r.ref.kind === 'Namespace') state.newNamespaces.add(r.ref.name);
     if (r.ref.kind === 'CustomResourceDefinition') for (const [k, v] of crds) if (v.crd === r.ref.name) state.newKinds.add(k);
   }
-  // CRDs must be Established before their custom resources can be applied; the other groups do not wait.
-  const changedCrds = foundations.filter((r) => r.ref.kind === 'CustomResourceDefinition' && r.action !== 'unchanged');
-  const established = async (): Promise<void> => {
-    if (!changedCrds.length || opts.checkMode) return;
-    const started = Date.now();
-    const budget = opts.crdTimeoutMs ?? 60_000;
-    const w = await waitFor(
-      client,
-      changedCrds.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, name: r.ref.name })),
-      { type: 'ready' },
-      { timeoutMs: budget, signal: opts.signal },
-    );
+  const deadline = Date.now() + (opts.crdTimeoutMs ?? 60_000);
+  state.servedBy = deadline;
+  // CRDs must be Established before their custom resources can be applied: each CRD's custom
+  // resources go as soon as that CRD is (the apiserver establishes CRDs one after another), the
+  // other groups and custom resources of untouched CRDs do not wait.
+  const changedCrds = opts.checkMode ? [] : foundations.filter((r) => r.ref.kind === 'CustomResourceDefinition' && r.action !== 'unchanged');
+  const established = async (crd: ObjectResult): Promise<void> => {
+    const w = await waitFor(client, [{ apiVersion: crd.ref.apiVersion, kind: crd.ref.kind, name: crd.ref.name }], { type: 'ready' }, { timeoutMs: Math.max(1, deadline - Date.now()), signal: opts.signal });
     if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
-    const names = new Set(changedCrds.map((r) => r.ref.name));
-    // Every served version, not only those this apply uses: the next task may apply the others.
-    const kinds = [...crds.values()].filter((v) => names.has(v.crd));
-    await waitServed(client, kinds, Math.max(1000, budget - (Date.now() - started)), opts.signal);
+    const live = w.objects[0];
+    // A new CRD's kinds are known from the CRD itself: discovery publishes them a moment after
+    // Established, and writes of its custom resources are retried until served (see writeServed).
+    if (crd.action === 'created' && live) client.learnKinds(crd.ref.name, servedKinds(live));
+    // A changed CRD (a new version): wait for discovery, every served version, not only those
+    // this apply uses (the next task may apply the others).
+    else await waitServed(client, [...crds.values()].filter((v) => v.crd === crd.ref.name), Math.max(1000, deadline - Date.now()), opts.signal);
   };
-  // Both lanes run to the end before a failure of either is reported (nothing left running behind the error).
-  const lanes = await Promise.allSettled([
-    (async () => [...(await run('prerequisites')), ...(await run('workloads'))])(),
-    (async () => {
-      await established();
-      return run('custom');
-    })(),
+  const custom = byGroup.get('custom') ?? [];
+  const crdOf = (o: KubeObject): string | undefined => crds.get(`${o.apiVersion}|${o.kind}`)?.crd;
+  const waited = new Set(changedCrds.map((r) => r.ref.name));
+  const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
+    { objects: custom.filter((o) => !waited.has(crdOf(o) ?? '')) },
+    ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(o) === crd.ref.name) })),
+  ];
+  const runCustom = async (): Promise<ObjectResult[]> => {
+    const parts = await allSettledOrThrow(
+      customLanes.map(async (l) => {
+        if (l.crd) await established(l.crd);
+        return run(l.objects);
+      }),
+    );
+    // back to apply order (applyGroup answers in the order of its objects)
+    const byObject = new Map<KubeObject, ObjectResult>();
+    customLanes.forEach((l, i) => l.objects.forEach((o, j) => {
+      const r = parts[i]?.[j];
+      if (r) byObject.set(o, r);
+    }));
+    return custom.flatMap((o) => byObject.get(o) ?? []);
+  };
+  const [builtins, customResults] = await allSettledOrThrow([
+    (async () => [...(await run(byGroup.get('prerequisites') ?? [])), ...(await run(byGroup.get('workloads') ?? []))])(),
+    runCustom(),
   ]);
-  const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  const last = await run(byGroup.get('last') ?? []);
+  return [...foundations, ...(builtins ?? []), ...(customResults ?? []), ...last];
+}
+
+/**
+ * All the promises' values; when some reject, the first rejection — but only after every one has
+ * settled (nothing is left running behind the error).
+ */
+async function allSettledOrThrow<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((l): l is PromiseRejectedResult => l.status === 'rejected');
   if (failed) throw failed.reason;
-  const [builtins, custom] = lanes.map((l) => (l.status === 'fulfilled' ? l.value : []));
-  const last = await run('last');
-  return [...foundations, ...(builtins ?? []), ...(custom ?? []), ...last];
+  return settled.flatMap((l) => (l.status === 'fulfilled' ? [l.value] : []));
+}
+
+/** Verbs of a custom resource's endpoint (as discovery lists them for CRDs). */
+const CR_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
+
+/** The kinds an Established CRD serves (its accepted names, every served version). */
+export function servedKinds(crd: KubeObject): ResourceInfo[] {
+  const spec = isObj(crd.spec) ? crd.spec : {};
+  const status = isObj(crd.status) ? crd.status : {};
+  const names = isObj(status.acceptedNames) ? status.acceptedNames : isObj(spec.names) ? spec.names : {};
+  const group = typeof spec.group === 'string' ? spec.group : '';
+  const kind = typeof names.kind === 'string' ? names.kind : '';
+  const plural = typeof names.plural === 'string' ? names.plural : '';
+  if (!group || !kind || !plural) return [];
+  return (Array.isArray(spec.versions) ? spec.versions : [])
+    .filter((v): v is Record<string, unknown> & { name: string } => isObj(v) && typeof v.name === 'string' && v.served !== false)
+    .map((v) => ({ group, version: v.name, kind, resource: plural, namespaced: spec.scope !== 'Cluster', verbs: CR_VERBS }));
+}
+
+/**
+ * Write an object of a kind whose CRD this apply just created. The apiserver serves a new CRD's
+ * endpoint from its own copy of the CRD, which can trail the Established condition (by a moment,
+ * or longer behind a load balancer over several apiservers): a 404 that names no object (the
+ * endpoint itself is missing) is retried, backing off 50 → 500 ms, until `until` (epoch ms).
+ */
+export async function writeServed<T>(write: () => Promise<T>, until: number, signal?: AbortSignal): Promise<T> {
+  let pause = 50;
+  for (;;) {
+    try {
+      return await write();
+    } catch (e) {
+      const endpointMissing = e instanceof KubeApiError && e.status === 404 && !e.body?.details?.name;
+      const left = until - Date.now();
+      if (!endpointMissing || left <= 0) throw e;
+      await sleepOrThrow(Math.min(pause, left), signal);
+      pause = Math.min(pause * 2, 500);
+    }
+  }
 }
 
 /**
@@ -202,6 +265,8 @@ interface GroupState {
   newNamespaces: Set<string>;
   /** `apiVersion|kind` of CRDs created: no object of theirs exists yet. */
   newKinds: Set<string>;
+  /** Until when (epoch ms) writes of `newKinds` are retried while their endpoint is not served. */
+  servedBy: number;
 }
 
 /** Plan and write one group: read the live objects, plan, write only what changes, all in parallel. */
@@ -264,9 +329,8 @@ async function applyGroup(client: KubeClient, objects: KubeObject[], crds: Retur
       [...toWrite].map(([r, obj]) =>
         limit(async () => {
           // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
-          const applied = removesOnlyAdditions(r.plan)
-            ? undefined
-            : await client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
+          const write = (): Promise<KubeObject> => client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
+          const applied = removesOnlyAdditions(r.plan) ? undefined : state.newKinds.has(`${obj.apiVersion}|${obj.kind}`) ? await writeServed(write, state.servedBy, opts.signal) : await write();
           if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
           let stored = applied;
           if (r.plan.additions?.length) {
@@ -345,6 +409,7 @@ export async function deleteOne(client: KubeClient, obj: KubeObject, opts: { che
   if (!opts.checkMode) {
     const existed = await client.delete(ref, { signal: opts.signal, propagationPolicy: 'Background' });
     if (!existed) return { ref, action: 'unchanged', plan: { ...plan, action: 'unchanged' } };
+    if (ref.kind === 'CustomResourceDefinition') client.learnKinds(ref.name, []);
     opts.log?.(`deleted ${labelOf(ref)}`);
   }
   return { ref, action: 'deleted', plan, object: masked };

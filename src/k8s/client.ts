@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseData } from '../load/fast-yaml.js';
 import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
-import { AGGREGATED_ACCEPT, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
+import { AGGREGATED_ACCEPT, apiVersionOf, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
 import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
 import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
@@ -150,6 +150,8 @@ export interface DiscoveryCache {
   index?: Promise<DiscoveryIndex>;
   /** Kinds still unknown after a refresh (so a typo does not refresh again and again). */
   missing: Set<string>;
+  /** Kinds of CRDs seen Established, by CRD name (see `KubeClient.learnKinds`). */
+  learned: Map<string, readonly ResourceInfo[]>;
 }
 
 /** What inventory entries reaching the same apiserver with the same credentials share. */
@@ -248,7 +250,7 @@ async function open(cluster: ClusterRef, opts: ConnectOptions): Promise<Connecti
   } catch {
     // 403 on /version (unusual RBAC): reachable anyway
   }
-  return { server, creds, version, discovery: { missing: new Set() }, spare: transport, users: 0 };
+  return { server, creds, version, discovery: { missing: new Set(), learned: new Map() }, spare: transport, users: 0 };
 }
 
 const statsClients: KubeClientImpl[] = [];
@@ -336,7 +338,7 @@ export class KubeClientImpl implements KubeClient {
     readonly name: string,
     readonly server: string,
     readonly transport: Transport,
-    private readonly discovery: DiscoveryCache = { missing: new Set() },
+    private readonly discovery: DiscoveryCache = { missing: new Set(), learned: new Map() },
     private readonly onClose?: () => void,
   ) {}
 
@@ -432,7 +434,7 @@ export class KubeClientImpl implements KubeClient {
 
   async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
     const key = `${apiVersion} ${kind}`;
-    let info = (await this.loadDiscovery()).get(apiVersion, kind);
+    let info = (await this.loadDiscovery()).get(apiVersion, kind) ?? this.learnedKind(apiVersion, kind);
     if (!info && !this.discovery.missing.has(key)) {
       // Maybe a CRD applied earlier in the run: refresh once.
       this.discovery.index = undefined;
@@ -456,6 +458,17 @@ export class KubeClientImpl implements KubeClient {
   invalidateDiscovery(): void {
     this.discovery.index = undefined;
     this.discovery.missing.clear();
+  }
+
+  learnKinds(crd: string, kinds: readonly ResourceInfo[]): void {
+    if (kinds.length) this.discovery.learned.set(crd, kinds);
+    else this.discovery.learned.delete(crd);
+    for (const k of kinds) this.discovery.missing.delete(`${apiVersionOf(k.group, k.version)} ${k.kind}`);
+  }
+
+  private learnedKind(apiVersion: string, kind: string): ResourceInfo | undefined {
+    for (const kinds of this.discovery.learned.values()) for (const k of kinds) if (k.kind === kind && apiVersionOf(k.group, k.version) === apiVersion) return k;
+    return undefined;
   }
 
   /** URL path of a collection or object. */

@@ -112,6 +112,12 @@ export interface KubeClient {
   resource(apiVersion: string, kind: string): Promise<ResourceInfo>;
   /** Forget cached discovery (after CRDs were created). */
   invalidateDiscovery(): void;
+  /**
+   * The kinds a CRD serves, known before discovery lists them (discovery publishes a new CRD's
+   * kinds a moment after it is Established); consulted only for kinds discovery does not list.
+   * An empty list forgets the CRD's kinds (it was deleted).
+   */
+  learnKinds(crd: string, kinds: readonly ResourceInfo[]): void;
   /** GET one object; `undefined` when it does not exist. */
   get(ref: ObjectRef, signal?: AbortSignal): Promise<KubeObject | undefined>;
   list(apiVersion: string, kind: string, opts?: ListOptions): Promise<{ items: KubeObject[]; resourceVersion: string }>;

@@ -1,0 +1,117 @@
+// A CRD created by an apply: its custom resources are written as soon as it is Established,
+// with its kinds taken from the CRD itself (discovery lists them a moment later), and writes
+// retried while the apiserver does not serve the new endpoint yet. The gap shows on the real
+// sandbox only now and then, so here a small HTTP server plays discovery and the lagging
+// endpoint (a FAKE apiserver: it injects the lag).
+import { afterEach, describe, expect, it } from 'vitest';
+import { servedKinds, writeServed } from '../../src/k8s/apply.js';
+import { KubeClientImpl } from '../../src/k8s/client.js';
+import { KubeApiError } from '../../src/k8s/errors.js';
+import { Transport } from '../../src/k8s/http.js';
+import type { KubeObject } from '../../src/k8s/types.js';
+import { readBody, startHttp, type TestServer } from '../helpers/http.js';
+
+const crd: KubeObject = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.shop.kplay.test' },
+  spec: {
+    group: 'shop.kplay.test',
+    scope: 'Namespaced',
+    names: { kind: 'Widget', plural: 'widgets', singular: 'widget' },
+    versions: [
+      { name: 'v1', served: true, storage: true },
+      { name: 'v1alpha1', served: false, storage: false },
+      { name: 'v2', served: true, storage: false },
+    ],
+  },
+  status: { acceptedNames: { kind: 'Widget', plural: 'widgets' }, conditions: [{ type: 'Established', status: 'True' }] },
+};
+
+const emptyDiscovery = { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', items: [] };
+const notServed = { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 };
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('servedKinds', () => {
+  it('lists every served version under the accepted names and scope', () => {
+    expect(servedKinds(crd)).toEqual([
+      { group: 'shop.kplay.test', version: 'v1', kind: 'Widget', resource: 'widgets', namespaced: true, verbs: expect.arrayContaining(['get', 'list', 'patch', 'watch']) },
+      { group: 'shop.kplay.test', version: 'v2', kind: 'Widget', resource: 'widgets', namespaced: true, verbs: expect.arrayContaining(['get', 'list', 'patch', 'watch']) },
+    ]);
+    const cluster = { ...crd, spec: { ...(crd.spec as object), scope: 'Cluster' } };
+    expect(servedKinds(cluster).every((k) => !k.namespaced)).toBe(true);
+  });
+
+  it('is empty for shapes it cannot read (no group, no names, null versions)', () => {
+    expect(servedKinds({ ...crd, spec: { group: 'g', versions: null } })).toEqual([]);
+    expect(servedKinds({ ...crd, spec: null, status: null })).toEqual([]);
+  });
+});
+
+describe('learned kinds', () => {
+  it('are used for kinds discovery does not list yet, and forgotten when the CRD is deleted', async () => {
+    server = await startHttp((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(emptyDiscovery));
+    });
+    const client = new KubeClientImpl('c1', server.url, new Transport({ cluster: 'c1', server: server.url }));
+    try {
+      await expect(client.resource('shop.kplay.test/v1', 'Widget')).rejects.toThrow(/no kind Widget in apiVersion shop.kplay.test\/v1 on cluster c1 \(is the CRD installed\?\)/);
+      client.learnKinds('widgets.shop.kplay.test', servedKinds(crd));
+      const before = client.stats.requests;
+      expect(await client.resource('shop.kplay.test/v2', 'Widget')).toMatchObject({ resource: 'widgets', version: 'v2', namespaced: true });
+      expect(client.stats.requests).toBe(before); // no discovery refresh for a learned kind
+      client.learnKinds('widgets.shop.kplay.test', []);
+      client.invalidateDiscovery();
+      await expect(client.resource('shop.kplay.test/v1', 'Widget')).rejects.toThrow(/no kind Widget/);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('writeServed', () => {
+  it('retries an apply while the new endpoint answers 404, then returns what the server stored', async () => {
+    let patches = 0;
+    server = await startHttp((req, res) => {
+      if (req.method !== 'PATCH') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(emptyDiscovery));
+      patches++;
+      void readBody(req).then((body) => {
+        if (patches < 3) return void res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify(notServed));
+        res.writeHead(201, { 'Content-Type': 'application/json' }).end(body);
+      });
+    });
+    const client = new KubeClientImpl('c1', server.url, new Transport({ cluster: 'c1', server: server.url }));
+    try {
+      client.learnKinds('widgets.shop.kplay.test', servedKinds(crd));
+      const w: KubeObject = { apiVersion: 'shop.kplay.test/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'shop' }, spec: { size: 1 } };
+      const stored = await writeServed(() => client.apply(w, { fieldManager: 'kplay', force: false }), Date.now() + 10_000);
+      expect(stored).toMatchObject({ kind: 'Widget', metadata: { name: 'w1' } });
+      expect(patches).toBe(3);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('does not retry a 404 that names an object (a missing namespace), nor other errors', async () => {
+    let calls = 0;
+    const nsGone = new KubeApiError(404, 'NotFound', 'namespaces "shop" not found', 'PATCH', '/apis/shop.kplay.test/v1/namespaces/shop/widgets/w1', 'c1', { reason: 'NotFound', code: 404, details: { name: 'shop', kind: 'namespaces' } });
+    await expect(writeServed(() => (calls++, Promise.reject(nsGone)), Date.now() + 10_000)).rejects.toBe(nsGone);
+    expect(calls).toBe(1);
+    const forbidden = new KubeApiError(403, 'Forbidden', 'no', 'PATCH', '/x', 'c1');
+    await expect(writeServed(() => Promise.reject(forbidden), Date.now() + 10_000)).rejects.toBe(forbidden);
+  });
+
+  it('gives up at the deadline with the last error', async () => {
+    const missing = new KubeApiError(404, 'NotFound', 'the server could not find the requested resource', 'PATCH', '/x', 'c1', notServed);
+    let calls = 0;
+    const started = Date.now();
+    await expect(writeServed(() => (calls++, Promise.reject(missing)), Date.now() + 300)).rejects.toBe(missing);
+    expect(calls).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
