@@ -17,6 +17,7 @@ import { mkdir, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { sha256, type ChainLink } from './chain.js';
@@ -288,9 +289,10 @@ export class RunRecorder {
 
   /** Write this cluster's record as a ConfigMap and keep only the newest `keep`. */
   async writeCluster(client: KubeClient, cluster: string, keep: number): Promise<void> {
-    await ensureSystemNamespace(client);
-    // the link to the newest record already in the cluster
+    // Empty when kplay-system does not exist yet: it is made only then (below), so the end of a
+    // run costs a LIST and a write per cluster.
     const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
+    // the link to the newest record already in the cluster
     const before = items
       .map((cm) => ({ id: cm.metadata.labels?.[RUN_ID_LABEL] ?? '', name: String(cm.metadata.name), text: isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined }))
       .filter((r): r is { id: string; name: string; text: string } => r.text !== undefined && r.name < `kplay-run-${this.header.run_id}`.toLowerCase())
@@ -317,8 +319,14 @@ export class RunRecorder {
       },
       data: { 'record.json': text, 'record.sha256': sha256(text) },
     };
-    await client.apply(cm, { fieldManager: 'kplay', force: true });
-    await pruneRecords(client, keep);
+    try {
+      await client.apply(cm, { fieldManager: 'kplay', force: true });
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 404 && e.body?.details?.kind === 'namespaces')) throw e;
+      await ensureSystemNamespace(client);
+      await client.apply(cm, { fieldManager: 'kplay', force: true });
+    }
+    await pruneRecords(client, [...items.map((i) => String(i.metadata.name)), String(cm.metadata.name)], keep);
   }
 }
 
@@ -337,12 +345,14 @@ export function labelValue(s: string): string {
   return s.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '') || 'x';
 }
 
-/** Keep the newest `keep` records in a cluster (run ids sort by time). */
-async function pruneRecords(client: KubeClient, keep: number): Promise<void> {
-  const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
-  const sorted = items.sort((a, b) => String(b.metadata.name).localeCompare(String(a.metadata.name)));
-  for (const old of sorted.slice(keep)) {
-    await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', name: String(old.metadata.name), namespace: SYSTEM_NAMESPACE });
+/**
+ * Keep the newest `keep` of the records `names` in a cluster (run ids sort by time). Records
+ * another unlocked run wrote meanwhile are left for the next run to prune.
+ */
+async function pruneRecords(client: KubeClient, names: string[], keep: number): Promise<void> {
+  const sorted = [...new Set(names)].sort((a, b) => b.localeCompare(a));
+  for (const name of sorted.slice(keep)) {
+    await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: SYSTEM_NAMESPACE });
   }
 }
 

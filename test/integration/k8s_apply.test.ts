@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonEvents, kplay, repoRoot } from '../helpers/cli.js';
+import { at, jsonEvents, kplay, repoRoot } from '../helpers/cli.js';
 import { auditSnapshot, kubectl, sandboxEnv, SANDBOX_ADMIN_USER, type AuditEvent, type SandboxEnv } from '../sandbox/env.js';
 
 const fixtures = path.join(repoRoot, 'test/fixtures/k8s');
@@ -239,6 +239,40 @@ describe('inventory entries on one cluster', () => {
     expect(lines.map((l) => l.cluster).sort()).toEqual(['sandbox-2', 'team-b']);
     // GET /version once, /api and /apis once: 3 discovery requests (6 with nothing shared)
     expect(lines.reduce((n, l) => n + (l.byVerb?.discovery ?? 0), 0)).toBe(3);
+  });
+});
+
+describe('in-cluster run records', () => {
+  it('one per changing run, linked to the one before, the newest --keep-records kept; one write at the end of a run', async () => {
+    // the first run makes kplay-system itself
+    await kubectl(['delete', 'namespace', 'kplay-system', '--ignore-not-found', '--wait=true', '--timeout=60s'], { context: 'sandbox-3' });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-rec-'));
+    const ns = `k8s-rec-${rand()}`;
+    created.push({ context: 'sandbox-3', args: ['delete', 'namespace', ns, '--wait=false'] });
+    const pb = path.join(dir, 'play.yml');
+    writeFileSync(pb, YAML.stringify([{ hosts: 'sandbox-3', tasks: [{ name: 'cm', k8s_apply: { definition: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: ns }, data: { v: '{{ v }}' } }] } }] }]));
+    const records = async (): Promise<{ name: string; runId: string; prev: string | undefined }[]> => {
+      const list = JSON.parse((await kubectl(['-n', 'kplay-system', 'get', 'configmaps', '-l', 'kplay.dev/record=run', '-o', 'json'], { context: 'sandbox-3' })).stdout) as { items: { metadata: { name: string; labels: Record<string, string> }; data: Record<string, string> }[] };
+      return list.items
+        .map((cm) => ({ name: cm.metadata.name, runId: cm.metadata.labels['kplay.dev/run-id'] ?? '', prev: (JSON.parse(cm.data['record.json'] ?? '{}') as { prev?: { run_id?: string } | null }).prev?.run_id }))
+        .sort((a, b) => b.name.localeCompare(a.name));
+    };
+    for (const v of ['1', '2', '3']) {
+      const audit = auditSnapshot(env.cluster('sandbox-3').auditLog);
+      const r = await kplay(['run', pb, '-i', env.inventory, '-e', JSON.stringify({ v }), '--keep-records', '2', '--record-dir', path.join(dir, 'runs'), ...(v === '3' ? [] : ['--no-lock'])]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      await audit.settle();
+      const recordWrites = realWrites(audit.events({ user: SANDBOX_ADMIN_USER, namespace: 'kplay-system' })).filter((e) => e.resource === 'configmaps' && e.verb !== 'delete');
+      // one write that stored the record; on the first run, before it, one refused for want of kplay-system
+      expect(recordWrites.filter((e) => (e.code ?? 0) < 400).length, JSON.stringify(recordWrites.map((e) => `${e.code} ${e.requestURI}`))).toBe(1);
+      expect(recordWrites.filter((e) => e.code === 404).length).toBe(v === '1' ? 1 : 0);
+    }
+    const kept = await records();
+    expect(kept.length).toBe(2);
+    const [newest, before] = [at(kept, 0), at(kept, 1)];
+    expect(newest.prev).toBe(before.runId);
+    const verify = await kplay(['history', 'verify', '-i', env.inventory, '--cluster', 'sandbox-3', '--record-dir', path.join(dir, 'runs')]);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
 });
 
