@@ -12,7 +12,6 @@ import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import YAML from 'yaml';
 import { runProcess } from '../sdk/process.js';
 import { HelmError, isReleaseNotFound, trimHelmStderr } from './errors.js';
 import { resolveBinary } from './version-cache.js';
@@ -95,7 +94,9 @@ export async function withValuesFile<T>(values: Values, fn: (file: string) => Pr
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kplay-helm-'));
   try {
     const file = path.join(dir, 'values.yaml');
-    await writeFile(file, YAML.stringify(values, { lineWidth: 0 }), { mode: 0o600, flag: 'wx' });
+    // JSON, which helm reads as YAML: a YAML dump could leave a string such as `yes`, `NO` or `y`
+    // unquoted, and helm's YAML 1.1 would read it as a boolean (keys too).
+    await writeFile(file, JSON.stringify(values), { mode: 0o600, flag: 'wx' });
     return await fn(file);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -4,12 +4,13 @@
 // → atomic failure → Ctrl-C during an upgrade → secrets never shown → uninstall.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { jsonEvents, kplay, repoRoot, type KplayResult } from '../helpers/cli.js';
+import { HelmCli } from '../../src/helm/cli.js';
 import { helm, kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 
 const chart = (v: string): string => path.resolve(repoRoot, 'playbooks/charts', `webapp-${v}`);
@@ -353,5 +354,24 @@ describe('helm_release', () => {
     expect(again.code, again.stdout.slice(-3000)).toBe(0);
     expect(results(again)['sandbox-1']?.status).toBe('ok');
     expect(results(again)['sandbox-2']?.status).toBe('ok');
+  });
+});
+
+describe('values handed to helm', () => {
+  it('keep their types: strings YAML 1.1 would read as booleans, dates or nulls stay strings', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-helm-types-'));
+    try {
+      mkdirSync(path.join(dir, 'templates'), { recursive: true });
+      writeFileSync(path.join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: types\nversion: 0.1.0\n');
+      const keys = ['yes', 'on', 'off', 'upper', 'date', 'tilde', 'octal', 'num', 'flag', 'nested'];
+      writeFileSync(path.join(dir, 'templates/cm.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: types\ndata:\n${keys.map((k) => `  ${k}: {{ kindOf .Values.${k} | quote }}`).join('\n')}\n  inner: {{ .Values.nested.v | quote }}\n`);
+      const cli = await HelmCli.detect({ binary: path.join(env.binDir, 'helm'), target: { kubeContext: 'sandbox-1', kubeconfig: env.kubeconfig }, env: { ...process.env, HELM_CACHE_HOME: path.join(dir, 'hc'), HELM_CONFIG_HOME: path.join(dir, 'hcfg'), HELM_DATA_HOME: path.join(dir, 'hd') } });
+      const values = { yes: 'yes', on: 'on', off: 'OFF', upper: 'NO', date: '2001-12-14', tilde: '~', octal: '0777', num: 3, flag: true, nested: { v: 'y' } };
+      const out = await cli.template('types', 'default', { chart: dir }, values, { isUpgrade: false, skipCrds: false, dependencyUpdate: false });
+      const cm = YAML.parse(out) as { data: Record<string, string> };
+      expect(cm.data).toEqual({ yes: 'string', on: 'string', off: 'string', upper: 'string', date: 'string', tilde: 'string', octal: 'string', num: 'float64', flag: 'bool', nested: 'map', inner: 'y' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
