@@ -37,6 +37,10 @@ describe('transport TLS', () => {
     expect(opts.secureContext).toBeDefined();
     expect(opts).not.toHaveProperty('key');
     expect(opts.servername).toBe('localhost');
+    // entries sharing credentials share their options object, and so one context
+    const shared = { ca: pem(pki.caCert), cert: pem(pki.clientCert), key: pem(pki.clientKey) };
+    expect(withSecureContext(shared).secureContext).toBe(withSecureContext(shared).secureContext);
+    expect(withSecureContext({ ...shared }).secureContext).not.toBe(withSecureContext(shared).secureContext);
     const t = new Transport({ cluster: 'c1', server: server.url, tls: { ca: pem(pki.caCert), cert: pem(pki.clientCert), key: pem(pki.clientKey) } });
     try {
       seen.length = 0;
