@@ -51,7 +51,7 @@ export async function isChartDir(dir: string): Promise<boolean> {
 /** Read `Chart.yaml` (name, version, appVersion) of a chart directory. */
 export async function readChartMeta(dir: string): Promise<ChartMeta & { dependencyKeys: string[] }> {
   const file = path.join(dir, 'Chart.yaml');
-  const v: unknown = YAML.parse(await readFile(file, 'utf8'), { version: '1.1' });
+  const v = parseChartYaml(await readFile(file, 'utf8'));
   const r = isMap(v) ? v : {};
   const deps = Array.isArray(r.dependencies) ? r.dependencies.filter(isMap) : [];
   const dependencyKeys = deps.map((d) => (typeof d.alias === 'string' && d.alias ? d.alias : typeof d.name === 'string' ? d.name : '')).filter(Boolean);
@@ -62,6 +62,21 @@ export async function readChartMeta(dir: string): Promise<ChartMeta & { dependen
   return { name, version, appVersion: s(r.appVersion), dependencyKeys };
 }
 
+/** Parsed Chart.yaml and values.yaml texts, by text: parallel releases of one chart parse it once. */
+const parsedTexts = new Map<string, unknown>();
+
+/**
+ * A chart's YAML as helm reads it (YAML 1.1, merge keys). The result is shared by every caller
+ * with the same text: read it, copy before changing it.
+ */
+function parseChartYaml(text: string): unknown {
+  if (parsedTexts.has(text)) return parsedTexts.get(text);
+  const v: unknown = YAML.parse(text, { version: '1.1', merge: true, maxAliasCount: 1000 });
+  if (parsedTexts.size >= 64) parsedTexts.clear();
+  parsedTexts.set(text, v);
+  return v;
+}
+
 /** Read a chart directory. */
 export async function readLocalChart(dir: string): Promise<LocalChart> {
   const meta = await readChartMeta(dir);
@@ -69,7 +84,7 @@ export async function readLocalChart(dir: string): Promise<LocalChart> {
   await walk(path.join(dir, 'templates'), 'templates', templates);
   let values: Values = {};
   try {
-    const parsed: unknown = YAML.parse(await readFile(path.join(dir, 'values.yaml'), 'utf8'), { version: '1.1', merge: true, maxAliasCount: 1000 });
+    const parsed = parseChartYaml(await readFile(path.join(dir, 'values.yaml'), 'utf8'));
     if (isMap(parsed)) values = JSON.parse(JSON.stringify(parsed)) as Values;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path.join(dir, 'values.yaml')}: ${e instanceof Error ? e.message : String(e)}`);

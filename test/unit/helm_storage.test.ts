@@ -1,7 +1,7 @@
 // helm's release records (Secret / ConfigMap) decoded without helm, and local charts compared with
 // the chart a release stored. Records here are built the way helm writes them
 // (JSON → gzip → base64, and base64 once more inside a Secret's data).
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -113,6 +113,18 @@ describe('local chart compared with the stored chart', () => {
     expect(await chartDifferences(local, stored)).toEqual([]);
     writeFileSync(path.join(dir, 'values.yaml'), 'flag: yes\nreplicaCount: 1\n');
     expect((await readLocalChart(dir)).values.flag).toBe(true);
+  });
+
+  it('parallel reads of one chart share the parse, each with its own values; an edit is read again', async () => {
+    const dir = path.join(tmp, 'twice');
+    cpSync(path.join(repoRoot, 'playbooks/charts/webapp-1.0.0'), dir, { recursive: true });
+    const [a, b] = await Promise.all([readLocalChart(dir), readLocalChart(dir)]);
+    expect(a.values).toEqual(b.values);
+    a.values.replicaCount = 99;
+    expect(b.values.replicaCount).not.toBe(99);
+    expect((await readLocalChart(dir)).values.replicaCount).not.toBe(99);
+    writeFileSync(path.join(dir, 'Chart.yaml'), readFileSync(path.join(dir, 'Chart.yaml'), 'utf8').replace(/^version: .*$/m, 'version: 9.9.9'));
+    expect((await readLocalChart(dir)).version).toBe('9.9.9');
   });
 
   it('finds the CRD files of a chart and of its unpacked subcharts', async () => {
