@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseData } from '../load/fast-yaml.js';
 import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
-import { AGGREGATED_ACCEPT, apiVersionOf, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
+import { AGGREGATED_ACCEPT, apiVersionOf, coreKind, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
 import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
 import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
@@ -433,6 +433,9 @@ export class KubeClientImpl implements KubeClient {
   }
 
   async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    // Kinds every cluster serves need no discovery; once it is read, discovery answers.
+    const core = this.discovery.index ? undefined : coreKind(apiVersion, kind);
+    if (core) return core;
     const key = `${apiVersion} ${kind}`;
     let info = (await this.loadDiscovery()).get(apiVersion, kind) ?? this.learnedKind(apiVersion, kind);
     if (!info && !this.discovery.missing.has(key)) {

@@ -54,6 +54,46 @@ function gvkKey(apiVersion: string, kind: string): string {
 
 const strOf = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+/**
+ * Kinds every Kubernetes release kplay supports serves, at these versions and scopes (GA since
+ * 1.16 or earlier, never removed): looked up without discovery, so a run that only touches them
+ * (a helm release of Deployments, Services and ConfigMaps; the run records) reads none.
+ */
+const CORE_KINDS: ReadonlyMap<string, ResourceInfo> = new Map(
+  (
+    [
+      ['', 'v1', 'Namespace', 'namespaces', false],
+      ['', 'v1', 'ConfigMap', 'configmaps', true],
+      ['', 'v1', 'Secret', 'secrets', true],
+      ['', 'v1', 'Service', 'services', true],
+      ['', 'v1', 'ServiceAccount', 'serviceaccounts', true],
+      ['', 'v1', 'Pod', 'pods', true],
+      ['', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true],
+      ['', 'v1', 'Event', 'events', true],
+      ['', 'v1', 'LimitRange', 'limitranges', true],
+      ['', 'v1', 'ResourceQuota', 'resourcequotas', true],
+      ['apps', 'v1', 'Deployment', 'deployments', true],
+      ['apps', 'v1', 'StatefulSet', 'statefulsets', true],
+      ['apps', 'v1', 'DaemonSet', 'daemonsets', true],
+      ['apps', 'v1', 'ReplicaSet', 'replicasets', true],
+      ['batch', 'v1', 'Job', 'jobs', true],
+      ['rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true],
+      ['rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true],
+      ['rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false],
+      ['rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false],
+      ['coordination.k8s.io', 'v1', 'Lease', 'leases', true],
+      ['apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false],
+    ] as const
+  ).map(([group, version, kind, resource, namespaced]) => [gvkKey(apiVersionOf(group, version), kind), { group, version, kind, resource, namespaced, verbs: kind === 'Namespace' ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS }]),
+);
+
+/** A kind of {@link CORE_KINDS}, or undefined. */
+export function coreKind(apiVersion: string, kind: string): ResourceInfo | undefined {
+  return CORE_KINDS.get(gvkKey(apiVersion, kind));
+}
+
 /** True when a parsed body is an `APIGroupDiscoveryList`. */
 export function isAggregated(body: unknown): boolean {
   return isObj(body) && body.kind === 'APIGroupDiscoveryList' && Array.isArray(body.items);

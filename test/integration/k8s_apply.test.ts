@@ -235,10 +235,18 @@ describe('inventory entries on one cluster', () => {
     // the first entry creates them; the second finds them as they are
     expect(r.stdout).toMatch(/changed: \[sandbox-2\]/);
     expect(r.stdout).toMatch(/ok: \[team-b\]/);
-    const lines = readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { cluster?: string; byVerb?: Record<string, number> }).filter((l) => l.byVerb);
-    expect(lines.map((l) => l.cluster).sort()).toEqual(['sandbox-2', 'team-b']);
-    // GET /version once, /api and /apis once: 3 discovery requests (6 with nothing shared)
-    expect(lines.reduce((n, l) => n + (l.byVerb?.discovery ?? 0), 0)).toBe(3);
+    const stats = (file: string): { cluster?: string; byVerb?: Record<string, number> }[] => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { cluster?: string; byVerb?: Record<string, number> }).filter((l) => l.byVerb);
+    const discovery = (file: string): number => stats(file).reduce((n, l) => n + (l.byVerb?.discovery ?? 0), 0);
+    expect(stats(statsFile).map((l) => l.cluster).sort()).toEqual(['sandbox-2', 'team-b']);
+    // Namespaces and ConfigMaps need no discovery: one GET /version for both entries (2 with nothing shared)
+    expect(discovery(statsFile)).toBe(1);
+    // a PodDisruptionBudget does: GET /version once, /api and /apis once (6 with nothing shared)
+    const pdb = path.join(dir, 'pdb.yml');
+    writeFileSync(pdb, YAML.stringify([{ hosts: 'all', tasks: [{ name: 'pdb', k8s_apply: { definition: [{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'pdb', namespace: '{{ ns }}' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'x' } } } }] } }] }]));
+    const statsFile2 = path.join(dir, 'stats2.jsonl');
+    const r2 = await kplay(['run', pdb, '-i', inv, '-e', JSON.stringify({ ns }), '--no-lock', '--forks', '1'], { env: { KPLAY_STATS_FILE: statsFile2 } });
+    expect(r2.code, r2.stdout + r2.stderr).toBe(0);
+    expect(discovery(statsFile2)).toBe(3);
   });
 });
 

@@ -74,6 +74,30 @@ describe('learned kinds', () => {
   });
 });
 
+describe('kinds every cluster serves', () => {
+  it('need no discovery until it is read; then discovery answers', async () => {
+    const paths: string[] = [];
+    server = await startHttp((req, res) => {
+      paths.push(String(req.url));
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(emptyDiscovery));
+    });
+    const client = new KubeClientImpl('c1', server.url, new Transport({ cluster: 'c1', server: server.url }));
+    try {
+      expect(await client.resource('v1', 'Secret')).toMatchObject({ group: '', version: 'v1', resource: 'secrets', namespaced: true });
+      expect(await client.resource('apps/v1', 'Deployment')).toMatchObject({ group: 'apps', resource: 'deployments', namespaced: true });
+      expect(await client.resource('rbac.authorization.k8s.io/v1', 'ClusterRole')).toMatchObject({ resource: 'clusterroles', namespaced: false });
+      expect(paths).toEqual([]);
+      // anything else reads discovery (here: empty, so the kind is unknown)
+      await expect(client.resource('policy/v1', 'PodDisruptionBudget')).rejects.toThrow(/no kind PodDisruptionBudget/);
+      expect(paths.filter((p) => p === '/api' || p === '/apis').length).toBeGreaterThan(0);
+      // once discovery is read it is the authority (this fake serves nothing)
+      await expect(client.resource('v1', 'Secret')).rejects.toThrow(/no kind Secret/);
+    } finally {
+      client.close();
+    }
+  });
+});
+
 describe('writeServed', () => {
   it('retries an apply while the new endpoint answers 404, then returns what the server stored', async () => {
     let patches = 0;
