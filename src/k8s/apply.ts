@@ -14,7 +14,8 @@ import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
 import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
 import { waitFor } from './wait.js';
 import { sleepOrThrow } from './http.js';
-import type { KubeClient, KubeObject, ObjectPlan, ObjectRef, ResourceInfo } from './types.js';
+import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
+import { apiVersionOf, crdServedKinds } from './discovery.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 /** What happened to one object. */
@@ -51,17 +52,14 @@ export interface ApplySetOptions {
 }
 
 
-/** `apiVersion|kind` → scope for every custom resource kind defined by CRDs in `objects`. */
+/** `apiVersion|kind` → scope for every custom resource kind the CRDs in `objects` serve. */
 export function crdKinds(objects: KubeObject[]): Map<string, { apiVersion: string; kind: string; namespaced: boolean; crd: string }> {
   const out = new Map<string, { apiVersion: string; kind: string; namespaced: boolean; crd: string }>();
   for (const o of objects) {
-    if (o.kind !== 'CustomResourceDefinition' || !isObj(o.spec)) continue;
-    const spec = o.spec;
-    const group = typeof spec.group === 'string' ? spec.group : '';
-    const kind = isObj(spec.names) && typeof spec.names.kind === 'string' ? spec.names.kind : '';
-    for (const v of Array.isArray(spec.versions) ? spec.versions : []) {
-      // A version with `served: false` never appears in discovery: its objects fail as unknown kinds.
-      if (isObj(v) && typeof v.name === 'string' && v.served !== false) out.set(`${group}/${v.name}|${kind}`, { apiVersion: `${group}/${v.name}`, kind, namespaced: spec.scope !== 'Cluster', crd: o.metadata.name ?? '' });
+    if (o.kind !== 'CustomResourceDefinition') continue;
+    for (const k of crdServedKinds(o)) {
+      const apiVersion = apiVersionOf(k.group, k.version);
+      out.set(`${apiVersion}|${k.kind}`, { apiVersion, kind: k.kind, namespaced: k.namespaced, crd: o.metadata.name ?? '' });
     }
   }
   return out;
@@ -135,7 +133,7 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
     const live = w.objects[0];
     // A new CRD's kinds are known from the CRD itself: discovery publishes them a moment after
     // Established, and writes of its custom resources are retried until served (see writeServed).
-    if (crd.action === 'created' && live) client.learnKinds(crd.ref.name, servedKinds(live));
+    if (crd.action === 'created' && live) client.learnKinds(crd.ref.name, crdServedKinds(live).filter((k) => k.resource));
     // A changed CRD (a new version): wait for discovery, every served version, not only those
     // this apply uses (the next task may apply the others).
     else await waitServed(client, [...crds.values()].filter((v) => v.crd === crd.ref.name), Math.max(1000, deadline - Date.now()), opts.signal);
@@ -179,23 +177,6 @@ async function allSettledOrThrow<T>(promises: Promise<T>[]): Promise<T[]> {
   const failed = settled.find((l): l is PromiseRejectedResult => l.status === 'rejected');
   if (failed) throw failed.reason;
   return settled.flatMap((l) => (l.status === 'fulfilled' ? [l.value] : []));
-}
-
-/** Verbs of a custom resource's endpoint (as discovery lists them for CRDs). */
-const CR_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
-
-/** The kinds an Established CRD serves (its accepted names, every served version). */
-export function servedKinds(crd: KubeObject): ResourceInfo[] {
-  const spec = isObj(crd.spec) ? crd.spec : {};
-  const status = isObj(crd.status) ? crd.status : {};
-  const names = isObj(status.acceptedNames) ? status.acceptedNames : isObj(spec.names) ? spec.names : {};
-  const group = typeof spec.group === 'string' ? spec.group : '';
-  const kind = typeof names.kind === 'string' ? names.kind : '';
-  const plural = typeof names.plural === 'string' ? names.plural : '';
-  if (!group || !kind || !plural) return [];
-  return (Array.isArray(spec.versions) ? spec.versions : [])
-    .filter((v): v is Record<string, unknown> & { name: string } => isObj(v) && typeof v.name === 'string' && v.served !== false)
-    .map((v) => ({ group, version: v.name, kind, resource: plural, namespaced: spec.scope !== 'Cluster', verbs: CR_VERBS }));
 }
 
 /**

@@ -3,7 +3,7 @@
  * discovery (`apidiscovery.k8s.io/v2`, two requests: `/api` and `/apis`) and falls back to the
  * classic per-group-version discovery on servers that do not support it.
  */
-import type { ResourceInfo } from './types.js';
+import type { KubeObject, ResourceInfo } from './types.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 /** Accept header for aggregated discovery (v2, with v2beta1 fallback). */
@@ -88,6 +88,25 @@ const CORE_KINDS: ReadonlyMap<string, ResourceInfo> = new Map(
     ] as const
   ).map(([group, version, kind, resource, namespaced]) => [gvkKey(apiVersionOf(group, version), kind), { group, version, kind, resource, namespaced, verbs: kind === 'Namespace' ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS }]),
 );
+
+/**
+ * The kinds a CRD serves: every served version (a version with `served: false` never appears in
+ * discovery), under its accepted names when the apiserver has set them (an Established CRD),
+ * else those it asks for. Empty for a shape it cannot read; `resource` is `''` when the CRD names
+ * no plural (the apiserver refuses such a CRD).
+ */
+export function crdServedKinds(crd: KubeObject): ResourceInfo[] {
+  const spec = isObj(crd.spec) ? crd.spec : {};
+  const status = isObj(crd.status) ? crd.status : {};
+  const names = isObj(status.acceptedNames) ? status.acceptedNames : isObj(spec.names) ? spec.names : {};
+  const group = strOf(spec.group);
+  const kind = strOf(names.kind);
+  const resource = strOf(names.plural);
+  if (!group || !kind) return [];
+  return (Array.isArray(spec.versions) ? spec.versions : [])
+    .filter((v): v is Record<string, unknown> & { name: string } => isObj(v) && typeof v.name === 'string' && v.served !== false)
+    .map((v) => ({ group, version: v.name, kind, resource, namespaced: spec.scope !== 'Cluster', verbs: ALL_VERBS }));
+}
 
 /** A kind of {@link CORE_KINDS}, or undefined. */
 export function coreKind(apiVersion: string, kind: string): ResourceInfo | undefined {

@@ -4,7 +4,8 @@
 // sandbox only now and then, so here a small HTTP server plays discovery and the lagging
 // endpoint (a FAKE apiserver: it injects the lag).
 import { afterEach, describe, expect, it } from 'vitest';
-import { servedKinds, writeServed } from '../../src/k8s/apply.js';
+import { writeServed } from '../../src/k8s/apply.js';
+import { crdServedKinds as servedKinds } from '../../src/k8s/discovery.js';
 import { KubeClientImpl } from '../../src/k8s/client.js';
 import { KubeApiError } from '../../src/k8s/errors.js';
 import { Transport } from '../../src/k8s/http.js';
