@@ -21,7 +21,7 @@ import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { sha256, type ChainLink } from './chain.js';
-import { ensureSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
+import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 const pexec = promisify(execFile);
@@ -323,7 +323,7 @@ export class RunRecorder {
       await client.apply(cm, { fieldManager: 'kplay', force: true });
     } catch (e) {
       if (!(e instanceof KubeApiError && e.status === 404 && e.body?.details?.kind === 'namespaces')) throw e;
-      await ensureSystemNamespace(client);
+      await createSystemNamespace(client);
       await client.apply(cm, { fieldManager: 'kplay', force: true });
     }
     await pruneRecords(client, [...items.map((i) => String(i.metadata.name)), String(cm.metadata.name)], keep);
