@@ -203,8 +203,10 @@ export async function writeServed<T>(write: () => Promise<T>, until: number, sig
 /**
  * Wait until discovery serves the kinds of CRDs that just became Established. The apiserver
  * publishes a CRD's kinds in discovery on its own schedule, a moment after the Established
- * condition is set; a custom resource applied in that gap would fail as an unknown kind. Each try
- * re-reads discovery (2 requests, aggregated); tries back off from 50 ms to 500 ms.
+ * condition is set; a custom resource applied in that gap would fail as an unknown kind. The
+ * first try asks the discovery already read (a changed CRD that keeps its versions costs no
+ * request; a kind it lacks is read again once, by `resource`); each later try re-reads it (2
+ * requests, aggregated); tries back off from 50 ms to 500 ms.
  */
 export async function waitServed(
   client: Pick<KubeClient, 'invalidateDiscovery' | 'resource'>,
@@ -214,8 +216,8 @@ export async function waitServed(
 ): Promise<void> {
   const started = Date.now();
   let pause = 50;
-  for (;;) {
-    client.invalidateDiscovery();
+  for (let tries = 0; ; tries++) {
+    if (tries > 0) client.invalidateDiscovery();
     let unserved: (typeof kinds)[number] | undefined;
     for (const k of kinds) {
       const served = await client.resource(k.apiVersion, k.kind).then(

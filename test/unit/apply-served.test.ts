@@ -45,6 +45,14 @@ describe('waitServed', () => {
     expect(d.reads()).toBe(1);
   });
 
+  it('costs no discovery read when the discovery already read serves them (a changed CRD keeping its versions)', async () => {
+    const d = laggingDiscovery(1);
+    await d.resource(thing.apiVersion, thing.kind);
+    expect(d.reads()).toBe(1);
+    await waitServed(d, [thing, { ...thing, kind: 'Other' }], 5000);
+    expect(d.reads()).toBe(1);
+  });
+
   it('gives up after the timeout naming the CRD and the kind', async () => {
     const d = laggingDiscovery(Number.POSITIVE_INFINITY);
     await expect(waitServed(d, [thing], 200)).rejects.toThrow(/CRD things\.corpus\.kplay\.test is Established but the apiserver does not serve Thing \(corpus\.kplay\.test\/v1\) after 0 s/);
