@@ -345,11 +345,17 @@ export async function removeAdditions(client: KubeClient, ref: ObjectRef, additi
     try {
       return await client.jsonPatch(ref, [{ op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion }, ...ptrs.map((path) => ({ op: 'remove' as const, path }))], { signal: opts.signal });
     } catch (e) {
+      // The object moved on between the read and the patch (a controller writing its status
+      // changes resourceVersion too): read it again, as client-go's RetryOnConflict does (5 tries).
       const moved = e instanceof KubeApiError && (e.status === 409 || e.status === 422);
-      if (!moved || attempt >= 2) throw e;
+      if (!moved || attempt >= REMOVE_ATTEMPTS) throw e;
+      await new Promise((r) => setTimeout(r, 10 * attempt));
     }
   }
 }
+
+/** Tries of {@link removeAdditions} when the object keeps changing under it. */
+export const REMOVE_ATTEMPTS = 5;
 
 /** Delete `objects` in reverse apply order (idempotent: absent objects are `unchanged`). */
 export async function deleteObjects(client: KubeClient, objects: KubeObject[], opts: Omit<ApplySetOptions, 'fieldManager' | 'force'>): Promise<ObjectResult[]> {

@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { fieldAdditions, formatPath, ownersOf, parseFieldPath, pointerOf, sortForRemoval, withoutFields } from '../../src/k8s/fields.js';
 import { hidingRule, managerKind, parseDriftRules, pathMatches } from '../../src/k8s/drift.js';
-import type { KubeObject } from '../../src/k8s/types.js';
+import type { KubeClient, KubeObject } from '../../src/k8s/types.js';
+import { removeAdditions, REMOVE_ATTEMPTS } from '../../src/k8s/apply.js';
+import { KubeApiError } from '../../src/k8s/errors.js';
 
 const live: KubeObject = {
   apiVersion: 'apps/v1',
@@ -116,5 +118,41 @@ describe('rules', () => {
     expect(() => parseDriftRules([{ paht: 'x' }])).toThrow('drift_ignore[0]: unknown key "paht"');
     expect(() => parseDriftRules([{ reason: 'x' }])).toThrow('drift_ignore[0] matches everything');
     expect(() => parseDriftRules([{ kind: 3 }])).toThrow('drift_ignore[0].kind must be a string');
+  });
+});
+
+describe('removeAdditions', () => {
+  // A fault injected on purpose: the object's resourceVersion moves between each read and the
+  // patch (a controller writing status), which the sandbox produces only by chance under load.
+  const fake = (moves: number): { client: KubeClient; patches: number } => {
+    let rv = 10;
+    const state = { patches: 0 };
+    const obj = (): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'n', resourceVersion: String(rv), labels: { hand: 'x' } } });
+    const client = {
+      get: () => Promise.resolve(obj()),
+      jsonPatch: (_ref: unknown, ops: { op: string; path: string; value?: unknown }[]) => {
+        state.patches++;
+        const test = ops.find((o) => o.op === 'test');
+        if (state.patches <= moves) rv++;
+        if (test?.value !== String(rv)) return Promise.reject(new KubeApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', 'PATCH', '/api/v1/namespaces/n/configmaps/c', 'c1'));
+        return Promise.resolve({ ...obj(), metadata: { ...obj().metadata, labels: {} } });
+      },
+    } as unknown as KubeClient;
+    return { client, get patches() { return state.patches; } };
+  };
+  const additions = [{ path: '.metadata.labels.hand', segments: [{ field: 'metadata' }, { field: 'labels' }, { field: 'hand' }], manager: 'kubectl-label', operation: 'Update' }];
+  const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', namespace: 'n' };
+
+  it('reads the object again while it keeps moving under the patch, as client-go retries conflicts', async () => {
+    const f = fake(REMOVE_ATTEMPTS - 1);
+    const out = await removeAdditions(f.client, ref, additions);
+    expect(out.metadata.labels).toEqual({});
+    expect(f.patches).toBe(REMOVE_ATTEMPTS);
+  });
+
+  it('gives up with the server error after the last try', async () => {
+    const f = fake(REMOVE_ATTEMPTS);
+    await expect(removeAdditions(f.client, ref, additions)).rejects.toThrow(/422 Invalid/);
+    expect(f.patches).toBe(REMOVE_ATTEMPTS);
   });
 });
