@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, readLocalChart, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, Default, DriftResult, StringEnum, Type, type Args, type Static, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult } from 'kplay/sdk';
+import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, serverChecksFields, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, Default, DriftResult, StringEnum, Type, type Args, type Static, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -427,6 +427,27 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   ctx.log.info(`${release ? 'upgrading' : 'installing'} ${ns}/${name}: ${summary}`);
   ctx.log.progress(`helm ${release ? 'upgrade' : 'install'} ${name} (${chart.name} ${chart.version})${wait ? ', waiting' : ''}`);
   const helm = await t.helm();
+  // Work helm would do at a cost and kplay does cheaper with the same outcome (see
+  // serverChecksFields): its client-side OpenAPI check where the server checks every field, and
+  // a new release's namespace, made as helm 4 makes it (its creation fetches OpenAPI documents too).
+  // helm installs when no revision is left but uninstalled ones (`--keep-history`), else upgrades
+  // the release the way its newest revision was applied.
+  const applyMethod = !release || release.status === 'uninstalled' ? 'install' : release.applyMethod;
+  const installs = applyMethod === 'install';
+  // Only with the client already connected to read the release (helm's storage driver is
+  // Secret or ConfigMap); with other drivers helm alone talks to the cluster, as before.
+  const client = t.storage ? await t.client() : undefined;
+  const skipClientCheck = client !== undefined && localChart !== undefined && serverChecksFields({ helmMajor: helm.major, serverVersion: client.serverVersion, applyMethod, mayRenderLists: await mayRenderLists(localChart, values) });
+  let createNamespace = args.create_namespace;
+  if (client && createNamespace && installs && helm.major >= 4) {
+    try {
+      await createReleaseNamespace(client, ns, signal);
+    } catch (e) {
+      rethrowUnreachable(e, ctx.cluster.name);
+      return { status: 'failed', msg: ctx.mask(`create_namespace: cannot create namespace ${ns}: ${e instanceof Error ? e.message : String(e)}`) };
+    }
+    createNamespace = false;
+  }
   let after: ReleaseInfo;
   try {
     after = await helm.upgradeInstall(name, ns, pinned, values, {
@@ -436,7 +457,9 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
       force: args.force,
       skipCrds: args.skip_crds,
       dependencyUpdate: args.dependency_update,
-      createNamespace: args.create_namespace,
+      createNamespace,
+      skipClientCheck,
+      clientSideApply: applyMethod !== 'install' && applyMethod !== 'ssa',
     }, { signal });
   } catch (e) {
     rethrowUnreachable(e, ctx.cluster.name);
@@ -455,6 +478,15 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
     data: { ...dataOf(after, chart, name, ns, objects), drift: driftOf(plans ?? []) },
     diff: ctx.diffMode ? diffs : undefined,
   };
+}
+
+/**
+ * The namespace of a new release as `helm install --create-namespace` makes it on helm 4:
+ * server-side apply by field manager `helm` (no force), label `name`; an existing namespace gets
+ * the label as it would from helm.
+ */
+async function createReleaseNamespace(client: KubeClient, ns: string, signal: AbortSignal): Promise<void> {
+  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { name: ns } } }, { fieldManager: 'helm', signal });
 }
 
 /** Drifted fields of an object for messages: `.spec.replicas by kubectl, +.metadata.labels.x by kubectl-label`. */
@@ -494,7 +526,7 @@ export default defineModule({
   description: [
     'Drives the helm binary (3.14+ or 4) against the task\'s cluster, and runs it only to change something. It reads the release from helm\'s own storage record through the Kubernetes API (the `sh.helm.release.v1.<name>.v<N>` Secret, or ConfigMap with `HELM_DRIVER=configmap`; other drivers are read with `helm status`), compares the chart (name, version, and for a local chart directory every template, default value, schema and file byte for byte) and the user-supplied values with what the release stores, and server-side-apply dry-runs the manifest the release applied against the live objects. When all of that matches, the task is `ok` and no helm process runs at all (no new revision). Templates that render differently each time (`randAlphaNum`, `now`, `lookup`) are therefore not drift.',
     'CRDs: helm installs a chart\'s `crds/` on the first install only and never upgrades them; kplay applies changed CRDs of the new chart before an upgrade (`upgrade_crds`, default true) and never deletes a CRD. Hooks and `helm test` objects are not part of the live state: they are never planned, diffed or reported as drift. Objects with `helm.sh/resource-policy: keep` are not shown as deleted.',
-    'Otherwise it runs `helm upgrade --install` (always `--reset-values`; on helm 4 also `--force-conflicts`, so fields changed behind helm\'s back — `kubectl scale`, `kubectl edit` — are taken back). With `--check`, it reports what would change; with `--diff`, a per-object unified diff against the live objects plus a release summary (chart, values), Secret data and secret-looking values masked.',
+    'Otherwise it runs `helm upgrade --install` (always `--reset-values`; on helm 4 also `--force-conflicts` when it applies server-side, so fields changed behind helm\'s back — `kubectl scale`, `kubectl edit` — are taken back; a release helm applied client-side, as helm 3 did, is upgraded client-side and its three-way merge takes them back). On helm 4 and Kubernetes ≥ 1.27 kplay spares helm two costly steps with the same outcome: a new release\'s namespace is made by kplay as helm makes it (server-side apply by `helm`, label `name`), and helm\'s client-side OpenAPI check is skipped (`--disable-openapi-validation`) when the server checks the same fields — server-side apply with `fieldValidation=Strict` and a local chart that cannot render a `List` (whose items helm checks before applying anything). With `--check`, it reports what would change; with `--diff`, a per-object unified diff against the live objects plus a release summary (chart, values), Secret data and secret-looking values masked.',
     'Values are passed to helm only in temporary files (mode 0600, removed afterwards). On Ctrl-C/SIGTERM, helm gets SIGTERM and kplay waits for it to exit, so the release is marked failed instead of staying pending. A release left pending by a killed helm fails the task unless `on_pending: rollback`.',
     'Registered data: `name`, `namespace`, `revision`, `chart`, `chart_version`, `app_version`, `status`, `objects` (kind, name, namespace of the rendered objects, hooks excluded).',
   ].join('\n\n'),

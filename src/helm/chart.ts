@@ -98,6 +98,41 @@ export async function readLocalChart(dir: string): Promise<LocalChart> {
   return { ...meta, dir, templates, values, ...(schema ? { schema } : {}) };
 }
 
+/** A `kind:` (YAML or JSON) whose value is a list kind (`List`, `ConfigMapList`) or starts with a template action. */
+const LIST_OR_TEMPLATED_KIND = /\bkind["']?\s*:\s*["']?\s*(?:[A-Za-z0-9]*List\b|\{\{)/;
+
+/** Whether a values tree holds a `kind` naming a list kind or holding a template action (`tpl`, `toYaml` of values). */
+function valuesMayHoldLists(v: unknown, depth = 0): boolean {
+  if (depth > 64) return true;
+  if (Array.isArray(v)) return v.some((x) => valuesMayHoldLists(x, depth + 1));
+  if (!isMap(v)) return false;
+  for (const [k, x] of Object.entries(v)) {
+    if (k === 'kind' && typeof x === 'string' && (/List$/.test(x.trim()) || x.includes('{{'))) return true;
+    if (valuesMayHoldLists(x, depth + 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether rendering this chart with `values` might produce a `List` document (helm checks the
+ * items of a List on the client, see `serverChecksFields`). Conservative: true when any file of
+ * the chart (templates, files read with `.Files`, unpacked subcharts) has a list kind or a
+ * templated `kind:`, or calls `lookup` (a list it returns can be dumped as a document), when a
+ * subchart is packed (`charts/*.tgz`, not read here), or when the chart's or the given values hold
+ * such a `kind`.
+ */
+export async function mayRenderLists(chart: LocalChart, values: Values): Promise<boolean> {
+  if (valuesMayHoldLists(chart.values) || valuesMayHoldLists(values)) return true;
+  const files = new Map<string, Buffer>();
+  await walk(chart.dir, '', files);
+  for (const [rel, data] of files) {
+    if (/\.(tgz|tar\.gz)$/i.test(rel)) return true;
+    const text = data.toString('latin1');
+    if (LIST_OR_TEMPLATED_KIND.test(text) || /\blookup\b/.test(text)) return true;
+  }
+  return false;
+}
+
 /**
  * The stored default values without what helm added while loading the chart: helm copies the
  * parent's `global` map into the values of every enabled dependency (by alias or name), creating

@@ -37,6 +37,8 @@ export interface ReleaseInfo {
   manifest: string;
   /** User-supplied values of the revision (helm's `config`), `{}` when none. */
   config: Values;
+  /** How helm 4 applied the revision (`ssa` server-side, `csa` client-side); `''` when helm did not say (helm 3). */
+  applyMethod: string;
 }
 
 /** `helm get metadata -o json`. */
@@ -107,6 +109,7 @@ export function parseReleaseInfo(v: unknown): ReleaseInfo {
     appVersion: str(meta.appVersion),
     manifest: str(r.manifest),
     config: obj(r.config),
+    applyMethod: str(r.apply_method),
   };
 }
 

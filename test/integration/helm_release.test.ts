@@ -375,3 +375,106 @@ describe('values handed to helm', () => {
     }
   });
 });
+
+describe("helm's own work that kplay does cheaper, with the same outcome", () => {
+  // kplay's helm behind a wrapper that logs each command line, so the flags are visible.
+  let dir: string;
+  let calls: string;
+  let wrapper: string;
+  const chartDir = (): string => path.join(dir, 'chart');
+  const writeChart = (templates: Record<string, string>, version = '0.1.0'): void => {
+    rmSync(chartDir(), { recursive: true, force: true });
+    mkdirSync(path.join(chartDir(), 'templates'), { recursive: true });
+    writeFileSync(path.join(chartDir(), 'Chart.yaml'), `apiVersion: v2\nname: checks\nversion: ${version}\n`);
+    writeFileSync(path.join(chartDir(), 'values.yaml'), 'greeting: hi\n');
+    for (const [f, text] of Object.entries(templates)) writeFileSync(path.join(chartDir(), 'templates', f), text);
+  };
+  const cm = (name: string, extra = ''): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  greeting: {{ .Values.greeting | quote }}\n${extra}`;
+  const nsOf = (tag: string): string => `hc-${suffix}-${tag}`;
+  const play = (namespace: string, greeting = 'hi'): string => {
+    const f = path.join(dir, `play-${namespace}-${greeting}.yml`);
+    writeFileSync(f, `- hosts: all\n  tasks:\n    - name: checks\n      helm_release:\n        name: checks\n        namespace: ${namespace}\n        create_namespace: true\n        chart: ${chartDir()}\n        values:\n          greeting: ${greeting}\n`);
+    return f;
+  };
+  const runPlay = async (file: string): Promise<{ status: string; msg: string; helm: string[] }> => {
+    const before = existsSync(calls) ? readFileSync(calls, 'utf8').split('\n').filter(Boolean).length : 0;
+    const inv = path.join(dir, 'inv.yml');
+    writeFileSync(inv, YAML.stringify({ all: { clusters: { 'sandbox-1': { context: 'sandbox-1', kubeconfig: env.kubeconfig } } } }));
+    const r = await kplay(['run', file, '-i', inv, '--no-lock', '-o', 'json'], {
+      env: { KPLAY_HELM: wrapper, HELM_CACHE_HOME: path.join(dir, 'hc'), HELM_CONFIG_HOME: path.join(dir, 'hcfg'), HELM_DATA_HOME: path.join(dir, 'hd'), KPLAY_RECORD_DIR: path.join(dir, 'records') },
+      timeoutMs: 120_000,
+    });
+    const res = jsonEvents(r.stdout).find((e) => e.type === 'task_result' && e.task === 'checks') as { status: string; msg: string } | undefined;
+    if (!res) throw new Error(`no task result:\n${r.stdout}\n${r.stderr}`);
+    const helmLines = readFileSync(calls, 'utf8').split('\n').filter(Boolean).slice(before);
+    return { status: res.status, msg: res.msg, helm: helmLines.filter((l) => l.startsWith('upgrade ')) };
+  };
+  const configMaps = async (namespace: string): Promise<string[]> => {
+    const r = await kubectl(['get', 'configmaps', '-n', namespace, '-o', 'jsonpath={.items[*].metadata.name}'], { context: 'sandbox-1', check: false });
+    return r.stdout.split(' ').filter((n) => n && n !== 'kube-root-ca.crt').sort();
+  };
+
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-helm-checks-'));
+    calls = path.join(dir, 'calls.log');
+    wrapper = path.join(dir, 'helm.sh');
+    writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> "${calls}"\nexec "${path.join(env.binDir, 'helm')}" "$@"\n`, { mode: 0o755 });
+  });
+  afterAll(async () => {
+    for (const tag of ['a', 'b', 'c']) await kubectl(['delete', 'namespace', nsOf(tag), '--ignore-not-found', '--wait=false'], { context: 'sandbox-1', check: false });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('skips the client-side OpenAPI check where the server checks every field: an unknown field is still refused, naming it', async () => {
+    const ns1 = nsOf('a');
+    writeChart({ 'good.yaml': cm('good'), 'z-bad.yaml': cm('bad', 'bogus: 1\n') });
+    const bad = await runPlay(play(ns1));
+    expect(bad.status).toBe('failed');
+    expect(bad.msg).toMatch(/bogus: field not declared in schema/);
+    expect(bad.helm).toHaveLength(1);
+    expect(bad.helm[0]).toContain('--disable-openapi-validation');
+    // kplay made the namespace as helm 4 does (server-side apply by `helm`, label name), so helm was not asked to.
+    expect(bad.helm[0]).not.toContain('--create-namespace');
+    const nsObj = JSON.parse((await kubectl(['get', 'namespace', ns1, '-o', 'json', '--show-managed-fields'], { context: 'sandbox-1' })).stdout) as { metadata: { labels: Record<string, string>; managedFields: { manager: string; operation: string }[] } };
+    expect(nsObj.metadata.labels.name).toBe(ns1);
+    expect(nsObj.metadata.managedFields.map((m) => `${m.manager}/${m.operation}`)).toContain('helm/Apply');
+    // The fixed chart: an upgrade of the failed (server-side applied) release, checked by the server too.
+    writeChart({ 'good.yaml': cm('good'), 'z-bad.yaml': cm('bad') }, '0.1.1');
+    const fixed = await runPlay(play(ns1));
+    expect(fixed.status).toBe('changed');
+    expect(fixed.helm[0]).toContain('--disable-openapi-validation');
+    expect(await configMaps(ns1)).toEqual(['bad', 'good']);
+    expect((await runPlay(play(ns1))).helm).toEqual([]);
+  });
+
+  it("keeps helm's check where it checks something: a List document (its items are checked before anything is applied)", async () => {
+    const ns2 = nsOf('b');
+    writeChart({ 'a-good.yaml': cm('good'), 'list.yaml': `apiVersion: v1\nkind: List\nitems:\n  - ${cm('bad', 'bogus: 1\n').trimEnd().split('\n').join('\n    ')}\n` });
+    const r = await runPlay(play(ns2));
+    expect(r.status).toBe('failed');
+    expect(r.msg).toMatch(/unknown field "bogus"/);
+    expect(r.helm[0]).not.toContain('--disable-openapi-validation');
+    expect(await configMaps(ns2)).toEqual([]);
+  });
+
+  it('keeps it for a release helm applied client-side (csa), whose upgrades send no fieldValidation=Strict', async () => {
+    const ns3 = nsOf('c');
+    writeChart({ 'good.yaml': cm('good') });
+    await helm(['install', 'checks', chartDir(), '-n', ns3, '--create-namespace', '--server-side=false'], { context: 'sandbox-1', env: { HELM_CACHE_HOME: path.join(dir, 'hc'), HELM_CONFIG_HOME: path.join(dir, 'hcfg'), HELM_DATA_HOME: path.join(dir, 'hd') } });
+    const r = await runPlay(play(ns3, 'hello'));
+    expect(r.status, r.msg).toBe('changed');
+    expect(r.helm).toHaveLength(1);
+    expect(r.helm[0]).not.toContain('--disable-openapi-validation');
+    // helm 4 upgrades such a release client-side, where --force-conflicts is refused; its
+    // three-way merge repairs live drift by itself.
+    expect(r.helm[0]).not.toContain('--force-conflicts');
+    const greeting = async (): Promise<string> => (await kubectl(['get', 'configmap', 'good', '-n', ns3, '-o', 'jsonpath={.data.greeting}'], { context: 'sandbox-1' })).stdout;
+    expect(await greeting()).toBe('hello');
+    await kubectl(['patch', 'configmap', 'good', '-n', ns3, '--type', 'merge', '-p', '{"data":{"greeting":"drifted"}}'], { context: 'sandbox-1' });
+    const repaired = await runPlay(play(ns3, 'hello'));
+    expect(repaired.status, repaired.msg).toBe('changed');
+    expect(repaired.msg).toMatch(/live drift/);
+    expect(await greeting()).toBe('hello');
+    expect((await runPlay(play(ns3, 'hello'))).status).toBe('ok');
+  });
+});

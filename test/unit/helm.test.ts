@@ -1,5 +1,5 @@
 /** Pure unit tests of src/helm: values building, version/flag selection, JSON parsing, stderr trimming, temp files. */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, onTestFinished, expect, it } from 'vitest';
@@ -9,7 +9,8 @@ import { HelmError, isReleaseNotFound, trimHelmStderr } from '../../src/helm/err
 import { isHook, parseRendered, removedObjects, withHelmOwnership } from '../../src/helm/manifests.js';
 import { lastGoodRevision, parseChartYaml, parseHelmJson, parseHistory, parseMetadata, parseReleaseInfo, parseValues } from '../../src/helm/release.js';
 import { changedValueKeys, isSecretKey, maskSecretValues, mergeValues, parseKeyPath, secretValues, valuesEqual, valuesFromSet } from '../../src/helm/values.js';
-import { parseHelmVersion, templateFlags, unsupportedReason, upgradeFlags, waitFlags } from '../../src/helm/version.js';
+import { parseHelmVersion, serverChecksFields, templateFlags, unsupportedReason, upgradeFlags, waitFlags } from '../../src/helm/version.js';
+import { mayRenderLists, readLocalChart } from '../../src/helm/chart.js';
 import { at } from '../helpers/cli.js';
 
 describe('values from set (dotted key paths)', () => {
@@ -103,6 +104,62 @@ describe('helm version and flags', () => {
   });
 });
 
+describe("helm's client-side OpenAPI check", () => {
+  const facts = { helmMajor: 4, serverVersion: 'v1.34.4', applyMethod: 'install', mayRenderLists: false };
+  it('is skipped only where the server checks the same fields (helm 4, Kubernetes >= 1.27, server-side apply, no List)', () => {
+    expect(serverChecksFields(facts)).toBe(true);
+    expect(serverChecksFields({ ...facts, applyMethod: 'ssa' })).toBe(true);
+    expect(serverChecksFields({ ...facts, serverVersion: 'v1.27.3-gke.1001' })).toBe(true);
+    expect(serverChecksFields({ ...facts, serverVersion: '2.0.0' })).toBe(true);
+    // helm 3 (its own validator), a release applied client-side (no fieldValidation=Strict), old or unknown servers, Lists.
+    expect(serverChecksFields({ ...facts, helmMajor: 3 })).toBe(false);
+    expect(serverChecksFields({ ...facts, applyMethod: 'csa' })).toBe(false);
+    expect(serverChecksFields({ ...facts, applyMethod: '' })).toBe(false);
+    expect(serverChecksFields({ ...facts, serverVersion: 'v1.26.15' })).toBe(false);
+    expect(serverChecksFields({ ...facts, serverVersion: '' })).toBe(false);
+    expect(serverChecksFields({ ...facts, mayRenderLists: true })).toBe(false);
+    const base = { wait: false, atomic: false, force: false, skipCrds: false, dependencyUpdate: false, createNamespace: false };
+    expect(upgradeFlags(4, { ...base, skipClientCheck: true })).toContain('--disable-openapi-validation');
+    expect(upgradeFlags(4, base)).not.toContain('--disable-openapi-validation');
+    // helm 4 refuses --force-conflicts on a client-side upgrade (a release stored as csa or by helm 3).
+    expect(upgradeFlags(4, base)).toContain('--force-conflicts');
+    expect(upgradeFlags(4, { ...base, clientSideApply: true })).not.toContain('--force-conflicts');
+  });
+
+  it('knows when a chart may render a List: list or templated kinds in any file or value, lookup, packed subcharts', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-lists-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const put = (rel: string, text: string): void => {
+      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      writeFileSync(path.join(dir, rel), text);
+    };
+    put('Chart.yaml', 'apiVersion: v2\nname: l\nversion: 0.1.0\n');
+    put('values.yaml', 'extraObjects: []\n');
+    put('templates/cm.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n');
+    put('README.md', 'A chart. It renders a ConfigMap.\n');
+    const chart = await readLocalChart(dir);
+    expect(await mayRenderLists(chart, {})).toBe(false);
+    expect(await mayRenderLists(chart, { extraObjects: [{ apiVersion: 'v1', kind: 'List', items: [] }] })).toBe(true);
+    expect(await mayRenderLists(chart, { extra: { kind: '{{ .Values.k }}' } })).toBe(true);
+    expect(await mayRenderLists({ ...chart, values: { x: [{ kind: 'ConfigMapList' }] } }, {})).toBe(true);
+    const cases: [string, string][] = [
+      ['templates/list.yaml', 'apiVersion: v1\nkind: List\nitems: []\n'],
+      ['templates/quoted.yaml', 'apiVersion: v1\nkind: "ConfigMapList"\n'],
+      ['templates/templated.yaml', 'apiVersion: apps/v1\nkind: {{ .Values.workload }}\n'],
+      ['files/objects.json', '{"apiVersion": "v1", "kind": "List", "items": []}'],
+      ['templates/lookup.yaml', '{{- $s := lookup "v1" "Secret" .Release.Namespace "" }}\n'],
+      ['charts/dep-1.0.0.tgz', 'binary'],
+      ['charts/dep/templates/l.yaml', 'kind:   List\n'],
+    ];
+    for (const [rel, text] of cases) {
+      put(rel, text);
+      expect(await mayRenderLists(await readLocalChart(dir), {}), rel).toBe(true);
+      rmSync(path.join(dir, rel));
+    }
+    expect(await mayRenderLists(await readLocalChart(dir), {})).toBe(false);
+  });
+});
+
 describe('helm JSON outputs', () => {
   const status = {
     name: 'web',
@@ -115,8 +172,9 @@ describe('helm JSON outputs', () => {
   };
   it('parses status, metadata, values, history', () => {
     expect(parseReleaseInfo(parseHelmJson(JSON.stringify(status), 'x'))).toEqual({
-      name: 'web', namespace: 'apps', revision: 7, status: 'pending-upgrade', description: 'Preparing upgrade', chart: 'podinfo', chartVersion: '6.14.1', appVersion: '6.14.1', manifest: status.manifest, config: { replicaCount: 2 },
+      name: 'web', namespace: 'apps', revision: 7, status: 'pending-upgrade', description: 'Preparing upgrade', chart: 'podinfo', chartVersion: '6.14.1', appVersion: '6.14.1', manifest: status.manifest, config: { replicaCount: 2 }, applyMethod: '',
     });
+    expect(parseReleaseInfo({ ...status, apply_method: 'ssa' }).applyMethod).toBe('ssa');
     expect(parseMetadata({ name: 'web', chart: 'podinfo', version: '6.13.0', appVersion: '6.13.0', namespace: 'apps', revision: 3, status: 'deployed' })).toMatchObject({ chart: 'podinfo', version: '6.13.0', revision: 3 });
     expect(parseValues(parseHelmJson('null\n', 'v'))).toEqual({});
     expect(parseValues({ a: 1 })).toEqual({ a: 1 });
