@@ -4,7 +4,8 @@
  *    working directory; `--record-dir` or `KPLAY_RECORD_DIR`): a `run` line, one `task` line per
  *    cluster per task (per loop item), and a `recap` line;
  *  - in each cluster where something changed, as a ConfigMap `kplay-run-<run id>` in
- *    `kplay-system` (labels: run id, playbook), keeping the last N (default 20) per cluster.
+ *    `kplay-system` (labels: run id, playbook), keeping the last N (default 20) per cluster;
+ *    inventory entries that reach the same apiserver share that one record.
  * Records hold extra-var names, never values; every string is masked.
  *
  * Records are hash-chained per cluster (see `chain.ts`): a local record's `run` line carries
@@ -260,12 +261,13 @@ export class RunRecorder {
     }
   }
 
-  /** The record for one cluster (or all clusters). */
-  record(cluster?: string): RunRecord {
+  /** The record of some inventory entries (or of all). */
+  record(clusters?: readonly string[]): RunRecord {
+    const only = clusters ? new Set(clusters) : undefined;
     return {
       run: this.header,
-      tasks: cluster ? this.tasks.filter((t) => t.cluster === cluster) : this.tasks,
-      recap: cluster ? Object.fromEntries(Object.entries(this.recap).filter(([c]) => c === cluster)) : this.recap,
+      tasks: only ? this.tasks.filter((t) => only.has(t.cluster)) : this.tasks,
+      recap: only ? Object.fromEntries(Object.entries(this.recap).filter(([c]) => only.has(c))) : this.recap,
       exit_code: this.exitCode,
       interrupted: this.interrupted,
     };
@@ -287,8 +289,11 @@ export class RunRecorder {
     return file;
   }
 
-  /** Write this cluster's record as a ConfigMap and keep only the newest `keep`. */
-  async writeCluster(client: KubeClient, cluster: string, keep: number): Promise<void> {
+  /**
+   * Write the record of the inventory entries `clusters` — all those that reach this cluster —
+   * as one ConfigMap, and keep only the newest `keep`.
+   */
+  async writeCluster(client: KubeClient, clusters: readonly string[], keep: number): Promise<void> {
     // Empty when kplay-system does not exist yet: it is made only then (below), so the end of a
     // run costs a LIST and a write per cluster.
     const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
@@ -296,9 +301,9 @@ export class RunRecorder {
     const before = items
       .map((cm) => ({ id: cm.metadata.labels?.[RUN_ID_LABEL] ?? '', name: String(cm.metadata.name), text: isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined }))
       .filter((r): r is { id: string; name: string; text: string } => r.text !== undefined && r.name < `kplay-run-${this.header.run_id}`.toLowerCase())
-      .sort((a, b) => b.name.localeCompare(a.name))[0];
+      .sort((a, b) => byName(b.name, a.name))[0];
     const prevId = before ? recordRunId(before.text) : undefined;
-    const rec: RunRecord = { ...this.record(cluster), prev: before && prevId ? { run_id: prevId, sha256: sha256(before.text) } : null };
+    const rec: RunRecord = { ...this.record(clusters), prev: before && prevId ? { run_id: prevId, sha256: sha256(before.text) } : null };
     let text = JSON.stringify(rec);
     if (Buffer.byteLength(text) > MAX_CM_BYTES) {
       text = JSON.stringify({ ...rec, tasks: rec.tasks.filter((t) => t.changed || t.status === 'failed').slice(0, 2000), truncated: true });
@@ -330,6 +335,11 @@ export class RunRecorder {
   }
 }
 
+/** Record names (ASCII) in code-unit order: `localeCompare` would load ICU collation (~10 ms) at the end of every run. */
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** The run id inside an in-cluster record's text (undefined when unreadable). */
 function recordRunId(text: string): string | undefined {
   try {
@@ -350,7 +360,7 @@ export function labelValue(s: string): string {
  * another unlocked run wrote meanwhile are left for the next run to prune.
  */
 async function pruneRecords(client: KubeClient, names: string[], keep: number): Promise<void> {
-  const sorted = [...new Set(names)].sort((a, b) => b.localeCompare(a));
+  const sorted = [...new Set(names)].sort((a, b) => byName(b, a));
   for (const name of sorted.slice(keep)) {
     await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: SYSTEM_NAMESPACE });
   }

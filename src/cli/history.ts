@@ -110,7 +110,8 @@ async function recordsFromClusters(flags: HistoryFlags): Promise<{ records: { cl
   await Promise.all(
     (await clustersOf(flags)).map(async ({ name, client }) => {
       try {
-        for (const e of await listClusterRecordEntries(await client())) if (e.record) records.push({ cluster: name, record: e.record });
+        // A cluster's records hold every inventory entry that reaches it: keep those of this entry.
+        for (const e of await listClusterRecordEntries(await client())) if (e.record && mentions(e.record, name)) records.push({ cluster: name, record: e.record });
       } catch (e) {
         errors.push(`${name}: ${errorMessage(e)}`);
       }
@@ -118,6 +119,11 @@ async function recordsFromClusters(flags: HistoryFlags): Promise<{ records: { cl
   );
   records.sort((a, b) => b.record.run.run_id.localeCompare(a.record.run.run_id) || a.cluster.localeCompare(b.cluster));
   return { records, errors };
+}
+
+/** Whether a record holds results of the inventory entry `name`. */
+function mentions(record: RunRecord, name: string): boolean {
+  return name in record.recap || record.tasks.some((t) => t.cluster === name);
 }
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -217,7 +223,7 @@ export async function historyCommand(action: string | undefined, runId: string |
       for (const e of errors) process.stderr.write(`WARNING: ${e}\n`);
       const first = found[0];
       if (!first) throw new InputError(`no run ${runId} recorded in the clusters${errors.length ? ' that answered' : ''}`);
-      const out = { run: first.record.run, clusters: Object.fromEntries(found.map((f) => [f.cluster, { tasks: f.record.tasks, recap: f.record.recap[f.cluster] }])) };
+      const out = { run: first.record.run, clusters: Object.fromEntries(found.map((f) => [f.cluster, { tasks: f.record.tasks.filter((t) => t.cluster === f.cluster), recap: f.record.recap[f.cluster] }])) };
       process.stdout.write(flags.output === 'json' ? `${JSON.stringify(out)}\n` : stringify(out, { lineWidth: 0 }));
       return 0;
     }

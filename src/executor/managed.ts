@@ -199,17 +199,35 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       } catch (e) {
         recordErrors.push(`local run record in ${recordDir}: ${errorMessage(e)}`);
       }
-      // In-cluster records only where something changed.
+      // In-cluster records only where something changed: one per apiserver, holding every
+      // inventory entry that reaches it (entries sharing a cluster share the record, so each
+      // cluster's chain of records stays one line), written with the first entry's client that can.
+      const byServer = new Map<string, { names: string[]; clients: KubeClient[] }>();
+      for (const cs of summary.clusters.filter((c) => c.clusterChanged && !c.unreachable).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        try {
+          const client = await clusterClient(cs);
+          const key = client.server.replace(/\/+$/, '');
+          const g = byServer.get(key) ?? { names: [], clients: [] };
+          g.names.push(cs.name);
+          g.clients.push(client);
+          byServer.set(key, g);
+        } catch (e) {
+          recordErrors.push(`run record in cluster ${cs.name}: ${errorMessage(e)}`);
+        }
+      }
       await Promise.all(
-        summary.clusters
-          .filter((cs) => cs.clusterChanged && !cs.unreachable)
-          .map(async (cs) => {
+        [...byServer.values()].map(async ({ names, clients }) => {
+          let last: unknown;
+          for (const client of clients) {
             try {
-              await recorder.writeCluster(await clusterClient(cs), cs.name, o.keepRecords ?? 20);
+              await recorder.writeCluster(client, names, o.keepRecords ?? 20);
+              return;
             } catch (e) {
-              recordErrors.push(`run record in cluster ${cs.name}: ${errorMessage(e)}`);
+              last = e;
             }
-          }),
+          }
+          recordErrors.push(`run record in cluster ${names.join(', ')}: ${errorMessage(last)}`);
+        }),
       );
     }
     return { summary, recorder, recordFile, recordErrors: recordErrors.map((m) => masker.mask(m)) };

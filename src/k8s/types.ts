@@ -108,6 +108,8 @@ export interface KubeClient {
   /** Inventory name of the cluster. */
   readonly name: string;
   readonly stats: ClientStats;
+  /** The apiserver's URL (the kubeconfig's `server`). */
+  readonly server: string;
   /** The cluster's `gitVersion` from the reachability probe (`v1.34.4`); `''` when `/version` did not say. */
   readonly serverVersion: string;
   /** Discovery (cached per run; refreshed once when a kind is unknown). Throws a clear error for an unknown kind. */

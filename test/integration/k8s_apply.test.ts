@@ -282,6 +282,31 @@ describe('in-cluster run records', () => {
     const verify = await kplay(['history', 'verify', '-i', env.inventory, '--cluster', 'sandbox-3', '--record-dir', path.join(dir, 'runs')]);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
+
+  it('inventory entries that reach the same cluster share one record of the run, each listed with its own tasks', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-rec2-'));
+    const ns = `k8s-rec2-${rand()}`;
+    created.push({ context: 'sandbox-3', args: ['delete', 'namespace', ns, '--wait=false'] });
+    const inv = path.join(dir, 'inv.yml');
+    writeFileSync(inv, YAML.stringify({ all: { clusters: { blue: { context: 'sandbox-3', kubeconfig: env.kubeconfig }, green: { context: 'sandbox-3', kubeconfig: env.kubeconfig } } } }));
+    const pb = path.join(dir, 'play.yml');
+    writeFileSync(pb, YAML.stringify([{ hosts: 'all', tasks: [{ name: 'cm', k8s_apply: { definition: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '{{ cluster_name }}', namespace: ns }, data: { v: '1' } }] } }] }]));
+    const r = await kplay(['run', pb, '-i', inv, '--no-lock', '--record-dir', path.join(dir, 'runs'), '-o', 'json']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const runId = String(jsonEvents(r.stdout).find((e) => e.type === 'run_start')?.run_id ?? '');
+    expect(runId).not.toBe('');
+    const cm = JSON.parse((await kubectl(['-n', 'kplay-system', 'get', 'configmap', `kplay-run-${runId}`.toLowerCase(), '-o', 'json'], { context: 'sandbox-3' })).stdout) as { data: Record<string, string> };
+    const rec = JSON.parse(cm.data['record.json'] ?? '{}') as { tasks: { cluster: string }[]; recap: Record<string, unknown> };
+    expect(rec.tasks.map((t) => t.cluster).sort()).toEqual(['blue', 'green']);
+    expect(Object.keys(rec.recap).sort()).toEqual(['blue', 'green']);
+    const show = await kplay(['history', 'show', runId, '-i', inv, '-o', 'json', '--record-dir', path.join(dir, 'none')]);
+    expect(show.code, show.stderr).toBe(0);
+    const shown = JSON.parse(show.stdout) as { clusters: Record<string, { tasks: { cluster: string }[] }> };
+    expect(Object.keys(shown.clusters).sort()).toEqual(['blue', 'green']);
+    for (const [name, c] of Object.entries(shown.clusters)) expect(c.tasks.map((t) => t.cluster)).toEqual([name]);
+    const verify = await kplay(['history', 'verify', '-i', inv, '--record-dir', path.join(dir, 'runs')]);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+  });
 });
 
 describe('module docs', () => {
