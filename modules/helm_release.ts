@@ -429,9 +429,9 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   const helm = await t.helm();
   // Work helm would do at a cost and kplay does cheaper with the same outcome (see
   // serverChecksFields): its client-side OpenAPI check where the server checks every field, and
-  // a new release's namespace, made as helm 4 makes it (its creation fetches OpenAPI documents too).
-  // helm installs when no revision is left but uninstalled ones (`--keep-history`), else upgrades
-  // the release the way its newest revision was applied.
+  // a new release's namespace, made as helm 4 makes it (its creation fetches OpenAPI documents
+  // too). helm installs when only uninstalled revisions are left (`--keep-history`), else
+  // upgrades the release the way its newest revision was applied.
   const applyMethod = !release || release.status === 'uninstalled' ? 'install' : release.applyMethod;
   const installs = applyMethod === 'install';
   // Only with the client already connected to read the release (helm's storage driver is

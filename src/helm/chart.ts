@@ -123,8 +123,13 @@ function valuesMayHoldLists(v: unknown, depth = 0): boolean {
  */
 export async function mayRenderLists(chart: LocalChart, values: Values): Promise<boolean> {
   if (valuesMayHoldLists(chart.values) || valuesMayHoldLists(values)) return true;
-  const files = new Map<string, Buffer>();
-  await walk(chart.dir, '', files);
+  // templates/ as read already; every other file of the chart from disk
+  const files = new Map<string, Buffer>(chart.templates);
+  for (const e of await readdir(chart.dir, { withFileTypes: true })) {
+    if (e.name === 'templates') continue;
+    if (e.isDirectory()) await walk(path.join(chart.dir, e.name), e.name, files);
+    else if (e.isFile()) files.set(e.name, await readFile(path.join(chart.dir, e.name)));
+  }
   for (const [rel, data] of files) {
     if (/\.(tgz|tar\.gz)$/i.test(rel)) return true;
     const text = data.toString('latin1');
