@@ -13,7 +13,7 @@ import path from 'node:path';
 import { FileLock } from '../audit/filelock.js';
 import { Journal } from '../audit/journal.js';
 import { ClusterLock, type HolderInfo } from '../audit/lock.js';
-import { gitInfo, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
+import { byName, gitInfo, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
 import { checkPatterns } from '../inventory/patterns.js';
 import type { Inventory } from '../inventory/types.js';
 import { connect } from '../k8s/client.js';
@@ -203,7 +203,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       // inventory entry that reaches it (entries sharing a cluster share the record, so each
       // cluster's chain of records stays one line), written with the first entry's client that can.
       const byServer = new Map<string, { names: string[]; clients: KubeClient[] }>();
-      for (const cs of summary.clusters.filter((c) => c.clusterChanged && !c.unreachable).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      for (const cs of summary.clusters.filter((c) => c.clusterChanged && !c.unreachable).sort((a, b) => byName(a.name, b.name))) {
         try {
           const client = await clusterClient(cs);
           const key = client.server.replace(/\/+$/, '');
