@@ -11,9 +11,10 @@ import { diffEntry, maskObject, normalize } from './normalize.js';
 import { OTHER_RANK, phases, rankOf, sortForApply, sortForDelete } from './order.js';
 import type { DriftRule } from './drift.js';
 import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
-import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from './plan.js';
-import { waitFor } from './wait.js';
-import { sleepOrThrow } from './http.js';
+import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, LIST_MIN, objectRef, planOne, resolveNamespace } from './plan.js';
+import { readinessOf } from './readiness/index.js';
+import { WAIT_STALL_MS, waitFor } from './wait.js';
+import { abortReason, sleepOrThrow } from './http.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
 import { apiVersionOf, crdServedKinds } from './discovery.js';
 import { isRecord as isObj } from '../load/shape.js';
@@ -77,25 +78,33 @@ function pendingCreate(obj: KubeObject, mask?: (s: string) => string): ObjectPla
 /**
  * The apply groups: what must exist before what, and nothing more (each group is applied with
  * all its objects in parallel, under the client's QPS budget).
- * - `foundations`: namespaces and CRDs (rank 0–1), and the cluster-wide kinds pods name
- *   (PriorityClass, StorageClass, …);
+ * - `foundations`: namespaces (rank 0) and the cluster-wide kinds pods name (PriorityClass,
+ *   StorageClass, …);
+ * - `definitions`: CRDs (rank 1), alongside `foundations`: only their custom resources wait for
+ *   them, and the apiserver's work on large CRDs (validation, then Established one after another)
+ *   is the longest wait of a cold apply;
  * - `prerequisites`: what workloads refer to (quotas, limits, RBAC, service accounts, config,
- *   storage, services; ranks 2–7);
- * - `workloads` (rank 8);
- * - `custom`: custom resources and other kinds (rank 10), each custom resource as soon as its
- *   CRD is Established when this apply created or changed it — alongside `prerequisites` and
- *   `workloads`, so the wait for Established costs nothing when there is other work;
- * - `last`: webhooks and APIServices (rank 9): registered after the objects they would
- *   intercept (a webhook whose backend is not up yet would refuse them) and after the workloads
- *   that serve them.
+ *   storage, services; ranks 2–7), after `foundations`;
+ * - `workloads` (rank 8), after `prerequisites`;
+ * - `custom`: custom resources and other kinds (rank 10, and any kind a CRD of the set defines),
+ *   after `foundations` and `definitions`; each custom resource of a CRD this apply created or
+ *   changed goes as soon as that CRD is Established — alongside `prerequisites` and `workloads`,
+ *   so the wait for Established costs nothing when there is other work;
+ * - `last`: webhooks and APIServices (rank 9): registered after every other object — the
+ *   objects they would intercept (a webhook whose backend is not up yet would refuse them) and
+ *   the workloads that serve them.
+ * A group that fails stops the groups after it; groups running alongside it finish first.
  */
-type ApplyGroup = 'foundations' | 'prerequisites' | 'workloads' | 'custom' | 'last';
-const GROUP_ORDER: readonly ApplyGroup[] = ['foundations', 'prerequisites', 'workloads', 'custom', 'last'];
+type ApplyGroup = 'foundations' | 'definitions' | 'prerequisites' | 'workloads' | 'custom' | 'last';
+const GROUP_ORDER: readonly ApplyGroup[] = ['foundations', 'definitions', 'prerequisites', 'workloads', 'custom', 'last'];
 const CLUSTER_PREREQUISITES = new Set(['PriorityClass', 'StorageClass', 'PodSecurityPolicy', 'IngressClass', 'RuntimeClass']);
 
-function groupOf(obj: KubeObject): ApplyGroup {
+function groupOf(obj: KubeObject, crds: ReturnType<typeof crdKinds>): ApplyGroup {
+  // A kind a CRD of this set defines waits for it, whatever its name (a CRD group may end in `.k8s.io`).
+  if (crds.has(`${obj.apiVersion}|${obj.kind}`)) return 'custom';
   const rank = rankOf(obj.apiVersion, obj.kind);
-  if (rank <= 1 || (rank !== OTHER_RANK && CLUSTER_PREREQUISITES.has(obj.kind))) return 'foundations';
+  if (rank === 1) return 'definitions';
+  if (rank === 0 || (rank !== OTHER_RANK && CLUSTER_PREREQUISITES.has(obj.kind))) return 'foundations';
   if (rank <= 7) return 'prerequisites';
   if (rank === 8) return 'workloads';
   if (rank === 9) return 'last';
@@ -111,26 +120,34 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   const crds = crdKinds(objects);
   const limit = pLimit(16);
   const byGroup = new Map<ApplyGroup, KubeObject[]>(GROUP_ORDER.map((g) => [g, []]));
-  for (const obj of sortForApply(objects)) byGroup.get(groupOf(obj))?.push(obj);
-  const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: 0 };
+  const sorted = sortForApply(objects);
+  for (const obj of sorted) byGroup.get(groupOf(obj, crds))?.push(obj);
+  const deadline = Date.now() + (opts.crdTimeoutMs ?? 60_000);
+  const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: deadline };
   const run = (objs: KubeObject[]): Promise<ObjectResult[]> => applyGroup(client, objs, crds, state, limit, opts);
 
-  const foundations = await run(byGroup.get('foundations') ?? []);
-  for (const r of foundations) {
-    if (r.action !== 'created') continue;
-    if (r.ref.kind === 'Namespace') state.newNamespaces.add(r.ref.name);
-    if (r.ref.kind === 'CustomResourceDefinition') for (const [k, v] of crds) if (v.crd === r.ref.name) state.newKinds.add(k);
-  }
-  const deadline = Date.now() + (opts.crdTimeoutMs ?? 60_000);
-  state.servedBy = deadline;
+  const foundationsDone = run(byGroup.get('foundations') ?? []).then((results) => {
+    for (const r of results) if (r.action === 'created' && r.ref.kind === 'Namespace') state.newNamespaces.add(r.ref.name);
+    return results;
+  });
+  const definitionsDone = run(byGroup.get('definitions') ?? []).then((results) => {
+    for (const r of results) if (r.action === 'created') for (const [k, v] of crds) if (v.crd === r.ref.name) state.newKinds.add(k);
+    return results;
+  });
   // CRDs must be Established before their custom resources can be applied: each CRD's custom
   // resources go as soon as that CRD is (the apiserver establishes CRDs one after another), the
   // other groups and custom resources of untouched CRDs do not wait.
-  const changedCrds = opts.checkMode ? [] : foundations.filter((r) => r.ref.kind === 'CustomResourceDefinition' && r.action !== 'unchanged');
+  let shared: Map<string, Promise<KubeObject>> | undefined;
+  const stopShared = new AbortController();
   const established = async (crd: ObjectResult): Promise<void> => {
-    const w = await waitFor(client, [{ apiVersion: crd.ref.apiVersion, kind: crd.ref.kind, name: crd.ref.name }], { type: 'ready' }, { timeoutMs: Math.max(1, deadline - Date.now()), signal: opts.signal });
-    if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
-    const live = w.objects[0];
+    let live: KubeObject | undefined;
+    const one = shared?.get(crd.ref.name);
+    if (one) live = await one;
+    else {
+      const w = await waitFor(client, [{ apiVersion: crd.ref.apiVersion, kind: crd.ref.kind, name: crd.ref.name }], { type: 'ready' }, { timeoutMs: Math.max(1, deadline - Date.now()), signal: opts.signal });
+      if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
+      live = w.objects[0];
+    }
     // A new CRD's kinds are known from the CRD itself: discovery publishes them a moment after
     // Established, and writes of its custom resources are retried until served (see writeServed).
     if (crd.action === 'created' && live) client.learnKinds(crd.ref.name, crdServedKinds(live).filter((k) => k.resource));
@@ -140,12 +157,15 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   };
   const custom = byGroup.get('custom') ?? [];
   const crdOf = (o: KubeObject): string | undefined => crds.get(`${o.apiVersion}|${o.kind}`)?.crd;
-  const waited = new Set(changedCrds.map((r) => r.ref.name));
-  const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
-    { objects: custom.filter((o) => !waited.has(crdOf(o) ?? '')) },
-    ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(o) === crd.ref.name) })),
-  ];
   const runCustom = async (): Promise<ObjectResult[]> => {
+    const [, definitions] = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone]);
+    const changedCrds = opts.checkMode ? [] : (definitions ?? []).filter((r) => r.action !== 'unchanged');
+    const waited = new Set(changedCrds.map((r) => r.ref.name));
+    if (waited.size >= LIST_MIN) shared = watchEstablished(client, [...waited], deadline, AbortSignal.any([stopShared.signal, ...(opts.signal ? [opts.signal] : [])]));
+    const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
+      { objects: custom.filter((o) => !waited.has(crdOf(o) ?? '')) },
+      ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(o) === crd.ref.name) })),
+    ];
     const parts = await allSettledOrThrow(
       customLanes.map(async (l) => {
         if (l.crd) await established(l.crd);
@@ -160,12 +180,71 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
     }));
     return custom.flatMap((o) => byObject.get(o) ?? []);
   };
-  const [builtins, customResults] = await allSettledOrThrow([
-    (async () => [...(await run(byGroup.get('prerequisites') ?? [])), ...(await run(byGroup.get('workloads') ?? []))])(),
-    runCustom(),
-  ]);
+  const runBuiltins = async (): Promise<ObjectResult[]> => {
+    await foundationsDone;
+    return [...(await run(byGroup.get('prerequisites') ?? [])), ...(await run(byGroup.get('workloads') ?? []))];
+  };
+  let settled: ObjectResult[][];
+  try {
+    settled = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone, runBuiltins(), runCustom()]);
+  } finally {
+    stopShared.abort();
+  }
+  const [foundations, definitions, builtins, customResults] = settled;
   const last = await run(byGroup.get('last') ?? []);
-  return [...foundations, ...(builtins ?? []), ...(customResults ?? []), ...last];
+  // namespaces, CRDs and cluster-wide kinds in apply order, as one group before them did
+  const first = new Map<KubeObject, ObjectResult>();
+  for (const [g, results] of [['foundations', foundations], ['definitions', definitions]] as const) {
+    (byGroup.get(g) ?? []).forEach((o, i) => {
+      const r = results?.[i];
+      if (r) first.set(o, r);
+    });
+  }
+  return [...sorted.flatMap((o) => first.get(o) ?? []), ...(builtins ?? []), ...(customResults ?? []), ...last];
+}
+
+/**
+ * Each CRD in `names` once it is Established, from one watch of all CRDs: one LIST and one stream
+ * instead of a LIST and a stream per CRD (without the apiserver's watch cache each of those reads
+ * every CRD from etcd, and each status update of a large CRD — two per new CRD — is decoded once
+ * per stream, while the apiserver is busy establishing them). For a few CRDs a watch each
+ * (field-selected) is cheaper: a cluster's whole CRD list can be megabytes. A CRD whose names are
+ * not accepted rejects at once; the others when `deadline` (epoch ms) passes or `signal` aborts.
+ */
+export function watchEstablished(client: Pick<KubeClient, 'watch'>, names: readonly string[], deadline: number, signal?: AbortSignal): Map<string, Promise<KubeObject>> {
+  const pending = new Map<string, { resolve: (o: KubeObject) => void; reject: (e: unknown) => void; last: string }>();
+  const out = new Map<string, Promise<KubeObject>>();
+  for (const name of names) {
+    const p = new Promise<KubeObject>((resolve, reject) => pending.set(name, { resolve, reject, last: 'not created yet' }));
+    p.catch(() => undefined); // rejections are seen by whoever awaits the CRD; none is left unhandled
+    out.set(name, p);
+  }
+  const timeoutMs = Math.max(1, deadline - Date.now());
+  const timeout = AbortSignal.timeout(timeoutMs);
+  client
+    .watch('apiextensions.k8s.io/v1', 'CustomResourceDefinition', { signal: AbortSignal.any([timeout, ...(signal ? [signal] : [])]), stallMs: WAIT_STALL_MS }, (_e, state) => {
+      for (const o of state.values()) {
+        const name = o.metadata.name ?? '';
+        const d = pending.get(name);
+        if (!d) continue;
+        const r = readinessOf(o);
+        d.last = r.message;
+        if (!r.done) continue;
+        pending.delete(name);
+        if (r.successful) d.resolve(o);
+        else d.reject(new Error(`CRD not established: CustomResourceDefinition ${name}: ${r.message}`));
+      }
+      return pending.size === 0;
+    })
+    .catch((e: unknown) => {
+      for (const [name, d] of pending) {
+        if (signal?.aborted) d.reject(abortReason(signal));
+        else if (timeout.aborted) d.reject(new Error(`CRD not established: timed out after ${Math.round(timeoutMs / 1000)}s waiting for readiness; not ready: CustomResourceDefinition ${name}: ${d.last}`));
+        else d.reject(e);
+      }
+      pending.clear();
+    });
+  return out;
 }
 
 /**

@@ -212,7 +212,7 @@ export function liveKey(ref: ObjectRef): string {
 }
 
 /** Objects of one kind+namespace from which on a LIST is cheaper than a GET each. */
-const LIST_MIN = 3;
+export const LIST_MIN = 3;
 
 /**
  * The live objects of `objects` (namespace-resolved), keyed by {@link liveKey}; absent objects

@@ -1,0 +1,203 @@
+// The order `applyObjects` writes in: which group waits for which. A FAKE client holds chosen
+// writes back until the test lets them go — the real apiserver's slow writes (ten large CRDs take
+// it ~0.3 s to validate, then ~1 s to establish) cannot be held at a chosen moment; the sandbox
+// tests (k8s_apply, bench B8) apply the same shapes for real.
+import { describe, expect, it } from 'vitest';
+import { applyObjects, watchEstablished } from '../../src/k8s/apply.js';
+import type { KubeClient, KubeObject, ResourceInfo, WatchEvent } from '../../src/k8s/types.js';
+
+const GROUP = 'corpus.kplay.test';
+const crd: KubeObject = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `things.${GROUP}` },
+  spec: { group: GROUP, scope: 'Namespaced', names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+};
+const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } };
+const cm: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'app' }, data: { a: '1' } };
+const deploy: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'app' }, spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } } } };
+const thing: KubeObject = { apiVersion: `${GROUP}/v1`, kind: 'Thing', metadata: { name: 't1', namespace: 'app' }, spec: { size: 1 } };
+const webhook: KubeObject = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'hook' }, webhooks: [] };
+
+const KINDS: Record<string, [string, boolean]> = {
+  Namespace: ['namespaces', false],
+  CustomResourceDefinition: ['customresourcedefinitions', false],
+  ConfigMap: ['configmaps', true],
+  Deployment: ['deployments', true],
+  Thing: ['things', true],
+  Widget0: ['widget0s', true],
+  Widget1: ['widget1s', true],
+  Widget2: ['widget2s', true],
+  ValidatingWebhookConfiguration: ['validatingwebhookconfigurations', false],
+};
+
+/** A gate a write waits at until the test opens (or fails) it. */
+interface Gate {
+  open(): void;
+  fail(e: Error): void;
+  wait: Promise<void>;
+}
+function gate(): Gate {
+  let open = (): void => undefined;
+  let fail = (_e: Error): void => undefined;
+  const wait = new Promise<void>((resolve, reject) => {
+    open = resolve;
+    fail = reject;
+  });
+  return { open, fail, wait };
+}
+
+/**
+ * A cluster where nothing exists yet: writes are logged (`start Kind`, `end Kind`) and wait at
+ * the gate of their kind, if any; a CRD is Established as soon as it is watched.
+ */
+function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>()): { client: KubeClient; log: string[]; watches: string[] } {
+  const log: string[] = [];
+  const watches: string[] = [];
+  const appliedCrds = new Map<string, KubeObject>();
+  const crdsApplied: string[] = [];
+  const info = (apiVersion: string, kind: string): ResourceInfo => {
+    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+    const k = KINDS[kind];
+    if (!k) throw new Error(`test: unknown kind ${kind}`);
+    return { group: group ?? '', version: version ?? '', kind, resource: k[0], namespaced: k[1], verbs: ['get', 'list', 'watch', 'patch'] };
+  };
+  const client = {
+    name: 'fake',
+    server: 'https://fake',
+    serverVersion: 'v1.34.4',
+    stats: { requests: 0, writes: 0, retries: 0, byVerb: {} },
+    resource: (apiVersion: string, kind: string) => Promise.resolve(info(apiVersion, kind)),
+    invalidateDiscovery: () => undefined,
+    learnKinds: () => undefined,
+    get: () => Promise.resolve(undefined),
+    list: () => Promise.resolve({ items: [], resourceVersion: '1' }),
+    apply: async (obj: KubeObject) => {
+      log.push(`start ${obj.kind}`);
+      await gates[obj.kind]?.wait;
+      log.push(`end ${obj.kind}`);
+      if (obj.kind === 'CustomResourceDefinition') {
+        appliedCrds.set(obj.metadata.name ?? '', obj);
+        crdsApplied.push(obj.metadata.name ?? '');
+      }
+      return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name ?? ''}`, resourceVersion: '2' } };
+    },
+    watch: async (_apiVersion: string, kind: string, wopts: { fieldSelector?: string }, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>) => {
+      if (kind !== 'CustomResourceDefinition') throw new Error(`test: watch of ${kind}`);
+      watches.push(wopts.fieldSelector ?? 'all');
+      // the apiserver establishes CRDs one after another; each watch sees them in that order
+      const wanted = wopts.fieldSelector ? [wopts.fieldSelector.replace('metadata.name=', '')] : [...crdsApplied];
+      const state = new Map<string, KubeObject>();
+      for (const name of wanted) {
+        const applied = appliedCrds.get(name);
+        if (!applied) throw new Error(`test: CRD ${name} watched before it was applied`);
+        const accepted = !refusedNames.has(name);
+        const live: KubeObject = { ...applied, metadata: { ...applied.metadata, resourceVersion: '3' }, status: { conditions: [{ type: 'NamesAccepted', status: accepted ? 'True' : 'False', message: accepted ? '' : 'the kind is already used by another CRD' }, { type: 'Established', status: accepted ? 'True' : 'False' }] } };
+        state.set(name, live);
+        log.push(`established ${name}`);
+        if (await onEvent({ type: 'MODIFIED', object: live } as WatchEvent, state)) return;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+  } as unknown as KubeClient;
+  return { client, log, watches };
+}
+
+const opts = { fieldManager: 'kplay', force: false, defaultNamespace: 'default', checkMode: false };
+/** Let every pending promise chain run (the fake answers at once). */
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
+
+describe('applyObjects groups', () => {
+  it('applies RBAC, config, services and workloads while the CRDs are still being written; custom resources wait for their CRD', async () => {
+    const crdGate = gate();
+    const { client, log } = fakeCluster({ CustomResourceDefinition: crdGate });
+    const done = applyObjects(client, [thing, deploy, cm, crd], opts);
+    await settle();
+    // the CRD write is under way; the built-in kinds did not wait for it, the custom resource does
+    expect(log).toEqual(['start CustomResourceDefinition', 'start ConfigMap', 'end ConfigMap', 'start Deployment', 'end Deployment']);
+    crdGate.open();
+    const results = await done;
+    expect(log.slice(5)).toEqual(['end CustomResourceDefinition', `established things.${GROUP}`, 'start Thing', 'end Thing']);
+    // results in apply order, whatever order the writes ended in
+    expect(results.map((r) => `${r.action} ${r.ref.kind}`)).toEqual(['created CustomResourceDefinition', 'created ConfigMap', 'created Deployment', 'created Thing']);
+  });
+
+  it('applies nothing namespaced before the namespaces, but the CRDs alongside them', async () => {
+    const nsGate = gate();
+    const { client, log } = fakeCluster({ Namespace: nsGate });
+    const done = applyObjects(client, [cm, thing, crd, ns, deploy], opts);
+    await settle();
+    expect(log).toEqual(['start Namespace', 'start CustomResourceDefinition', 'end CustomResourceDefinition']);
+    nsGate.open();
+    const results = await done;
+    expect(log.indexOf('start ConfigMap')).toBeGreaterThan(log.indexOf('end Namespace'));
+    expect(log.indexOf('start Thing')).toBeGreaterThan(log.indexOf('end Namespace'));
+    expect(log.indexOf('start Deployment')).toBeGreaterThan(log.indexOf('end ConfigMap'));
+    expect(results.map((r) => r.ref.kind)).toEqual(['Namespace', 'CustomResourceDefinition', 'ConfigMap', 'Deployment', 'Thing']);
+  });
+
+  it('a failing CRD: the built-in kinds applied alongside it are finished, its custom resources and the webhooks are not written, the CRD error is thrown', async () => {
+    const crdGate = gate();
+    const { client, log } = fakeCluster({ CustomResourceDefinition: crdGate });
+    const done = applyObjects(client, [webhook, thing, deploy, cm, crd], opts);
+    await settle();
+    crdGate.fail(new Error('CustomResourceDefinition things.corpus.kplay.test is invalid: spec.versions[0].schema: Required value'));
+    await expect(done).rejects.toThrow(/things\.corpus\.kplay\.test is invalid/);
+    expect(log).toContain('end Deployment');
+    expect(log).not.toContain('start Thing');
+    expect(log).not.toContain('start ValidatingWebhookConfiguration');
+  });
+
+  it('registers webhooks after every other group, custom resources included', async () => {
+    const { client, log } = fakeCluster({});
+    await applyObjects(client, [webhook, thing, deploy, cm, crd, ns], opts);
+    expect(log.at(-2)).toBe('start ValidatingWebhookConfiguration');
+    expect(log.indexOf('start ValidatingWebhookConfiguration')).toBeGreaterThan(log.indexOf('end Thing'));
+    expect(log.indexOf('start ValidatingWebhookConfiguration')).toBeGreaterThan(log.indexOf('end Deployment'));
+  });
+
+  const widgets = [0, 1, 2].map((i): [KubeObject, KubeObject] => [
+    { ...crd, metadata: { name: `widget${i}s.${GROUP}` }, spec: { group: GROUP, scope: 'Namespaced', names: { plural: `widget${i}s`, kind: `Widget${i}` }, versions: [{ name: 'v1', served: true, storage: true }] } },
+    { apiVersion: `${GROUP}/v1`, kind: `Widget${i}`, metadata: { name: `w${i}`, namespace: 'app' } },
+  ]);
+
+  it('several new CRDs: one watch of all CRDs (not a LIST and a stream each), and the custom resources of each CRD go as soon as it is Established', async () => {
+    const { client, log, watches } = fakeCluster({});
+    const results = await applyObjects(client, widgets.flat(), opts);
+    expect(watches).toEqual(['all']);
+    // the CRDs were established one after another; the custom resources of the first went before the second was
+    expect(log.indexOf('start Widget0')).toBeLessThan(log.indexOf(`established widget1s.${GROUP}`));
+    expect(log.indexOf('start Widget1')).toBeLessThan(log.indexOf(`established widget2s.${GROUP}`));
+    expect(results.filter((r) => r.action === 'created')).toHaveLength(6);
+  });
+
+  it('one or two new CRDs: a field-selected watch each', async () => {
+    const { client, watches } = fakeCluster({});
+    await applyObjects(client, widgets.slice(0, 2).flat(), opts);
+    expect(watches.sort()).toEqual([`metadata.name=widget0s.${GROUP}`, `metadata.name=widget1s.${GROUP}`]);
+  });
+
+  it('a CRD whose names are not accepted fails the apply with the apiserver\'s reason; the custom resources of the others are written', async () => {
+    const { client, log } = fakeCluster({}, new Set([`widget1s.${GROUP}`]));
+    await expect(applyObjects(client, widgets.flat(), opts)).rejects.toThrow(`CRD not established: CustomResourceDefinition widget1s.${GROUP}: names not accepted: the kind is already used by another CRD`);
+    expect(log).toContain('end Widget0');
+    expect(log).not.toContain('start Widget1');
+  });
+});
+
+describe('watchEstablished', () => {
+  const never = { watch: (_a: string, _k: string, o: { signal?: AbortSignal }) => new Promise<void>((_r, reject) => o.signal?.addEventListener('abort', () => reject(o.signal?.reason))) } as unknown as KubeClient;
+
+  it('gives up at the deadline, naming the CRD and its last state', async () => {
+    const m = watchEstablished(never, ['a.x', 'b.x'], Date.now() + 100);
+    await expect(m.get('a.x')).rejects.toThrow('CRD not established: timed out after 0s waiting for readiness; not ready: CustomResourceDefinition a.x: not created yet');
+    await expect(m.get('b.x')).rejects.toThrow(/CustomResourceDefinition b\.x/);
+  });
+
+  it('stops with the run when it is interrupted', async () => {
+    const ac = new AbortController();
+    const m = watchEstablished(never, ['a.x'], Date.now() + 60_000, ac.signal);
+    ac.abort(new Error('interrupted'));
+    await expect(m.get('a.x')).rejects.toThrow('interrupted');
+  });
+});
