@@ -293,10 +293,11 @@ export class RunRecorder {
    * Write the record of the inventory entries `clusters` — all those that reach this cluster —
    * as one ConfigMap, and keep only the newest `keep`.
    */
-  async writeCluster(client: KubeClient, clusters: readonly string[], keep: number): Promise<void> {
+  async writeCluster(client: KubeClient, clusters: readonly string[], keep: number, listed?: KubeObject[]): Promise<void> {
     // Empty when kplay-system does not exist yet: it is made only then (below), so the end of a
-    // run costs a LIST and a write per cluster.
-    const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
+    // run costs a LIST and a write per cluster — the write only, with the records `listed` when
+    // the run first changed the cluster (see `listRecords`).
+    const items = listed ?? (await listRecords(client));
     // the link to the newest record already in the cluster
     const before = items
       .map((cm) => ({ id: cm.metadata.labels?.[RUN_ID_LABEL] ?? '', name: String(cm.metadata.name), text: isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined }))
@@ -324,14 +325,24 @@ export class RunRecorder {
       },
       data: { 'record.json': text, 'record.sha256': sha256(text) },
     };
-    try {
-      await client.apply(cm, { fieldManager: 'kplay', force: true });
-    } catch (e) {
-      if (!(e instanceof KubeApiError && e.status === 404 && e.body?.details?.kind === 'namespaces')) throw e;
-      await createSystemNamespace(client);
-      await client.apply(cm, { fieldManager: 'kplay', force: true });
+    const write = async (): Promise<void> => {
+      try {
+        await client.apply(cm, { fieldManager: 'kplay', force: true });
+      } catch (e) {
+        if (!(e instanceof KubeApiError && e.status === 404 && e.body?.details?.kind === 'namespaces')) throw e;
+        await createSystemNamespace(client);
+        await client.apply(cm, { fieldManager: 'kplay', force: true });
+      }
+    };
+    const names = [...items.map((i) => String(i.metadata.name)), String(cm.metadata.name)];
+    // Records beyond `keep` go while this one is written (one round trip less at the end of every
+    // run), except with `keep` 1, where that would delete the only other record before this one
+    // is known to be written.
+    if (keep > 1) await Promise.all([write(), pruneRecords(client, names, keep)]);
+    else {
+      await write();
+      await pruneRecords(client, names, keep);
     }
-    await pruneRecords(client, [...items.map((i) => String(i.metadata.name)), String(cm.metadata.name)], keep);
   }
 }
 
@@ -364,6 +375,16 @@ async function pruneRecords(client: KubeClient, names: string[], keep: number): 
   for (const name of sorted.slice(keep)) {
     await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: SYSTEM_NAMESPACE });
   }
+}
+
+/**
+ * The run record ConfigMaps of a cluster (none when `kplay-system` does not exist). A run reads
+ * them when it first changes a cluster — after taking the cluster's lock, so no other locking run
+ * can add one before this run's record links to the newest — and writes its record at the end
+ * with one request.
+ */
+export async function listRecords(client: KubeClient, signal?: AbortSignal): Promise<KubeObject[]> {
+  return (await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run`, signal })).items;
 }
 
 /** Records stored in a cluster, newest first. */

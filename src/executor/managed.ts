@@ -13,12 +13,13 @@ import path from 'node:path';
 import { FileLock } from '../audit/filelock.js';
 import { Journal } from '../audit/journal.js';
 import { ClusterLock, type HolderInfo } from '../audit/lock.js';
-import { byName, gitInfo, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
+import { SYSTEM_NAMESPACE } from '../audit/system.js';
+import { byName, gitInfo, listRecords, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
 import { checkPatterns } from '../inventory/patterns.js';
 import type { Inventory } from '../inventory/types.js';
 import { connect } from '../k8s/client.js';
 import { hasKubeContext } from '../k8s/kubeconfig.js';
-import type { KubeClient } from '../k8s/types.js';
+import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
 import type { Playbook } from '../playbook/types.js';
 import type { RunEvent } from '../report/events.js';
@@ -169,6 +170,22 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
     }
     locks.set(cs.name, await ClusterLock.acquire(await clusterClient(cs), waitOpts));
   };
+  // The cluster's run records, read as the run's first write to it goes out (after its lock), so
+  // that writing this run's record at the end is one request (see listRecords); a run that changes
+  // nothing reads none. Best effort: the end reads them itself when this failed.
+  const recordLists = new Map<string, Promise<KubeObject[] | undefined>>();
+  const beforeFirstChange = async (cs: ClusterState): Promise<void> => {
+    if (o.lock !== false) await lockCluster(cs);
+    if (!recorder) return;
+    cs.whenAdapter<KubeClient>('k8s', (client) =>
+      client.onWrite((p) => {
+        // the lock's own Lease (renewed, released) is not a change
+        if (p.startsWith(`/apis/coordination.k8s.io/v1/namespaces/${SYSTEM_NAMESPACE}/leases/`)) return false;
+        if (!recordLists.has(cs.name)) recordLists.set(cs.name, listRecords(client, o.signal).catch(() => undefined));
+        return true;
+      }),
+    );
+  };
   try {
     const summary = await runPlaybook({
       playbook: o.playbook,
@@ -188,39 +205,47 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       masker,
       signal: o.signal,
       emit,
-      beforeFirstChange: o.lock === false ? undefined : lockCluster,
+      beforeFirstChange,
     });
     const recordErrors: string[] = [];
     let recordFile: string | undefined;
     if (recorder) {
       recorder.header.git = await git;
-      try {
-        recordFile = await recorder.writeLocal(recordDir);
-      } catch (e) {
-        recordErrors.push(`local run record in ${recordDir}: ${errorMessage(e)}`);
-      }
+      // The local record is written while the in-cluster ones are (they do not depend on each other).
+      let localError: string | undefined;
+      const local = recorder.writeLocal(recordDir).then(
+        (f) => {
+          recordFile = f;
+        },
+        (e: unknown) => {
+          localError = `local run record in ${recordDir}: ${errorMessage(e)}`;
+        },
+      );
       // In-cluster records only where something changed: one per apiserver, holding every
       // inventory entry that reaches it (entries sharing a cluster share the record, so each
       // cluster's chain of records stays one line), written with the first entry's client that can.
-      const byServer = new Map<string, { names: string[]; clients: KubeClient[] }>();
+      const byServer = new Map<string, { names: string[]; clients: KubeClient[]; listed: Promise<KubeObject[] | undefined>[] }>();
       for (const cs of summary.clusters.filter((c) => c.clusterChanged && !c.unreachable).sort((a, b) => byName(a.name, b.name))) {
         try {
           const client = await clusterClient(cs);
           const key = client.server.replace(/\/+$/, '');
-          const g = byServer.get(key) ?? { names: [], clients: [] };
+          const g = byServer.get(key) ?? { names: [], clients: [], listed: [] };
           g.names.push(cs.name);
           g.clients.push(client);
+          const listed = recordLists.get(cs.name);
+          if (listed) g.listed.push(listed);
           byServer.set(key, g);
         } catch (e) {
           recordErrors.push(`run record in cluster ${cs.name}: ${errorMessage(e)}`);
         }
       }
       await Promise.all(
-        [...byServer.values()].map(async ({ names, clients }) => {
+        [...byServer.values()].map(async ({ names, clients, listed }) => {
+          const known = await firstListed(listed);
           let last: unknown;
           for (const client of clients) {
             try {
-              await recorder.writeCluster(client, names, o.keepRecords ?? 20);
+              await recorder.writeCluster(client, names, o.keepRecords ?? 20, known);
               return;
             } catch (e) {
               last = e;
@@ -229,9 +254,23 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
           recordErrors.push(`run record in cluster ${names.join(', ')}: ${errorMessage(last)}`);
         }),
       );
+      await local;
+      if (localError) recordErrors.unshift(localError);
     }
     return { summary, recorder, recordFile, recordErrors: recordErrors.map((m) => masker.mask(m)) };
   } finally {
     await Promise.all([...locks.values()].map((l) => l.release().catch(() => undefined)));
   }
+}
+
+/**
+ * The first of `lists` that was read (waiting for one still in flight: it answers as soon as a new
+ * LIST would), else undefined.
+ */
+async function firstListed(lists: Promise<KubeObject[] | undefined>[]): Promise<KubeObject[] | undefined> {
+  for (const p of lists) {
+    const v = await p;
+    if (v) return v;
+  }
+  return undefined;
 }

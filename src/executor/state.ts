@@ -97,9 +97,23 @@ export class ClusterState {
       p = create();
       this.adapters.set(name, p);
       p.catch(() => this.adapters.delete(name));
+      const waiting = this.adapterWaiters.get(name) ?? [];
+      this.adapterWaiters.delete(name);
+      if (waiting.length) void p.then((a) => waiting.forEach((fn) => fn(a)), () => undefined);
     }
     return p;
   }
+
+  /**
+   * Call `fn` with the adapter `name` once it is created (at once when it is), without creating
+   * it: whoever needs it first (a task, the lock) creates it.
+   */
+  whenAdapter<T>(name: string, fn: (adapter: T) => void): void {
+    const p = this.adapters.get(name) as Promise<T> | undefined;
+    if (p) void p.then(fn, () => undefined);
+    else this.adapterWaiters.set(name, [...(this.adapterWaiters.get(name) ?? []), fn as (a: unknown) => void]);
+  }
+  private readonly adapterWaiters = new Map<string, ((adapter: unknown) => void)[]>();
 
   /** Still taking tasks in this play. */
   get active(): boolean {

@@ -346,6 +346,10 @@ export class KubeClientImpl implements KubeClient {
     return this.transport.stats;
   }
 
+  onWrite(fn: (path: string) => boolean): void {
+    this.transport.writeHooks.push(fn);
+  }
+
   /** Close idle connections. */
   close(): void {
     if (this.onClose) this.onClose();

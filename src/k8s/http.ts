@@ -212,6 +212,8 @@ export class Transport {
   private readonly retry: RetryPolicy;
   private readonly url: URL;
   private readonly mod: typeof http | typeof https;
+  /** Called with the path of each write sent until they return true; see {@link KubeClient.onWrite}. */
+  readonly writeHooks: ((path: string) => boolean)[] = [];
 
   constructor(readonly opts: TransportOptions) {
     this.url = new URL(opts.server);
@@ -310,7 +312,10 @@ export class Transport {
       headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
     this.stats.requests++;
-    if (req.write) this.stats.writes++;
+    if (req.write) {
+      this.stats.writes++;
+      for (const h of [...this.writeHooks]) if (h(req.path)) this.writeHooks.splice(this.writeHooks.indexOf(h), 1);
+    }
     const verb = verbOf(req);
     this.stats.byVerb[verb] = (this.stats.byVerb[verb] ?? 0) + 1;
     const path = this.fullPath(req.path, req.query);

@@ -117,6 +117,12 @@ export interface KubeClient {
   /** Forget cached discovery (after CRDs were created). */
   invalidateDiscovery(): void;
   /**
+   * Call `fn` with the URL path of each write (not a dry-run) sent through this client's
+   * connection — by any client sharing it — until it returns true. The run uses it to read the
+   * cluster's run records only when the run is about to change the cluster.
+   */
+  onWrite(fn: (path: string) => boolean): void;
+  /**
    * The kinds a CRD serves, known before discovery lists them (discovery publishes a new CRD's
    * kinds a moment after it is Established); consulted only for kinds discovery does not list.
    * An empty list forgets the CRD's kinds (it was deleted).

@@ -307,6 +307,43 @@ describe('in-cluster run records', () => {
     const verify = await kplay(['history', 'verify', '-i', inv, '--record-dir', path.join(dir, 'runs')]);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
+  it('a run reads the cluster\'s run records as its first write goes out and ends with one write of its record; a no-op run reads none', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-rec3-'));
+    const ns = `k8s-rec3-${rand()}`;
+    created.push({ context: 'sandbox-3', args: ['delete', 'namespace', ns, '--wait=false'] });
+    const inv = inventoryFor(['sandbox-3']);
+    const pb = path.join(dir, 'play.yml');
+    // two objects: planned with a GET each, so every LIST a run sends is a read of run records
+    writeFileSync(pb, YAML.stringify([{ hosts: 'all', tasks: [{ name: 'cm', k8s_apply: { definition: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: ns }, data: { v: '{{ v }}' } }] } }] }]));
+    const statsOf = (file: string): { list: number; apply: number } => {
+      const out = { list: 0, apply: 0 };
+      for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+        const o = JSON.parse(line) as { byVerb?: Record<string, number> };
+        out.list += o.byVerb?.list ?? 0;
+        out.apply += o.byVerb?.apply ?? 0;
+      }
+      return out;
+    };
+    const audit = auditSnapshot(env.cluster('sandbox-3').auditLog);
+    const runs: { id: string; stats: { list: number; apply: number } }[] = [];
+    // with the cluster lock (its Lease writes come before the first change and read nothing), then without
+    for (const [i, v, lock] of [[1, '1', []], [2, '1', []], [3, '2', ['--no-lock']], [4, '2', ['--no-lock']]] as const) {
+      const statsFile = path.join(dir, `stats-${i}.jsonl`);
+      const r = await kplay(['run', pb, '-i', inv, '-e', `v=${v}`, '--record-dir', path.join(dir, 'runs'), '-o', 'json', ...lock], { env: { KPLAY_STATS_FILE: statsFile } });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      runs.push({ id: String(jsonEvents(r.stdout).find((e) => e.type === 'run_start')?.run_id ?? ''), stats: statsOf(statsFile) });
+    }
+    await audit.settle();
+    const recordWrites = audit.events({ namespace: 'kplay-system' }).filter((e) => e.userAgent.startsWith('kplay') && e.resource === 'configmaps');
+    // runs 1 and 3 changed the cluster: one LIST of the records each, one write of their record
+    expect(runs.map((x) => x.stats.list)).toEqual([1, 0, 1, 0]);
+    expect(recordWrites.filter((e) => e.verb === 'patch').map((e) => e.name)).toEqual([runs[0]?.id, runs[2]?.id].map((id) => `kplay-run-${id ?? ''}`.toLowerCase()));
+    // and the chain of records links run 3 to run 1
+    const verify = await kplay(['history', 'verify', '-i', inv, '--record-dir', path.join(dir, 'runs')]);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    const cm = JSON.parse((await kubectl(['-n', 'kplay-system', 'get', 'configmap', `kplay-run-${runs[2]?.id ?? ''}`.toLowerCase(), '-o', 'json'], { context: 'sandbox-3' })).stdout) as { data: Record<string, string> };
+    expect((JSON.parse(cm.data['record.json'] ?? '{}') as { prev?: { run_id?: string } }).prev?.run_id).toBe(runs[0]?.id);
+  });
 });
 
 describe('module docs', () => {
