@@ -13,10 +13,6 @@ export const AJV_OPTIONS = { strict: true, allErrors: true, allowUnionTypes: tru
 /** Documentation-only keywords used in schemas. */
 export const DOC_KEYWORDS = ['x-kplay-example', 'markdownDescription'] as const;
 
-/** One shared ajv instance: strict mode, all errors, no type coercion. */
-export const ajv = new Ajv({ ...AJV_OPTIONS });
-for (const keyword of DOC_KEYWORDS) ajv.addKeyword({ keyword });
-
 /** Options of {@link compileSchema}. */
 export interface CompileOptions {
   /**
@@ -42,9 +38,13 @@ export function ajvOptions(v: Variant): typeof AJV_OPTIONS & { coerceTypes?: boo
   return { ...AJV_OPTIONS, ...(v.includes('c') ? { coerceTypes: true } : {}), ...(v.includes('d') ? { useDefaults: true } : {}) };
 }
 
-/** The other variants' instances, made on first use (each costs a meta-schema compilation). */
-const instances = new Map<Variant, Ajv>([['', ajv]]);
-function instanceFor(v: Variant): Ajv {
+/**
+ * One ajv instance per variant, made on first use: each costs a meta-schema compilation, and
+ * built-in schemas are compiled at build time, so most runs make none.
+ */
+const instances = new Map<Variant, Ajv>();
+/** The shared ajv instance of a variant (strict mode, all errors; `''`: no coercion, no defaults). */
+export function ajvInstance(v: Variant = ''): Ajv {
   let a = instances.get(v);
   if (!a) {
     a = new Ajv(ajvOptions(v));
@@ -88,7 +88,7 @@ export function compileSchema(schema: JsonSchema, opts: CompileOptions = {}): Va
   if (!c) caches.set(v, (c = new WeakMap()));
   let fn = c.get(schema);
   if (!fn) {
-    fn = instanceFor(v).compile(schema);
+    fn = ajvInstance(v).compile(schema);
     c.set(schema, fn);
     countCompilation(schema);
   }

@@ -9,7 +9,7 @@ import type { HttpCheckArgs } from '../../modules/http_check.js';
 import type { HelmReleaseArgs } from '../../modules/helm_release.js';
 import type { K8sApplyArgs } from '../../modules/k8s_apply.js';
 import type { HaproxySwitchArgs, K8sServiceSwitchArgs } from '../../src/lb/index.js';
-import { ajv, validateArgs } from '../../src/load/schema.js';
+import { ajvInstance, validateArgs } from '../../src/load/schema.js';
 import { moduleMarkdown } from '../../src/sdk/docs.js';
 import type { AnyModule, JsonSchema } from '../../src/sdk/module.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -48,7 +48,7 @@ describe('module declarations', () => {
       for (const [k, p] of Object.entries(props(m.schema))) {
         if (p.default === undefined) continue;
         const { default: def, ...decl } = p;
-        expect(ajv.validate(decl, def), `${m.name}.${k} default ${JSON.stringify(def)}`).toBe(true);
+        expect(ajvInstance().validate(decl, def), `${m.name}.${k} default ${JSON.stringify(def)}`).toBe(true);
         expect(doc, `${m.name}.${k}`).toContain(`| \`${k}\` |`);
         expect(doc, `${m.name}.${k}`).toContain(`\`${JSON.stringify(def)}\``);
       }

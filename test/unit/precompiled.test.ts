@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Ajv, type ValidateFunction } from 'ajv';
 import YAML from 'yaml';
 import { moduleValidatorsSource } from '../../src/build/module-validators.js';
-import { ajv, ajvOptions, DOC_KEYWORDS, variantOf } from '../../src/load/schema.js';
+import { ajvInstance, ajvOptions, DOC_KEYWORDS, variantOf } from '../../src/load/schema.js';
 import type { AnyModule } from '../../src/sdk/module.js';
 import { MODULE_VARIANTS, moduleFingerprint } from '../../src/sdk/precompiled.js';
 import { loadRegistry } from '../../src/sdk/registry.js';
@@ -45,7 +45,7 @@ describe('precompiled playbook validators', () => {
     const gen = (await import(pathToFileURL(file).href)) as Record<string, ValidateFunction>;
     expect(Object.keys(PRECOMPILED).length).toBeGreaterThan(0);
     for (const [name, schema] of Object.entries(PRECOMPILED)) {
-      const compiled = ajv.compile(schema());
+      const compiled = ajvInstance().compile(schema());
       const built = gen[name];
       expect(typeof built, name).toBe('function');
       for (const s of samples) {
