@@ -174,16 +174,17 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
   // that writing this run's record at the end is one request (see listRecords); a run that changes
   // nothing reads none. Best effort: the end reads them itself when this failed.
   const recordLists = new Map<string, Promise<KubeObject[] | undefined>>();
+  const unhook: (() => void)[] = [];
   const beforeFirstChange = async (cs: ClusterState): Promise<void> => {
     if (o.lock !== false) await lockCluster(cs);
     if (!recorder) return;
     cs.whenAdapter<KubeClient>('k8s', (client) =>
-      client.onWrite((p) => {
+      unhook.push(client.onWrite((p) => {
         // the lock's own Lease (renewed, released) is not a change
         if (p.startsWith(`/apis/coordination.k8s.io/v1/namespaces/${SYSTEM_NAMESPACE}/leases/`)) return false;
         if (!recordLists.has(cs.name)) recordLists.set(cs.name, listRecords(client, o.signal).catch(() => undefined));
         return true;
-      }),
+      })),
     );
   };
   try {
@@ -207,6 +208,8 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       emit,
       beforeFirstChange,
     });
+    // the run's own record writes are not changes
+    for (const f of unhook) f();
     const recordErrors: string[] = [];
     let recordFile: string | undefined;
     if (recorder) {
@@ -259,6 +262,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
     }
     return { summary, recorder, recordFile, recordErrors: recordErrors.map((m) => masker.mask(m)) };
   } finally {
+    for (const f of unhook) f();
     await Promise.all([...locks.values()].map((l) => l.release().catch(() => undefined)));
   }
 }

@@ -172,13 +172,7 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
         return run(l.objects);
       }),
     );
-    // back to apply order (applyGroup answers in the order of its objects)
-    const byObject = new Map<KubeObject, ObjectResult>();
-    customLanes.forEach((l, i) => l.objects.forEach((o, j) => {
-      const r = parts[i]?.[j];
-      if (r) byObject.set(o, r);
-    }));
-    return custom.flatMap((o) => byObject.get(o) ?? []);
+    return inOrder(custom, customLanes.map((l, i) => [l.objects, parts[i]]));
   };
   const runBuiltins = async (): Promise<ObjectResult[]> => {
     await foundationsDone;
@@ -193,14 +187,26 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   const [foundations, definitions, builtins, customResults] = settled;
   const last = await run(byGroup.get('last') ?? []);
   // namespaces, CRDs and cluster-wide kinds in apply order, as one group before them did
-  const first = new Map<KubeObject, ObjectResult>();
-  for (const [g, results] of [['foundations', foundations], ['definitions', definitions]] as const) {
-    (byGroup.get(g) ?? []).forEach((o, i) => {
+  const first = inOrder(sorted, [
+    [byGroup.get('foundations') ?? [], foundations],
+    [byGroup.get('definitions') ?? [], definitions],
+  ]);
+  return [...first, ...(builtins ?? []), ...(customResults ?? []), ...last];
+}
+
+/**
+ * The results of `objects` applied in separate lanes (each lane's objects and applyGroup's
+ * results, in the order of its objects), in the order of `objects`; objects of no lane are left out.
+ */
+function inOrder(objects: readonly KubeObject[], lanes: [KubeObject[], ObjectResult[] | undefined][]): ObjectResult[] {
+  const byObject = new Map<KubeObject, ObjectResult>();
+  for (const [objs, results] of lanes) {
+    objs.forEach((o, i) => {
       const r = results?.[i];
-      if (r) first.set(o, r);
+      if (r) byObject.set(o, r);
     });
   }
-  return [...sorted.flatMap((o) => first.get(o) ?? []), ...(builtins ?? []), ...(customResults ?? []), ...last];
+  return objects.flatMap((o) => byObject.get(o) ?? []);
 }
 
 /**

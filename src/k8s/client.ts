@@ -346,8 +346,13 @@ export class KubeClientImpl implements KubeClient {
     return this.transport.stats;
   }
 
-  onWrite(fn: (path: string) => boolean): void {
-    this.transport.writeHooks.push(fn);
+  onWrite(fn: (path: string) => boolean): () => void {
+    const hooks = this.transport.writeHooks;
+    hooks.push(fn);
+    return () => {
+      const i = hooks.indexOf(fn);
+      if (i >= 0) hooks.splice(i, 1);
+    };
   }
 
   /** Close idle connections. */

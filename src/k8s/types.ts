@@ -119,9 +119,10 @@ export interface KubeClient {
   /**
    * Call `fn` with the URL path of each write (not a dry-run) sent through this client's
    * connection — by any client sharing it — until it returns true. The run uses it to read the
-   * cluster's run records only when the run is about to change the cluster.
+   * cluster's run records only when the run is about to change the cluster. Returns what
+   * removes `fn` before that (connections outlive a run in a process running several).
    */
-  onWrite(fn: (path: string) => boolean): void;
+  onWrite(fn: (path: string) => boolean): () => void;
   /**
    * The kinds a CRD serves, known before discovery lists them (discovery publishes a new CRD's
    * kinds a moment after it is Established); consulted only for kinds discovery does not list.
