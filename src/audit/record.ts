@@ -378,10 +378,10 @@ async function pruneRecords(client: KubeClient, names: string[], keep: number): 
 }
 
 /**
- * The run record ConfigMaps of a cluster (none when `kplay-system` does not exist). A run reads
- * them when it first changes a cluster — after taking the cluster's lock, so no other locking run
- * can add one before this run's record links to the newest — and writes its record at the end
- * with one request.
+ * The run record ConfigMaps of a cluster (none when `kplay-system` does not exist). A run holding
+ * the cluster's lock reads them when it first changes the cluster — no other locking run can add
+ * one before this run's record links to the newest — and writes its record at the end with one
+ * request.
  */
 export async function listRecords(client: KubeClient, signal?: AbortSignal): Promise<KubeObject[]> {
   return (await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run`, signal })).items;

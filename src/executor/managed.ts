@@ -170,13 +170,15 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
     }
     locks.set(cs.name, await ClusterLock.acquire(await clusterClient(cs), waitOpts));
   };
-  // The cluster's run records, read as the run's first write to it goes out (after its lock), so
-  // that writing this run's record at the end is one request (see listRecords); a run that changes
-  // nothing reads none. Best effort: the end reads them itself when this failed.
+  // Under the cluster lock, the cluster's run records are read as the run's first write to it goes
+  // out, so that writing this run's record at the end is one request (see listRecords); a run that
+  // changes nothing reads none. Without the lock they are read at the end, as late as possible: a
+  // run at the same time could add a record meanwhile, and both would link to the same one (the
+  // chain would fork). Best effort: the end reads them itself when this failed.
   const recordLists = new Map<string, Promise<KubeObject[] | undefined>>();
   const unhook: (() => void)[] = [];
   const beforeFirstChange = async (cs: ClusterState): Promise<void> => {
-    if (o.lock !== false) await lockCluster(cs);
+    await lockCluster(cs);
     if (!recorder) return;
     cs.whenAdapter<KubeClient>('k8s', (client) =>
       unhook.push(client.onWrite((p) => {
@@ -206,7 +208,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       masker,
       signal: o.signal,
       emit,
-      beforeFirstChange,
+      beforeFirstChange: o.lock === false ? undefined : beforeFirstChange,
     });
     // the run's own record writes are not changes
     for (const f of unhook) f();

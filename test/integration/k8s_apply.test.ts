@@ -307,7 +307,7 @@ describe('in-cluster run records', () => {
     const verify = await kplay(['history', 'verify', '-i', inv, '--record-dir', path.join(dir, 'runs')]);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
-  it('a run reads the cluster\'s run records as its first write goes out and ends with one write of its record; a no-op run reads none', async () => {
+  it('a run reads the cluster\'s run records once (under the lock as its first write goes out) and writes its record once; a no-op run reads none', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-rec3-'));
     const ns = `k8s-rec3-${rand()}`;
     created.push({ context: 'sandbox-3', args: ['delete', 'namespace', ns, '--wait=false'] });
