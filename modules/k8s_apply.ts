@@ -104,6 +104,12 @@ const result = Type.Object({
   objects: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'The objects as applied (the server\'s answer; Secret values masked).' }),
   counts: Type.Record(Type.String(), Type.Integer(), { description: 'Objects per action, e.g. `{created: 1, configured: 0, unchanged: 4, deleted: 0}`.' }),
   drift: Type.Optional(DriftResult),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'The apiserver\'s warnings to this task\'s dry-runs and writes (deprecated APIs and fields, admission webhooks), one per object and warning: `Deployment web/api: spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead`. Absent when there were none; an object that needs no request (unchanged) has none.',
+    }),
+  ),
 });
 
 /** What `k8s_apply` registers besides changed/failed/msg/diff. */
@@ -116,7 +122,9 @@ export default defineModule({
 
 Manual edits are drift: fields last changed by an imperative kubectl command (\`kubectl edit/scale/patch/set\`: a \`kubectl*\` field manager whose entries are all \`Update\` operations) are taken back by the next run and named in the message. A field owned by any other field manager (another applier, a controller) makes the task fail with the manager and the fields, unless \`force_conflicts: true\`. Secret values are never shown: diffs show \`********\` or \`******** (changed)\`.
 
-Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, action one of created/configured/unchanged/deleted), \`objects\` (the applied objects, Secret values masked) and \`counts\`.`,
+The apiserver's warnings to a dry-run or write (deprecated APIs and fields, admission webhooks) are task warnings, one per object, as kubectl prints its \`Warning:\` lines. A field the kind's schema does not declare (a typo) fails the task naming the object and the field: server-side apply refuses it.
+
+Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, action one of created/configured/unchanged/deleted), \`objects\` (the applied objects, Secret values masked), \`counts\` and, when the server warned, \`warnings\`.`,
   usesCluster: true,
   declaresState: true,
   checkMode: 'supported',
@@ -157,21 +165,27 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
 
     const client = await kubeFor(ctx);
     const common = { defaultNamespace: args.namespace, checkMode: ctx.checkMode, signal: ctx.signal, mask: (s: string) => ctx.mask(s), log: (m: string) => ctx.log.info(m) };
+    const warnings: string[] = [];
+    const warn = (m: string): void => {
+      warnings.push(m);
+      ctx.log.warn(m);
+    };
     let results: ObjectResult[];
     try {
       if (state === 'absent') results = await deleteObjects(client, objects, common);
       else {
-        results = await applyObjects(client, objects, { ...common, fieldManager: args.field_manager, force: args.force_conflicts, driftRules: parseDriftRules(ctx.vars.drift_ignore) });
+        results = await applyObjects(client, objects, { ...common, warn, fieldManager: args.field_manager, force: args.force_conflicts, driftRules: parseDriftRules(ctx.vars.drift_ignore) });
         if (prune && pruneId) {
           const applied = results.map((r) => ({ apiVersion: r.ref.apiVersion, kind: r.ref.kind, metadata: { name: r.ref.name, namespace: r.ref.namespace } }));
           results.push(...(await pruneObjects(client, applied, { id: pruneId, recordNamespace: args.namespace, fieldManager: args.field_manager, ...common })));
         }
       }
     } catch (e) {
-      return failure(e, ctx);
+      return failure(e, ctx, warnings.length ? { resources: [], objects: [], counts: {}, warnings } : undefined);
     }
 
     const data = resultData(results);
+    if (warnings.length) data.warnings = warnings;
     const reclaimed = results.flatMap((r) => (r.plan.reclaimed ?? []).map((f) => `${f} on ${labelOf(r.ref)}`));
     const added = results.flatMap((r) => (r.plan.additions ?? []).map((a) => `${a.manager}: ${a.path} on ${labelOf(r.ref)}`));
     const summary = `${summarize(results, ctx.checkMode)}${reclaimed.length ? `; ${ctx.checkMode ? 'would take' : 'took'} back from manual edits: ${reclaimed.join(', ')}` : ''}${added.length ? `; ${ctx.checkMode ? 'would remove' : 'removed'} fields added by hand: ${added.join(', ')}` : ''}`;
@@ -208,9 +222,19 @@ async function loadObjects(args: K8sApplyArgs, ctx: ModuleContext): Promise<Kube
   return parseManifests(await ctx.render(text), args.template ?? file);
 }
 
+/**
+ * How the apiserver refuses a manifest field the kind's schema does not declare: server-side
+ * apply cannot type the object, for built-in kinds and custom resources alike, whatever
+ * `fieldValidation` says (it answers 500 InternalError, which reads like a server fault).
+ */
+const UNDECLARED_FIELD = /failed to create typed patch object .*field not declared in schema/;
+
 function failure(e: unknown, ctx: ModuleContext, data?: K8sApplyResult): ModuleResult<K8sApplyResult> {
   if (e instanceof ApplyConflictError) return { status: 'failed', msg: ctx.mask(e.message), data: { ...(data ?? {}), conflicts: e.conflicts } };
-  if (e instanceof KubeApiError) return { status: 'failed', msg: ctx.mask(e.message), data };
+  if (e instanceof KubeApiError) {
+    const hint = UNDECLARED_FIELD.test(e.message) ? ' — the manifest has a field its kind does not declare (a typo, or a field of another API version or of a newer CRD): correct the manifest; nothing of this object was written' : '';
+    return { status: 'failed', msg: ctx.mask(`${e.message}${hint}`), data };
+  }
   if (e instanceof Error && e.name === 'UnreachableError') throw e;
   return { status: 'failed', msg: ctx.mask(`k8s_apply: ${errorMessage(e)}`), data };
 }

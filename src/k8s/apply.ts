@@ -50,6 +50,13 @@ export interface ApplySetOptions {
   driftRules?: readonly DriftRule[];
   /** Managers whose fields are the desired state. @default [fieldManager] */
   ownManagers?: readonly string[];
+  /**
+   * Sink of the apiserver's warnings to dry-runs and writes (deprecated APIs and fields,
+   * webhooks): one line per object and warning, e.g. `Deployment web/api:
+   * spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use
+   * "kubernetes.io/os" instead`, each once per apply, masked.
+   */
+  warn?: (msg: string) => void;
 }
 
 
@@ -123,7 +130,7 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   const sorted = sortForApply(objects);
   for (const obj of sorted) byGroup.get(groupOf(obj, crds))?.push(obj);
   const deadline = Date.now() + (opts.crdTimeoutMs ?? 60_000);
-  const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: deadline };
+  const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: deadline, onWarning: warnOnce(opts) };
   const run = (objs: KubeObject[]): Promise<ObjectResult[]> => applyGroup(client, objs, crds, state, limit, opts);
 
   const foundationsDone = run(byGroup.get('foundations') ?? []).then((results) => {
@@ -335,6 +342,21 @@ interface GroupState {
   newKinds: Set<string>;
   /** Until when (epoch ms) writes of `newKinds` are retried while their endpoint is not served. */
   servedBy: number;
+  /** The apply's warning sink (see {@link warnOnce}). */
+  onWarning?: (ref: ObjectRef, warning: string) => void;
+}
+
+/** `opts.warn` for one object's warning, each line once (a dry-run and its write warn alike), masked. */
+function warnOnce(opts: ApplySetOptions): GroupState['onWarning'] {
+  const warn = opts.warn;
+  if (!warn) return undefined;
+  const seen = new Set<string>();
+  return (ref, warning) => {
+    const line = `${labelOf(ref)}: ${warning}`;
+    if (seen.has(line)) return;
+    seen.add(line);
+    warn(opts.mask ? opts.mask(line) : line);
+  };
 }
 
 /** Plan and write one group: read the live objects, plan, write only what changes, all in parallel. */
@@ -383,7 +405,7 @@ async function applyGroup(client: KubeClient, objects: KubeObject[], crds: Retur
           toWrite.set(r, x);
           return r;
         }
-        const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers }, { live });
+        const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers, onWarning: state.onWarning }, { live });
         const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
         const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
         if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, x);
@@ -397,7 +419,9 @@ async function applyGroup(client: KubeClient, objects: KubeObject[], crds: Retur
       [...toWrite].map(([r, obj]) =>
         limit(async () => {
           // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
-          const write = (): Promise<KubeObject> => client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal });
+          const onWarning = state.onWarning && ((w: string): void => state.onWarning?.(r.ref, w));
+          const write = (): Promise<KubeObject> =>
+            client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal, onWarning });
           const applied = removesOnlyAdditions(r.plan) ? undefined : state.newKinds.has(`${obj.apiVersion}|${obj.kind}`) ? await writeServed(write, state.servedBy, opts.signal) : await write();
           if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
           let stored = applied;

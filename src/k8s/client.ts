@@ -15,6 +15,7 @@ import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parse
 import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
 import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
+import { parseWarnings } from './warnings.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 /** Options of {@link connect}. */
@@ -364,7 +365,7 @@ export class KubeClientImpl implements KubeClient {
   // ---------------------------------------------------------------- requests
 
   /** Send a request; maps network failures to UnreachableError and error statuses to KubeApiError. */
-  async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown }> {
+  async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown; warnings: string[] }> {
     let res: TransportResponse;
     const started = Date.now();
     let noted = 0;
@@ -391,7 +392,7 @@ export class KubeClientImpl implements KubeClient {
         throw new UnreachableError(`cluster ${this.name} unreachable at ${this.server}: ${e.message}${tried}`);
       }
     }
-    if (res.status === 404 && opts.allow404) return { status: 404, body: undefined };
+    if (res.status === 404 && opts.allow404) return { status: 404, body: undefined, warnings: [] };
     if (res.status === 401) throw new UnreachableError(`cluster ${this.name} at ${this.server}: credentials rejected (401 Unauthorized)`);
     if (res.status >= 300) {
       const st = parseStatus(res.body);
@@ -403,7 +404,7 @@ export class KubeClientImpl implements KubeClient {
     } catch {
       body = res.body;
     }
-    return { status: res.status, body };
+    return { status: res.status, body, warnings: parseWarnings(res.headers.warning) };
   }
 
   // ---------------------------------------------------------------- discovery
@@ -537,6 +538,7 @@ export class KubeClientImpl implements KubeClient {
         write: !opts.dryRun,
         signal: opts.signal,
       });
+      if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
       return asObject(r.body, obj.apiVersion, obj.kind);
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 409) {

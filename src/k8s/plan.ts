@@ -44,6 +44,8 @@ export interface PlanOptions {
   ownManagers?: readonly string[];
   /** User rules hiding drift (`drift_ignore`). */
   driftRules?: readonly DriftRule[];
+  /** Called with each warning the apiserver answers a dry-run with. */
+  onWarning?: (ref: ObjectRef, warning: string) => void;
 }
 
 /**
@@ -144,13 +146,14 @@ export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOpt
 async function planValues(client: KubeClient, obj: KubeObject, live: KubeObject | undefined, opts: PlanOptions, strip: FieldSegment[][]): Promise<ObjectPlan> {
   const ref = objectRef(obj);
   if (live && appliedUnchanged(live, obj, opts.fieldManager)) return comparePlan(ref, live, live, opts.mask, strip);
+  const onWarning = opts.onWarning && ((w: string): void => opts.onWarning?.(ref, w));
   try {
-    const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, dryRun: true, signal: opts.signal });
+    const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: opts.force, dryRun: true, signal: opts.signal, onWarning });
     return comparePlan(ref, live, dry, opts.mask, strip);
   } catch (e) {
     const manual = e instanceof ApplyConflictError && !opts.force && opts.reclaimManualEdits !== false && e.conflicts.length > 0 && e.conflicts.every((c) => isManualEdit(live, c.manager));
     if (!manual) throw e;
-    const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: true, dryRun: true, signal: opts.signal });
+    const dry = await client.apply(obj, { fieldManager: opts.fieldManager, force: true, dryRun: true, signal: opts.signal, onWarning });
     const plan = comparePlan(ref, live, dry, opts.mask, strip);
     plan.reclaimed = e.conflicts.map((c) => `${c.manager}: ${c.field}`);
     return plan;

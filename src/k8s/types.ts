@@ -94,6 +94,8 @@ export interface ApplyOptions {
   force?: boolean;
   /** `dryRun=All`: nothing is persisted. */
   dryRun?: boolean;
+  /** Called with each warning the apiserver answers the write with (deprecated APIs and fields, webhooks). */
+  onWarning?: (warning: string) => void;
   signal?: AbortSignal;
 }
 

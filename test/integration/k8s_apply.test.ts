@@ -346,6 +346,39 @@ describe('in-cluster run records', () => {
   });
 });
 
+describe('k8s_apply: what the apiserver says about a manifest', () => {
+  const ns = `k8s-apply-warn-${rand()}`;
+  const runOn2 = (playbook: string, name: string): ReturnType<typeof kplay> =>
+    kplay(['run', path.join(fixtures, playbook), '-i', inventoryFor(['sandbox-2']), '-e', JSON.stringify({ ns, name }), '--no-lock']);
+  beforeAll(() => {
+    created.push({ context: 'sandbox-2', args: ['delete', 'namespace', ns, '--wait=false'] });
+  });
+
+  it('reports a warning (a deprecated field) on the object, registers it; an unchanged object is not asked again', async () => {
+    const warning = `Deployment ${ns}/web: spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead`;
+    const first = await runOn2('deprecated-field.yml', 'web');
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).toContain(`[sandbox-2] ${warning}`);
+    expect(first.stdout).toContain(`warnings=${JSON.stringify([warning])}`);
+    const again = await runOn2('deprecated-field.yml', 'web');
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/ok: \[sandbox-2\] => 2 unchanged/);
+    expect(again.stdout).not.toContain('deprecated since');
+    expect(again.stdout).toContain('warnings="none"');
+  });
+
+  it('fails on a field the kind does not declare, naming the object and the field and what to do; nothing is created', async () => {
+    const r = await runOn2('undeclared-field.yml', 'web-typo');
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stdout).toContain(`${ns}/web-typo`);
+    expect(r.stdout).toContain('.spec.replica: field not declared in schema');
+    expect(r.stdout).toContain('correct the manifest');
+    const got = await kubectl(['-n', ns, 'get', 'deploy', 'web-typo'], { context: 'sandbox-2', check: false });
+    expect(got.code).not.toBe(0);
+    expect(got.stderr).toMatch(/NotFound|not found/);
+  });
+});
+
 describe('module docs', () => {
   it('documents every argument of k8s_apply, k8s_info and wait_for, with examples', async () => {
     for (const [name, argsList] of [
