@@ -176,19 +176,20 @@ async function loadDir(reg: ModuleRegistry, dir: string, required: boolean): Pro
     if (required) throw new InputError(`module path ${dir} does not exist or is not a directory`);
     return;
   }
-  for (const f of entries.sort()) {
-    if (!MODULE_FILE.test(f) || /\.d\.m?ts$/.test(f) || f.startsWith('_')) continue;
+  const files = entries
+    .sort()
+    .filter((f) => MODULE_FILE.test(f) && !/\.d\.m?ts$/.test(f) && !f.startsWith('_'))
     // a TypeScript module compiled next to itself is loaded once, as the compiled file
-    if (TS_FILE.test(f) && entries.includes(f.replace(/ts$/, 'js'))) continue;
-    const file = path.join(dir, f);
-    let mod: unknown;
-    try {
-      mod = await importModuleFile(file);
-    } catch (e) {
-      throw new InputError(`cannot load module ${file}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    reg.add(mod, file);
-  }
+    .filter((f) => !(TS_FILE.test(f) && entries.includes(f.replace(/ts$/, 'js'))))
+    .map((f) => path.join(dir, f));
+  // imported together (one after another cost ~2 ms per built-in module at every start-up),
+  // registered in name order, so a duplicate or a broken file is reported as before
+  const loaded = await Promise.allSettled(files.map((file) => importModuleFile(file)));
+  files.forEach((file, i) => {
+    const r = loaded[i];
+    if (r?.status === 'rejected') throw new InputError(`cannot load module ${file}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
+    reg.add(r?.value, file);
+  });
 }
 
 async function configModulePaths(dir: string): Promise<string[]> {

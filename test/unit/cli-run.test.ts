@@ -257,6 +257,11 @@ describe('module registry: community modules', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/malformed module in .*broken\.mjs: `run\(args, ctx\)` must be a function/);
   });
+  it('names the module file that throws while it loads', async () => {
+    const r = await kplay(['validate', cdir('uses-shout.yml'), '-M', cdir('good'), '-M', cdir('throws')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot load module .*throws\/boom\.mjs: boom: KPLAY_BOOM_CONFIG is not set/);
+  });
   it('a playbook using an unknown module fails validation without the module path', async () => {
     const r = await kplay(['validate', cdir('uses-shout.yml')]);
     expect(r.code).toBe(1);
