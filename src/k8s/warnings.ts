@@ -11,7 +11,7 @@ const WARNING = /(\d{3})\s+(\S+)\s+"((?:[^"\\]|\\.)*)"/g;
  * The texts of a response's `Warning` header(s). Node joins repeated headers with `, `, so the
  * values are read one `code agent "text"` at a time (a comma inside the quoted text is kept).
  * Only code 299 (miscellaneous persistent warning, all the apiserver sends) is kept.
- * @example parseWarnings('299 - "unknown field \\"spec.replica\\""') // ['unknown field "spec.replica"']
+ * @example parseWarnings('299 - "use \\"kubernetes.io/os\\" instead", 299 - "x"') // ['use "kubernetes.io/os" instead', 'x']
  */
 export function parseWarnings(header: string | string[] | undefined): string[] {
   if (header === undefined) return [];
