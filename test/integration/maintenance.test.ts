@@ -1,7 +1,7 @@
 // The maintenance window end to end (issue 7), on the sandbox: playbooks/upgrade.yml with real
 // helm, real HAProxy and the stand-in ingresses, through the built CLI. Also run records,
 // `kplay history`, `kplay drift`, cluster locks and Ctrl-C.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -256,19 +256,37 @@ describe('cluster locks and Ctrl-C', () => {
   });
 
   it('Ctrl-C during a helm upgrade leaves no release pending and releases the lock', async () => {
-    const r = await run(['run', playbook, '-i', inventory, '-e', `release_namespace=${ns}`, '-e', 'ui_message=interrupted', '--limit', 'sandbox-3'], {
+    // The new pods can never be scheduled (a nodeSelector no node matches), so `helm upgrade
+    // --wait` is still waiting when Ctrl-C comes: the interruption always lands mid-upgrade, with
+    // the release pending-upgrade (a kwok rollout is otherwise over within a fraction of a second).
+    const dir = path.join(work, 'stuck');
+    for (const d of ['tasks', 'charts']) cpSync(path.join(repoRoot, 'playbooks', d), path.join(dir, d), { recursive: true });
+    const stuck = path.join(dir, 'upgrade.yml');
+    const text = readFileSync(playbook, 'utf8');
+    const values = '          ui:\n            message: "{{ ui_message }}"\n';
+    expect(text).toContain(values);
+    writeFileSync(stuck, text.replace(values, `${values}          nodeSelector:\n            kplay.dev/no-such-node: "true"\n`));
+    const r = await run(['run', stuck, '-i', inventory, '-e', `release_namespace=${ns}`, '-e', 'ui_message=interrupted', '--limit', 'sandbox-3'], {
       onSpawn: (child) => {
         let seen = '';
         child.stdout?.on('data', (d: Buffer) => {
           seen += d.toString();
           if (seen.includes('TASK [Upgrade webapp') && !seen.includes('(sent)')) {
             seen += '(sent)';
-            setTimeout(() => child.kill('SIGINT'), 500);
+            void (async () => {
+              // SIGINT once helm has marked the release pending-upgrade
+              for (let i = 0; i < 300; i++) {
+                const s = await helm(['status', 'webapp', '-n', ns, '-o', 'json'], { context: 'sandbox-3', check: false });
+                if (/"status":"pending-upgrade"/.test(s.stdout)) break;
+                await new Promise((res) => setTimeout(res, 100));
+              }
+              child.kill('SIGINT');
+            })();
           }
         });
       },
     });
-    expect(r.code).toBe(130);
+    expect(r.code, r.stdout.slice(-3000) + r.stderr).toBe(130);
     const status = await helm(['status', 'webapp', '-n', ns, '-o', 'json'], { context: 'sandbox-3' });
     const st = (JSON.parse(status.stdout) as { info: { status: string } }).info.status;
     expect(st).not.toMatch(/^pending/);
