@@ -15,7 +15,7 @@ import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, LIST_MI
 import { readinessOf } from './readiness/index.js';
 import { WAIT_STALL_MS, waitFor } from './wait.js';
 import { abortReason, sleepOrThrow } from './http.js';
-import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
+import type { KubeClient, KubeObject, ObjectPlan, ObjectRef, WatchOptions } from './types.js';
 import { apiVersionOf, crdServedKinds } from './discovery.js';
 import { isRecord as isObj } from '../load/shape.js';
 
@@ -131,7 +131,13 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   for (const obj of sorted) byGroup.get(groupOf(obj, crds))?.push(obj);
   const deadline = Date.now() + (opts.crdTimeoutMs ?? 60_000);
   const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: deadline, onWarning: warnOnce(opts) };
-  const run = (objs: KubeObject[]): Promise<ObjectResult[]> => applyGroup(client, objs, crds, state, limit, opts);
+  const run = (objs: KubeObject[], ahead?: Promise<Map<string, KubeObject | undefined>>): Promise<ObjectResult[]> => applyGroup(client, objs, crds, state, limit, opts, ahead);
+  // Reads wait for no write: the built-in groups behind a barrier have their live state read now,
+  // alongside the first groups' reads, and their turn starts with their writes (a read of the
+  // last group alone costs a round trip after everything else is done).
+  const declared = new Set(objects.filter((o) => o.apiVersion === 'v1' && o.kind === 'Namespace').map((o) => o.metadata.name ?? ''));
+  const ahead = (g: 'prerequisites' | 'workloads' | 'last'): Promise<Map<string, KubeObject | undefined>> => readAhead(client, byGroup.get(g) ?? [], declared, opts);
+  const early = { prerequisites: ahead('prerequisites'), workloads: ahead('workloads'), last: ahead('last') };
 
   const foundationsDone = run(byGroup.get('foundations') ?? []).then((results) => {
     for (const r of results) if (r.action === 'created' && r.ref.kind === 'Namespace') state.newNamespaces.add(r.ref.name);
@@ -168,7 +174,7 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
     const [, definitions] = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone]);
     const changedCrds = opts.checkMode ? [] : (definitions ?? []).filter((r) => r.action !== 'unchanged');
     const waited = new Set(changedCrds.map((r) => r.ref.name));
-    if (waited.size >= LIST_MIN) shared = watchEstablished(client, [...waited], deadline, AbortSignal.any([stopShared.signal, ...(opts.signal ? [opts.signal] : [])]));
+    if (waited.size >= LIST_MIN) shared = watchEstablished(client, [...waited], deadline, AbortSignal.any([stopShared.signal, ...(opts.signal ? [opts.signal] : [])]), state.crdList);
     const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
       { objects: custom.filter((o) => !waited.has(crdOf(o) ?? '')) },
       ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(o) === crd.ref.name) })),
@@ -183,16 +189,17 @@ export async function applyObjects(client: KubeClient, objects: KubeObject[], op
   };
   const runBuiltins = async (): Promise<ObjectResult[]> => {
     await foundationsDone;
-    return [...(await run(byGroup.get('prerequisites') ?? [])), ...(await run(byGroup.get('workloads') ?? []))];
+    return [...(await run(byGroup.get('prerequisites') ?? [], early.prerequisites)), ...(await run(byGroup.get('workloads') ?? [], early.workloads))];
   };
   let settled: ObjectResult[][];
   try {
     settled = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone, runBuiltins(), runCustom()]);
   } finally {
     stopShared.abort();
+    await Promise.all(Object.values(early)); // reads only, and they never reject: nothing left running
   }
   const [foundations, definitions, builtins, customResults] = settled;
-  const last = await run(byGroup.get('last') ?? []);
+  const last = await run(byGroup.get('last') ?? [], early.last);
   // namespaces, CRDs and cluster-wide kinds in apply order, as one group before them did
   const first = inOrder(sorted, [
     [byGroup.get('foundations') ?? [], foundations],
@@ -220,11 +227,13 @@ function inOrder(objects: readonly KubeObject[], lanes: [KubeObject[], ObjectRes
  * Each CRD in `names` once it is Established, from one watch of all CRDs: one LIST and one stream
  * instead of a LIST and a stream per CRD (without the apiserver's watch cache each of those reads
  * every CRD from etcd, and each status update of a large CRD — two per new CRD — is decoded once
- * per stream, while the apiserver is busy establishing them). For a few CRDs a watch each
+ * per stream, while the apiserver is busy establishing them). With `from` (the LIST of CRDs the
+ * apply made before writing them) not even that LIST: the stream starts at its resourceVersion,
+ * so it carries the writes and every status update after them. For a few CRDs a watch each
  * (field-selected) is cheaper: a cluster's whole CRD list can be megabytes. A CRD whose names are
  * not accepted rejects at once; the others when `deadline` (epoch ms) passes or `signal` aborts.
  */
-export function watchEstablished(client: Pick<KubeClient, 'watch'>, names: readonly string[], deadline: number, signal?: AbortSignal): Map<string, Promise<KubeObject>> {
+export function watchEstablished(client: Pick<KubeClient, 'watch'>, names: readonly string[], deadline: number, signal?: AbortSignal, from?: WatchOptions['from']): Map<string, Promise<KubeObject>> {
   const pending = new Map<string, { resolve: (o: KubeObject) => void; reject: (e: unknown) => void; last: string }>();
   const out = new Map<string, Promise<KubeObject>>();
   for (const name of names) {
@@ -235,7 +244,7 @@ export function watchEstablished(client: Pick<KubeClient, 'watch'>, names: reado
   const timeoutMs = Math.max(1, deadline - Date.now());
   const timeout = AbortSignal.timeout(timeoutMs);
   client
-    .watch('apiextensions.k8s.io/v1', 'CustomResourceDefinition', { signal: AbortSignal.any([timeout, ...(signal ? [signal] : [])]), stallMs: WAIT_STALL_MS }, (_e, state) => {
+    .watch('apiextensions.k8s.io/v1', 'CustomResourceDefinition', { signal: AbortSignal.any([timeout, ...(signal ? [signal] : [])]), stallMs: WAIT_STALL_MS, from }, (_e, state) => {
       for (const o of state.values()) {
         const name = o.metadata.name ?? '';
         const d = pending.get(name);
@@ -344,6 +353,8 @@ interface GroupState {
   servedBy: number;
   /** The apply's warning sink (see {@link warnOnce}). */
   onWarning?: (ref: ObjectRef, warning: string) => void;
+  /** The LIST of all CRDs made before the CRDs were written, if one was (see {@link watchEstablished}). */
+  crdList?: WatchOptions['from'];
 }
 
 /** `opts.warn` for one object's warning, each line once (a dry-run and its write warn alike), masked. */
@@ -359,8 +370,35 @@ function warnOnce(opts: ApplySetOptions): GroupState['onWarning'] {
   };
 }
 
-/** Plan and write one group: read the live objects, plan, write only what changes, all in parallel. */
-async function applyGroup(client: KubeClient, objects: KubeObject[], crds: ReturnType<typeof crdKinds>, state: GroupState, limit: ReturnType<typeof pLimit>, opts: ApplySetOptions): Promise<ObjectResult[]> {
+/**
+ * The live state of `objects`, read before their group's turn (see {@link readAhead} in
+ * applyObjects): objects in a namespace of `declared` are left out (the apply may create it, and
+ * nothing can exist in a new namespace). Never rejects: on any error the group reads for itself,
+ * and reports the error in its turn.
+ */
+async function readAhead(client: KubeClient, objects: KubeObject[], declared: ReadonlySet<string>, opts: ApplySetOptions): Promise<Map<string, KubeObject | undefined>> {
+  try {
+    const resolved = await Promise.all(objects.map((o) => resolveNamespace(client, o, opts.defaultNamespace)));
+    const readable = resolved.filter((o) => o.metadata.namespace === undefined || !declared.has(o.metadata.namespace));
+    return readable.length ? await fetchLive(client, readable, { signal: opts.signal }) : new Map();
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * Plan and write one group: read the live objects, plan, write only what changes, all in parallel.
+ * `ahead`: live objects already read (see {@link readAhead}); the others are read here.
+ */
+async function applyGroup(
+  client: KubeClient,
+  objects: KubeObject[],
+  crds: ReturnType<typeof crdKinds>,
+  state: GroupState,
+  limit: ReturnType<typeof pLimit>,
+  opts: ApplySetOptions,
+  ahead?: Promise<Map<string, KubeObject | undefined>>,
+): Promise<ObjectResult[]> {
   if (!objects.length) return [];
   opts.signal?.throwIfAborted();
   const toWrite = new Map<ObjectResult, KubeObject>();
@@ -388,11 +426,18 @@ async function applyGroup(client: KubeClient, objects: KubeObject[], crds: Retur
   const isResult = (x: ObjectResult | KubeObject): x is ObjectResult => 'plan' in x && 'ref' in x;
   const cannotExist = (o: KubeObject): boolean => (o.metadata.namespace !== undefined && state.newNamespaces.has(o.metadata.namespace)) || state.newKinds.has(`${o.apiVersion}|${o.kind}`);
   // Live objects: one LIST per kind+namespace instead of a GET per object; none for objects that cannot exist yet.
+  const early = await ahead;
   const lives = await fetchLive(
     client,
-    prepared.filter((x): x is KubeObject => !isResult(x) && !cannotExist(x)),
-    { signal: opts.signal },
+    prepared.filter((x): x is KubeObject => !isResult(x) && !cannotExist(x) && !early?.has(liveKey(objectRef(x)))),
+    {
+      signal: opts.signal,
+      onList: (o, listed) => {
+        if (o.kind === 'CustomResourceDefinition' && o.apiVersion === 'apiextensions.k8s.io/v1') state.crdList = listed;
+      },
+    },
   );
+  for (const [k, v] of early ?? []) if (!lives.has(k)) lives.set(k, v);
   const planned = await Promise.all(
     prepared.map((x) =>
       limit(async (): Promise<ObjectResult> => {

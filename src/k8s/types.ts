@@ -85,6 +85,12 @@ export interface WatchOptions extends ListOptions {
    * @default 60000
    */
   stallMs?: number;
+  /**
+   * A LIST of the watched kind (same namespace and selectors) the caller already made: the watch
+   * starts from its items and resourceVersion instead of listing again. Later re-lists (410 Gone,
+   * a stalled stream) are the watch's own.
+   */
+  from?: { items: KubeObject[]; resourceVersion: string };
 }
 
 export interface ApplyOptions {

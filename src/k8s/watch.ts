@@ -36,9 +36,11 @@ export async function runWatch(deps: WatchDeps, opts: WatchOptions, onEvent: (e:
   const stallMs = opts.stallMs ?? 60_000;
   const state = new Map<string, KubeObject>();
   let failures = 0;
+  let from = opts.from;
   for (;;) {
     opts.signal?.throwIfAborted();
-    const listed = await deps.list(opts);
+    const listed = from ?? (await deps.list(opts));
+    from = undefined;
     state.clear();
     for (const o of listed.items) state.set(objectKey(o), o);
     if (await onEvent({ type: 'SYNC', object: undefined }, state)) return;

@@ -51,9 +51,11 @@ function gate(): Gate {
  * A cluster where nothing exists yet: writes are logged (`start Kind`, `end Kind`) and wait at
  * the gate of their kind, if any; a CRD is Established as soon as it is watched.
  */
-function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>()): { client: KubeClient; log: string[]; watches: string[] } {
+function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>()): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[] } {
   const log: string[] = [];
   const watches: string[] = [];
+  const reads: string[] = [];
+  const watchedFrom: (string | undefined)[] = [];
   const appliedCrds = new Map<string, KubeObject>();
   const crdsApplied: string[] = [];
   const info = (apiVersion: string, kind: string): ResourceInfo => {
@@ -70,8 +72,14 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
     resource: (apiVersion: string, kind: string) => Promise.resolve(info(apiVersion, kind)),
     invalidateDiscovery: () => undefined,
     learnKinds: () => undefined,
-    get: () => Promise.resolve(undefined),
-    list: () => Promise.resolve({ items: [], resourceVersion: '1' }),
+    get: (ref: { kind: string }) => {
+      reads.push(`get ${ref.kind}`);
+      return Promise.resolve(undefined);
+    },
+    list: (_apiVersion: string, kind: string) => {
+      reads.push(`list ${kind}`);
+      return Promise.resolve({ items: [], resourceVersion: `list-of-${kind}` });
+    },
     apply: async (obj: KubeObject) => {
       log.push(`start ${obj.kind}`);
       await gates[obj.kind]?.wait;
@@ -82,9 +90,10 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
       }
       return { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name ?? ''}`, resourceVersion: '2' } };
     },
-    watch: async (_apiVersion: string, kind: string, wopts: { fieldSelector?: string }, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>) => {
+    watch: async (_apiVersion: string, kind: string, wopts: { fieldSelector?: string; from?: { resourceVersion: string } }, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>) => {
       if (kind !== 'CustomResourceDefinition') throw new Error(`test: watch of ${kind}`);
       watches.push(wopts.fieldSelector ?? 'all');
+      watchedFrom.push(wopts.from?.resourceVersion);
       // the apiserver establishes CRDs one after another; each watch sees them in that order
       const wanted = wopts.fieldSelector ? [wopts.fieldSelector.replace('metadata.name=', '')] : [...crdsApplied];
       const state = new Map<string, KubeObject>();
@@ -100,7 +109,7 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
       }
     },
   } as unknown as KubeClient;
-  return { client, log, watches };
+  return { client, log, watches, reads, watchedFrom };
 }
 
 const opts = { fieldManager: 'kplay', force: false, defaultNamespace: 'default', checkMode: false };
@@ -113,8 +122,10 @@ describe('applyObjects groups', () => {
     const { client, log } = fakeCluster({ CustomResourceDefinition: crdGate });
     const done = applyObjects(client, [thing, deploy, cm, crd], opts);
     await settle();
-    // the CRD write is under way; the built-in kinds did not wait for it, the custom resource does
-    expect(log).toEqual(['start CustomResourceDefinition', 'start ConfigMap', 'end ConfigMap', 'start Deployment', 'end Deployment']);
+    // the CRD write is under way; the built-in kinds did not wait for it (which write starts
+    // first is the order of reads answered at once), the custom resource does
+    expect(log.filter((l) => l.endsWith('CustomResourceDefinition'))).toEqual(['start CustomResourceDefinition']);
+    expect(log.filter((l) => !l.endsWith('CustomResourceDefinition'))).toEqual(['start ConfigMap', 'end ConfigMap', 'start Deployment', 'end Deployment']);
     crdGate.open();
     const results = await done;
     expect(log.slice(5)).toEqual(['end CustomResourceDefinition', `established things.${GROUP}`, 'start Thing', 'end Thing']);
@@ -162,13 +173,42 @@ describe('applyObjects groups', () => {
   ]);
 
   it('several new CRDs: one watch of all CRDs (not a LIST and a stream each), and the custom resources of each CRD go as soon as it is Established', async () => {
-    const { client, log, watches } = fakeCluster({});
+    const { client, log, watches, reads, watchedFrom } = fakeCluster({});
     const results = await applyObjects(client, widgets.flat(), opts);
     expect(watches).toEqual(['all']);
+    // the watch starts from the LIST of CRDs read before they were written: no second LIST
+    expect(reads.filter((r) => r.endsWith('CustomResourceDefinition'))).toEqual(['list CustomResourceDefinition']);
+    expect(watchedFrom).toEqual(['list-of-CustomResourceDefinition']);
     // the CRDs were established one after another; the custom resources of the first went before the second was
     expect(log.indexOf('start Widget0')).toBeLessThan(log.indexOf(`established widget1s.${GROUP}`));
     expect(log.indexOf('start Widget1')).toBeLessThan(log.indexOf(`established widget2s.${GROUP}`));
     expect(results.filter((r) => r.action === 'created')).toHaveLength(6);
+  });
+
+  it('reads the live state of the later groups ahead, while the CRDs are still being written; nothing in a namespace the set declares', async () => {
+    const crdGate = gate();
+    const { client, log, reads } = fakeCluster({ CustomResourceDefinition: crdGate });
+    const svc: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other', namespace: 'elsewhere' } };
+    const done = applyObjects(client, [webhook, thing, deploy, cm, crd, svc], opts);
+    await settle();
+    // the webhook goes last, but its read is done; the custom resource (new kind) is not read
+    expect(log).not.toContain('start ValidatingWebhookConfiguration');
+    expect(reads.sort()).toEqual(['get ConfigMap', 'get ConfigMap', 'get CustomResourceDefinition', 'get Deployment', 'get ValidatingWebhookConfiguration']);
+    crdGate.open();
+    await done;
+    expect(reads.filter((r) => r.endsWith('ValidatingWebhookConfiguration'))).toHaveLength(1);
+    expect(reads.filter((r) => r.endsWith('Thing'))).toEqual([]);
+
+    // With the namespace in the set, what goes in it is not read ahead — and, since the apply
+    // creates it, not read at all
+    const nsGate = gate();
+    const second = fakeCluster({ Namespace: nsGate });
+    const applied = applyObjects(second.client, [webhook, deploy, cm, ns, svc], opts);
+    await settle();
+    expect(second.reads.sort()).toEqual(['get ConfigMap', 'get Namespace', 'get ValidatingWebhookConfiguration']);
+    nsGate.open();
+    await applied;
+    expect(second.reads.sort()).toEqual(['get ConfigMap', 'get Namespace', 'get ValidatingWebhookConfiguration']);
   });
 
   it('one or two new CRDs: a field-selected watch each', async () => {
