@@ -121,7 +121,8 @@ function groupOf(obj: KubeObject, crds: ReturnType<typeof crdKinds>): ApplyGroup
 /**
  * Server-side apply `objects` in groups (see {@link ApplyGroup}); returns one result per object,
  * in apply order. Objects that cannot exist yet — in a namespace this apply created, or of a kind
- * whose CRD it created — are created without reading them first.
+ * whose CRD it created — are created without reading them first. The built-in kinds of the later
+ * groups are read at the start, alongside the first groups (reads wait for no write).
  */
 export async function applyObjects(client: KubeClient, objects: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
   const crds = crdKinds(objects);
@@ -371,10 +372,10 @@ function warnOnce(opts: ApplySetOptions): GroupState['onWarning'] {
 }
 
 /**
- * The live state of `objects`, read before their group's turn (see {@link readAhead} in
- * applyObjects): objects in a namespace of `declared` are left out (the apply may create it, and
- * nothing can exist in a new namespace). Never rejects: on any error the group reads for itself,
- * and reports the error in its turn.
+ * The live state of `objects`, read before their group's turn, alongside the apply's first reads
+ * (see applyObjects): objects in a namespace of `declared` are left out (the apply may create it,
+ * and nothing can exist in a new namespace). Never rejects: on any error the group reads for
+ * itself, and reports the error in its turn.
  */
 async function readAhead(client: KubeClient, objects: KubeObject[], declared: ReadonlySet<string>, opts: ApplySetOptions): Promise<Map<string, KubeObject | undefined>> {
   try {
