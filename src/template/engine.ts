@@ -613,6 +613,17 @@ export class Templar {
     return this.evalConditionSync(cond, vars, opts);
   }
 
+  /**
+   * Render and report the value with its Python type name as Ansible would see it (`int`, `float`,
+   * `str`, `bool`, `NoneType`, `list`, `dict`): the differential suite against ansible-core's
+   * templar compares both.
+   */
+  renderTyped(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): { value: unknown; type: string } {
+    const value = this.renderAt(template, vars, opts.where);
+    const type = value === null || value === undefined ? 'NoneType' : typeof value === 'boolean' ? 'bool' : typeof value === 'number' ? (Number.isInteger(value) ? 'int' : 'float') : typeof value === 'string' ? 'str' : Array.isArray(value) ? 'list' : 'dict';
+    return { value, type };
+  }
+
   /** Synchronous {@link render} (templates never do I/O, so rendering is synchronous inside). */
   renderSync(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
     return this.renderAt(template, vars, opts.where);
