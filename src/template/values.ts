@@ -1,0 +1,264 @@
+/**
+ * The value model of expressions: JSON-like JavaScript values read with Python's semantics, as
+ * Jinja2 under ansible-core sees them.
+ *
+ * - `null` is `None`; booleans are `True`/`False`; strings, lists (arrays) and dicts (plain maps).
+ * - Numbers: an integral JS number is an `int`, a non-integral one a `float`; a float whose value
+ *   is integral (`4 / 2`, `2.0`, `'3' | float`) is a {@link PyFloat}, so it prints as `2.0` and
+ *   `type_debug` says `float`. {@link toPlain} unboxes it when a value leaves the engine.
+ * - A missing variable or key is an {@link Undef}: it can be passed on (attribute access, filters
+ *   such as `default`, tests such as `defined`) and fails with its message when used.
+ */
+
+/** A float whose value is integral (`2.0`). Non-integral floats are plain JS numbers. */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+
+/**
+ * An undefined value (Ansible's `AnsibleUndefined`): a missing variable, key or attribute.
+ * Attribute and item access on it yield it again, so `x.y.z | default(1)` works when `x` is
+ * undefined; any other use fails with {@link Undef.message}, which names the first missing part.
+ */
+export class Undef {
+  constructor(
+    /** What is missing, as Ansible says it: `'x' is undefined`, `object of type 'dict' has no attribute 'y'`. */
+    readonly message: string,
+    /** The name or path that was read (for hints). */
+    readonly name: string,
+  ) {}
+}
+
+/** An error raised while evaluating an expression (becomes an InputError naming the template). */
+export class ExprError extends Error {
+  constructor(
+    message: string,
+    /** Offset in the expression source where the failing construct starts, when known. */
+    readonly offset?: number,
+    /** What to do next. */
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An undefined value was used where a value is needed. */
+export class UndefinedError extends ExprError {}
+
+/** True for `{}`-like maps (not arrays, not class instances). */
+export function isMap(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** True for ints and floats (not booleans). */
+export function isNumber(v: unknown): v is number | PyFloat {
+  return typeof v === 'number' || v instanceof PyFloat;
+}
+
+/** True for a Python float (a non-integral number, NaN, ±inf, or a {@link PyFloat}). */
+export function isFloat(v: unknown): boolean {
+  return v instanceof PyFloat || (typeof v === 'number' && !Number.isInteger(v));
+}
+
+/** True for a Python int (an integral JS number; booleans are not ints here). */
+export function isInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+/** The number behind an int, float or bool (Python's bool is an int). */
+export function num(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  throw new ExprError(`expected a number, got ${typeName(v)}`);
+}
+
+/** A float result: boxed when integral so it stays a float. */
+export function mkFloat(n: number): number | PyFloat {
+  return Number.isInteger(n) ? new PyFloat(n) : n;
+}
+
+/** Fail on an undefined value (any use other than passing it on). */
+export function defined<T>(v: T | Undef): T {
+  if (v instanceof Undef) throw new UndefinedError(v.message);
+  return v;
+}
+
+/** Python's type name of a value (`type_debug`). */
+export function typeName(v: unknown): string {
+  if (v instanceof Undef) return 'AnsibleUndefined';
+  if (v === null || v === undefined) return 'NoneType';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
+  if (v instanceof PyFloat) return 'float';
+  if (typeof v === 'string') return 'str';
+  if (Array.isArray(v)) return 'list';
+  if (isMap(v)) return 'dict';
+  if (typeof v === 'function') return 'function';
+  return 'object';
+}
+
+/** Python's truthiness. An undefined value fails. */
+export function truthy(v: unknown): boolean {
+  if (v instanceof Undef) throw new UndefinedError(v.message);
+  if (v === null || v === undefined || v === false) return false;
+  if (v === true) return true;
+  if (typeof v === 'number') return v !== 0;
+  if (v instanceof PyFloat) return v.value !== 0;
+  if (typeof v === 'string' || Array.isArray(v)) return v.length > 0;
+  if (isMap(v)) return Object.keys(v).length > 0;
+  return true;
+}
+
+/** Python's `repr()` of a float. */
+export function floatRepr(n: number): string {
+  if (Number.isNaN(n)) return 'nan';
+  if (n === Infinity) return 'inf';
+  if (n === -Infinity) return '-inf';
+  if (Number.isInteger(n) && Math.abs(n) < 1e16) return `${n}.0`;
+  const s = String(n);
+  // JS: 1e+21, 1e-7 → Python: 1e+21, 1e-07
+  const m = /^(-?[\d.]+)e([+-])(\d+)$/.exec(s);
+  if (m) return `${m[1]}e${m[2]}${(m[3] ?? '').padStart(2, '0')}`;
+  if (Math.abs(n) >= 1e16) return n.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
+  return s;
+}
+
+/** Python's `repr()` of a string (single quotes unless the text holds one and no double quote). */
+export function strRepr(s: string): string {
+  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = q;
+  for (const ch of s) {
+    const c = ch.codePointAt(0) ?? 0;
+    if (ch === '\\') out += '\\\\';
+    else if (ch === q) out += `\\${q}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
+    else out += ch;
+  }
+  return out + q;
+}
+
+/** Python's `repr()` (lists and dicts show their items' reprs). */
+export function pyRepr(v: unknown, depth = 0): string {
+  if (depth > 100) return '...';
+  if (typeof v === 'string') return strRepr(v);
+  if (Array.isArray(v)) return `[${v.map((x) => pyRepr(x, depth + 1)).join(', ')}]`;
+  if (isMap(v)) return `{${Object.entries(v).map(([k, x]) => `${strRepr(k)}: ${pyRepr(x, depth + 1)}`).join(', ')}}`;
+  return pyStr(v);
+}
+
+/** Python's `str()`: what `{{ x }}` prints inside a longer string. */
+export function pyStr(v: unknown): string {
+  if (v instanceof Undef) throw new UndefinedError(v.message);
+  if (v === null || v === undefined) return 'None';
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatRepr(v);
+  if (v instanceof PyFloat) return floatRepr(v.value);
+  if (Array.isArray(v) || isMap(v)) return pyRepr(v);
+  return String(v);
+}
+
+/** Python's `==` (1 == 1.0 == True; lists and dicts by value). */
+export function pyEq(a: unknown, b: unknown): boolean {
+  if (a instanceof Undef || b instanceof Undef) return a instanceof Undef && b instanceof Undef;
+  if (a === b) return true;
+  const an = isNumber(a) || typeof a === 'boolean';
+  const bn = isNumber(b) || typeof b === 'boolean';
+  if (an && bn) return num(a) === num(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEq(x, b[i]));
+  if (isMap(a) && isMap(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && pyEq(a[k], b[k]));
+  }
+  return false;
+}
+
+const OP_NAME: Readonly<Record<string, string>> = { '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+
+/** Python's ordering: numbers (and bools), strings by code point, lists item by item; otherwise a TypeError as Python raises. */
+export function pyCompare(a: unknown, b: unknown, op = '<'): number {
+  a = defined(a);
+  b = defined(b);
+  const an = isNumber(a) || typeof a === 'boolean';
+  const bn = isNumber(b) || typeof b === 'boolean';
+  if (an && bn) {
+    const x = num(a);
+    const y = num(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      if (!pyEq(a[i], b[i])) return pyCompare(a[i], b[i], op);
+    }
+    return a.length - b.length;
+  }
+  throw new ExprError(`'${OP_NAME[op] ?? op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`);
+}
+
+/** Python's `x in container`: list items, dict keys, substrings. */
+export function pyIn(item: unknown, container: unknown): boolean {
+  item = defined(item);
+  container = defined(container);
+  if (Array.isArray(container)) return container.some((x) => pyEq(x, item));
+  if (typeof container === 'string') {
+    if (typeof item !== 'string') throw new ExprError(`'in <string>' requires string as left operand, not ${typeName(item)}`);
+    return container.includes(item);
+  }
+  if (isMap(container)) return (typeof item === 'string' || isNumber(item) || typeof item === 'boolean') && Object.prototype.hasOwnProperty.call(container, pyStr(item));
+  throw new ExprError(`argument of type '${typeName(container)}' is not iterable`);
+}
+
+/** The items of an iterable as Python iterates them (dict → keys, string → characters). */
+export function iterate(v: unknown): unknown[] {
+  v = defined(v);
+  if (Array.isArray(v)) return v;
+  if (typeof v === 'string') return [...v];
+  if (isMap(v)) return Object.keys(v);
+  throw new ExprError(`'${typeName(v)}' object is not iterable`);
+}
+
+/** Deep copy of a value with every {@link PyFloat} unboxed: what leaves the engine. */
+export function toPlain(v: unknown, depth = 0): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (v instanceof Undef) throw new UndefinedError(v.message);
+  if (depth > 200 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const p = toPlain(x, depth + 1);
+      if (p !== x) (copy ??= v.slice())[i] = p;
+    }
+    return copy ?? v;
+  }
+  if (isMap(v)) {
+    let copy: Record<string, unknown> | undefined;
+    for (const [k, x] of Object.entries(v)) {
+      const p = toPlain(x, depth + 1);
+      if (p !== x) {
+        copy ??= { ...v };
+        Object.defineProperty(copy, k, { value: p, enumerable: true, writable: true, configurable: true });
+      }
+    }
+    return copy ?? v;
+  }
+  return v;
+}
+
+/** Set an own property safely (also for a key named `__proto__`). */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Own property of a map, or undefined. */
+export function own(obj: Record<string, unknown>, key: string): unknown {
+  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
