@@ -26,6 +26,8 @@ export class Undef {
     readonly message: string,
     /** The name or path that was read (for hints). */
     readonly name: string,
+    /** Offset in the expression source of the access that made it. */
+    readonly offset?: number,
   ) {}
 }
 
@@ -82,7 +84,7 @@ export function mkFloat(n: number): number | PyFloat {
 
 /** Fail on an undefined value (any use other than passing it on). */
 export function defined<T>(v: T | Undef): T {
-  if (v instanceof Undef) throw new UndefinedError(v.message);
+  if (v instanceof Undef) throw new UndefinedError(v.message, v.offset);
   return v;
 }
 
@@ -102,7 +104,7 @@ export function typeName(v: unknown): string {
 
 /** Python's truthiness. An undefined value fails. */
 export function truthy(v: unknown): boolean {
-  if (v instanceof Undef) throw new UndefinedError(v.message);
+  if (v instanceof Undef) throw new UndefinedError(v.message, v.offset);
   if (v === null || v === undefined || v === false) return false;
   if (v === true) return true;
   if (typeof v === 'number') return v !== 0;

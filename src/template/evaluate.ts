@@ -1,0 +1,556 @@
+/**
+ * The evaluator of expression ASTs, with ansible-core 2.19's semantics: strict undefined (an
+ * undefined value passes through attribute access, `default` and `is defined`, and fails with a
+ * message naming its first missing part anywhere else), short-circuit `and`/`or`/`if`, Python's
+ * operators, truthiness, comparisons and `in`, int/float arithmetic, filters, tests, lookups and
+ * the methods of strings, lists and dicts. Sandboxed: own properties only, no mutation, bounded
+ * time and sizes.
+ */
+import type { Args, CompareNode, Expr } from './ast.js';
+import { BoundMethod, callMethod, hasMethod } from './methods.js';
+import type { FilterDef, Kwargs, LookupDef, PluginContext, TestDef } from './plugins.js';
+import { percentFormat } from './pyformat.js';
+import {
+  defined,
+  ExprError,
+  isFloat,
+  isInt,
+  isMap,
+  isNumber,
+  iterate,
+  mkFloat,
+  num,
+  pyCompare,
+  pyEq,
+  pyIn,
+  pyStr,
+  setOwn,
+  truthy,
+  typeName,
+  Undef,
+  UndefinedError,
+} from './values.js';
+import { closest } from '../load/suggest.js';
+import { eachExpr } from './walk.js';
+
+/** The filters, tests and lookups an evaluation can call. */
+export interface Registry {
+  readonly filters: ReadonlyMap<string, FilterDef>;
+  readonly tests: ReadonlyMap<string, TestDef>;
+  readonly lookups: ReadonlyMap<string, LookupDef>;
+}
+
+/** The value of `omit`: a module argument rendered to it is left out (as Ansible's omit placeholder). */
+export const OMIT = '__omit_place_holder__kplay';
+
+/** Largest `range()` (Jinja's sandbox limit) and largest string/list an operator may build. */
+const MAX_RANGE = 100_000;
+const MAX_SIZE = 10_000_000;
+
+/** A scope of variables: template-local names (loop variables, `{% set %}`) over the task's variables. */
+export class Scope {
+  constructor(
+    /** The task's variables (own properties; lazily rendered ones are getters). */
+    readonly root: Record<string, unknown>,
+    /** Names set inside the template. */
+    readonly locals: Map<string, unknown> = new Map(),
+    readonly parent?: Scope,
+  ) {}
+
+  /** A child scope (a loop body, a block). */
+  child(): Scope {
+    return new Scope(this.root, new Map(), this);
+  }
+
+  /** Whether `name` is defined here. */
+  has(name: string): boolean {
+    for (let s: Scope | undefined = this; s; s = s.parent) if (s.locals.has(name)) return true;
+    return Object.prototype.hasOwnProperty.call(this.root, name);
+  }
+
+  /** The value of `name`, or undefined (JS) when it is not defined. */
+  lookup(name: string): unknown {
+    for (let s: Scope | undefined = this; s; s = s.parent) if (s.locals.has(name)) return s.locals.get(name);
+    return Object.prototype.hasOwnProperty.call(this.root, name) ? this.root[name] : undefined;
+  }
+
+  /** Every visible name. */
+  names(): string[] {
+    const out = new Set(Object.keys(this.root));
+    for (let s: Scope | undefined = this; s; s = s.parent) for (const k of s.locals.keys()) out.add(k);
+    return [...out];
+  }
+}
+
+/** What an evaluation needs besides the variables. */
+export interface EvalEnv {
+  readonly registry: Registry;
+  /** Plug-in context for the scope being evaluated. */
+  readonly plugins: (scope: Scope) => PluginContext;
+  /** `Date.now()` after which evaluation fails (bounded render time). */
+  readonly deadline: number;
+}
+
+/** A function defined by a template (`{% macro %}`, `loop.cycle`): called like a global. */
+export class TemplateFunction {
+  constructor(
+    readonly name: string,
+    readonly invoke: (args: unknown[], kwargs: Record<string, unknown>) => unknown,
+  ) {}
+}
+
+/** A `namespace()` object: the one value `{% set ns.x = … %}` may change. */
+export const NAMESPACES = new WeakSet<object>();
+
+let steps = 0;
+
+function tick(env: EvalEnv, at: number): void {
+  if ((++steps & 1023) === 0 && Date.now() > env.deadline) throw new ExprError('render time limit exceeded', at, 'the template is too expensive: kplay bounds template render time');
+}
+
+function sized<T extends string | unknown[]>(v: T, at: number): T {
+  if (v.length > MAX_SIZE) throw new ExprError(`result too large (${v.length} items): kplay bounds template memory`, at);
+  return v;
+}
+
+/** Attribute access as Jinja's `getattr`: methods first, then keys (own properties only). */
+export function getAttr(obj: unknown, name: string): unknown {
+  if (obj instanceof Undef) return obj;
+  if (hasMethod(obj, name)) return new BoundMethod(obj, name);
+  if (isMap(obj)) {
+    if (Object.prototype.hasOwnProperty.call(obj, name)) return obj[name];
+    return new Undef(`object of type 'dict' has no attribute '${name}'`, name);
+  }
+  if (Array.isArray(obj) || typeof obj === 'string') {
+    // Liquid's `.size`, `.first`, `.last` (kplay templates written in Liquid use them)
+    if (name === 'size') return obj.length;
+    if (Array.isArray(obj) && (name === 'first' || name === 'last')) return obj.length ? obj[name === 'first' ? 0 : obj.length - 1] : new Undef(`'list object' has no attribute '${name}'`, name);
+  }
+  return new Undef(`object of type '${typeName(obj)}' has no attribute '${name}'`, name);
+}
+
+/** Subscript access as Jinja's `getitem`: keys and indexes first, then attributes. */
+export function getItem(obj: unknown, key: unknown): unknown {
+  if (obj instanceof Undef) return obj;
+  key = defined(key);
+  if (isMap(obj)) {
+    const k = typeof key === 'string' ? key : isNumber(key) || typeof key === 'boolean' ? pyStr(key) : undefined;
+    if (k !== undefined && Object.prototype.hasOwnProperty.call(obj, k)) return obj[k];
+    if (typeof key === 'string' && hasMethod(obj, key)) return new BoundMethod(obj, key);
+    return new Undef(`object of type 'dict' has no attribute '${pyStr(key)}'`, pyStr(key));
+  }
+  if (Array.isArray(obj) || typeof obj === 'string') {
+    if (isInt(key) || typeof key === 'boolean') {
+      let i = num(key);
+      if (i < 0) i += obj.length;
+      if (i >= 0 && i < obj.length) return obj[i];
+      return new Undef(`${typeName(obj)} object has no element ${pyStr(key)}`, pyStr(key));
+    }
+    if (typeof key === 'string') return getAttr(obj, key);
+    if (isNumber(key)) throw new ExprError(`${typeName(obj)} indices must be integers or slices, not float`);
+    return new Undef(`${typeName(obj)} object has no element ${pyStr(key)}`, pyStr(key));
+  }
+  return new Undef(`object of type '${typeName(obj)}' has no attribute '${pyStr(key)}'`, pyStr(key));
+}
+
+function sliceOf(obj: unknown, start: unknown, stop: unknown, step: unknown): unknown {
+  const v = defined(obj);
+  if (!Array.isArray(v) && typeof v !== 'string') throw new ExprError(`'${typeName(v)}' object is not subscriptable`);
+  const items = Array.isArray(v) ? v : [...v];
+  const n = items.length;
+  const st = step === undefined || step === null ? 1 : num(step);
+  if (st === 0) throw new ExprError('slice step cannot be zero');
+  const norm = (x: unknown, def: number, lo: number, hi: number): number => {
+    if (x === undefined || x === null) return def;
+    let i = num(x);
+    if (i < 0) i += n;
+    return Math.min(Math.max(i, lo), hi);
+  };
+  const out: unknown[] = [];
+  if (st > 0) for (let i = norm(start, 0, 0, n); i < norm(stop, n, 0, n); i += st) out.push(items[i]);
+  else for (let i = norm(start, n - 1, -1, n - 1); i > norm(stop, -1, -1, n - 1); i += st) out.push(items[i]);
+  return Array.isArray(v) ? out : out.join('');
+}
+
+function arith(op: string, a: unknown, b: unknown, at: number): unknown {
+  a = defined(a);
+  b = defined(b);
+  const an = isNumber(a) || typeof a === 'boolean';
+  const bn = isNumber(b) || typeof b === 'boolean';
+  if (an && bn) {
+    const x = num(a);
+    const y = num(b);
+    const float = isFloat(a) || isFloat(b);
+    const result = (n: number): unknown => (float ? mkFloat(n) : n);
+    switch (op) {
+      case '+':
+        return result(x + y);
+      case '-':
+        return result(x - y);
+      case '*':
+        return result(x * y);
+      case '/':
+        if (y === 0) throw new ExprError('division by zero', at);
+        return mkFloat(x / y);
+      case '//':
+        if (y === 0) throw new ExprError('integer division or modulo by zero', at);
+        return result(Math.floor(x / y));
+      case '%':
+        if (y === 0) throw new ExprError('integer modulo by zero', at);
+        return result(x - y * Math.floor(x / y));
+      case '**':
+        if (!float && y < 0) return mkFloat(x ** y);
+        return result(x ** y);
+    }
+  }
+  if (op === '+') {
+    if (typeof a === 'string' && typeof b === 'string') return sized(a + b, at);
+    if (Array.isArray(a) && Array.isArray(b)) return sized([...a, ...b], at);
+    if (typeof a === 'string') throw new ExprError(`can only concatenate str (not "${typeName(b)}") to str`, at);
+    if (Array.isArray(a)) throw new ExprError(`can only concatenate list (not "${typeName(b)}") to list`, at);
+  }
+  if (op === '*') {
+    const [seq, n] = (typeof a === 'string' || Array.isArray(a)) && isInt(b) ? [a, b] : (typeof b === 'string' || Array.isArray(b)) && isInt(a) ? [b, a] : [undefined, 0];
+    if (seq !== undefined) {
+      if (seq.length * Math.max(n, 0) > MAX_SIZE) throw new ExprError('result too large: kplay bounds template memory', at);
+      if (typeof seq === 'string') return seq.repeat(Math.max(n, 0));
+      const out: unknown[] = [];
+      for (let i = 0; i < n; i++) out.push(...seq);
+      return out;
+    }
+  }
+  if (op === '%' && typeof a === 'string') return percentFormat(a, b);
+  const sym = op === '**' ? '** or pow()' : op;
+  throw new ExprError(`unsupported operand type(s) for ${sym}: '${typeName(a)}' and '${typeName(b)}'`, at);
+}
+
+function compare(node: CompareNode, scope: Scope, env: EvalEnv): boolean {
+  let left = evaluate(node.first, scope, env);
+  for (const { op, expr, at } of node.rest) {
+    const right = evaluate(expr, scope, env);
+    let ok: boolean;
+    try {
+      switch (op) {
+        case '==':
+          ok = pyEq(defined(left), defined(right));
+          break;
+        case '!=':
+          ok = !pyEq(defined(left), defined(right));
+          break;
+        case '<':
+          ok = pyCompare(left, right, op) < 0;
+          break;
+        case '<=':
+          ok = pyCompare(left, right, op) <= 0;
+          break;
+        case '>':
+          ok = pyCompare(left, right, op) > 0;
+          break;
+        case '>=':
+          ok = pyCompare(left, right, op) >= 0;
+          break;
+        case 'in':
+          ok = pyIn(left, right);
+          break;
+        case 'not in':
+          ok = !pyIn(left, right);
+          break;
+        case 'contains':
+          ok = pyIn(right, left);
+          break;
+      }
+    } catch (e) {
+      throw withOffset(e, at);
+    }
+    if (!ok) return false;
+    left = right;
+  }
+  return true;
+}
+
+function withOffset(e: unknown, at: number): unknown {
+  if (e instanceof UndefinedError && e.offset === undefined) return new UndefinedError(e.message, at, e.hint);
+  if (e instanceof ExprError && e.offset === undefined) return new ExprError(e.message, at, e.hint);
+  return e;
+}
+
+/** Evaluate the arguments of a call, filter or test. */
+function evalArgs(node: Args, scope: Scope, env: EvalEnv): { args: unknown[]; kwargs: Record<string, unknown> } {
+  const args = node.args.map((a) => evaluate(a, scope, env));
+  if (node.star) args.push(...iterate(evaluate(node.star, scope, env)));
+  const kwargs: Record<string, unknown> = {};
+  for (const [k, v] of node.kwargs) setOwn(kwargs, k, evaluate(v, scope, env));
+  if (node.starstar) {
+    const d = defined(evaluate(node.starstar, scope, env));
+    if (!isMap(d)) throw new ExprError(`argument after ** must be a mapping, not ${typeName(d)}`);
+    for (const [k, v] of Object.entries(d)) setOwn(kwargs, k, v);
+  }
+  return { args, kwargs };
+}
+
+function noUndefinedArgs(args: unknown[], kwargs: Kwargs): void {
+  for (const a of args) defined(a);
+  for (const v of Object.values(kwargs)) defined(v);
+}
+
+/**
+ * Fail on filters and tests that do not exist (Jinja rejects them when compiling a template, so
+ * `kplay validate` does too). The error's offset is `base` plus the node's.
+ */
+export function checkPlugins(expr: Expr, base: number, registry: Registry): void {
+  eachExpr(expr, (e) => {
+    if (e.type === 'filter' && !registry.filters.has(e.name)) throw unknownPlugin('filter', e.name, registry.filters.keys(), base + e.at);
+    if (e.type === 'test' && !registry.tests.has(e.name)) throw unknownPlugin('test', e.name, registry.tests.keys(), base + e.at);
+  });
+}
+
+function unknownPlugin(kind: string, name: string, names: Iterable<string>, at: number): ExprError {
+  const near = closest(name, names);
+  return new ExprError(`no ${kind} named '${name}'`, at, near.length ? `did you mean '${near.join("' or '")}'?` : undefined);
+}
+
+/** Run a lookup as `lookup()` (joined to a string unless `wantlist=True`) or `query()` (a list). */
+function runLookup(args: unknown[], kwargs: Record<string, unknown>, asList: boolean, scope: Scope, env: EvalEnv, at: number): unknown {
+  const [nameV, ...terms] = args;
+  const name = defined(nameV);
+  if (typeof name !== 'string') throw new ExprError(`the lookup name must be a string, not ${typeName(name)}`, at);
+  const def = env.registry.lookups.get(name) ?? env.registry.lookups.get(name.replace(/^ansible\.builtin\./, ''));
+  if (!def) throw unknownPlugin('lookup plugin', name, env.registry.lookups.keys(), at);
+  const { wantlist, errors, ...rest } = kwargs;
+  noUndefinedArgs(terms, rest);
+  let result: unknown[];
+  try {
+    result = def.fn(terms, rest, env.plugins(scope));
+  } catch (e) {
+    if (errors === 'ignore' || errors === 'warn') return asList || wantlist === true ? [] : null;
+    throw withOffset(e, at);
+  }
+  if (asList || wantlist === true) return result;
+  // as ansible-core's lookup(): a list of strings is joined with commas, one item is returned as is
+  if (result.length === 1) return result[0];
+  if (result.length > 0 && result.every((x) => typeof x === 'string')) return result.join(',');
+  return result;
+}
+
+function rangeOf(args: unknown[], at: number): number[] {
+  const ns = args.map((a) => {
+    const v = defined(a);
+    if (!isInt(v) && typeof v !== 'boolean') throw new ExprError(`'${typeName(v)}' object cannot be interpreted as an integer`, at);
+    return num(v);
+  });
+  const [start, stop, step] = ns.length === 1 ? [0, ns[0] ?? 0, 1] : [ns[0] ?? 0, ns[1] ?? 0, ns[2] ?? 1];
+  if (step === 0) throw new ExprError('range() arg 3 must not be zero', at);
+  const count = Math.max(0, Math.ceil((stop - start) / step));
+  if (count > MAX_RANGE) throw new ExprError(`Range too big. The sandbox blocks ranges larger than MAX_RANGE (${MAX_RANGE}).`, at);
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) out.push(start + i * step);
+  return out;
+}
+
+/** The global functions (`lookup`, `query`/`q`, `range`, `dict`, `namespace`, `undef`, `now`). */
+function callGlobal(name: string, args: unknown[], kwargs: Record<string, unknown>, scope: Scope, env: EvalEnv, at: number): unknown {
+  switch (name) {
+    case 'lookup':
+      return runLookup(args, kwargs, false, scope, env, at);
+    case 'query':
+    case 'q':
+      return runLookup(args, kwargs, true, scope, env, at);
+    case 'range':
+      return rangeOf(args, at);
+    case 'dict': {
+      const out: Record<string, unknown> = {};
+      for (const a of args) {
+        const v = defined(a);
+        if (isMap(v)) for (const [k, x] of Object.entries(v)) setOwn(out, k, x);
+        else for (const pair of iterate(v)) {
+          const p = iterate(pair);
+          if (p.length !== 2) throw new ExprError('dictionary update sequence element has length ' + String(p.length) + '; 2 is required', at);
+          setOwn(out, pyStr(p[0]), p[1]);
+        }
+      }
+      for (const [k, v] of Object.entries(kwargs)) setOwn(out, k, defined(v));
+      return out;
+    }
+    case 'namespace': {
+      const ns: Record<string, unknown> = {};
+      for (const a of args) if (isMap(a)) for (const [k, v] of Object.entries(a)) setOwn(ns, k, v);
+      for (const [k, v] of Object.entries(kwargs)) setOwn(ns, k, v);
+      NAMESPACES.add(ns);
+      return ns;
+    }
+    case 'undef':
+      return new Undef(typeof args[0] === 'string' && args[0] ? args[0] : 'Mandatory variable has not been overridden', 'undef');
+    case 'now': {
+      const d = new Date();
+      const utc = kwargs.utc === true || args[0] === true;
+      const fmt = kwargs.fmt ?? args[1];
+      const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+      const parts = utc
+        ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
+        : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
+      const [y = 0, mo = 0, da = 0, h = 0, mi = 0, s = 0] = parts;
+      const iso = `${y}-${pad(mo)}-${pad(da)} ${pad(h)}:${pad(mi)}:${pad(s)}.${pad(d.getMilliseconds() * 1000, 6)}`;
+      if (typeof fmt !== 'string') return iso;
+      const strftime = env.registry.filters.get('strftime');
+      return strftime ? strftime.fn(fmt, [Math.floor(d.getTime() / 1000), utc], {}, env.plugins(scope)) : iso;
+    }
+  }
+  return undefined;
+}
+
+const GLOBALS: ReadonlySet<string> = new Set(['lookup', 'query', 'q', 'range', 'dict', 'namespace', 'undef', 'now']);
+
+/** An undefined value made by the access at `at` remembers where (an undefined base keeps its own place). */
+function located(v: unknown, at: number): unknown {
+  return v instanceof Undef && v.offset === undefined ? new Undef(v.message, v.name, at) : v;
+}
+
+/** Evaluate an expression to an internal value (may be an {@link Undef} or a {@link PyFloat}). */
+export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
+  tick(env, node.at);
+  switch (node.type) {
+    case 'literal':
+      return node.value;
+    case 'name': {
+      if (scope.has(node.name)) {
+        const v = scope.lookup(node.name);
+        return v === undefined ? null : v;
+      }
+      if (node.name === 'omit') return OMIT;
+      if (node.name === 'vars') return scope.root;
+      return new Undef(`'${node.name}' is undefined`, node.name, node.at);
+    }
+    case 'list':
+      return node.items.map((i) => evaluate(i, scope, env));
+    case 'dict': {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of node.pairs) {
+        const key = defined(evaluate(k, scope, env));
+        setOwn(out, typeof key === 'string' ? key : pyStr(key), evaluate(v, scope, env));
+      }
+      return out;
+    }
+    case 'attr':
+      return located(getAttr(evaluate(node.obj, scope, env), node.name), node.at);
+    case 'item': {
+      try {
+        return located(getItem(evaluate(node.obj, scope, env), evaluate(node.key, scope, env)), node.at);
+      } catch (e) {
+        throw withOffset(e, node.at);
+      }
+    }
+    case 'slice': {
+      const part = (e: Expr | undefined): unknown => (e ? defined(evaluate(e, scope, env)) : undefined);
+      try {
+        return sliceOf(evaluate(node.obj, scope, env), part(node.start), part(node.stop), part(node.step));
+      } catch (e) {
+        throw withOffset(e, node.at);
+      }
+    }
+    case 'call':
+      return evalCall(node, scope, env);
+    case 'filter':
+      return evalFilter(node, scope, env);
+    case 'test':
+      return evalTest(node, scope, env);
+    case 'unary': {
+      const v = evaluate(node.operand, scope, env);
+      try {
+        if (node.op === 'not') return !truthy(v);
+        const d = defined(v);
+        if (!isNumber(d) && typeof d !== 'boolean') throw new ExprError(`bad operand type for unary ${node.op}: '${typeName(d)}'`);
+        const n = node.op === '-' ? -num(d) : num(d);
+        return isFloat(d) ? mkFloat(n) : n === 0 ? 0 : n;
+      } catch (e) {
+        throw withOffset(e, node.at);
+      }
+    }
+    case 'binary': {
+      if (node.op === 'and' || node.op === 'or') {
+        const left = evaluate(node.left, scope, env);
+        let t: boolean;
+        try {
+          t = truthy(left);
+        } catch (e) {
+          throw withOffset(e, node.left.at);
+        }
+        if (node.op === 'and' ? !t : t) return left;
+        return evaluate(node.right, scope, env);
+      }
+      const left = evaluate(node.left, scope, env);
+      const right = evaluate(node.right, scope, env);
+      try {
+        if (node.op === '~') return sized(pyStr(left) + pyStr(right), node.at);
+        return arith(node.op, left, right, node.at);
+      } catch (e) {
+        throw withOffset(e, node.at);
+      }
+    }
+    case 'compare':
+      return compare(node, scope, env);
+    case 'cond': {
+      let t: boolean;
+      try {
+        t = truthy(evaluate(node.test, scope, env));
+      } catch (e) {
+        throw withOffset(e, node.test.at);
+      }
+      if (t) return evaluate(node.then, scope, env);
+      if (node.otherwise) return evaluate(node.otherwise, scope, env);
+      return new Undef('the inline if-expression evaluated to false and no else section was defined', 'if');
+    }
+  }
+}
+
+function evalCall(node: Extract<Expr, { type: 'call' }>, scope: Scope, env: EvalEnv): unknown {
+  const { args, kwargs } = evalArgs(node, scope, env);
+  try {
+    if (node.callee.type === 'name' && !scope.has(node.callee.name) && GLOBALS.has(node.callee.name)) {
+      return callGlobal(node.callee.name, args, kwargs, scope, env, node.at);
+    }
+    const callee = evaluate(node.callee, scope, env);
+    if (callee instanceof TemplateFunction) return callee.invoke(args, kwargs);
+    if (callee instanceof BoundMethod) {
+      noUndefinedArgs(args, kwargs);
+      return callMethod(callee, args, kwargs);
+    }
+    if (callee instanceof Undef) throw new UndefinedError(callee.message, node.callee.at);
+    throw new ExprError(`'${typeName(callee)}' object is not callable`, node.at);
+  } catch (e) {
+    throw withOffset(e, node.at);
+  }
+}
+
+function evalFilter(node: Extract<Expr, { type: 'filter' }>, scope: Scope, env: EvalEnv): unknown {
+  const def = env.registry.filters.get(node.name);
+  if (!def) throw unknownPlugin('filter', node.name, env.registry.filters.keys(), node.at);
+  const value = evaluate(node.value, scope, env);
+  const { args, kwargs } = evalArgs(node, scope, env);
+  try {
+    if (!def.acceptsUndefined) {
+      defined(value);
+      noUndefinedArgs(args, kwargs);
+    }
+    return def.fn(value, args, kwargs, env.plugins(scope));
+  } catch (e) {
+    throw withOffset(e, node.at);
+  }
+}
+
+function evalTest(node: Extract<Expr, { type: 'test' }>, scope: Scope, env: EvalEnv): boolean {
+  const def = env.registry.tests.get(node.name);
+  if (!def) throw unknownPlugin('test', node.name, env.registry.tests.keys(), node.at);
+  const value = evaluate(node.value, scope, env);
+  const { args, kwargs } = evalArgs(node, scope, env);
+  try {
+    if (!def.acceptsUndefined) {
+      defined(value);
+      noUndefinedArgs(args, kwargs);
+    }
+    const r = def.fn(value, args, kwargs, env.plugins(scope));
+    return node.negated ? !r : r;
+  } catch (e) {
+    throw withOffset(e, node.at);
+  }
+}
+

@@ -1,0 +1,369 @@
+/**
+ * Template text: `{{ expr }}`, `{% statement %}` and `{# comment #}` in a string, with Jinja2's
+ * lexical rules as ansible-core configures them (whitespace control `{%- -%}`, `trim_blocks`:
+ * the newline right after a block tag is dropped; one trailing newline of the template dropped)
+ * and both statement languages: Jinja's (`if/elif/else`, `for … in … [if …]` with `loop.*`,
+ * `set` (also block and namespace forms), `filter`, `macro`, `raw`, `break`/`continue`) and
+ * Liquid's (`elsif`, `unless`, `case/when`, `assign`, `capture`, `comment`, `echo`, `forloop.*`).
+ * Every expression inside goes through the one expression parser (./parser.ts).
+ */
+import type { Expr } from './ast.js';
+import { ExprParser } from './parser.js';
+import { ExprError } from './values.js';
+
+/** A template node. `at` is the offset of its tag or expression in the template text. */
+export type TNode =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'output'; readonly expr: Expr; readonly at: number; readonly src: string }
+  | { readonly type: 'if'; readonly branches: readonly { readonly test: Expr; readonly body: readonly TNode[]; readonly at: number; readonly src: string }[]; readonly otherwise: readonly TNode[] | undefined; readonly negate?: boolean }
+  | { readonly type: 'for'; readonly targets: readonly string[]; readonly iter: Expr; readonly filter: Expr | undefined; readonly body: readonly TNode[]; readonly otherwise: readonly TNode[] | undefined; readonly at: number; readonly src: string }
+  | { readonly type: 'set'; readonly targets: readonly string[]; readonly attr: string | undefined; readonly expr: Expr; readonly at: number; readonly src: string }
+  | { readonly type: 'setblock'; readonly target: string; readonly body: readonly TNode[]; readonly filters: Expr | undefined; readonly at: number; readonly src: string }
+  | { readonly type: 'case'; readonly subject: Expr; readonly whens: readonly { readonly values: readonly Expr[]; readonly body: readonly TNode[] }[]; readonly otherwise: readonly TNode[] | undefined; readonly at: number; readonly src: string }
+  | { readonly type: 'filterblock'; readonly filter: Expr; readonly body: readonly TNode[]; readonly at: number; readonly src: string }
+  | { readonly type: 'macro'; readonly name: string; readonly params: readonly { readonly name: string; readonly def: Expr | undefined }[]; readonly body: readonly TNode[]; readonly at: number; readonly src: string }
+  | { readonly type: 'loopctl'; readonly op: 'break' | 'continue'; readonly at: number };
+
+/** A raw token of template text. */
+type RawToken =
+  | { kind: 'text'; text: string }
+  | { kind: 'output'; src: string; at: number }
+  | { kind: 'block'; name: string; args: string; argsAt: number; at: number };
+
+/** An error at an offset of the template text. */
+export class TemplateSyntaxError extends ExprError {}
+
+/** Find the end delimiter of a tag starting at `from`, skipping string literals. */
+function findClose(text: string, from: number, close: string): number {
+  let i = from;
+  while (i < text.length) {
+    const ch = text[i];
+    if (ch === '"' || ch === "'") {
+      let j = i + 1;
+      while (j < text.length && text[j] !== ch) j += text[j] === '\\' ? 2 : 1;
+      i = j + 1;
+      continue;
+    }
+    if (text.startsWith(close, i)) return i;
+    i++;
+  }
+  return -1;
+}
+
+const OPENERS = /\{\{|\{%|\{#/g;
+
+/** Split template text into text, outputs and block tags (comments and raw blocks resolved). */
+function lex(text: string): RawToken[] {
+  const out: RawToken[] = [];
+  let pos = 0;
+  let trimNextLeading = false;
+  let trimNextNewline = false;
+  const pushText = (s: string): void => {
+    if (trimNextLeading) s = s.replace(/^\s+/, '');
+    else if (trimNextNewline) s = s.replace(/^\r?\n/, '');
+    trimNextLeading = false;
+    trimNextNewline = false;
+    if (s !== '') out.push({ kind: 'text', text: s });
+  };
+  const trimPrevious = (): void => {
+    const last = out[out.length - 1];
+    if (last?.kind === 'text') {
+      last.text = last.text.replace(/\s+$/, '');
+      if (last.text === '') out.pop();
+    }
+  };
+  for (;;) {
+    OPENERS.lastIndex = pos;
+    const m = OPENERS.exec(text);
+    if (!m) {
+      pushText(text.slice(pos));
+      break;
+    }
+    const start = m.index;
+    pushText(text.slice(pos, start));
+    const opener = m[0];
+    let inner = start + 2;
+    if (text[inner] === '-') {
+      trimPrevious();
+      inner++;
+    } else if (text[inner] === '+') {
+      inner++;
+    }
+    const close = opener === '{{' ? '}}' : opener === '{%' ? '%}' : '#}';
+    const end = opener === '{#' ? text.indexOf('#}', inner) : findClose(text, inner, close);
+    if (end < 0) throw new TemplateSyntaxError(`${opener === '{{' ? 'output' : opener === '{%' ? 'tag' : 'comment'} opened here is not closed with "${close}"`, start);
+    let contentEnd = end;
+    let trimAfter = false;
+    let keepNewline = false;
+    if (text[end - 1] === '-' && end - 1 >= inner) {
+      trimAfter = true;
+      contentEnd = end - 1;
+    } else if (text[end - 1] === '+' && end - 1 >= inner && opener !== '{{') {
+      keepNewline = true;
+      contentEnd = end - 1;
+    }
+    pos = end + 2;
+    if (opener === '{{') {
+      out.push({ kind: 'output', src: text.slice(inner, contentEnd), at: inner });
+      trimNextLeading = trimAfter;
+      continue;
+    }
+    trimNextLeading = trimAfter;
+    trimNextNewline = !trimAfter && !keepNewline;
+    if (opener === '{#') continue;
+    const content = text.slice(inner, contentEnd);
+    const nm = /^\s*([A-Za-z_#][\w]*)?/.exec(content);
+    const name = nm?.[1] ?? '';
+    if (name === '') throw new TemplateSyntaxError('a tag needs a name, e.g. {% if … %}', start);
+    const argsAt = inner + (nm?.[0].length ?? 0);
+    if (name === 'raw') {
+      // everything up to {% endraw %} is text
+      const endRaw = /\{%(-?)\s*endraw\s*(-?)%\}/g;
+      endRaw.lastIndex = pos;
+      const e = endRaw.exec(text);
+      if (!e) throw new TemplateSyntaxError('{% raw %} is not closed with {% endraw %}', start);
+      let body = text.slice(pos, e.index);
+      if (trimAfter) body = body.replace(/^\s+/, '');
+      else body = body.replace(/^\r?\n/, '');
+      if (e[1] === '-') body = body.replace(/\s+$/, '');
+      if (body !== '') out.push({ kind: 'text', text: body });
+      pos = e.index + e[0].length;
+      trimNextLeading = e[2] === '-';
+      trimNextNewline = e[2] !== '-';
+      continue;
+    }
+    if (name === '#' ) continue; // Liquid's inline comment {% # … %}
+    out.push({ kind: 'block', name, args: content.slice(nm?.[0].length ?? 0), argsAt, at: start });
+  }
+  // Jinja drops a single trailing newline (keep_trailing_newline is off in ansible-core)
+  const last = out[out.length - 1];
+  if (last?.kind === 'text') {
+    last.text = last.text.replace(/\r?\n$/, '');
+    if (last.text === '') out.pop();
+  }
+  return out;
+}
+
+/** Parse an expression that starts at `at` in the template (offsets in errors are template offsets). */
+function parseAt<T>(src: string, at: number, fn: (p: ExprParser) => T): T {
+  try {
+    const p = new ExprParser(src);
+    const r = fn(p);
+    p.expectEnd();
+    return r;
+  } catch (e) {
+    if (e instanceof ExprError) throw new TemplateSyntaxError(e.message, at + (e.offset ?? 0), e.hint);
+    throw e;
+  }
+}
+
+/** Names of a `for`/`set` target list (`x`, `k, v`, `(k, v)`). */
+function targetNames(p: ExprParser): string[] {
+  const names: string[] = [];
+  const paren = p.isOp('(');
+  if (paren) p.next();
+  do {
+    if (names.length > 0) p.next();
+    names.push(p.expectName());
+  } while (p.isOp(','));
+  if (paren) p.expectOp(')');
+  return names;
+}
+
+/** The template parser over raw tokens. */
+class BlockParser {
+  private i = 0;
+  constructor(private readonly toks: RawToken[]) {}
+
+  /** Parse nodes until one of the `ends` block names (returned) or the end of input. */
+  body(ends: readonly string[]): { nodes: TNode[]; end: Extract<RawToken, { kind: 'block' }> | undefined } {
+    const nodes: TNode[] = [];
+    while (this.i < this.toks.length) {
+      const t = this.toks[this.i++] as RawToken;
+      if (t.kind === 'text') nodes.push({ type: 'text', text: t.text });
+      else if (t.kind === 'output') nodes.push({ type: 'output', expr: parseAt(t.src, t.at, (p) => p.expression()), at: t.at, src: t.src });
+      else if (ends.includes(t.name)) return { nodes, end: t };
+      else nodes.push(this.statement(t));
+    }
+    if (ends.length > 0) throw new TemplateSyntaxError(`missing {% ${ends[ends.length - 1] ?? ''} %}: the template ended inside a block`, this.toks.length ? this.lastAt() : 0, `close the block with {% ${ends[ends.length - 1] ?? ''} %}`);
+    return { nodes, end: undefined };
+  }
+
+  private lastAt(): number {
+    for (let k = this.toks.length - 1; k >= 0; k--) {
+      const t = this.toks[k];
+      if (t && t.kind !== 'text') return t.at;
+    }
+    return 0;
+  }
+
+  private until(endName: string, alsoAllowed: readonly string[], open: Extract<RawToken, { kind: 'block' }>): { nodes: TNode[]; end: Extract<RawToken, { kind: 'block' }> } {
+    const r = this.body([...alsoAllowed, endName]);
+    if (!r.end) throw new TemplateSyntaxError(`{% ${open.name} %} is not closed with {% ${endName} %}`, open.at);
+    return { nodes: r.nodes, end: r.end };
+  }
+
+  private statement(t: Extract<RawToken, { kind: 'block' }>): TNode {
+    const src = t.args;
+    const at = t.argsAt;
+    switch (t.name) {
+      case 'if':
+      case 'unless': {
+        const branches: { test: Expr; body: TNode[]; at: number; src: string }[] = [];
+        let test = parseAt(src, at, (p) => p.expression());
+        let testAt = at;
+        let testSrc = src;
+        let otherwise: TNode[] | undefined;
+        const endName = t.name === 'if' ? 'endif' : 'endunless';
+        for (;;) {
+          const r = this.until(endName, ['elif', 'elsif', 'else'], t);
+          branches.push({ test, body: r.nodes, at: testAt, src: testSrc });
+          if (r.end.name === 'else') {
+            otherwise = this.until(endName, [], t).nodes;
+            break;
+          }
+          if (r.end.name === endName) break;
+          test = parseAt(r.end.args, r.end.argsAt, (p) => p.expression());
+          testAt = r.end.argsAt;
+          testSrc = r.end.args;
+        }
+        return { type: 'if', branches, otherwise, ...(t.name === 'unless' ? { negate: true } : {}) };
+      }
+      case 'for': {
+        const { targets, iter, filter } = parseAt(src, at, (p) => {
+          const names = targetNames(p);
+          p.expectName('in');
+          const it = p.tuple(false);
+          let f: Expr | undefined;
+          if (p.isName('if')) {
+            p.next();
+            f = p.expression();
+          }
+          if (p.isName('recursive') || p.isName('reversed')) throw new ExprError(`"${String(p.peek().value)}" loops are not supported`, p.peek().at, 'sort or reverse the list with a filter instead');
+          return { targets: names, iter: it, filter: f };
+        });
+        const r = this.until('endfor', ['else'], t);
+        const otherwise = r.end.name === 'else' ? this.until('endfor', [], t).nodes : undefined;
+        return { type: 'for', targets, iter, filter, body: r.nodes, otherwise, at, src };
+      }
+      case 'set':
+      case 'assign': {
+        if (!src.includes('=') || /^\s*[\w.]+\s*(\|.*)?$/.test(src)) {
+          if (t.name === 'assign') throw new TemplateSyntaxError('assign needs a value: {% assign x = … %}', at);
+          const { name, filters } = parseAt(src, at, (p) => {
+            const n = p.expectName();
+            let f: Expr | undefined;
+            if (p.isOp('|')) f = p.unary(true);
+            return { name: n, filters: f };
+          });
+          const r = this.until('endset', [], t);
+          return { type: 'setblock', target: name, body: r.nodes, filters, at, src };
+        }
+        const eq = findClose(src, 0, '=');
+        const lhs = src.slice(0, eq);
+        const { targets, attr } = parseAt(lhs, at, (p) => {
+          const first = p.expectName();
+          if (p.isOp('.')) {
+            p.next();
+            return { targets: [first], attr: p.expectName() };
+          }
+          const names = [first];
+          while (p.isOp(',')) {
+            p.next();
+            names.push(p.expectName());
+          }
+          return { targets: names, attr: undefined };
+        });
+        const expr = parseAt(src.slice(eq + 1), at + eq + 1, (p) => p.tuple());
+        return { type: 'set', targets, attr, expr, at, src };
+      }
+      case 'capture': {
+        const name = parseAt(src, at, (p) => p.expectName());
+        const r = this.until('endcapture', [], t);
+        return { type: 'setblock', target: name, body: r.nodes, filters: undefined, at, src };
+      }
+      case 'echo':
+        return { type: 'output', expr: parseAt(src, at, (p) => p.expression()), at, src };
+      case 'case': {
+        const subject = parseAt(src, at, (p) => p.expression());
+        // text between {% case %} and the first {% when %} is ignored, as Liquid does
+        let r = this.until('endcase', ['when', 'else'], t);
+        const whens: { values: Expr[]; body: TNode[] }[] = [];
+        let otherwise: TNode[] | undefined;
+        while (r.end.name === 'when') {
+          const end = r.end;
+          const values = parseAt(end.args, end.argsAt, (p) => {
+            const vs = [p.expression()];
+            while (p.isOp(',') || p.isName('or')) {
+              p.next();
+              vs.push(p.expression());
+            }
+            return vs;
+          });
+          r = this.until('endcase', ['when', 'else'], t);
+          whens.push({ values, body: r.nodes });
+        }
+        if (r.end.name === 'else') otherwise = this.until('endcase', [], t).nodes;
+        return { type: 'case', subject, whens, otherwise, at, src };
+      }
+      case 'comment':
+        this.until('endcomment', [], t);
+        return { type: 'text', text: '' };
+      case 'filter': {
+        const filter = parseAt(`__filter_input__ | ${src}`, at - '__filter_input__ | '.length, (p) => p.expression());
+        const r = this.until('endfilter', [], t);
+        return { type: 'filterblock', filter, body: r.nodes, at, src };
+      }
+      case 'macro': {
+        const { name, params } = parseAt(src, at, (p) => {
+          const n = p.expectName();
+          p.expectOp('(');
+          const ps: { name: string; def: Expr | undefined }[] = [];
+          while (!p.isOp(')')) {
+            if (ps.length) p.expectOp(',');
+            const pn = p.expectName();
+            let def: Expr | undefined;
+            if (p.isOp('=')) {
+              p.next();
+              def = p.expression();
+            }
+            ps.push({ name: pn, def });
+          }
+          p.expectOp(')');
+          return { name: n, params: ps };
+        });
+        const r = this.until('endmacro', [], t);
+        return { type: 'macro', name, params, body: r.nodes, at, src };
+      }
+      case 'break':
+      case 'continue':
+        return { type: 'loopctl', op: t.name, at: t.at };
+      case 'include':
+      case 'import':
+      case 'from':
+      case 'extends':
+      case 'block':
+      case 'render':
+      case 'layout':
+        throw new TemplateSyntaxError(`the "${t.name}" tag is not allowed: templates cannot read other files`, t.at, "render the other file with lookup('template', 'file.j2') instead");
+      default:
+        throw new TemplateSyntaxError(`unknown tag "${t.name}"`, t.at, t.name.startsWith('end') ? `there is no open block for {% ${t.name} %}` : 'Jinja tags: if/elif/else, for, set, filter, macro, raw; Liquid tags: unless, case/when, assign, capture, comment, echo');
+    }
+  }
+}
+
+/** Parse template text into nodes. */
+export function parseTemplate(text: string): TNode[] {
+  return new BlockParser(lex(text)).body([]).nodes;
+}
+
+/** `^{{ expr }}$` → the expression's source and its offset; undefined when the text is more than one expression. */
+export function singleExpression(text: string): { src: string; at: number } | undefined {
+  const m = /^\{\{(-?)([\s\S]*?)(-?)\}\}$/.exec(text);
+  if (!m) return undefined;
+  const src = m[2] ?? '';
+  // the first `}}` must be the last: `{{ a }} {{ b }}` is two outputs
+  if (findClose(text, 2 + (m[1]?.length ?? 0), '}}') !== text.length - 2 - (m[3]?.length ?? 0)) return undefined;
+  if (src.trim() === '') return undefined;
+  return { src, at: 2 + (m[1]?.length ?? 0) };
+}
