@@ -18,10 +18,11 @@ export interface NameNode {
   readonly at: number;
 }
 
-/** `[a, b]` (list) or `(a, b)` (tuple, a list here). */
+/** `[a, b]` (list) or `(a, b)` (tuple: a list marked as a tuple). */
 export interface ListNode {
   readonly type: 'list';
   readonly items: readonly Expr[];
+  readonly tuple?: boolean;
   readonly at: number;
 }
 

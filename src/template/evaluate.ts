@@ -19,8 +19,11 @@ import {
   isNumber,
   iterate,
   mkFloat,
+  fresh,
+  mkTuple,
   num,
   pyCompare,
+  TUPLES,
   pyEq,
   pyIn,
   pyStr,
@@ -121,11 +124,6 @@ export function getAttr(obj: unknown, name: string): unknown {
     if (Object.prototype.hasOwnProperty.call(obj, name)) return obj[name];
     return new Undef(`object of type 'dict' has no attribute '${name}'`, name);
   }
-  if (Array.isArray(obj) || typeof obj === 'string') {
-    // Liquid's `.size`, `.first`, `.last` (kplay templates written in Liquid use them)
-    if (name === 'size') return obj.length;
-    if (Array.isArray(obj) && (name === 'first' || name === 'last')) return obj.length ? obj[name === 'first' ? 0 : obj.length - 1] : new Undef(`'list object' has no attribute '${name}'`, name);
-  }
   return new Undef(`object of type '${typeName(obj)}' has no attribute '${name}'`, name);
 }
 
@@ -134,8 +132,8 @@ export function getItem(obj: unknown, key: unknown): unknown {
   if (obj instanceof Undef) return obj;
   key = defined(key);
   if (isMap(obj)) {
-    const k = typeof key === 'string' ? key : isNumber(key) || typeof key === 'boolean' ? pyStr(key) : undefined;
-    if (k !== undefined && Object.prototype.hasOwnProperty.call(obj, k)) return obj[k];
+    // keys are strings (YAML and JSON maps): `d[1]` finds no key '1', as in Python
+    if (typeof key === 'string' && Object.prototype.hasOwnProperty.call(obj, key)) return obj[key];
     if (typeof key === 'string' && hasMethod(obj, key)) return new BoundMethod(obj, key);
     return new Undef(`object of type 'dict' has no attribute '${pyStr(key)}'`, pyStr(key));
   }
@@ -173,6 +171,8 @@ function sliceOf(obj: unknown, start: unknown, stop: unknown, step: unknown): un
 }
 
 function arith(op: string, a: unknown, b: unknown, at: number): unknown {
+  // Python: `'abc' % x` with an undefined x (a mapping-like object) formats nothing
+  if (op === '%' && typeof a === 'string' && b instanceof Undef) return percentFormat(a, {}, false);
   a = defined(a);
   b = defined(b);
   const an = isNumber(a) || typeof a === 'boolean';
@@ -183,12 +183,12 @@ function arith(op: string, a: unknown, b: unknown, at: number): unknown {
     const float = isFloat(a) || isFloat(b);
     const result = (n: number): unknown => (float ? mkFloat(n) : n);
     switch (op) {
+      case '*':
+        return result(x * y);
       case '+':
         return result(x + y);
       case '-':
         return result(x - y);
-      case '*':
-        return result(x * y);
       case '/':
         if (y === 0) throw new ExprError('division by zero', at);
         return mkFloat(x / y);
@@ -199,6 +199,8 @@ function arith(op: string, a: unknown, b: unknown, at: number): unknown {
         if (y === 0) throw new ExprError('integer modulo by zero', at);
         return result(x - y * Math.floor(x / y));
       case '**':
+        if (x === 0 && y < 0) throw new ExprError('0.0 cannot be raised to a negative power', at);
+        if (x < 0 && !Number.isInteger(y)) throw new ExprError("Type 'complex' is unsupported for variable storage", at);
         if (!float && y < 0) return mkFloat(x ** y);
         return result(x ** y);
     }
@@ -210,7 +212,8 @@ function arith(op: string, a: unknown, b: unknown, at: number): unknown {
     if (Array.isArray(a)) throw new ExprError(`can only concatenate list (not "${typeName(b)}") to list`, at);
   }
   if (op === '*') {
-    const [seq, n] = (typeof a === 'string' || Array.isArray(a)) && isInt(b) ? [a, b] : (typeof b === 'string' || Array.isArray(b)) && isInt(a) ? [b, a] : [undefined, 0];
+    const intLike = (v: unknown): v is number | boolean => isInt(v) || typeof v === 'boolean';
+    const [seq, n] = (typeof a === 'string' || Array.isArray(a)) && intLike(b) ? [a, num(b)] : (typeof b === 'string' || Array.isArray(b)) && intLike(a) ? [b, num(a)] : [undefined, 0];
     if (seq !== undefined) {
       if (seq.length * Math.max(n, 0) > MAX_SIZE) throw new ExprError('result too large: kplay bounds template memory', at);
       if (typeof seq === 'string') return seq.repeat(Math.max(n, 0));
@@ -219,7 +222,7 @@ function arith(op: string, a: unknown, b: unknown, at: number): unknown {
       return out;
     }
   }
-  if (op === '%' && typeof a === 'string') return percentFormat(a, b);
+  if (op === '%' && typeof a === 'string') return percentFormat(a, b, Array.isArray(b) && TUPLES.has(b));
   const sym = op === '**' ? '** or pow()' : op;
   throw new ExprError(`unsupported operand type(s) for ${sym}: '${typeName(a)}' and '${typeName(b)}'`, at);
 }
@@ -250,10 +253,10 @@ function compare(node: CompareNode, scope: Scope, env: EvalEnv): boolean {
           ok = pyCompare(left, right, op) >= 0;
           break;
         case 'in':
-          ok = pyIn(left, right);
+          ok = undefinedIn(left, right) ?? pyIn(left, right);
           break;
         case 'not in':
-          ok = !pyIn(left, right);
+          ok = !(undefinedIn(left, right) ?? pyIn(left, right));
           break;
         case 'contains':
           ok = pyIn(right, left);
@@ -266,6 +269,13 @@ function compare(node: CompareNode, scope: Scope, env: EvalEnv): boolean {
     left = right;
   }
   return true;
+}
+
+/** An undefined value is in no list and no dict (it equals nothing, and is hashable). */
+function undefinedIn(item: unknown, container: unknown): boolean | undefined {
+  // Python compares nothing with an empty container; any comparison with an undefined fails
+  const empty = (Array.isArray(container) && container.length === 0) || (isMap(container) && Object.keys(container).length === 0);
+  return item instanceof Undef && empty ? false : undefined;
 }
 
 function withOffset(e: unknown, at: number): unknown {
@@ -291,6 +301,14 @@ function evalArgs(node: Args, scope: Scope, env: EvalEnv): { args: unknown[]; kw
 function noUndefinedArgs(args: unknown[], kwargs: Kwargs): void {
   for (const a of args) defined(a);
   for (const v of Object.values(kwargs)) defined(v);
+}
+
+/** The first undefined among a plug-in's input and arguments: ansible-core passes it on instead of calling the plug-in. */
+function firstUndef(value: unknown, args: unknown[], kwargs: Kwargs): Undef | undefined {
+  if (value instanceof Undef) return value;
+  for (const a of args) if (a instanceof Undef) return a;
+  for (const v of Object.values(kwargs)) if (v instanceof Undef) return v;
+  return undefined;
 }
 
 /**
@@ -356,7 +374,7 @@ function callGlobal(name: string, args: unknown[], kwargs: Record<string, unknow
     case 'q':
       return runLookup(args, kwargs, true, scope, env, at);
     case 'range':
-      return rangeOf(args, at);
+      return fresh(rangeOf(args, at));
     case 'dict': {
       const out: Record<string, unknown> = {};
       for (const a of args) {
@@ -369,7 +387,7 @@ function callGlobal(name: string, args: unknown[], kwargs: Record<string, unknow
         }
       }
       for (const [k, v] of Object.entries(kwargs)) setOwn(out, k, defined(v));
-      return out;
+      return fresh(out);
     }
     case 'namespace': {
       const ns: Record<string, unknown> = {};
@@ -420,15 +438,17 @@ export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
       if (node.name === 'vars') return scope.root;
       return new Undef(`'${node.name}' is undefined`, node.name, node.at);
     }
-    case 'list':
-      return node.items.map((i) => evaluate(i, scope, env));
+    case 'list': {
+      const items = node.items.map((i) => evaluate(i, scope, env));
+      return fresh(node.tuple ? mkTuple(items) : items);
+    }
     case 'dict': {
       const out: Record<string, unknown> = {};
       for (const [k, v] of node.pairs) {
         const key = defined(evaluate(k, scope, env));
         setOwn(out, typeof key === 'string' ? key : pyStr(key), evaluate(v, scope, env));
       }
-      return out;
+      return fresh(out);
     }
     case 'attr':
       return located(getAttr(evaluate(node.obj, scope, env), node.name), node.at);
@@ -497,7 +517,7 @@ export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
       }
       if (t) return evaluate(node.then, scope, env);
       if (node.otherwise) return evaluate(node.otherwise, scope, env);
-      return new Undef('the inline if-expression evaluated to false and no else section was defined', 'if');
+      return new Undef('the inline if-expression evaluated to false and no else section was defined', 'if', node.at, true);
     }
   }
 }
@@ -512,7 +532,8 @@ function evalCall(node: Extract<Expr, { type: 'call' }>, scope: Scope, env: Eval
     if (callee instanceof TemplateFunction) return callee.invoke(args, kwargs);
     if (callee instanceof BoundMethod) {
       noUndefinedArgs(args, kwargs);
-      return callMethod(callee, args, kwargs);
+      const r = callMethod(callee, args, kwargs);
+      return Array.isArray(r) || isMap(r) ? fresh(r) : r;
     }
     if (callee instanceof Undef) throw new UndefinedError(callee.message, node.callee.at);
     throw new ExprError(`'${typeName(callee)}' object is not callable`, node.at);
@@ -526,27 +547,28 @@ function evalFilter(node: Extract<Expr, { type: 'filter' }>, scope: Scope, env: 
   if (!def) throw unknownPlugin('filter', node.name, env.registry.filters.keys(), node.at);
   const value = evaluate(node.value, scope, env);
   const { args, kwargs } = evalArgs(node, scope, env);
+  if (!def.acceptsUndefined) {
+    const u = firstUndef(value, args, kwargs);
+    if (u) return u;
+  }
   try {
-    if (!def.acceptsUndefined) {
-      defined(value);
-      noUndefinedArgs(args, kwargs);
-    }
-    return def.fn(value, args, kwargs, env.plugins(scope));
+    const r = def.fn(value, args, kwargs, env.plugins(scope));
+    return (Array.isArray(r) || isMap(r)) && r !== value ? fresh(r) : r;
   } catch (e) {
     throw withOffset(e, node.at);
   }
 }
 
-function evalTest(node: Extract<Expr, { type: 'test' }>, scope: Scope, env: EvalEnv): boolean {
+function evalTest(node: Extract<Expr, { type: 'test' }>, scope: Scope, env: EvalEnv): unknown {
   const def = env.registry.tests.get(node.name);
   if (!def) throw unknownPlugin('test', node.name, env.registry.tests.keys(), node.at);
   const value = evaluate(node.value, scope, env);
   const { args, kwargs } = evalArgs(node, scope, env);
+  if (!def.acceptsUndefined) {
+    const u = firstUndef(value, args, kwargs);
+    if (u) return u;
+  }
   try {
-    if (!def.acceptsUndefined) {
-      defined(value);
-      noUndefinedArgs(args, kwargs);
-    }
     const r = def.fn(value, args, kwargs, env.plugins(scope));
     return node.negated ? !r : r;
   } catch (e) {

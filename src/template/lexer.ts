@@ -49,8 +49,13 @@ function unescape(body: string): string {
   return out;
 }
 
-/** Split an expression into tokens; the last is `end`. */
-export function tokenize(src: string): Token[] {
+/**
+ * Split an expression into tokens; the last is `end`. With `rawStrings`, string literals keep
+ * their backslashes as written: ansible-core doubles backslashes in the string constants of
+ * `{{ … }}` before Jinja decodes them, so `'\d+'` in a YAML-loaded template is the regex `\d+`
+ * (conditions and `{% … %}` tags decode escapes as Python does).
+ */
+export function tokenize(src: string, rawStrings = false): Token[] {
   const out: Token[] = [];
   let i = 0;
   const n = src.length;
@@ -68,6 +73,15 @@ export function tokenize(src: string): Token[] {
       i = j;
       continue;
     }
+    if (ch === '0' && /[xXoObB]/.test(src[i + 1] ?? '')) {
+      const m = /^0([xX][\da-fA-F_]+|[oO][0-7_]+|[bB][01_]+)/.exec(src.slice(i));
+      if (!m) throw new ExprError(`invalid number literal`, at);
+      const body = (m[1] ?? '').replace(/_/g, '');
+      const base = /^[xX]/.test(body) ? 16 : /^[oO]/.test(body) ? 8 : 2;
+      out.push({ kind: 'int', value: parseInt(body.slice(1), base), at });
+      i += m[0].length;
+      continue;
+    }
     if (/\d/.test(ch)) {
       const m = /^(\d[\d_]*)?(\.\d[\d_]*)?([eE][+-]?\d+)?/.exec(src.slice(i));
       let text = m?.[0] ?? '';
@@ -75,6 +89,8 @@ export function tokenize(src: string): Token[] {
       if (m?.[2] !== undefined && (src[i + (m[1]?.length ?? 0) + 1] === '.' || out[out.length - 1]?.value === '.')) text = m[1] ?? '';
       const clean = text.replace(/_/g, '');
       const isFloat = /[.eE]/.test(clean);
+      if (!isFloat && clean.length > 1 && clean.startsWith('0') && /[^0]/.test(clean)) throw new ExprError(`invalid integer literal ${text}: leading zeros are not allowed`, at);
+      if (isFloat && !Number.isFinite(Number(clean))) throw new ExprError(`float literal ${text} is out of range`, at);
       out.push(isFloat ? { kind: 'float', value: Number(clean), at } : { kind: 'int', value: Number(clean), at });
       i += text.length;
       continue;
@@ -83,7 +99,8 @@ export function tokenize(src: string): Token[] {
       let j = i + 1;
       while (j < n && src[j] !== ch) j += src[j] === '\\' ? 2 : 1;
       if (j >= n) throw new ExprError('unterminated string', at, `close the string with ${ch}`);
-      out.push({ kind: 'string', value: unescape(src.slice(i + 1, j)), at });
+      const body = src.slice(i + 1, j);
+      out.push({ kind: 'string', value: rawStrings ? body : unescape(body), at });
       i = j + 1;
       continue;
     }

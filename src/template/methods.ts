@@ -4,7 +4,10 @@
  * environment is an immutable sandbox) and nothing that reaches JavaScript internals.
  */
 import { percentFormat, strFormat } from './pyformat.js';
-import { ExprError, isMap, iterate, mkFloat, num, own, pyEq, pyStr, typeName } from './values.js';
+import { ExprError, isFresh, isMap, iterate, mkFloat, num, own, pyCompare, pyEq, pyStr, setOwn, strRepr, typeName } from './values.js';
+
+/** Positional arguments a method needs (Python's signatures). */
+const REQUIRED_ARGS: Readonly<Record<string, number>> = { get: 1, startswith: 1, endswith: 1, replace: 2, find: 1, rfind: 1, index: 1, count: 1, join: 1, partition: 1, rpartition: 1, append: 1, extend: 1, insert: 2, remove: 1, setdefault: 1, zfill: 1, center: 1, ljust: 1, rjust: 1, removeprefix: 1, removesuffix: 1 };
 
 /** A method read from a value (`d.items`), called later (`d.items()`). */
 export class BoundMethod {
@@ -148,7 +151,7 @@ const STR_METHODS: Readonly<Record<string, Method>> = {
   istitle: (s: string) => /[A-Za-z]/.test(s) && s === STR_METHODS.title?.(s as never, [], {}),
   encode: (s: string) => s,
   decode: (s: string) => s,
-  __mod__: (s: string, [v]) => percentFormat(s, v),
+  __mod__: (s: string, [v]) => percentFormat(s, v, false),
 };
 
 const LIST_METHODS: Readonly<Record<string, Method>> = {
@@ -172,31 +175,106 @@ const DICT_METHODS: Readonly<Record<string, Method>> = {
   copy: (d: Record<string, unknown>) => ({ ...d }),
 };
 
-/** Mutating methods: named so the error says why they are refused. */
-const REFUSED: ReadonlySet<string> = new Set(['append', 'extend', 'insert', 'pop', 'remove', 'sort', 'reverse', 'clear', 'update', 'setdefault', 'popitem']);
+/** Methods that change a list in place (return None, except pop). */
+const LIST_MUTATORS: Readonly<Record<string, Method>> = {
+  append: (l: unknown[], [x]) => {
+    l.push(x);
+    return null;
+  },
+  extend: (l: unknown[], [xs]) => {
+    l.push(...iterate(xs));
+    return null;
+  },
+  insert: (l: unknown[], [i, x]) => {
+    let k = num(i);
+    if (k < 0) k = Math.max(0, l.length + k);
+    l.splice(Math.min(k, l.length), 0, x);
+    return null;
+  },
+  pop: (l: unknown[], [i]) => {
+    if (l.length === 0) throw new ExprError('pop from empty list');
+    let k = i === undefined ? l.length - 1 : num(i);
+    if (k < 0) k += l.length;
+    if (k < 0 || k >= l.length) throw new ExprError('pop index out of range');
+    return l.splice(k, 1)[0];
+  },
+  remove: (l: unknown[], [x]) => {
+    const k = l.findIndex((y) => pyEq(y, x));
+    if (k < 0) throw new ExprError('list.remove(x): x not in list');
+    l.splice(k, 1);
+    return null;
+  },
+  reverse: (l: unknown[]) => {
+    l.reverse();
+    return null;
+  },
+  sort: (l: unknown[], _a, kw) => {
+    l.sort((a, b) => pyCompare(a, b));
+    if (kw.reverse === true) l.reverse();
+    return null;
+  },
+  clear: (l: unknown[]) => {
+    l.length = 0;
+    return null;
+  },
+};
+
+/** Methods that change a dict in place. */
+const DICT_MUTATORS: Readonly<Record<string, Method>> = {
+  update: (d: Record<string, unknown>, [other], kw) => {
+    for (const src of [isMap(other) ? other : {}, kw]) for (const [k, v] of Object.entries(src)) setOwn(d, k, v);
+    return null;
+  },
+  setdefault: (d: Record<string, unknown>, [k, def]) => {
+    const key = pyStr(k);
+    if (!Object.prototype.hasOwnProperty.call(d, key)) setOwn(d, key, def ?? null);
+    return d[key];
+  },
+  pop: (d: Record<string, unknown>, [k, def]) => {
+    const key = pyStr(k);
+    if (Object.prototype.hasOwnProperty.call(d, key)) {
+      const v = d[key];
+      delete d[key];
+      return v;
+    }
+    if (def === undefined) throw new ExprError(`KeyError: ${strRepr(key)}`);
+    return def;
+  },
+  clear: (d: Record<string, unknown>) => {
+    for (const k of Object.keys(d)) delete d[k];
+    return null;
+  },
+};
 
 /** The method table of a value's type, or undefined for types without methods. */
 function table(self: unknown): Readonly<Record<string, Method>> | undefined {
   if (typeof self === 'string') return STR_METHODS;
-  if (Array.isArray(self)) return LIST_METHODS;
-  if (isMap(self)) return DICT_METHODS;
+  if (Array.isArray(self)) return { ...LIST_METHODS, ...LIST_MUTATORS };
+  if (isMap(self)) return { ...DICT_METHODS, ...DICT_MUTATORS };
   return undefined;
 }
 
+const MUTATORS: ReadonlySet<string> = new Set([...Object.keys(LIST_MUTATORS), ...Object.keys(DICT_MUTATORS)]);
+
 /** Whether `self.name` is a method (Jinja reads attributes before keys: `d.items` is the method). */
 export function hasMethod(self: unknown, name: string): boolean {
-  const t = table(self);
-  return (t !== undefined && Object.prototype.hasOwnProperty.call(t, name) && !name.startsWith('__')) || ((Array.isArray(self) || isMap(self)) && REFUSED.has(name));
+  if (name.startsWith('__')) return false;
+  if (typeof self === 'string') return Object.prototype.hasOwnProperty.call(STR_METHODS, name);
+  if (Array.isArray(self)) return Object.prototype.hasOwnProperty.call(LIST_METHODS, name) || Object.prototype.hasOwnProperty.call(LIST_MUTATORS, name);
+  if (isMap(self)) return Object.prototype.hasOwnProperty.call(DICT_METHODS, name) || Object.prototype.hasOwnProperty.call(DICT_MUTATORS, name);
+  return false;
 }
 
 /** Call a bound method. */
 export function callMethod(m: BoundMethod, args: unknown[], kwargs: Readonly<Record<string, unknown>>): unknown {
-  if (REFUSED.has(m.name) && (Array.isArray(m.self) || isMap(m.self))) {
-    throw new ExprError(`access to attribute '${m.name}' of '${typeName(m.self)}' object is unsafe: templates cannot change data`, undefined, 'build a new value instead, e.g. `list + [item]` or `dict | combine({…})`');
-  }
   const t = table(m.self);
   const fn = t && Object.prototype.hasOwnProperty.call(t, m.name) ? t[m.name] : undefined;
   if (!fn) throw new ExprError(`'${typeName(m.self)}' object has no attribute '${m.name}'`);
-  const out = fn(m.self as never, args, kwargs);
+  const need = REQUIRED_ARGS[m.name];
+  if (need !== undefined && args.length < need) throw new ExprError(`${typeName(m.self)}.${m.name}() missing ${need - args.length} required positional argument${need - args.length > 1 ? 's' : ''}`);
+  // the variables' own data is never changed: a changing method on it works on a copy
+  let self = m.self;
+  if (MUTATORS.has(m.name) && !isFresh(self as object)) self = Array.isArray(self) ? self.slice() : { ...(self as Record<string, unknown>) };
+  const out = fn(self as never, args, kwargs);
   return typeof out === 'number' && !Number.isInteger(out) ? mkFloat(out) : out;
 }

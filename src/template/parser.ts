@@ -22,13 +22,17 @@ export class ExprParser {
   private readonly toks: Token[];
   private i = 0;
 
-  constructor(readonly src: string) {
-    this.toks = tokenize(src);
+  /** @param rawStrings string literals keep their backslashes (the `{{ … }}` of templates: see {@link tokenize}). */
+  constructor(
+    readonly src: string,
+    rawStrings = false,
+  ) {
+    this.toks = tokenize(src, rawStrings);
   }
 
   /** Parse the whole source as one expression. */
-  static parse(src: string): Expr {
-    const p = new ExprParser(src);
+  static parse(src: string, rawStrings = false): Expr {
+    const p = new ExprParser(src, rawStrings);
     const e = p.expression();
     p.expectEnd();
     return e;
@@ -111,7 +115,7 @@ export class ExprParser {
       if (this.atEnd() || this.isName('if') || this.isName('in')) break;
       items.push(this.expression(withCond));
     }
-    return { type: 'list', items, at };
+    return { type: 'list', items, tuple: true, at };
   }
 
   private condExpr(): Expr {
@@ -265,7 +269,7 @@ export class ExprParser {
     const at = this.expectOp('(').at;
     if (this.isOp(')')) {
       this.next();
-      return { type: 'list', items: [], at };
+      return { type: 'list', items: [], tuple: true, at };
     }
     const first = this.expression();
     if (this.isOp('..')) {
@@ -287,7 +291,7 @@ export class ExprParser {
       items.push(this.expression());
     }
     this.expectOp(')');
-    return { type: 'list', items, at };
+    return { type: 'list', items, tuple: true, at };
   }
 
   private listLiteral(): Expr {

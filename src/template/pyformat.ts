@@ -4,6 +4,19 @@
  */
 import { ExprError, isFloat, isMap, isNumber, num, pyRepr, pyStr, typeName } from './values.js';
 
+/** `x.toFixed(p)` rounded as Python does: an exact tie goes to the even digit (`'%.1f' % 2.25` is `2.2`). */
+export function pyFixed(x: number, p: number): string {
+  const s = x.toFixed(p);
+  const exact = x.toFixed(Math.min(100, p + 30));
+  const tail = exact.slice(exact.length - 30);
+  if (!/^50*$/.test(tail)) return s;
+  // a tie: round half to even on the truncated value
+  const truncated = exact.slice(0, exact.length - 30).replace(/\.$/, '');
+  const last = Number(truncated[truncated.length - 1]);
+  if (last % 2 === 0) return p === 0 ? truncated.replace(/\.$/, '') : truncated;
+  return s;
+}
+
 /** Apply a format spec (`[[fill]align][sign][#][0][width][,][.precision][type]`) to a value. */
 export function formatSpec(value: unknown, spec: string): string {
   const m = /^(?:(.)?([<>=^]))?([+\- ])?(#)?(0)?(\d+)?([,_])?(?:\.(\d+))?([bcdeEfFgGnosxX%])?$/.exec(spec);
@@ -37,10 +50,10 @@ export function formatSpec(value: unknown, spec: string): string {
         break;
       case 'f':
       case 'F':
-        body = a.toFixed(prec ?? 6);
+        body = pyFixed(a, prec ?? 6);
         break;
       case '%':
-        body = `${(a * 100).toFixed(prec ?? 6)}%`;
+        body = `${pyFixed(a * 100, prec ?? 6)}%`;
         break;
       case 'e':
       case 'E': {
@@ -119,9 +132,12 @@ export function strFormat(template: string, args: unknown[], kwargs: Readonly<Re
   });
 }
 
-/** `'%s=%d' % (a, b)` / `'%(name)s' % d`: Python's printf-style formatting. */
-export function percentFormat(template: string, values: unknown): string {
-  const list = Array.isArray(values) ? values : [values];
+/**
+ * `'%s=%d' % (a, b)` / `'%(name)s' % d`: Python's printf-style formatting. A tuple gives the
+ * arguments; anything else is one argument (a mapping may also go unused).
+ */
+export function percentFormat(template: string, values: unknown, isTuple: boolean): string {
+  const list = isTuple && Array.isArray(values) ? values : [values];
   let i = 0;
   const out = template.replace(/%(?:\(([^)]*)\))?([#0\- +]*)(\*|\d+)?(?:\.(\*|\d+))?([diouxXeEfFgGcrsa%])/g, (_all, key: string | undefined, flags: string, widthS: string | undefined, precS: string | undefined, conv: string) => {
     if (conv === '%') return '%';
@@ -159,6 +175,7 @@ export function percentFormat(template: string, values: unknown): string {
         return formatSpec(['x', 'X', 'o'].includes(conv) ? Math.trunc(num(value)) : num(value), spec + conv);
     }
   });
-  if (!isMap(values) && i < list.length && Array.isArray(values)) throw new ExprError('not all arguments converted during string formatting');
+  // Python leaves a mapping (or a list: it has __getitem__) unused without complaint
+  if (!isMap(values) && (isTuple || !Array.isArray(values)) && i < list.length) throw new ExprError('not all arguments converted during string formatting');
   return out;
 }

@@ -8,10 +8,6 @@ import { evaluate, NAMESPACES, Scope, TemplateFunction, type EvalEnv } from './e
 import type { TNode } from './template.js';
 import { defined, ExprError, isMap, iterate, pyEq, pyStr, setOwn, truthy, Undef } from './values.js';
 
-class LoopSignal {
-  constructor(readonly op: 'break' | 'continue') {}
-}
-
 /** An error inside a template node, with the node's offset and source for the message. */
 export class NodeError extends Error {
   constructor(
@@ -27,7 +23,7 @@ function guard<T>(at: number, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof NodeError || e instanceof LoopSignal) throw e;
+    if (e instanceof NodeError) throw e;
     throw new NodeError(e, at + (e instanceof ExprError ? (e.offset ?? 0) : 0));
   }
 }
@@ -40,7 +36,11 @@ export function renderNodes(nodes: readonly TNode[], scope: Scope, env: EvalEnv,
         if (node.text !== '') parts.push(node.text);
         break;
       case 'output': {
-        const v = guard(node.at, () => defined(evaluate(node.expr, scope, env)));
+        // a silent undefined (an inline if without else) prints as nothing beside other output, and fails alone (see concat)
+        const v = guard(node.at, () => {
+          const r = evaluate(node.expr, scope, env);
+          return r instanceof Undef && r.silent ? r : defined(r);
+        });
         if (v !== null && v !== undefined) parts.push(v);
         break;
       }
@@ -99,8 +99,12 @@ export function renderNodes(nodes: readonly TNode[], scope: Scope, env: EvalEnv,
       case 'macro':
         scope.locals.set(node.name, macro(node, scope, env));
         break;
-      case 'loopctl':
-        throw new LoopSignal(node.op);
+      case 'with': {
+        const s = scope.child();
+        for (const [k, e] of node.targets) s.locals.set(k, guard(node.at, () => evaluate(e, scope, env)));
+        renderNodes(node.body, s, env, parts);
+        break;
+      }
     }
   }
 }
@@ -156,15 +160,7 @@ function renderFor(node: Extract<TNode, { type: 'for' }>, scope: Scope, env: Eva
     s.locals.set('loop', loop);
     // Liquid's forloop
     s.locals.set('forloop', { index: i + 1, index0: i, rindex: n - i, rindex0: n - i - 1, first: i === 0, last: i === n - 1, length: n });
-    try {
-      renderNodes(node.body, s, env, parts);
-    } catch (e) {
-      if (e instanceof LoopSignal) {
-        if (e.op === 'break') break;
-        continue;
-      }
-      throw e;
-    }
+    renderNodes(node.body, s, env, parts);
   }
 }
 
@@ -186,6 +182,10 @@ function macro(node: Extract<TNode, { type: 'macro' }>, scope: Scope, env: EvalE
 /** ansible-core's concatenation of rendered parts. */
 export function concat(parts: unknown[]): unknown {
   if (parts.length === 0) return null;
-  if (parts.length === 1) return parts[0];
-  return parts.map(pyStr).join('');
+  if (parts.length === 1) {
+    const only = parts[0];
+    if (only instanceof Undef) throw new ExprError("Type 'Undefined' is unsupported for variable storage", only.offset, 'give the inline if an else: `a if c else b`');
+    return only;
+  }
+  return parts.map((p) => (p instanceof Undef ? '' : pyStr(p))).join('');
 }

@@ -3,7 +3,7 @@
  * lexical rules as ansible-core configures them (whitespace control `{%- -%}`, `trim_blocks`:
  * the newline right after a block tag is dropped; one trailing newline of the template dropped)
  * and both statement languages: Jinja's (`if/elif/else`, `for … in … [if …]` with `loop.*`,
- * `set` (also block and namespace forms), `filter`, `macro`, `raw`, `break`/`continue`) and
+ * `set` (also block and namespace forms), `filter`, `macro`, `with`, `raw`) and
  * Liquid's (`elsif`, `unless`, `case/when`, `assign`, `capture`, `comment`, `echo`, `forloop.*`).
  * Every expression inside goes through the one expression parser (./parser.ts).
  */
@@ -22,7 +22,7 @@ export type TNode =
   | { readonly type: 'case'; readonly subject: Expr; readonly whens: readonly { readonly values: readonly Expr[]; readonly body: readonly TNode[] }[]; readonly otherwise: readonly TNode[] | undefined; readonly at: number; readonly src: string }
   | { readonly type: 'filterblock'; readonly filter: Expr; readonly body: readonly TNode[]; readonly at: number; readonly src: string }
   | { readonly type: 'macro'; readonly name: string; readonly params: readonly { readonly name: string; readonly def: Expr | undefined }[]; readonly body: readonly TNode[]; readonly at: number; readonly src: string }
-  | { readonly type: 'loopctl'; readonly op: 'break' | 'continue'; readonly at: number };
+  | { readonly type: 'with'; readonly targets: readonly (readonly [string, Expr])[]; readonly body: readonly TNode[]; readonly at: number; readonly src: string };
 
 /** A raw token of template text. */
 type RawToken =
@@ -33,9 +33,13 @@ type RawToken =
 /** An error at an offset of the template text. */
 export class TemplateSyntaxError extends ExprError {}
 
-/** Find the end delimiter of a tag starting at `from`, skipping string literals. */
+/**
+ * Find the end delimiter of a tag starting at `from`, skipping string literals; as Jinja's lexer,
+ * the delimiter counts only outside brackets (`{{ {'a': {'b': 1}} }}`).
+ */
 function findClose(text: string, from: number, close: string): number {
   let i = from;
+  let depth = 0;
   while (i < text.length) {
     const ch = text[i];
     if (ch === '"' || ch === "'") {
@@ -44,7 +48,9 @@ function findClose(text: string, from: number, close: string): number {
       i = j + 1;
       continue;
     }
-    if (text.startsWith(close, i)) return i;
+    if (depth === 0 && text.startsWith(close, i)) return i;
+    if (ch === '{' || ch === '[' || ch === '(') depth++;
+    else if ((ch === '}' || ch === ']' || ch === ')') && depth > 0) depth--;
     i++;
   }
   return -1;
@@ -90,7 +96,9 @@ function lex(text: string): RawToken[] {
       inner++;
     }
     const close = opener === '{{' ? '}}' : opener === '{%' ? '%}' : '#}';
-    const end = opener === '{#' ? text.indexOf('#}', inner) : findClose(text, inner, close);
+    let end = opener === '{#' ? text.indexOf('#}', inner) : findClose(text, inner, close);
+    // an unbalanced bracket inside: fall back to the first delimiter, so the parser reports the bracket
+    if (end < 0 && opener !== '{#') end = text.indexOf(close, inner);
     if (end < 0) throw new TemplateSyntaxError(`${opener === '{{' ? 'output' : opener === '{%' ? 'tag' : 'comment'} opened here is not closed with "${close}"`, start);
     let contentEnd = end;
     let trimAfter = false;
@@ -135,7 +143,8 @@ function lex(text: string): RawToken[] {
     if (name === '#' ) continue; // Liquid's inline comment {% # … %}
     out.push({ kind: 'block', name, args: content.slice(nm?.[0].length ?? 0), argsAt, at: start });
   }
-  // Jinja drops a single trailing newline (keep_trailing_newline is off in ansible-core)
+  // Jinja drops a single trailing newline (keep_trailing_newline is off in ansible-core; the
+  // engine puts trailing newlines back on a string result, see trailingNewlines)
   const last = out[out.length - 1];
   if (last?.kind === 'text') {
     last.text = last.text.replace(/\r?\n$/, '');
@@ -145,9 +154,9 @@ function lex(text: string): RawToken[] {
 }
 
 /** Parse an expression that starts at `at` in the template (offsets in errors are template offsets). */
-function parseAt<T>(src: string, at: number, fn: (p: ExprParser) => T): T {
+function parseAt<T>(src: string, at: number, fn: (p: ExprParser) => T, rawStrings = false): T {
   try {
-    const p = new ExprParser(src);
+    const p = new ExprParser(src, rawStrings);
     const r = fn(p);
     p.expectEnd();
     return r;
@@ -181,7 +190,7 @@ class BlockParser {
     while (this.i < this.toks.length) {
       const t = this.toks[this.i++] as RawToken;
       if (t.kind === 'text') nodes.push({ type: 'text', text: t.text });
-      else if (t.kind === 'output') nodes.push({ type: 'output', expr: parseAt(t.src, t.at, (p) => p.expression()), at: t.at, src: t.src });
+      else if (t.kind === 'output') nodes.push({ type: 'output', expr: parseAt(t.src, t.at, (p) => p.tuple(), true), at: t.at, src: t.src });
       else if (ends.includes(t.name)) return { nodes, end: t };
       else nodes.push(this.statement(t));
     }
@@ -335,9 +344,20 @@ class BlockParser {
         const r = this.until('endmacro', [], t);
         return { type: 'macro', name, params, body: r.nodes, at, src };
       }
-      case 'break':
-      case 'continue':
-        return { type: 'loopctl', op: t.name, at: t.at };
+      case 'with': {
+        const targets = parseAt(src, at, (p) => {
+          const out: [string, Expr][] = [];
+          while (!p.atEnd()) {
+            if (out.length) p.expectOp(',');
+            const n = p.expectName();
+            p.expectOp('=');
+            out.push([n, p.expression()]);
+          }
+          return out;
+        });
+        const r = this.until('endwith', [], t);
+        return { type: 'with', targets, body: r.nodes, at, src };
+      }
       case 'include':
       case 'import':
       case 'from':
@@ -347,7 +367,7 @@ class BlockParser {
       case 'layout':
         throw new TemplateSyntaxError(`the "${t.name}" tag is not allowed: templates cannot read other files`, t.at, "render the other file with lookup('template', 'file.j2') instead");
       default:
-        throw new TemplateSyntaxError(`unknown tag "${t.name}"`, t.at, t.name.startsWith('end') ? `there is no open block for {% ${t.name} %}` : 'Jinja tags: if/elif/else, for, set, filter, macro, raw; Liquid tags: unless, case/when, assign, capture, comment, echo');
+        throw new TemplateSyntaxError(`unknown tag "${t.name}"`, t.at, t.name.startsWith('end') ? `there is no open block for {% ${t.name} %}` : 'Jinja tags: if/elif/else, for, set, with, filter, macro, raw; Liquid tags: unless, case/when, assign, capture, comment, echo');
     }
   }
 }
@@ -366,4 +386,10 @@ export function singleExpression(text: string): { src: string; at: number } | un
   if (findClose(text, 2 + (m[1]?.length ?? 0), '}}') !== text.length - 2 - (m[3]?.length ?? 0)) return undefined;
   if (src.trim() === '') return undefined;
   return { src, at: 2 + (m[1]?.length ?? 0) };
+}
+
+/** The number of newlines the template text ends with: a string result gets back what Jinja dropped (ansible-core's preserve_trailing_newlines). */
+export function trailingNewlines(text: string): number {
+  const m = /\n*$/.exec(text.replace(/\r\n/g, '\n'));
+  return m ? m[0].length : 0;
 }

@@ -28,6 +28,8 @@ export class Undef {
     readonly name: string,
     /** Offset in the expression source of the access that made it. */
     readonly offset?: number,
+    /** Jinja's plain undefined (an inline `if` without `else` that is false): prints as nothing. */
+    readonly silent = false,
   ) {}
 }
 
@@ -46,6 +48,33 @@ export class ExprError extends Error {
 
 /** An undefined value was used where a value is needed. */
 export class UndefinedError extends ExprError {}
+
+/**
+ * Lists and dicts the template made itself (literals, filter and method results): the only ones
+ * whose methods may change them in place (`{% set _ = acc.append(x) %}`). The variables' own
+ * data is never changed: a method that changes a list or dict works on a copy of it.
+ */
+const FRESH = new WeakSet<object>();
+
+/** Mark a list or dict as made by the template. */
+export function fresh<T extends object>(v: T): T {
+  FRESH.add(v);
+  return v;
+}
+
+/** Whether the template made this list or dict (so it may change it). */
+export function isFresh(v: object): boolean {
+  return FRESH.has(v);
+}
+
+/** Lists made by a tuple literal `(a, b)`: Python tells them from lists (`[1] == (1,)` is false, `'%s' % (a,)` formats its items). */
+export const TUPLES = new WeakSet<unknown[]>();
+
+/** A tuple: a list marked as made by a tuple literal. */
+export function mkTuple(items: unknown[]): unknown[] {
+  TUPLES.add(items);
+  return items;
+}
 
 /** True for `{}`-like maps (not arrays, not class instances). */
 export function isMap(v: unknown): v is Record<string, unknown> {
@@ -119,6 +148,7 @@ export function floatRepr(n: number): string {
   if (Number.isNaN(n)) return 'nan';
   if (n === Infinity) return 'inf';
   if (n === -Infinity) return '-inf';
+  if (Object.is(n, -0)) return '-0.0';
   if (Number.isInteger(n) && Math.abs(n) < 1e16) return `${n}.0`;
   const s = String(n);
   // JS: 1e+21, 1e-7 → Python: 1e+21, 1e-07
@@ -164,7 +194,7 @@ export function pyStr(v: unknown): string {
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
   if (Array.isArray(v) || isMap(v)) return pyRepr(v);
-  return String(v);
+  throw new ExprError(`Type '${typeof v === 'object' && v !== null ? 'method' : typeof v}' is unsupported for variable storage`, undefined, 'call it: `x.items()`, not `x.items`');
 }
 
 /** Python's `==` (1 == 1.0 == True; lists and dicts by value). */
@@ -174,7 +204,7 @@ export function pyEq(a: unknown, b: unknown): boolean {
   const an = isNumber(a) || typeof a === 'boolean';
   const bn = isNumber(b) || typeof b === 'boolean';
   if (an && bn) return num(a) === num(b);
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEq(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b)) return TUPLES.has(a) === TUPLES.has(b) && a.length === b.length && a.every((x, i) => pyEq(x, b[i]));
   if (isMap(a) && isMap(b)) {
     const ka = Object.keys(a);
     return ka.length === Object.keys(b).length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && pyEq(a[k], b[k]));
@@ -214,7 +244,10 @@ export function pyIn(item: unknown, container: unknown): boolean {
     if (typeof item !== 'string') throw new ExprError(`'in <string>' requires string as left operand, not ${typeName(item)}`);
     return container.includes(item);
   }
-  if (isMap(container)) return (typeof item === 'string' || isNumber(item) || typeof item === 'boolean') && Object.prototype.hasOwnProperty.call(container, pyStr(item));
+  if (isMap(container)) {
+    if (Array.isArray(item) || isMap(item)) throw new ExprError(`unhashable type: '${typeName(item)}'`);
+    return typeof item === 'string' && Object.prototype.hasOwnProperty.call(container, item);
+  }
   throw new ExprError(`argument of type '${typeName(container)}' is not iterable`);
 }
 
@@ -230,8 +263,9 @@ export function iterate(v: unknown): unknown[] {
 /** Deep copy of a value with every {@link PyFloat} unboxed: what leaves the engine. */
 export function toPlain(v: unknown, depth = 0): unknown {
   if (v instanceof PyFloat) return v.value;
-  if (v instanceof Undef) throw new UndefinedError(v.message);
+  if (v instanceof Undef) throw new UndefinedError(v.message, v.offset);
   if (depth > 200 || v === null || typeof v !== 'object') return v;
+  if (!Array.isArray(v) && !isMap(v)) throw new ExprError("Type 'method' is unsupported for variable storage", undefined, 'call it: `x.items()`, not `x.items`');
   if (Array.isArray(v)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {

@@ -113,10 +113,13 @@ export function walkNodes(nodes: readonly TNode[], opts: WalkOptions, bound: Set
   for (const n of nodes) {
     switch (n.type) {
       case 'text':
-      case 'loopctl':
         break;
       case 'output':
         walkExpr(n.expr, opts, bound, out);
+        break;
+      case 'with':
+        for (const [, e] of n.targets) walkExpr(e, opts, bound, out);
+        walkNodes(n.body, opts, new Set([...bound, ...n.targets.map(([k]) => k)]), out);
         break;
       case 'if':
         for (const b of n.branches) {
@@ -206,7 +209,10 @@ export function templateExprs(nodes: readonly TNode[], out: { expr: Expr; at: nu
   for (const n of nodes) {
     switch (n.type) {
       case 'text':
-      case 'loopctl':
+        break;
+      case 'with':
+        for (const [, e] of n.targets) out.push({ expr: e, at: n.at });
+        templateExprs(n.body, out);
         break;
       case 'output':
       case 'set':
