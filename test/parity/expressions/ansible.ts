@@ -34,7 +34,8 @@ export function evaluateWithAnsible(cases: readonly ExprCase[], env: Record<stri
   }
   const batch = cases.map((c) => ({ id: c.id, kind: c.kind, text: c.text, vars: c.vars }));
   return new Promise((resolve, reject) => {
-    const child = spawn(python, [SCRIPT, basedir], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // a fixed hash seed: the same set order (union, difference, ...) on every run
+    const child = spawn(python, [SCRIPT, basedir], { env: { ...process.env, PYTHONHASHSEED: '0', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));

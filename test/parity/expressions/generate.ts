@@ -223,7 +223,10 @@ function precedence(): Family {
 /** What a value in a filter chain is (which stages apply to it). */
 type Shape = 'records' | 'strings' | 'numbers' | 'lists' | 'dict' | 'scalar';
 
-/** Filter stages by the shape they take and the shape they give. */
+/**
+ * Filter stages by the shape they take and the shape they give. Set operations are followed by `sort`:
+ * their order is Python's set order, random per process for strings.
+ */
 const STAGES: readonly (readonly [Shape, string, Shape])[] = [
   ['records', "selectattr('ready')", 'records'], ['records', "rejectattr('ready')", 'records'],
   ['records', "selectattr('phase', 'equalto', 'Running')", 'records'], ['records', "selectattr('restarts', '>', 0)", 'records'],
@@ -239,13 +242,13 @@ const STAGES: readonly (readonly [Shape, string, Shape])[] = [
   ['records', "map(attribute='labels') | combine", 'dict'], ['records', "sum(attribute='restarts')", 'scalar'], ['records', "max(attribute='restarts')", 'dict'],
   ['lists', 'flatten', 'numbers'], ['lists', 'flatten(1)', 'numbers'], ['lists', 'map("length") | list', 'numbers'], ['lists', 'first', 'numbers'],
   ['strings', 'unique', 'strings'], ['strings', 'sort', 'strings'], ['strings', "map('upper')", 'strings'], ['strings', "reject('equalto', 'a')", 'strings'],
-  ['strings', "select('match', 'w')", 'strings'], ['strings', "select('search', 'b')", 'strings'], ['strings', "difference(['a', 'web'])", 'strings'],
-  ['strings', "union(['z'])", 'strings'], ['strings', "intersect(['a', 'c', 'web', 'db'])", 'strings'], ['strings', 'reverse | list', 'strings'],
+  ['strings', "select('match', 'w')", 'strings'], ['strings', "select('search', 'b')", 'strings'], ['strings', "difference(['a', 'web']) | sort", 'strings'],
+  ['strings', "union(['z']) | sort", 'strings'], ['strings', "intersect(['a', 'c', 'web', 'db']) | sort", 'strings'], ['strings', 'reverse | list', 'strings'],
   ['strings', "map('regex_replace', '^(.).*$', '\\1')", 'strings'], ['strings', "map('length') | list", 'numbers'], ['strings', "zip([1, 2, 3]) | list", 'lists'],
   ['strings', "join(',')", 'scalar'], ['strings', 'length', 'scalar'], ['strings', 'first', 'scalar'], ['strings', 'last', 'scalar'], ['strings', 'min', 'scalar'],
   ['strings', 'max', 'scalar'], ['strings', 'community.general.counter', 'dict'], ['strings', 'to_json', 'scalar'], ['strings', "select('in', ['a', 'b'])", 'strings'],
   ['numbers', 'unique', 'numbers'], ['numbers', 'sort', 'numbers'], ['numbers', 'sort(reverse=true)', 'numbers'], ['numbers', "map('int')", 'numbers'],
-  ['numbers', "select('odd')", 'numbers'], ['numbers', "reject('even')", 'numbers'], ['numbers', 'difference([3])', 'numbers'], ['numbers', "select('gt', 1)", 'numbers'],
+  ['numbers', "select('odd')", 'numbers'], ['numbers', "reject('even')", 'numbers'], ['numbers', 'difference([3]) | sort', 'numbers'], ['numbers', "select('gt', 1)", 'numbers'],
   ['numbers', "map('string')", 'strings'], ['numbers', 'sum', 'scalar'], ['numbers', 'min', 'scalar'], ['numbers', 'max', 'scalar'], ['numbers', 'length', 'scalar'],
   ['numbers', 'first', 'scalar'], ['numbers', "join('-')", 'scalar'], ['numbers', 'sum(start=10)', 'scalar'], ['numbers', 'batch(2) | list', 'lists'],
   ['dict', "combine({'replicas': 3})", 'dict'], ['dict', "combine({'image': {'tag': 'x'}}, recursive=true)", 'dict'],
