@@ -127,6 +127,12 @@ def evaluate(loader: DataLoader, case: dict) -> dict:
 
 
 def main() -> None:
+    try:
+        import jmespath  # noqa: F401  (json_query needs it; ansible does not depend on it)
+    except ImportError:
+        sys.stderr.write('ansible_eval.py: the Python package jmespath is missing from the Ansible venv (json_query needs it): '
+                         f'{sys.executable} -m pip install jmespath\n')
+        sys.exit(3)
     out = sys.stdout
     # Anything Ansible prints (warnings, display) must not mix with the JSON lines.
     sys.stdout = sys.stderr

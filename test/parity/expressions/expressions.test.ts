@@ -70,10 +70,12 @@ beforeAll(async () => {
   ansible = await evaluateWithAnsible(cases, ENV, fixtureDir);
 }, 600_000);
 
-function describeCase(c: ExprCase, a: Outcome, k: Outcome): string {
+/** One disagreement, 4 lines (vars shown as "same" when equal to the previous listed case's). */
+function describeCase(c: ExprCase, a: Outcome, k: Outcome, previousVars?: string): string {
+  const vars = showVars(c.vars);
   return [
     `  ${c.id}  [${c.kind}]  ${JSON.stringify(c.text)}`,
-    `    vars:    ${showVars(c.vars)}`,
+    `    vars:    ${vars === previousVars ? '(same as above)' : vars}`,
     `    ansible: ${showOutcome(a)}`,
     `    kplay:   ${showOutcome(k, plainKplay)}`,
   ].join('\n');
@@ -127,6 +129,12 @@ describe('differential expressions: ansible-core templar vs kplay', () => {
       const mine = cases.filter((c) => c.group === group);
       const lines: string[] = [];
       const s = { cases: mine.length, agree: 0, disagree: 0, intentional: 0 };
+      let previousVars: string | undefined;
+      const listed = (c: ExprCase, a: Outcome, k: Outcome): string => {
+        const text = describeCase(c, a, k, previousVars);
+        previousVars = showVars(c.vars);
+        return text;
+      };
       for (const c of mine) {
         const a = ansible.get(c.id);
         if (!a) throw new Error(`no Ansible outcome for ${c.id}`);
@@ -134,12 +142,12 @@ describe('differential expressions: ansible-core templar vs kplay', () => {
         const ok = agree(a, k);
         if (ok && intentionalReason(c) !== undefined) {
           s.disagree++;
-          lines.push(`${describeCase(c, a, k)}\n    listed in intentional.ts, but agrees now: remove the entry`);
+          lines.push(`${listed(c, a, k)}\n    listed in intentional.ts, but agrees now: remove the entry`);
         } else if (ok) s.agree++;
         else if (intentionalReason(c) !== undefined) s.intentional++;
         else {
           s.disagree++;
-          lines.push(describeCase(c, a, k));
+          lines.push(listed(c, a, k));
         }
       }
       summary.set(group, s);
