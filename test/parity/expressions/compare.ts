@@ -5,6 +5,7 @@
 // return or throw. Two outcomes agree when both failed, or when both succeeded with the same type and
 // deep-equal values (numbers within a relative 1e-9; mappings compared without regard to key order,
 // lists in order).
+import { PyFloat } from '../../../src/template/values.js';
 
 /** One side's result for a case. */
 export type Outcome = { ok: true; value: unknown; type: string } | { ok: false; error: string };
@@ -28,8 +29,8 @@ function pyIsoformat(d: Date): string {
 
 /**
  * kplay's value as plain JSON-like data: Maps become objects, Sets sorted lists, Dates their Python
- * ISO form, `undefined` None, and a wrapper object (a class instance whose `valueOf()` is a primitive,
- * e.g. a float box) its primitive value.
+ * ISO form, `undefined` None, a {@link PyFloat} its number, and any other wrapper object (a class
+ * instance whose `valueOf()` is a primitive) its primitive value.
  */
 export function plainKplay(value: unknown): unknown {
   if (value === undefined) return null;
@@ -38,6 +39,7 @@ export function plainKplay(value: unknown): unknown {
   if (value instanceof Date) return pyIsoformat(value);
   if (value instanceof Map) return Object.fromEntries([...value.entries()].map(([k, v]) => [String(k), plainKplay(v)]));
   if (value instanceof Set) return [...value].map(plainKplay).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  if (value instanceof PyFloat) return value.value;
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) {
     const prim: unknown = (value as { valueOf(): unknown }).valueOf();
