@@ -1,0 +1,24 @@
+// Intentional differences between kplay and ansible-core's templar in the differential expression
+// suite: a case listed here may disagree without failing its group (it is counted apart in the
+// summary). Each entry names the case by its group and exact text, and says WHY kplay differs on
+// purpose. Keep this table short and honest: an entry whose case no longer exists, or which agrees
+// again, fails the suite. It starts empty: every disagreement is a defect until argued otherwise.
+import type { ExprCase } from './cases.js';
+
+/** One intentional difference. */
+export interface IntentionalDifference {
+  /** The case file's name without `.yml`, or `gen/<family>`. */
+  group: string;
+  /** The case's exact text. */
+  text: string;
+  /** Why kplay differs on purpose (what the user sees instead, and why that is better or necessary). */
+  reason: string;
+}
+
+/** The table (initially empty). */
+export const INTENTIONAL: readonly IntentionalDifference[] = [];
+
+/** The reason a case may differ, or undefined when it must agree. */
+export function intentionalReason(c: Pick<ExprCase, 'group' | 'text'>): string | undefined {
+  return INTENTIONAL.find((d) => d.group === c.group && d.text === c.text)?.reason;
+}
