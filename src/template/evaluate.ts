@@ -67,21 +67,32 @@ export class Scope {
 
   /** Whether `name` is defined here. */
   has(name: string): boolean {
-    for (let s: Scope | undefined = this; s; s = s.parent) if (s.locals.has(name)) return true;
-    return Object.prototype.hasOwnProperty.call(this.root, name);
+    return this.local(name) !== undefined || Object.prototype.hasOwnProperty.call(this.root, name);
   }
 
   /** The value of `name`, or undefined (JS) when it is not defined. */
   lookup(name: string): unknown {
-    for (let s: Scope | undefined = this; s; s = s.parent) if (s.locals.has(name)) return s.locals.get(name);
+    const frame = this.local(name);
+    if (frame) return frame.get(name);
     return Object.prototype.hasOwnProperty.call(this.root, name) ? this.root[name] : undefined;
   }
 
   /** Every visible name. */
   names(): string[] {
     const out = new Set(Object.keys(this.root));
-    for (let s: Scope | undefined = this; s; s = s.parent) for (const k of s.locals.keys()) out.add(k);
+    for (const frame of this.frames()) for (const k of frame.keys()) out.add(k);
     return [...out];
+  }
+
+  /** The innermost template-local frame holding `name`. */
+  private local(name: string): Map<string, unknown> | undefined {
+    if (this.locals.has(name)) return this.locals;
+    return this.parent?.local(name);
+  }
+
+  /** Template-local frames, innermost first. */
+  private frames(): Map<string, unknown>[] {
+    return [this.locals, ...(this.parent ? this.parent.frames() : [])];
   }
 }
 

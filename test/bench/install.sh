@@ -20,7 +20,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if [ -x "$VENV/bin/ansible-playbook" ] && "$VENV/bin/python" -c 'import kubernetes' >/dev/null 2>&1 \
+if [ -x "$VENV/bin/ansible-playbook" ] && "$VENV/bin/python" -c 'import kubernetes, jmespath' >/dev/null 2>&1 \
   && "$VENV/bin/ansible-doc" -t module kubernetes.core.k8s >/dev/null 2>&1 \
   && "$VENV/bin/ansible-doc" -t module community.general.haproxy >/dev/null 2>&1; then
   echo "bench install: ansible venv ready at $VENV"
@@ -29,7 +29,7 @@ fi
 mkdir -p "$(dirname "$VENV")"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q --upgrade pip
-"$VENV/bin/pip" install -q 'ansible>=10' kubernetes
+"$VENV/bin/pip" install -q 'ansible>=10' kubernetes jmespath
 "$VENV/bin/ansible-doc" -t module kubernetes.core.k8s >/dev/null
 "$VENV/bin/ansible-doc" -t module community.general.haproxy >/dev/null
 echo "bench install: ansible venv ready at $VENV ($("$VENV/bin/ansible-playbook" --version | sed -n 1p))"

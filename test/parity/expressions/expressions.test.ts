@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lazyScope } from '../../../src/executor/lazyvars.js';
 import { templar } from '../../../src/template/index.js';
 import { evaluateWithAnsible } from './ansible.js';
 import { loadCaseFiles, type ExprCase } from './cases.js';
@@ -48,9 +49,13 @@ function errorText(e: unknown): string {
   return `${name}: ${msg.split('\n')[0] ?? ''}`;
 }
 
-/** kplay's outcome for a case (vars copied: a case cannot change another's). */
+/**
+ * kplay's outcome for a case (vars copied: a case cannot change another's). The variables go
+ * through the executor's lazy scope, as a task's do: a variable holding a template is rendered
+ * when it is read, as in Ansible.
+ */
 async function evaluateWithKplay(c: ExprCase): Promise<Outcome> {
-  const vars = structuredClone(c.vars);
+  const vars = lazyScope(structuredClone(c.vars));
   try {
     if (c.kind === 'cond') {
       const value: unknown = await templar.evalCondition(c.text, vars);
