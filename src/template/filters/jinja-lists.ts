@@ -266,7 +266,6 @@ export const JINJA_LIST_FILTERS: Readonly<Record<string, FilterDef>> = {
       if (!isMap(v)) throw new ExprError('Can only get item pairs from a mapping.');
       return Object.entries(v).map(([k, x]) => [k, x]);
     },
-    true,
   ),
   attr: filter({ fn: 'do_attr', params: [req('name')], hidden: 1 }, (v, a) => missing(v, text(a.get('name')))),
   abs: {

@@ -4,11 +4,11 @@
  */
 import { ExprError, isMap, isNumber, num, typeName } from '../values.js';
 import { repr, strRepr, text } from './def.js';
-import { truncFloat } from './pynum.js';
+import { toExponentialEven, toFixedEven, truncFloat } from './pynum.js';
 import { isSpace } from './pytext.js';
 
 function expText(x: number, prec: number, upper: boolean): string {
-  const s = x.toExponential(prec);
+  const s = toExponentialEven(x, Math.min(prec, 100));
   const [m = '', e = '0'] = s.split('e');
   const en = Number(e);
   const out = `${m}e${en < 0 ? '-' : '+'}${String(Math.abs(en)).padStart(2, '0')}`;
@@ -16,7 +16,7 @@ function expText(x: number, prec: number, upper: boolean): string {
 }
 
 function fixedText(x: number, prec: number): string {
-  if (Math.abs(x) < 1e21) return x.toFixed(prec);
+  if (Math.abs(x) < 1e21) return toFixedEven(x, Math.min(prec, 100));
   return BigInt(Math.round(x)).toString() + (prec > 0 ? `.${'0'.repeat(prec)}` : '');
 }
 

@@ -32,11 +32,22 @@ export function pyNumStr(v: number | PyFloat): string {
 }
 
 // eslint-disable-next-line no-control-regex -- Python's whitespace includes \x1c-\x1f
+/** Unicode decimal digits (Python's `int()`/`float()` accept any script's) as ASCII digits. */
+export function asciiDigits(s: string): string {
+  return s.replace(/\p{Nd}/gu, (d) => {
+    let cp = d.codePointAt(0) ?? 48;
+    let zero = cp;
+    while (zero > 0 && /\p{Nd}/u.test(String.fromCodePoint(zero - 1)) && cp - zero < 9) zero--;
+    cp = (cp - zero) % 10;
+    return String(cp);
+  });
+}
+
 const SPACE = /^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g;
 
 /** Python's `int(text, base)`, or null where Python raises ValueError. */
 export function parseIntPy(text: string, base = 10): number | null {
-  let s = text.replace(SPACE, '');
+  let s = asciiDigits(text).replace(SPACE, '');
   let sign = 1;
   if (s.startsWith('-') || s.startsWith('+')) {
     if (s[0] === '-') sign = -1;
@@ -70,7 +81,7 @@ export function parseIntPy(text: string, base = 10): number | null {
 
 /** Python's `float(text)`, or null where Python raises ValueError. */
 export function parseFloatPy(text: string): number | null {
-  const s = text.replace(SPACE, '');
+  const s = asciiDigits(text).replace(SPACE, '');
   const special = /^([+-]?)(inf|infinity|nan)$/i.exec(s);
   if (special) {
     const v = (special[2] ?? '').toLowerCase() === 'nan' ? NaN : Infinity;
@@ -127,4 +138,25 @@ export function truncFloat(x: number): number {
   if (Number.isNaN(x)) throw new ExprError('cannot convert float NaN to integer');
   if (!Number.isFinite(x)) throw new ExprError('cannot convert float infinity to integer');
   return Math.trunc(x) + 0;
+}
+
+/** `x.toExponential(p)` rounded half to even on the exact binary value (Python's `%.pe`). */
+export function toExponentialEven(x: number, p: number): string {
+  const exact = x.toPrecision(Math.min(100, p + 1 + 30));
+  const [mant = '', exp = '0'] = Number(exact).toExponential(Math.min(100, p + 30)).split('e');
+  const digits = mant.replace('-', '').replace('.', '');
+  const rest = digits.slice(p + 1);
+  if (/^50*$/.test(rest) && Number(digits[p] ?? '0') % 2 === 0) {
+    const kept = digits.slice(0, p + 1);
+    const m = kept.length > 1 ? `${kept[0]}.${kept.slice(1)}` : kept;
+    return `${x < 0 ? '-' : ''}${m}e${Number(exp) < 0 ? '-' : '+'}${Math.abs(Number(exp))}`;
+  }
+  return x.toExponential(p);
+}
+
+/** `x.toFixed(p)` rounded half to even on the exact binary value (Python's `%.pf`). */
+export function toFixedEven(x: number, p: number): string {
+  if (Math.abs(x) >= 1e21) return x.toFixed(p);
+  const r = roundHalfEven(x, p);
+  return r.toFixed(p);
 }

@@ -47,19 +47,24 @@ function pyFull(re: RegExp, v: string): boolean {
   return re.test(v) || (v.endsWith('\n') && re.test(v.slice(0, -1)));
 }
 
-/** The tag PyYAML's resolver gives a plain scalar: whether it would be read back as a string. */
-export function plainIsString(v: string): boolean {
-  if (v === '') return false;
+/** The type PyYAML's YAML 1.1 implicit resolvers give a plain scalar (`str` when none matches). */
+export function resolvePlain(v: string): 'null' | 'bool' | 'float' | 'int' | 'merge' | 'timestamp' | 'value' | 'yaml' | 'str' {
+  if (v === '') return 'null';
   const c = v[0] ?? '';
-  if ('yYnNtTfFoO'.includes(c) && pyFull(BOOL, v)) return false;
-  if ('-+0123456789.'.includes(c) && pyFull(FLOAT, v)) return false;
-  if ('-+0123456789'.includes(c) && pyFull(INT, v)) return false;
-  if (c === '<' && pyFull(/^(?:<<)$/, v)) return false;
-  if ('~nN'.includes(c) && pyFull(NULL, v)) return false;
-  if ('0123456789'.includes(c) && pyFull(TIMESTAMP, v)) return false;
-  if (c === '=' && pyFull(/^(?:=)$/, v)) return false;
-  if ('!&*'.includes(c) && pyFull(/^(?:!|&|\*)$/, v)) return false;
-  return true;
+  if ('yYnNtTfFoO'.includes(c) && pyFull(BOOL, v)) return 'bool';
+  if ('-+0123456789.'.includes(c) && pyFull(FLOAT, v)) return 'float';
+  if ('-+0123456789'.includes(c) && pyFull(INT, v)) return 'int';
+  if (c === '<' && pyFull(/^(?:<<)$/, v)) return 'merge';
+  if ('~nN'.includes(c) && pyFull(NULL, v)) return 'null';
+  if ('0123456789'.includes(c) && pyFull(TIMESTAMP, v)) return 'timestamp';
+  if (c === '=' && pyFull(/^(?:=)$/, v)) return 'value';
+  if ('!&*'.includes(c) && pyFull(/^(?:!|&|\*)$/, v)) return 'yaml';
+  return 'str';
+}
+
+/** Whether a plain scalar would be read back as a string. */
+export function plainIsString(v: string): boolean {
+  return resolvePlain(v) === 'str';
 }
 
 function floatText(n: number): string {
