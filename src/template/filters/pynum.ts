@@ -31,7 +31,6 @@ export function pyNumStr(v: number | PyFloat): string {
   return Number.isInteger(v) ? String(v) : pyFloatRepr(v);
 }
 
-// eslint-disable-next-line no-control-regex -- Python's whitespace includes \x1c-\x1f
 /** Unicode decimal digits (Python's `int()`/`float()` accept any script's) as ASCII digits. */
 export function asciiDigits(s: string): string {
   return s.replace(/\p{Nd}/gu, (d) => {
@@ -43,6 +42,7 @@ export function asciiDigits(s: string): string {
   });
 }
 
+// eslint-disable-next-line no-control-regex -- Python's whitespace includes \x1c-\x1f
 const SPACE = /^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g;
 
 /** Python's `int(text, base)`, or null where Python raises ValueError. */
