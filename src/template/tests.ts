@@ -57,7 +57,11 @@ function regexTest(value: unknown, pattern: unknown, ignorecase: unknown, multil
   const s = text(value);
   if (matchType === 'match') return reMatch(rx, s) !== null;
   if (matchType === 'fullmatch') return reFullmatch(rx, s) !== null;
-  return reSearch(rx, s) !== null;
+  if (matchType === 'search') return reSearch(rx, s) !== null;
+  if (matchType === 'findall') return reSearch(rx, s) !== null;
+  if (matchType === 'split' || matchType === 'finditer' || matchType === 'scanner') return true;
+  // Ansible calls getattr(re, match_type, 'search'): an unknown name gives the string 'search'
+  throw new ExprError("'str' object is not callable");
 }
 
 const OPS: Readonly<Record<string, string>> = { '==': 'eq', '=': 'eq', eq: 'eq', '<': 'lt', lt: 'lt', '<=': 'le', le: 'le', '>': 'gt', gt: 'gt', '>=': 'ge', ge: 'ge', '!=': 'ne', '<>': 'ne', ne: 'ne' };
@@ -120,7 +124,7 @@ function toSet(v: unknown): unknown[] {
 function pyMod(a: unknown, b: unknown): number {
   const x = num(a);
   const y = num(b);
-  if (y === 0) throw new ExprError(isFloat(a) || isFloat(b) ? 'float modulo' : 'integer division or modulo by zero');
+  if (y === 0) throw new ExprError(isFloat(a) || isFloat(b) ? 'float modulo' : 'integer modulo by zero');
   return x - y * Math.floor(x / y);
 }
 
@@ -321,8 +325,9 @@ function build(): Map<string, TestDef> {
     const def = BASE[target];
     if (def) add(alias, def);
   }
-  add('filter', one('test_filter', (v) => typeof v === 'string' && filterNames(v)));
-  add('test', one('test_test', (v) => typeof v === 'string' && m.has(v)));
+  // a name that is not a string makes ansible-core's plugin lookup fail, which its `in` reads as "present"
+  add('filter', one('test_filter', (v) => typeof v !== 'string' || filterNames(v)));
+  add('test', one('test_test', (v) => typeof v !== 'string' || m.has(v)));
   return m;
 }
 

@@ -63,14 +63,43 @@ function b64decode(s: string, urlsafe: boolean): string {
   let t = s.replace(/[^A-Za-z0-9+/=_-]/g, '');
   if (urlsafe) t = t.replace(/-/g, '+').replace(/_/g, '/');
   else t = t.replace(/[-_]/g, '');
-  if (!B64.test(t) || t.replace(/=+$/, '').length % 4 === 1 || (t.length % 4 !== 0 && t.includes('='))) {
-    if (t.length % 4 !== 0) throw new ExprError('Incorrect padding');
-    throw new ExprError('Invalid base64-encoded string');
+  const data = t.replace(/=+$/, '');
+  if (data.length % 4 === 1) {
+    throw new ExprError(`Invalid base64-encoded string: number of data characters (${data.length}) cannot be 1 more than a multiple of 4`);
   }
-  if (t.length % 4 !== 0) throw new ExprError('Incorrect padding');
-  const bytes = Buffer.from(t, 'base64');
-  const decoded = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
-  return decoded;
+  if (!B64.test(t) || t.length % 4 !== 0) throw new ExprError('Incorrect padding');
+  return utf8SurrogateEscape(Buffer.from(t, 'base64'));
+}
+
+/** Python's `bytes.decode('utf-8', 'surrogateescape')`: invalid bytes become lone surrogates U+DC80..U+DCFF. */
+export function utf8SurrogateEscape(bytes: Uint8Array): string {
+  let out = '';
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i] ?? 0;
+    const need = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (need === 0) {
+      out += String.fromCharCode(b);
+      i++;
+      continue;
+    }
+    let ok = need > 0 && i + need < bytes.length;
+    let cp = need === 1 ? b & 0x1f : need === 2 ? b & 0x0f : b & 0x07;
+    for (let k = 1; ok && k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) ok = false;
+      else cp = (cp << 6) | (c & 0x3f);
+    }
+    if (ok && ((need === 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (need === 3 && (cp < 0x10000 || cp > 0x10ffff)))) ok = false;
+    if (ok) {
+      out += String.fromCodePoint(cp);
+      i += need + 1;
+    } else {
+      out += String.fromCharCode(0xdc00 + b);
+      i++;
+    }
+  }
+  return out;
 }
 
 function intFromYaml(raw: string): number {
@@ -183,7 +212,7 @@ function jsonKw(kw: Readonly<Record<string, unknown>>, dflt: { indent?: unknown;
 function yamlKw(kw: Readonly<Record<string, unknown>>, indentDefault: number | undefined, flowDefault: boolean | null) {
   if ('allow_unicode' in kw) throw new ExprError("yaml.dump() got multiple values for keyword argument 'allow_unicode'");
   const known = new Set(['indent', 'width', 'default_flow_style', 'sort_keys', 'explicit_start', 'explicit_end', 'default_style', 'line_break', 'canonical', 'encoding', 'version', 'tags']);
-  for (const k of Object.keys(kw)) if (!known.has(k)) throw new ExprError(`__init__() got an unexpected keyword argument '${k}'`);
+  for (const k of Object.keys(kw)) if (!known.has(k)) throw new ExprError(`dump_all() got an unexpected keyword argument '${k}'`);
   if (kw.canonical) throw new ExprError('to_yaml(canonical=True) is not supported by kplay');
   if (kw.default_style !== undefined && kw.default_style !== null) throw new ExprError('to_yaml(default_style=…) is not supported by kplay');
   const indent = 'indent' in kw && kw.indent !== null ? intArg(kw.indent) : indentDefault;
@@ -342,7 +371,11 @@ export const ANSIBLE_TEXT_FILTERS: Readonly<Record<string, FilterDef>> = {
     if (v === null) return null;
     if (typeof v !== 'string') return v;
     const docs = loadYamlAll(v);
-    if (docs.length > 1) throw new ExprError('expected a single document in the stream\n  in "<unicode string>", line 1, column 1\nbut found another document');
+    if (docs.length > 1) {
+      const second = /^(?:---|\.\.\.)/m.exec(v.slice(1));
+      const line = second ? v.slice(0, second.index + 1).split('\n').length : 2;
+      throw new ExprError(`expected a single document in the stream\n  in "<unicode string>", line 1, column 1\nbut found another document\n  in "<unicode string>", line ${line}, column 1`);
+    }
     return docs.length === 0 ? null : docs[0];
   }),
   from_yaml_all: filter({ fn: 'from_yaml_all', params: [] }, (v) => {

@@ -212,7 +212,7 @@ export const JINJA_LIST_FILTERS: Readonly<Record<string, FilterDef>> = {
   }),
   length: { fn: (v, args, kwargs) => (exactlyOne('len', args, kwargs), pyLength(v)) },
   count: { fn: (v, args, kwargs) => (exactlyOne('len', args, kwargs), pyLength(v)) },
-  list: filter({ fn: 'sync_do_list', params: [] }, (v) => [...items(v)]),
+  list: filter({ fn: 'sync_do_list', params: [] }, (v) => items(v).map(touch)),
   join: filter({ fn: 'sync_do_join', params: [opt('d', ''), opt('attribute')], hidden: 1 }, (v, a) => {
     const attr = a.get('attribute');
     const xs = items(v);

@@ -32,7 +32,7 @@ const SPACE_CLASS = ' \\t\\n\\r\\f\\v\\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a
 const SYNTAX = new Set([...'^$\\.*+?()[]{}|/']);
 
 function fail(pattern: string, why: string, pos?: number): never {
-  throw new ExprError(`invalid regular expression ${JSON.stringify(pattern)}: ${why}${pos === undefined ? '' : ` at position ${pos}`}`);
+  throw new ExprError(`${why}${pos === undefined ? '' : ` at position ${pos}`}`, undefined, `in the regular expression ${JSON.stringify(pattern)} (Python's re syntax)`);
 }
 
 function hex(c: number): string {

@@ -119,6 +119,10 @@ function pep440Key(v: string): (number | string | (number | string)[])[] {
 }
 
 function cmpKey(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  // packaging's Infinity / NegativeInfinity compare above / below everything
+  if (a === Number.NEGATIVE_INFINITY || b === Number.POSITIVE_INFINITY) return -1;
+  if (a === Number.POSITIVE_INFINITY || b === Number.NEGATIVE_INFINITY) return 1;
   if (Array.isArray(a) && Array.isArray(b)) {
     for (let i = 0; i < Math.min(a.length, b.length); i++) {
       const c = cmpKey(a[i], b[i]);
