@@ -1,0 +1,79 @@
+/**
+ * kubernetes.core's filter (`k8s_config_resource_name`) and community.general's `json_query`
+ * (JMESPath through the `jmespath` package, the JavaScript implementation of the same
+ * specification as the Python `jmespath` that community.general uses).
+ */
+import { createHash } from 'node:crypto';
+import jmespath from 'jmespath';
+import type { FilterDef } from '../plugins.js';
+import { ExprError, isMap, toPlain } from '../values.js';
+import { req } from './args.js';
+import { filter, text } from './def.js';
+import { dumps } from './pyjson.js';
+
+/** Recursively sort dict keys (kubernetes.core's `sorted_dict`). */
+function sortedDict(v: unknown): unknown {
+  if (!isMap(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) Object.defineProperty(out, k, { value: sortedDict(v[k]), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+/** kubernetes.core's `generate_hash`: the 10-character suffix of a ConfigMap/Secret name. */
+export function generateHash(resource: Record<string, unknown>): string {
+  const meta = isMap(resource.metadata) ? resource.metadata : {};
+  const name = Object.prototype.hasOwnProperty.call(meta, 'name') ? meta.name : '';
+  const generateName = Object.prototype.hasOwnProperty.call(meta, 'generateName') ? meta.generateName : '';
+  const copy: Record<string, unknown> = { ...resource };
+  let key = 'name';
+  copy.name = name;
+  if (name === '' && generateName) {
+    delete copy.name;
+    key = 'generateName';
+    copy.generateName = generateName;
+  }
+  let keys: string[];
+  if (resource.kind === 'ConfigMap') keys = ['data', 'kind', key];
+  else if (resource.kind === 'Secret') keys = ['data', 'kind', key, 'type'];
+  else throw new ExprError('', undefined, 'k8s_config_resource_name works on ConfigMap and Secret resources only');
+  const sorted = sortedDict(copy) as Record<string, unknown>;
+  const ordered: Record<string, unknown> = {};
+  for (const k of keys) ordered[k] = Object.prototype.hasOwnProperty.call(sorted, k) ? sorted[k] : '';
+  const marshalled = dumps(ordered, { separators: [',', ':'] });
+  const hex = createHash('sha256').update(marshalled, 'utf8').digest('hex').slice(0, 10);
+  return hex.replace(/[013ae]/g, (c) => ({ '0': 'g', '1': 'h', '3': 'k', a: 'm', e: 't' })[c] ?? c);
+}
+
+/** A plain JSON-like copy for the JMESPath library (floats unboxed). */
+function plainForJmes(v: unknown): unknown {
+  return toPlain(v);
+}
+
+/** Integral numbers from a JMESPath function that always returns floats in Python (`avg`) cannot be told apart here: they stay ints. */
+function fromJmes(v: unknown): unknown {
+  return v;
+}
+
+/** The filters of kubernetes.core and community.general, by short name. */
+export const KUBERNETES_FILTERS: Readonly<Record<string, FilterDef>> = {
+  k8s_config_resource_name: filter({ fn: 'k8s_config_resource_name', params: [] }, (v) => {
+    if (!isMap(v) || !isMap(v.metadata) || !Object.prototype.hasOwnProperty.call(v.metadata, 'name')) {
+      throw new ExprError('resource must have a metadata.name key to generate a resource name');
+    }
+    return `${text(v.metadata.name)}-${generateHash(v)}`;
+  }),
+  json_query: filter({ fn: 'json_query', params: [req('expr')] }, (v, a) => {
+    const expr = text(a.get('expr'));
+    let out: unknown;
+    try {
+      out = jmespath.search(plainForJmes(v), expr);
+    } catch (e) {
+      if (e instanceof ExprError) throw e;
+      const msg = e instanceof Error ? e.message : String(e);
+      throw new ExprError(`JMESPathError in json_query filter plugin:\n${msg}`);
+    }
+    return fromJmes(out);
+  }),
+};
+
+
