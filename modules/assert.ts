@@ -7,7 +7,7 @@ export default defineModule({
   schema: Type.Object(
     {
       that: Type.Union([Type.String(), Type.Boolean(), Type.Array(Type.Union([Type.String(), Type.Boolean()]), { minItems: 1 })], {
-        description: 'Liquid condition(s) without braces; all must hold.',
+        description: 'Condition(s) (Ansible expressions, without braces); all must hold.',
         examples: [['replicas >= 2', "region contains 'eu'"]],
       }),
       fail_msg: Default(Type.String({ description: 'Message when a condition does not hold.' }), 'Assertion failed'),

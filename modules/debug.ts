@@ -11,7 +11,7 @@ const schema = Type.Object(
         examples: ['replicas on {{ cluster_name }}: {{ replicas }}'],
       }),
     ),
-    var: Type.Optional(Type.String({ description: 'Variable name or Liquid expression to print instead of `msg`.', examples: ['result.stdout_lines'] })),
+    var: Type.Optional(Type.String({ description: 'Variable name or expression to print instead of `msg`.', examples: ['result.stdout_lines'] })),
     verbosity: Default(Type.Integer({ minimum: 0, description: 'Only print at this verbosity or above (-v = 1).' }), 0),
   },
   { additionalProperties: false },

@@ -46,7 +46,7 @@ const schema = Type.Object(
     ),
     values_files: Default(
       Type.Array(Type.String({ minLength: 1 }), {
-        description: "Values files relative to the playbook directory, each rendered as a Liquid template with the task's variables; merged in order (later files win).",
+        description: "Values files relative to the playbook directory, each rendered as a Jinja template with the task's variables; merged in order (later files win).",
       }),
       [],
     ),

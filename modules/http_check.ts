@@ -44,7 +44,7 @@ const schema = Type.Object(
     that: Default(
       Type.Union([Type.String(), Type.Array(Type.String())], {
         description:
-          'Liquid condition(s) that must all be true, evaluated with `json` (the parsed response, or nil), `status`, `headers` (lower-case names) and `body` (the text) besides the task variables. E.g. `json.ready == true`.',
+          'Condition(s) (Ansible expressions) that must all be true, evaluated with `json` (the parsed response, or None), `status`, `headers` (lower-case names) and `body` (the text) besides the task variables. E.g. `json.ready == true`.',
       }),
       [],
     ),
@@ -245,7 +245,7 @@ export default defineModule({
   summary: 'Probe an HTTP(S) endpoint and assert on its status, body or JSON (never changes anything)',
   description: [
     'Sends one request (following redirects) and checks the answer: the status code, a substring or',
-    'regular expression of the body, and Liquid conditions over the parsed JSON. With `retries`, failed',
+    'regular expression of the body, and conditions over the parsed JSON. With `retries`, failed',
     'attempts are repeated after `delay` seconds. The result is never `changed`.',
     '',
     'The registered result has `status`, `headers`, `json` (when the response is JSON) or `body` (the text,',

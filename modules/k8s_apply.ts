@@ -33,7 +33,7 @@ const schema = Type.Object(
     template: Type.Optional(
       Type.String({
         minLength: 1,
-        description: 'A manifest file (relative to the playbook directory) rendered with the task variables (Liquid, strict) and then parsed as multi-document YAML.',
+        description: 'A manifest file (relative to the playbook directory) rendered with the task variables (Jinja, strict) and then parsed as multi-document YAML.',
         examples: ['templates/web.yaml.liquid'],
       }),
     ),

@@ -1,6 +1,6 @@
 /**
  * `wait_for`: wait (driven by watch events, never polling) until Kubernetes objects are ready,
- * a condition holds, a Liquid expression on the object is true, or they are deleted.
+ * a condition holds, an expression on the object is true, or they are deleted.
  */
 import { defineModule, kubeFor, KubeApiError, maskObject, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type WaitMode } from 'kplay/sdk';
 
@@ -31,7 +31,7 @@ Fails fast, without waiting for the timeout, when pods of a rollout are stuck in
           { additionalProperties: false, description: 'Wait for a status condition instead of the readiness rules: `type` and `status` (default `"True"`).', examples: [{ type: 'Available', status: 'True' }] },
         ),
       ),
-      that: Type.Optional(Type.String({ minLength: 1, description: 'Liquid condition evaluated with `object` (the live object) besides the task variables; wait until it is true for every object.', examples: ['object.status.readyReplicas == 3'] })),
+      that: Type.Optional(Type.String({ minLength: 1, description: 'Condition (an Ansible expression) evaluated with `object` (the live object) besides the task variables; wait until it is true for every object.', examples: ['object.status.readyReplicas == 3'] })),
       timeout: Default(Type.Number({ exclusiveMinimum: 0, description: 'Seconds to wait before failing with what was not ready.' }), 300),
     },
     { additionalProperties: false },

@@ -1,7 +1,7 @@
 /**
  * `kplay schemas --write | --check` (run as `npm run schemas`): composes every module's argument
  * schema into `schemas/playbook.schema.json`, writes the module reference `docs/modules.md` and
- * regenerates the README's module index.
+ * regenerates the README's module index, and writes the expression reference `docs/expressions.md`.
  * `--check` fails (exit 1) when either is out of date — CI runs it.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import { inventorySchema } from '../inventory/schema.js';
 import { composedPlaybookSchema } from '../playbook/schema.js';
 import { modulesDocument, modulesIndex } from '../sdk/docs.js';
 import { loadRegistry } from '../sdk/registry.js';
+import { expressionsDocument } from '../template/docs.js';
 import { reportError } from './common.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -34,6 +35,8 @@ export async function schemasCommand(flags: { write?: boolean; check?: boolean }
     const docsFile = path.join(root, 'docs/modules.md');
     const docsText = modulesDocument(mods);
     const currentDocs = await readFile(docsFile, 'utf8').catch(() => '');
+    const exprFile = path.join(root, 'docs/expressions.md');
+    const exprText = expressionsDocument();
     if (flags.check) {
       const current = await readFile(schemaFile, 'utf8').catch(() => '');
       const stale: string[] = [];
@@ -41,6 +44,7 @@ export async function schemasCommand(flags: { write?: boolean; check?: boolean }
       if ((await readFile(invFile, 'utf8').catch(() => '')) !== invText) stale.push('schemas/inventory.schema.json');
       if (newReadme !== readme) stale.push('README.md module index');
       if (currentDocs !== docsText) stale.push('docs/modules.md');
+      if ((await readFile(exprFile, 'utf8').catch(() => '')) !== exprText) stale.push('docs/expressions.md');
       if (s < 0 || e < 0) stale.push('README.md has no module reference markers');
       if (stale.length) {
         process.stderr.write(`out of date: ${stale.join(', ')} — run \`npm run schemas\` and commit the result\n`);
@@ -54,7 +58,8 @@ export async function schemasCommand(flags: { write?: boolean; check?: boolean }
     if (newReadme !== readme) await writeFile(readmeFile, newReadme);
     await mkdir(path.dirname(docsFile), { recursive: true });
     await writeFile(docsFile, docsText);
-    process.stdout.write(`wrote ${path.relative(process.cwd(), schemaFile)}, docs/modules.md${newReadme !== readme ? ' and the README module index' : ''}\n`);
+    await writeFile(exprFile, exprText);
+    process.stdout.write(`wrote ${path.relative(process.cwd(), schemaFile)}, docs/modules.md, docs/expressions.md${newReadme !== readme ? ' and the README module index' : ''}\n`);
     return 0;
   } catch (err) {
     return reportError(err);

@@ -15,6 +15,7 @@ import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../sdk/module.js';
 import { templar } from '../template/index.js';
 import { extendScope } from './lazyvars.js';
+import { lookupHost } from './lookups.js';
 import { taintRendered } from './taint.js';
 import type { ClusterState, RunOptions } from './state.js';
 
@@ -131,7 +132,9 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       return finish(r, undefined, true);
     }
     // Loops: one result per item, then a summary.
-    const list = typeof task.loop === 'string' ? await templar.render(task.loop, vars, where) : await templar.renderValue(task.loop, vars, where);
+    const loopHost = await lookupHost([task.loop], vars, moduleContext(task, cs, pr, vars, taskCheckMode(task, opts), opts.signal));
+    const loopWhere = loopHost ? { ...where, host: loopHost } : where;
+    const list = typeof task.loop === 'string' ? await templar.render(task.loop, vars, loopWhere) : await templar.renderValue(task.loop, vars, loopWhere);
     if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
     const results: Obj[] = [];
     let anyChanged = false;
@@ -230,7 +233,9 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   if (check && mod.checkMode === 'unsupported') {
     return { status: 'skipped', msg: `skipped in check mode: module ${mod.name} does not support check mode` };
   }
-  let args = await templar.renderValue(task.args, vars, { where: task.pos });
+  // lookups that produce secrets (password) register them with the run's masker; k8s lookups are read first
+  const host = (await lookupHost([task.args], vars, moduleContext(task, cs, pr, vars, check, opts.signal))) ?? { addSecret: (v: string) => opts.masker.add(v) };
+  let args = await templar.renderValue(task.args, vars, { where: task.pos, host });
   // Values derived from secrets are secrets too (see taint.ts); only worth a look when there are secrets.
   if (opts.masker.size > 0) taintRendered(task.args, args, vars, opts.masker);
   if (args === null || args === undefined) args = {};
@@ -254,28 +259,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   // A module may have many requests in flight on this signal (k8s_apply plans 16 objects at once,
   // each request and retry sleep listens for abort): not a leak, so no MaxListenersExceededWarning.
   setMaxListeners(0, signal);
-  const taskName = task.name ?? task.module;
-  const ctx: ModuleContext = {
-    cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
-    vars,
-    checkMode: check,
-    diffMode: opts.diff,
-    signal,
-    baseDir: task.baseDir,
-    findFile: (rel, kind) => findFile(rel, kind, task.baseDir, task.role?.dir),
-    log: {
-      info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
-      debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
-      warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
-      progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
-    },
-    render: (t, extra) => templar.renderString(t, extendScope(vars, extra), { where: task.pos }),
-    evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
-    evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
-    addSecret: (v) => opts.masker.add(v),
-    mask: (t) => opts.masker.mask(t),
-    adapter: (name, create) => cs.adapter(name, create),
-  };
+  const ctx = moduleContext(task, cs, pr, vars, check, signal);
   const timeoutMsg = (): ModuleResult => ({ status: 'failed', msg: `task timed out after ${task.timeout}s` });
   let result: ModuleResult;
   try {
@@ -298,6 +282,33 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
 }
 
 /** See {@link ModuleContext.findFile}. A glob counts as found when the directory before its first wildcard exists. */
+/** The context a module runs with (also what reading the cluster for a `k8s` lookup uses). */
+function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: Obj, check: boolean, signal: AbortSignal): ModuleContext {
+  const opts = pr.opts;
+  const taskName = task.name ?? task.module;
+  return {
+    cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
+    vars,
+    checkMode: check,
+    diffMode: opts.diff,
+    signal,
+    baseDir: task.baseDir,
+    findFile: (rel, kind) => findFile(rel, kind, task.baseDir, task.role?.dir),
+    log: {
+      info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
+      debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
+      warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
+      progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
+    },
+    render: (t, extra) => templar.renderString(t, extendScope(vars, extra), { where: task.pos }),
+    evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
+    evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
+    addSecret: (v) => opts.masker.add(v),
+    mask: (t) => opts.masker.mask(t),
+    adapter: (name, create) => cs.adapter(name, create),
+  };
+}
+
 export function findFile(rel: string, kind: 'files' | 'templates', baseDir: string, roleDir: string | undefined): string {
   if (path.isAbsolute(rel)) return rel;
   const candidates = roleDir ? [path.join(roleDir, kind, rel), path.join(roleDir, rel), path.resolve(baseDir, rel)] : [path.resolve(baseDir, rel)];

@@ -1,6 +1,6 @@
 /**
  * Loading Kubernetes objects for `k8s_apply`: inline definitions, multi-document YAML files,
- * directories, globs, and Liquid templates rendered with the task's variables.
+ * directories, globs, and templates (Jinja) rendered with the task's variables.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';

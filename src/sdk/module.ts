@@ -96,11 +96,11 @@ export interface ModuleContext {
    * @example ctx.findFile('web.yaml', 'files')
    */
   findFile(rel: string, kind: 'files' | 'templates'): string;
-  /** Render a Liquid template string with the task's variables (strict: undefined variables fail). */
+  /** Render a template string (Jinja, as Ansible) with the task's variables (strict: undefined variables fail). */
   render(template: string, extraVars?: Record<string, unknown>): Promise<string>;
-  /** Evaluate a Liquid condition (`a == 1 and not b`) with the task's variables (+ extra vars). */
+  /** Evaluate a condition (`a == 1 and not b`) with the task's variables (+ extra vars). */
   evalCondition(condition: string, extraVars?: Record<string, unknown>): Promise<boolean>;
-  /** Evaluate a Liquid expression (`a.b | default: 1`) to its native value. */
+  /** Evaluate an expression (`a.b | default(1)`) to its native value. */
   evaluate(expression: string, extraVars?: Record<string, unknown>): Promise<unknown>;
   /** Register a value that must never appear in any output (masked as `********`). */
   addSecret(value: string): void;

@@ -81,6 +81,8 @@ export interface FilterNode extends Args {
   readonly type: 'filter';
   readonly value: Expr;
   readonly name: string;
+  /** Written with Liquid's argument syntax: Liquid's filter of that name applies, where it has one. */
+  readonly liquid?: boolean;
   readonly at: number;
 }
 

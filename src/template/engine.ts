@@ -1,39 +1,47 @@
 /**
- * The templating layer: Liquid (liquidjs) in strict, sandboxed mode.
+ * The templating engine: one expression language — Jinja2's expressions as ansible-core 2.19
+ * evaluates them, with Liquid's filter syntax and tags also accepted — parsed by a grammar
+ * (./parser.ts, ./template.ts) and evaluated over an AST (./evaluate.ts, ./render.ts).
  *
- * - `{{ expr }}` anywhere in a string; a string that is exactly one `{{ expr }}` keeps the
- *   expression's native type (list, map, number, bool, null).
- * - Conditions are Liquid expressions without braces (`a == 1 and not b`), lists of them (all
- *   must hold) or booleans, with Ansible's grammar on top (see {@link normalizeCondition}):
- *   `not` > `and` > `or`, filters inside comparisons, `in`/`not in`, list literals, Jinja tests
- *   (`is defined`, `is failed`, `is none`, …) and `True`/`False`/`None`.
- * - Strict: undefined variables and filters are errors; `x | default: …` still works on undefined.
- * - Sandboxed: own properties only, no file access (`include`/`render`/`layout` refused),
- *   parse/render/memory limits.
+ * - `{{ expr }}` anywhere in a string; a template whose output is one value keeps that value's
+ *   type (list, map, number, bool, None), as ansible-core's native rendering does.
+ * - Conditions (`when`, `until`, `failed_when`, `changed_when`, `assert.that`) are expressions
+ *   without braces, or lists of them (all must hold); the result must be a boolean.
+ * - Strict: an undefined variable fails where it is used, naming its first missing part; it
+ *   passes through attribute access, `default` and `is defined`, and `and`/`or` short-circuit.
+ * - Sandboxed: own properties only, no mutation, no file reads outside the playbook's tree,
+ *   bounded parse size, render time and result sizes.
  */
-import {
-  Context,
-  defaultOperators,
-  Liquid,
-  Tag,
-  Tokenizer,
-  TokenKind,
-  toValue,
-  toValueSync,
-  Value,
-  type FS,
-  type Template,
-  type TagToken,
-  type TopLevelToken,
-} from 'liquidjs';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { copyPos, posOf } from '../load/yaml.js';
-import { filterEntries, isPlainMap } from './filters.js';
+import type { Expr } from './ast.js';
+import { checkPlugins, evaluate, OMIT, Scope, type EvalEnv } from './evaluate.js';
+import { ExprParser } from './parser.js';
+import type { PluginContext } from './plugins.js';
+import { REGISTRY } from './registry.js';
+import { concat, NodeError, renderNodes } from './render.js';
+import { parseTemplate, singleExpression, trailingNewlines, type TNode } from './template.js';
+import { ExprError, isMap, pyStr, toPlain, typeName, Undef, UndefinedError } from './values.js';
+import { eachExpr, templateExprs, walkExpr, walkNodes } from './walk.js';
+
+/** Where templates run: what lookups may read. Defaults come from the variables (`playbook_dir`, `role_path`). */
+export interface TemplateHost {
+  /** Directories searched for relative paths of `file`/`template` lookups, in order. */
+  searchPaths?: string[];
+  /** Roots outside which no file may be read. */
+  fileRoots?: string[];
+  /** Register a value that must be masked in every output. */
+  addSecret?: (value: string) => void;
+  /** Cluster reads for the `k8s` lookup. */
+  k8s?: PluginContext['k8s'];
+}
 
 /** Options of one render call. */
 export interface RenderOptions {
   /** Where the template came from (reported in errors). */
   where?: SourcePos;
+  /** What lookups may read (defaults from the variables). */
+  host?: TemplateHost;
 }
 
 /** Limits and cache size of a {@link Templar} (all optional; defaults suit playbooks). */
@@ -42,8 +50,6 @@ export interface TemplarOptions {
   parseLimit?: number;
   /** Maximum milliseconds per render / evaluation. @default 5000 */
   renderLimit?: number;
-  /** Maximum allocation units per render (Liquid counts range items and string/array sizes). @default 20_000_000 */
-  memoryLimit?: number;
   /** Maximum parsed templates kept in the cache. @default 5000 */
   cacheSize?: number;
 }
@@ -51,37 +57,8 @@ export interface TemplarOptions {
 /** Keys whose values are conditions (checked with {@link Templar.checkCondition} by {@link Templar.check}). */
 export const CONDITION_KEYS: ReadonlySet<string> = new Set(['when', 'until', 'failed_when', 'changed_when']);
 
-const HINT_UNDEFINED = "define it in vars, inventory or -e, or use '| default: …'";
-const HINT_FILTER = 'check the filter name: Liquid filters plus to_json, to_yaml, from_json, from_yaml, b64encode, b64decode, sha256, mandatory, regex_replace, regex_search, regex_findall, quote, bool, int, string, keys, values, dict2items, items2dict, combine, basename, dirname, lower, upper, length';
-const HINT_LIMIT = 'the template is too expensive: kplay limits template size, render time and memory';
-
-/** A file system that holds nothing: templates can never read files. */
-const NO_FS: FS = {
-  exists: async () => false,
-  existsSync: () => false,
-  readFile: async (file: string) => {
-    throw new Error(`templates cannot read files (${file})`);
-  },
-  readFileSync: (file: string) => {
-    throw new Error(`templates cannot read files (${file})`);
-  },
-  resolve: (_dir: string, file: string) => file,
-  contains: async () => false,
-  containsSync: () => false,
-  sep: '/',
-  dirname: () => '/',
-};
-
-/** Tags that would read other templates; replaced by tags that fail at parse time. */
-const REFUSED_TAGS = ['include', 'render', 'layout'];
-
-/** Output of `{{ }}` inside a longer string: maps and lists as JSON, nil as "". */
-function outputText(value: unknown): string {
-  const v: unknown = toValue(value);
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'object') return JSON.stringify(v) ?? '';
-  return String(v);
-}
+const HINT_UNDEFINED = "define it in vars, inventory or -e, or give a default: '| default(…)'";
+const HINT_MISSING_KEY = "check the key's name and the data (a registered result? `debug: var=…` shows it), or give a default: '| default(…)'";
 
 /** A Map with a maximum size (oldest entry evicted first). */
 class BoundedCache<V> {
@@ -99,510 +76,58 @@ class BoundedCache<V> {
   }
 }
 
-/** `^{{ expr }}$` (whitespace and `-` trim markers allowed) → expr; undefined otherwise. */
-function singleExpression(template: string): string | undefined {
-  const m = /^\s*\{\{-?([\s\S]*?)-?\}\}\s*$/.exec(template);
-  if (!m) return undefined;
-  const inner = m[1] ?? '';
-  if (/\{\{|\}\}|\{%|%\}/.test(inner) || inner.trim() === '') return undefined;
-  return inner;
-}
+const shorten = (text: string, max = 80): string => JSON.stringify(text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
-/** A condition written as `{{ cond }}` is accepted: the braces are stripped. */
-function stripBraces(cond: string): string {
-  return singleExpression(cond) ?? cond;
-}
-
-/** `a.b[0]["c"]` → ['a', 'b', 0, 'c']. */
-function parsePath(path: string): (string | number)[] {
-  const segs: (string | number)[] = [];
-  const re = /^[A-Za-z_][\w-]*|\.([A-Za-z_][\w-]*)|\[(\d+)\]|\["([^"]*)"\]|\['([^']*)'\]/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(path)) !== null) {
-    if (m.index === 0 && m[0][0] !== '.' && m[0][0] !== '[') segs.push(m[0]);
-    else if (m[1] !== undefined) segs.push(m[1]);
-    else if (m[2] !== undefined) segs.push(Number(m[2]));
-    else segs.push(m[3] ?? m[4] ?? '');
+/** The line of `text` holding offset `at`, and a caret under it. */
+function caret(text: string, at: number): string {
+  const start = text.lastIndexOf('\n', Math.max(0, at - 1)) + 1;
+  let end = text.indexOf('\n', at);
+  if (end < 0) end = text.length;
+  let line = text.slice(start, end);
+  let col = Math.max(0, at - start);
+  if (line.length > 100) {
+    const from = Math.max(0, col - 50);
+    line = (from > 0 ? '…' : '') + line.slice(from, from + 100);
+    col = col - from + (from > 0 ? 1 : 0);
   }
-  return segs;
+  const lineNo = text.slice(0, start).split('\n').length;
+  const prefix = text.includes('\n') ? `line ${lineNo}: ` : '';
+  return `\n    ${prefix}${line}\n    ${' '.repeat(prefix.length + col)}^`;
 }
 
-/** Jinja tests accepted after `is` / `is not` (Ansible's names, with their aliases). */
-const TESTS = [
-  'defined', 'undefined', 'failed', 'failure', 'succeeded', 'success', 'successful', 'changed', 'change',
-  'skipped', 'skip', 'none', 'string', 'number', 'integer', 'float', 'boolean', 'mapping', 'sequence',
-  'iterable', 'true', 'false', 'even', 'odd',
-] as const;
-type TestName = (typeof TESTS)[number];
-
-/** Strings are skipped (group 1); `PATH is [not] TEST` is group 2..4. */
-const TEST_RE = new RegExp(
-  String.raw`("[^"]*"|'[^']*')|(?<![\w.\]])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\]|\["[^"]*"\]|\['[^']*'\])*)\s+is\s+(not\s+)?(${TESTS.join('|')})\b`,
-  'g',
-);
-
-/** Value at a path (own properties; `size`/`first`/`last` of lists as in the templates), or `undefined`. */
-function valueAt(vars: Record<string, unknown>, path: string): unknown {
-  let cur: unknown = vars;
-  for (const seg of parsePath(path)) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    if (!Object.prototype.hasOwnProperty.call(cur, seg)) {
-      if (Array.isArray(cur) && (seg === 'size' || seg === 'first' || seg === 'last')) {
-        cur = seg === 'size' ? cur.length : seg === 'first' ? cur[0] : cur[cur.length - 1];
-        continue;
-      }
-      return undefined;
-    }
-    cur = (cur as Record<string | number, unknown>)[seg];
-  }
-  return cur;
-}
-
-/** Result of a task-result test (`failed`, `changed`, …): Ansible requires a map (a registered result). */
-function resultTest(path: string, value: unknown, key: 'failed' | 'changed' | 'skipped'): boolean {
-  if (!isPlainMap(value)) {
-    const type = value === null ? 'null' : Array.isArray(value) ? 'list' : typeof value;
-    throw new Error(`the "${key}" test expects a registered task result (a map), but ${path} is a ${type}: test the result of a task's register`);
-  }
-  return value[key] === true;
-}
-
-/** Apply one Jinja test to the value at `path` (which must be defined unless testing definedness). */
-function applyTest(test: TestName, path: string, vars: Record<string, unknown>): boolean {
-  const value = valueAt(vars, path);
-  if (test === 'defined') return value !== undefined;
-  if (test === 'undefined') return value === undefined;
-  if (value === undefined) throw new Error(`undefined variable: ${path}`);
-  switch (test) {
-    case 'failed':
-    case 'failure':
-      return resultTest(path, value, 'failed');
-    case 'succeeded':
-    case 'success':
-    case 'successful':
-      return !resultTest(path, value, 'failed');
-    case 'changed':
-    case 'change':
-      return resultTest(path, value, 'changed');
-    case 'skipped':
-    case 'skip':
-      return resultTest(path, value, 'skipped');
-    case 'none':
-      return value === null;
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number';
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'float':
-      return typeof value === 'number' && !Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'mapping':
-      return isPlainMap(value);
-    case 'sequence':
-    case 'iterable':
-      return Array.isArray(value) || typeof value === 'string' || isPlainMap(value);
-    case 'true':
-      return value === true;
-    case 'false':
-      return value === false;
-    case 'even':
-    case 'odd':
-      if (typeof value !== 'number' || !Number.isInteger(value)) throw new Error(`the "${test}" test needs an integer, but ${path} is ${JSON.stringify(value)}`);
-      return Math.abs(value % 2) === (test === 'odd' ? 1 : 0);
-  }
-}
-
-/** Jinja tests that take arguments: `x is match("^v1")`, `v is version("1.2", ">=")`, `n is divisibleby(3)`. */
-const ARG_TESTS = ['match', 'search', 'regex', 'version', 'version_compare', 'divisibleby'] as const;
-type ArgTestName = (typeof ARG_TESTS)[number];
-const ARG = String.raw`(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[-\w.]+)`;
-const ARG_TEST_RE = new RegExp(
-  String.raw`("[^"]*"|'[^']*')|(?<![\w.\]])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\]|\["[^"]*"\]|\['[^']*'\])*)\s+is\s+(not\s+)?(${ARG_TESTS.join('|')})\s*\(\s*(${ARG}(?:\s*,\s*${ARG})*)?\s*\)`,
-  'g',
-);
-
-/** The arguments of a test call: quoted strings, numbers, booleans, or variables. */
-function testArgs(text: string | undefined, vars: Record<string, unknown>): unknown[] {
-  if (!text) return [];
-  const out: unknown[] = [];
-  for (const m of text.matchAll(new RegExp(ARG, 'g'))) {
-    const a = m[0];
-    if (a.startsWith('"')) out.push(JSON.parse(a));
-    else if (a.startsWith("'")) out.push(a.slice(1, -1).replace(/\\(.)/g, '$1'));
-    else if (/^-?\d+(\.\d+)?$/.test(a)) out.push(Number(a));
-    else if (a === 'true' || a === 'True' || a === 'false' || a === 'False') out.push(a.toLowerCase() === 'true');
-    else {
-      const v = valueAt(vars, a);
-      if (v === undefined) throw new Error(`undefined variable: ${a}`);
-      out.push(v);
-    }
-  }
-  return out;
-}
-
-/** Loose version ordering (as Ansible's `version` test): numbers compare as numbers, the rest as text. */
-function compareVersions(a: string, b: string): number {
-  const parts = (v: string): (number | string)[] => (v.match(/\d+|[a-z]+/gi) ?? []).map((p) => (/^\d+$/.test(p) ? Number(p) : p.toLowerCase()));
-  const pa = parts(a);
-  const pb = parts(b);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const x = pa[i];
-    const y = pb[i];
-    if (x === y) continue;
-    if (x === undefined) return -1;
-    if (y === undefined) return 1;
-    if (typeof x === 'number' && typeof y === 'number') return x - y;
-    if (typeof x === 'number') return 1;
-    if (typeof y === 'number') return -1;
-    return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
-const VERSION_OPS: Readonly<Record<string, (c: number) => boolean>> = {
-  '<': (c) => c < 0, lt: (c) => c < 0, '<=': (c) => c <= 0, le: (c) => c <= 0,
-  '>': (c) => c > 0, gt: (c) => c > 0, '>=': (c) => c >= 0, ge: (c) => c >= 0,
-  '==': (c) => c === 0, '=': (c) => c === 0, eq: (c) => c === 0,
-  '!=': (c) => c !== 0, '<>': (c) => c !== 0, ne: (c) => c !== 0,
-};
-
-/** Apply a test with arguments to the value at `path`. */
-function applyArgTest(test: ArgTestName, path: string, args: unknown[], vars: Record<string, unknown>): boolean {
-  const value = valueAt(vars, path);
-  if (value === undefined) throw new Error(`undefined variable: ${path}`);
-  switch (test) {
-    case 'match':
-    case 'search':
-    case 'regex': {
-      const [pattern, ignorecase, multiline] = args;
-      if (typeof pattern !== 'string') throw new Error(`the "${test}" test needs a pattern string, e.g. ${path} is ${test}("^v1")`);
-      const anchored = test === 'match' || (test === 'regex' && args[3] === 'match');
-      const flags = `${ignorecase === true ? 'i' : ''}${multiline === true ? 'm' : ''}`;
-      return new RegExp(anchored ? `^(?:${pattern})` : pattern, flags).test(String(value));
-    }
-    case 'version':
-    case 'version_compare': {
-      const [other, op = 'eq'] = args;
-      const cmp = VERSION_OPS[String(op)];
-      if (other === undefined || !cmp) throw new Error(`the "version" test needs a version and an operator (${Object.keys(VERSION_OPS).join(' ')}), e.g. ${path} is version("1.2", ">=")`);
-      return cmp(compareVersions(String(value), String(other)));
-    }
-    case 'divisibleby': {
-      const [n] = args;
-      if (typeof value !== 'number' || typeof n !== 'number' || n === 0) throw new Error(`the "divisibleby" test needs numbers, e.g. ${path} is divisibleby(3)`);
-      return value % n === 0;
-    }
-  }
-}
-
-/**
- * Replace Jinja tests (`x is defined`, `r is failed`, `x is not none`, …) by `true`/`false`
- * (with `vars`) or by `true` (static check), returning the rewritten condition and the paths tested.
- */
-function rewriteTests(cond: string, vars: Record<string, unknown> | undefined): { text: string; tested: string[] } {
-  const tested: string[] = [];
-  if (!/\bis\s/.test(cond)) return { text: cond, tested };
-  const withArgs = cond.replace(ARG_TEST_RE, (all: string, quoted: string | undefined, path: string, not: string | undefined, test: ArgTestName, args: string | undefined) => {
-    if (quoted !== undefined) return all;
-    tested.push(path);
-    if (!vars) return 'true';
-    return String(applyArgTest(test, path, testArgs(args, vars), vars) !== (not !== undefined));
-  });
-  const text = withArgs.replace(TEST_RE, (all: string, quoted: string | undefined, path: string, not: string | undefined, test: TestName) => {
-    if (quoted !== undefined) return all;
-    tested.push(path);
-    if (!vars) return 'true';
-    return String(applyTest(test, path, vars) !== (not !== undefined));
-  });
-  return { text, tested };
-}
-
-/** A token of a condition: its text and whether whitespace preceded it in the source. */
-interface CondToken {
-  text: string;
-  space: boolean;
-}
-
-/** Tokens of a condition: quoted strings, list literals, parentheses, comparison operators, `|`, words/others. */
-function conditionTokens(text: string): CondToken[] {
-  const out: CondToken[] = [];
-  const re = /(\s*)("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[(?:[^\]"']|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')*\]|\(|\)|==|!=|<=|>=|<|>|\||[^\s()"'=!<>|]+|[=!])/gy;
-  let m: RegExpExecArray | null;
-  let last = 0;
-  while ((m = re.exec(text)) !== null) {
-    out.push({ text: m[2] ?? '', space: (m[1] ?? '') !== '' });
-    last = re.lastIndex;
-  }
-  if (text.slice(last).trim() !== '') throw new Error('unbalanced quotes');
-  return out;
-}
-
-/** Join tokens keeping the source's spacing (`hostvars['c1'].x` stays one path). */
-function joinTokens(toks: CondToken[]): string {
-  return toks.map((t, i) => (i > 0 && t.space ? ` ${t.text}` : t.text)).join('');
-}
-
-/** Jinja's literals as Liquid writes them (`True` → `true`, `None`/`none` → `nil`). */
-const JINJA_LITERALS: Readonly<Record<string, string>> = { True: 'true', False: 'false', None: 'nil', none: 'nil' };
-
-/** One item of a list literal: a quoted string, a number, a boolean or null (Jinja and YAML spellings). */
-const LIST_ITEM_RE = /\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|true|false|True|False|None|none|null)\s*(,|$)/y;
-
-/** Parse a list literal of a condition (`['prod', 'staging']`, `[1, 2]`); only constants are allowed. */
-function parseListLiteral(text: string): unknown[] {
-  const body = text.slice(1, -1);
-  const out: unknown[] = [];
-  if (body.trim() === '') return out;
-  LIST_ITEM_RE.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while (LIST_ITEM_RE.lastIndex < body.length && (m = LIST_ITEM_RE.exec(body)) !== null) {
-    const raw = m[1] ?? '';
-    if (raw.startsWith('"')) out.push(JSON.parse(raw));
-    else if (raw.startsWith("'")) out.push(raw.slice(1, -1).replace(/\\(.)/g, '$1'));
-    else if (/^-?\d/.test(raw)) out.push(Number(raw));
-    else out.push(raw === 'true' || raw === 'True' ? true : raw === 'false' || raw === 'False' ? false : null);
-    if (m[2] === '') break;
-  }
-  if (LIST_ITEM_RE.lastIndex !== body.length && body.slice(LIST_ITEM_RE.lastIndex).trim() !== '') {
-    throw new Error(`list literal ${text} may hold only quoted strings, numbers, booleans and None; put a list of variables in vars`);
-  }
-  return out;
-}
-
-/** Binary comparison operators of a condition (Jinja's, plus Liquid's `contains`). */
-const COMPARISONS = new Set(['==', '!=', '<', '<=', '>', '>=', 'in', 'contains']);
-
-/**
- * Give a condition Ansible/Jinja's grammar on top of Liquid expressions: `not` binds tighter than
- * `and`, `and` tighter than `or` (Liquid: one precedence, grouped from the right), parentheses
- * group, filters bind tighter than comparisons (`x | length > 0` is `(x | length) > 0`), and
- * `a not in b` is `not (a in b)`. `f and t or t` becomes `(f and t) or t`. Returns the text
- * unchanged when it cannot be tokenised (unbalanced quotes or parentheses): the parser then
- * reports it.
- */
-export function groupBooleans(text: string): string {
-  return normalizeCondition(text).expr;
-}
-
-/** A condition rewritten for Liquid: the expression, and the values of its list literals by variable name. */
-export interface NormalizedCondition {
-  expr: string;
-  lists: Record<string, unknown[]>;
-}
-
-/** {@link groupBooleans}, with list literals (`x in ['a', 'b']`) replaced by variables whose values are returned. */
-export function normalizeCondition(text: string): NormalizedCondition {
-  const lists: Record<string, unknown[]> = {};
-  if (!/\b(and|or|not|in|True|False|None|none)\b|\||\[/.test(text)) return { expr: text, lists };
-  let toks: CondToken[];
-  try {
-    toks = conditionTokens(text);
-  } catch {
-    return { expr: text, lists };
-  }
-  let i = 0;
-  const peek = (): string | undefined => toks[i]?.text;
-  // liquidjs does not accept `not` right after `(`; a `not` expression needs no parentheses
-  // anyway: in liquidjs too `not` binds tighter than `and`/`or` (and looser than comparisons).
-  const wrap = (p: string): string => (p.startsWith('not ') ? p : `(${p})`);
-  const parseOr = (): string => {
-    const parts = [parseAnd()];
-    while (peek() === 'or') {
-      i++;
-      parts.push(parseAnd());
-    }
-    return parts.length === 1 ? (parts[0] ?? '') : parts.map(wrap).join(' or ');
-  };
-  const parseAnd = (): string => {
-    const parts = [parseNot()];
-    while (peek() === 'and') {
-      i++;
-      parts.push(parseNot());
-    }
-    return parts.length === 1 ? (parts[0] ?? '') : parts.map(wrap).join(' and ');
-  };
-  const parseNot = (): string => {
-    if (peek() === 'not') {
-      i++;
-      return `not (${parseNot()})`;
-    }
-    return parseAtom();
-  };
-  // an operand: its tokens, parenthesised when it applies filters
-  const operand = (segment: CondToken[]): string => {
-    const s = joinTokens(segment).trim();
-    return segment.some((t) => t.text === '|') ? `(${s})` : s;
-  };
-  const parseAtom = (): string => {
-    const segments: CondToken[][] = [[]];
-    const ops: string[] = [];
-    while (i < toks.length && peek() !== 'and' && peek() !== 'or' && peek() !== ')') {
-      const tok = toks[i] as CondToken;
-      const cur = segments[segments.length - 1] as CondToken[];
-      if (tok.text === '(') {
-        i++;
-        const inner = parseOr();
-        if (peek() !== ')') throw new Error('unbalanced parentheses');
-        i++;
-        cur.push({ text: wrap(inner), space: tok.space });
-      } else if (tok.text === 'not' && toks[i + 1]?.text === 'in' && cur.length > 0) {
-        i += 2;
-        ops.push('not in');
-        segments.push([]);
-      } else if (COMPARISONS.has(tok.text) && cur.length > 0) {
-        i++;
-        ops.push(tok.text);
-        segments.push([]);
-      } else if (tok.text.startsWith('[')) {
-        const name = `__kplay_list_${Object.keys(lists).length}`;
-        lists[name] = parseListLiteral(tok.text);
-        cur.push({ text: name, space: tok.space });
-        i++;
-      } else {
-        const literal = JINJA_LITERALS[tok.text];
-        cur.push(literal !== undefined ? { text: literal, space: tok.space } : tok);
-        i++;
-      }
-    }
-    if (ops.length === 0) return joinTokens(segments[0] ?? []).trim();
-    if (ops.length === 1 && ops[0] === 'not in') return `not (${operand(segments[0] ?? [])} in ${operand(segments[1] ?? [])})`;
-    if (ops.includes('not in')) throw new Error('`not in` cannot be chained with other comparisons: add parentheses');
-    return segments.map((seg, k) => (k === 0 ? operand(seg) : `${ops[k - 1] ?? ''} ${operand(seg)}`)).join(' ');
-  };
-  let out: string;
-  try {
-    out = parseOr();
-  } catch (e) {
-    if (e instanceof Error && e.message.startsWith('list literal')) throw e;
-    return { expr: text, lists };
-  }
-  return i === toks.length ? { expr: out, lists } : { expr: text, lists: {} };
-}
-
-/**
- * Jinja's `in`: an item of a list (deep equality), a key of a map, a substring of a string.
- * Anything else on the right is an error (Python: "argument of type 'int' is not iterable").
- */
-function inOperator(l: unknown, r: unknown): boolean {
-  const item: unknown = toValue(l);
-  const container: unknown = toValue(r);
-  if (Array.isArray(container)) return container.some((x) => deepEqual(x, item));
-  if (typeof container === 'string') return typeof item === 'string' && container.includes(item);
-  if (isPlainMap(container)) return (typeof item === 'string' || typeof item === 'number') && Object.prototype.hasOwnProperty.call(container, String(item));
-  const type = container === null || container === undefined ? 'null' : typeof container;
-  throw new Error(`"in" needs a list, map or string on its right, got a ${type}`);
-}
-
-/** Structural equality of JSON-like values (Python's == on lists and dicts). */
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, k) => deepEqual(x, b[k]));
-  if (isPlainMap(a) && isPlainMap(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-}
-
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
-function shorten(text: string, max = 80): string {
-  return JSON.stringify(text.length > max ? `${text.slice(0, max - 1)}…` : text);
-}
-
-/** Check the operator/operand structure of a parsed expression (liquidjs silently ignores extra operands). */
-function checkExpressionShape(initial: unknown): string | undefined {
-  const postfix = (initial as { postfix?: unknown }).postfix;
-  if (!Array.isArray(postfix)) return undefined;
-  let depth = 0;
-  for (const tok of postfix as { kind?: unknown; operator?: unknown; getText?: () => string }[]) {
-    if (tok.kind === TokenKind.Operator) {
-      const need = tok.operator === 'not' ? 1 : 2;
-      if (depth < need) return `operator "${String(tok.operator)}" is missing an operand`;
-      depth -= need - 1;
-    } else {
-      depth++;
-    }
-  }
-  return depth > 1 ? 'two values without an operator between them (missing and/or/==?)' : undefined;
-}
-
-/**
- * The template engine. One instance is shared (see {@link templar}); it holds a liquidjs
- * instance and a bounded cache of parsed templates and expressions.
- */
 export class Templar {
-  private readonly liquid: Liquid;
-  private readonly templates: BoundedCache<Template[]>;
-  private readonly values: BoundedCache<Value>;
+  private readonly parseLimit: number;
+  private readonly renderLimit: number;
+  private readonly templates: BoundedCache<TNode[]>;
+  private readonly conditions: BoundedCache<{ expr: Expr; at: number }>;
 
-  /** Create an engine; `opts` only tunes limits (the sandbox and strictness are fixed). */
   constructor(opts: TemplarOptions = {}) {
-    this.liquid = new Liquid({
-      strictVariables: true,
-      strictFilters: true,
-      lenientIf: true,
-      ownPropertyOnly: true,
-      groupedExpressions: true,
-      operators: { ...defaultOperators, in: inOperator },
-      jsTruthy: false,
-      fs: NO_FS,
-      root: [],
-      partials: [],
-      layouts: [],
-      relativeReference: false,
-      dynamicPartials: false,
-      cache: false,
-      // Set, so liquidjs does not ask Intl for the machine's locale (~25 ms at start-up), and
-      // dates print the same on every machine (like Ansible's strftime under the C locale).
-      locale: 'en-US',
-      outputEscape: outputText,
-      parseLimit: opts.parseLimit ?? 4_000_000,
-      renderLimit: opts.renderLimit ?? 5_000,
-      memoryLimit: opts.memoryLimit ?? 20_000_000,
-    });
-    for (const [name, impl] of filterEntries()) this.liquid.registerFilter(name, impl);
-    for (const name of REFUSED_TAGS) {
-      this.liquid.registerTag(
-        name,
-        class extends Tag {
-          constructor(token: TagToken, remain: TopLevelToken[], liquid: Liquid) {
-            super(token, remain, liquid);
-            throw new Error(`the "${name}" tag is not allowed: templates cannot read files`);
-          }
-          *render(): Generator<unknown, void, unknown> {
-            // never reached: construction fails
-          }
-        },
-      );
-    }
+    this.parseLimit = opts.parseLimit ?? 4_000_000;
+    this.renderLimit = opts.renderLimit ?? 5_000;
     const size = opts.cacheSize ?? 5000;
     this.templates = new BoundedCache(size);
-    this.values = new BoundedCache(size);
+    this.conditions = new BoundedCache(size);
   }
 
-  /** True when the value (string) contains `{{` or `{%`. */
+  /** True when the value is a string holding a template (`{{`, `{%` or `{#`). */
   static isTemplated(value: unknown): boolean {
-    return typeof value === 'string' && (value.includes('{{') || value.includes('{%'));
+    return typeof value === 'string' && (value.includes('{{') || value.includes('{%') || value.includes('{#'));
   }
 
-  /** Render a string; native type kept for single-expression strings. */
+  /** Render a string; a template whose output is one value keeps its native type. */
   async render(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): Promise<unknown> {
     return this.renderSync(template, vars, opts);
   }
 
-  /** Render to string always. */
+  /** Render to a string always. */
   async renderString(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): Promise<string> {
     return this.renderStringSync(template, vars, opts);
   }
 
   /**
    * Recursively render every string in a JSON-like value (maps, lists), returning a new value.
-   * Keys are not rendered. Error positions come from the YAML loader (`posOf(parent, key)`) when
-   * known, else `opts.where`. Loader positions are copied to the new maps and lists.
+   * Keys are not rendered; entries rendered to `omit` are left out. Error positions come from
+   * the YAML loader (`posOf(parent, key)`) when known, else `opts.where`.
    */
   async renderValue(value: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): Promise<unknown> {
     return this.renderValueSync(value, vars, opts);
@@ -614,53 +139,69 @@ export class Templar {
   }
 
   /**
-   * Render and report the value with its Python type name as Ansible would see it (`int`, `float`,
-   * `str`, `bool`, `NoneType`, `list`, `dict`): the differential suite against ansible-core's
-   * templar compares both.
+   * Render and report the value with its Python type name as Ansible would see it (`int`,
+   * `float`, `str`, `bool`, `NoneType`, `list`, `dict`): the differential suite against
+   * ansible-core's templar compares both.
    */
   renderTyped(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): { value: unknown; type: string } {
-    const value = this.renderAt(template, vars, opts.where);
-    const type = value === null || value === undefined ? 'NoneType' : typeof value === 'boolean' ? 'bool' : typeof value === 'number' ? (Number.isInteger(value) ? 'int' : 'float') : typeof value === 'string' ? 'str' : Array.isArray(value) ? 'list' : 'dict';
-    return { value, type };
+    if (!Templar.isTemplated(template)) return { value: template, type: 'str' };
+    const raw = this.renderRaw(template, vars, opts);
+    return { value: toPlain(raw), type: typeName(raw) };
   }
 
-  /** Synchronous {@link render} (templates never do I/O, so rendering is synchronous inside). */
+  /** Synchronous {@link render}. */
   renderSync(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
-    return this.renderAt(template, vars, opts.where);
+    if (!Templar.isTemplated(template)) return template;
+    return this.plain(this.renderRaw(template, vars, opts), template, opts.where);
   }
 
   /** Synchronous {@link renderString}. */
   renderStringSync(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): string {
     if (!Templar.isTemplated(template)) return template;
-    return this.renderTemplateAt(template, vars, opts.where);
+    const v = this.renderRaw(template, vars, opts);
+    if (typeof v === 'string') return v;
+    return v === null ? '' : pyStr(v);
   }
 
   /** Synchronous {@link renderValue} (e.g. for lazily rendered variables behind getters). */
   renderValueSync(value: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
-    return this.renderValueAt(value, vars, opts.where);
+    return this.renderValueAt(value, vars, opts.where, opts.host);
   }
 
   /** Synchronous {@link evalCondition}. */
   evalConditionSync(cond: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): boolean {
     if (Array.isArray(cond)) {
       for (let i = 0; i < cond.length; i++) {
-        if (!this.evalOne(cond[i], vars, posOf(cond, i) ?? opts.where)) return false;
+        if (!this.evalOne(cond[i], vars, posOf(cond, i) ?? opts.where, opts.host)) return false;
       }
       return true;
     }
-    return this.evalOne(cond, vars, opts.where);
+    return this.evalOne(cond, vars, opts.where, opts.host);
   }
 
   /**
-   * Static check without variables: parse every template string (and every condition under the
-   * keys in {@link CONDITION_KEYS} and `assert.that`, via {@link checkCondition}) under value.
-   * Throws InputError at the string's position.
+   * Evaluate one expression (no braces) to its value, e.g. a module argument that takes an
+   * expression. Undefined values fail.
+   */
+  evalExpression(expr: string, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
+    const parsed = this.parseCondition(expr, opts.where, 'expression');
+    try {
+      return toPlain(evaluate(parsed.expr, new Scope(vars), this.env(opts.host)));
+    } catch (e) {
+      throw this.error('expression', expr, e, parsed.at, opts.where, false);
+    }
+  }
+
+  /**
+   * Static check without variables: parse every template string (and every condition under
+   * the keys in {@link CONDITION_KEYS} and `assert.that`) under value. Throws InputError at the
+   * string's position.
    */
   check(value: unknown, opts: RenderOptions = {}): void {
     this.checkWalk(value, opts.where, undefined);
   }
 
-  /** Statically check a condition (string | string[] | boolean): syntax, filters, refused tags. */
+  /** Statically check a condition (string | string[] | boolean): syntax and refused tags. */
   checkCondition(cond: unknown, opts: RenderOptions = {}): void {
     if (Array.isArray(cond)) {
       cond.forEach((c, i) => this.checkOneCondition(c, posOf(cond, i) ?? opts.where));
@@ -669,50 +210,32 @@ export class Templar {
     this.checkOneCondition(cond, opts.where);
   }
 
-  /** Variable names referenced by a template string (top-level names), best effort — used by `validate` to warn. */
+  /** Top-level variable names a template reads (names it sets itself excluded), best effort. */
   variablesOf(template: string): string[] {
-    if (!Templar.isTemplated(template)) return [];
-    try {
-      const single = singleExpression(template);
-      const tpl = single !== undefined ? this.liquid.parse(`{{${single}}}`) : this.parseTemplate(template, undefined);
-      return [...new Set(this.liquid.globalVariablesSync(tpl))];
-    } catch {
-      return [];
-    }
+    return [...new Set(this.variablePathsOf(template).map((p) => String(p[0])))];
   }
 
   /**
-   * Variable paths referenced by a template string (`hostvars['c1'].mine` → `['hostvars', 'c1',
-   * 'mine']`; a dynamic segment ends the path), best effort: `[]` when it cannot be parsed.
+   * Variable paths a template reads (`hostvars['c1'].mine` → `['hostvars', 'c1', 'mine']`; a
+   * dynamic segment ends the path), best effort: `[]` when it cannot be parsed.
    */
   variablePathsOf(template: string): (string | number)[][] {
     if (!Templar.isTemplated(template)) return [];
     try {
-      const single = singleExpression(template);
-      const tpl = single !== undefined ? this.liquid.parse(`{{${single}}}`) : this.parseTemplate(template, undefined);
-      return this.liquid.globalVariableSegmentsSync(tpl).map((segs) => {
-        const out: (string | number)[] = [];
-        for (const s of segs) {
-          if (typeof s !== 'string' && typeof s !== 'number') break;
-          out.push(s);
-        }
-        return out;
-      });
+      return walkNodes(this.parseTemplate(template, undefined), { skipDefinedTests: false });
     } catch {
       return [];
     }
   }
 
-  /** Variable names referenced by a condition (top-level names; `x is defined` tests excluded), best effort. */
+  /** Variable names a condition reads (top-level; those only tested with `is defined` excluded), best effort. */
   variablesOfCondition(cond: unknown): string[] {
-    const list = Array.isArray(cond) ? cond : [cond];
     const out = new Set<string>();
-    for (const c of list) {
+    for (const c of Array.isArray(cond) ? cond : [cond]) {
       if (typeof c !== 'string') continue;
-      const { text } = rewriteTests(stripBraces(c), undefined);
       try {
-        const { expr, lists } = normalizeCondition(text);
-        for (const v of this.liquid.globalVariablesSync(`{% if ${expr} %}{% endif %}`)) if (!(v in lists)) out.add(v);
+        const parsed = this.parseCondition(c, undefined, 'condition');
+        for (const p of walkExpr(parsed.expr, { skipDefinedTests: true })) out.add(String(p[0]));
       } catch {
         // a syntax error is reported by checkCondition
       }
@@ -720,51 +243,133 @@ export class Templar {
     return [...out];
   }
 
+  /**
+   * The `lookup()`/`query()`/`q()` calls of `names` (e.g. the k8s lookup, whose answers must be
+   * read from the cluster before the synchronous render) in every template under `value`, with
+   * their arguments evaluated against `vars` — also when the plug-in's name is a variable.
+   * Calls whose arguments cannot be evaluated yet are left out (the render reports them).
+   */
+  lookupCalls(value: unknown, vars: Record<string, unknown>, names: ReadonlySet<string>): { name: string; terms: unknown[]; kwargs: Record<string, unknown> }[] {
+    const out: { name: string; terms: unknown[]; kwargs: Record<string, unknown> }[] = [];
+    const env = this.env(undefined);
+    const scope = new Scope(vars);
+    const visit = (v: unknown, depth: number): void => {
+      if (depth > 64) return;
+      if (typeof v === 'string') {
+        if (!Templar.isTemplated(v) || !/\b(lookup|query|q)\s*\(/.test(v)) return;
+        let nodes: TNode[];
+        try {
+          nodes = this.parseTemplate(v, undefined);
+        } catch {
+          return;
+        }
+        for (const { expr } of templateExprs(nodes)) {
+          eachExpr(expr, (e) => {
+            if (e.type !== 'call' || e.callee.type !== 'name' || !['lookup', 'query', 'q'].includes(e.callee.name) || e.args.length === 0) return;
+            try {
+              const [first, ...rest] = e.args.map((a) => toPlain(evaluate(a, scope, env)));
+              if (typeof first !== 'string' || !names.has(first)) return;
+              const kwargs: Record<string, unknown> = {};
+              for (const [k, x] of e.kwargs) kwargs[k] = toPlain(evaluate(x, scope, env));
+              out.push({ name: first, terms: rest, kwargs });
+            } catch {
+              // arguments that depend on loop variables or fail: the render says why
+            }
+          });
+        }
+      } else if (Array.isArray(v)) v.forEach((x) => visit(x, depth + 1));
+      else if (isMap(v)) Object.values(v).forEach((x) => visit(x, depth + 1));
+    };
+    visit(value, 0);
+    return out;
+  }
+
   // ---- internals -------------------------------------------------------------------------
 
-  private context(vars: Record<string, unknown>): Context {
-    // vars are looked up as globals: never copied, and `{% assign %}`/`{% increment %}` write to
-    // the context's own scopes, so the caller's object is never modified.
-    return new Context(Object.create(null) as object, this.liquid.options, { sync: true, globals: vars }, { liquid: this.liquid });
+  private env(host: TemplateHost | undefined): EvalEnv {
+    const deadline = Date.now() + this.renderLimit;
+    return {
+      registry: REGISTRY,
+      deadline,
+      plugins: (scope) => this.pluginContext(scope, host),
+    };
   }
 
-  private renderAt(template: string, vars: Record<string, unknown>, where: SourcePos | undefined): unknown {
-    if (!Templar.isTemplated(template)) return template;
-    const single = singleExpression(template);
-    if (single === undefined) return this.renderTemplateAt(template, vars, where);
-    const value = this.parseExpression(single, template, where, 'template');
+  private pluginContext(scope: Scope, host: TemplateHost | undefined): PluginContext {
+    const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+    const dirs = (): string[] => {
+      const out: string[] = [];
+      for (const k of ['role_path', 'playbook_dir']) {
+        const d = str(scope.has(k) ? scope.lookup(k) : undefined);
+        if (d) out.push(d);
+      }
+      if (out.length === 0) out.push(process.cwd());
+      return out;
+    };
+    return {
+      variable: (name) => (scope.has(name) ? scope.lookup(name) : new Undef(`'${name}' is undefined`, name)),
+      variableNames: () => scope.names(),
+      render: (template, extra) => {
+        const s = extra ? scope.child() : scope;
+        if (extra) for (const [k, v] of Object.entries(extra)) s.locals.set(k, v);
+        return toPlain(this.renderInScope(template, s, host, undefined));
+      },
+      searchPaths: host?.searchPaths ?? dirs(),
+      fileRoots: host?.fileRoots ?? [...dirs(), ...[str(scope.has('inventory_dir') ? scope.lookup('inventory_dir') : undefined)].filter((d): d is string => d !== undefined)],
+      env: process.env,
+      addSecret: host?.addSecret ?? (() => undefined),
+      ...(host?.k8s ? { k8s: host.k8s } : {}),
+    };
+  }
+
+  /** Render to the internal value (PyFloat kept). */
+  private renderRaw(template: string, vars: Record<string, unknown>, opts: RenderOptions): unknown {
+    return this.renderInScope(template, new Scope(vars), opts.host, opts.where);
+  }
+
+  private renderInScope(template: string, scope: Scope, host: TemplateHost | undefined, where: SourcePos | undefined): unknown {
+    const nodes = this.parseTemplate(template, where);
+    const parts: unknown[] = [];
     try {
-      return toValue(toValueSync(value.value(this.context(vars), false))) ?? null;
+      renderNodes(nodes, scope, this.env(host), parts);
     } catch (e) {
-      throw this.error('template', template, e, where);
+      if (e instanceof NodeError) throw this.error('template', template, e.cause, e.at, where, true);
+      throw this.error('template', template, e, undefined, where, true);
+    }
+    const result = concat(parts);
+    if (typeof result === 'string') {
+      const missing = trailingNewlines(template) - trailingNewlines(result);
+      if (missing > 0) return result + '\n'.repeat(missing);
+    }
+    return result;
+  }
+
+  /** Unbox floats of a rendered value; an undefined deep inside fails here. */
+  private plain(v: unknown, template: string, where: SourcePos | undefined): unknown {
+    try {
+      return toPlain(v);
+    } catch (e) {
+      throw this.error('template', template, e, undefined, where, true);
     }
   }
 
-  private renderTemplateAt(template: string, vars: Record<string, unknown>, where: SourcePos | undefined): string {
-    const tpl = this.parseTemplate(template, where);
-    try {
-      return String(this.liquid.renderSync(tpl, this.context(vars)));
-    } catch (e) {
-      throw this.error('template', template, e, where);
-    }
-  }
-
-  private renderValueAt(value: unknown, vars: Record<string, unknown>, where: SourcePos | undefined): unknown {
-    if (typeof value === 'string') return this.renderAt(value, vars, where);
+  private renderValueAt(value: unknown, vars: Record<string, unknown>, where: SourcePos | undefined, host: TemplateHost | undefined): unknown {
+    if (typeof value === 'string') return Templar.isTemplated(value) ? this.plain(this.renderRaw(value, vars, { where, ...(host ? { host } : {}) }), value, where) : value;
     if (Array.isArray(value)) {
-      const out = value.map((item, i) => this.renderValueAt(item, vars, posOf(value, i) ?? where));
+      const out: unknown[] = [];
+      value.forEach((item, i) => {
+        const r = this.renderValueAt(item, vars, posOf(value, i) ?? where, host);
+        if (r !== OMIT) out.push(r);
+      });
       copyPos(value, out);
       return out;
     }
-    if (isPlainMap(value)) {
+    if (isMap(value)) {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
-        Object.defineProperty(out, k, {
-          value: this.renderValueAt(v, vars, posOf(value, k) ?? where),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+        const r = this.renderValueAt(v, vars, posOf(value, k) ?? where, host);
+        if (r === OMIT) continue;
+        Object.defineProperty(out, k, { value: r, enumerable: true, writable: true, configurable: true });
       }
       copyPos(value, out);
       return out;
@@ -772,76 +377,60 @@ export class Templar {
     return value;
   }
 
-  private evalOne(cond: unknown, vars: Record<string, unknown>, where: SourcePos | undefined): boolean {
+  private evalOne(cond: unknown, vars: Record<string, unknown>, where: SourcePos | undefined, host: TemplateHost | undefined): boolean {
     if (typeof cond === 'boolean') return cond;
     if (typeof cond !== 'string') throw this.badCondition(cond, where);
-    let text: string;
-    try {
-      text = rewriteTests(stripBraces(cond), vars).text;
-    } catch (e) {
-      throw this.error('condition', cond, e, where);
+    let text = cond;
+    if (Templar.isTemplated(cond) && !singleExpression(cond.trim())) {
+      // an embedded template (`"{{ a }} == 1"`): rendered first, then evaluated, as older Ansible did
+      const r = this.renderRaw(cond, vars, { where, ...(host ? { host } : {}) });
+      if (typeof r === 'boolean') return r;
+      text = pyStr(r);
     }
-    let norm: NormalizedCondition;
-    try {
-      norm = normalizeCondition(text);
-    } catch (e) {
-      throw this.error('condition', cond, e, where);
-    }
-    const value = this.parseExpression(norm.expr, cond, where, 'condition');
+    const parsed = this.parseCondition(text, where, 'condition');
     let result: unknown;
     try {
-      const ctx = this.context(vars);
-      if (Object.keys(norm.lists).length > 0) ctx.push(norm.lists);
-      result = toValue(toValueSync(value.value(ctx, false)));
+      result = toPlain(evaluate(parsed.expr, new Scope(vars), this.env(host)));
     } catch (e) {
-      throw this.error('condition', cond, e, where);
+      throw this.error('condition', cond, e, parsed.at, where, false);
     }
     if (typeof result === 'boolean') return result;
     // As ansible-core 2.19: a condition must decide with a boolean, not with the truthiness of a
-    // list, string, number or null (an empty list would otherwise run the task).
-    const type = result === null || result === undefined ? 'null' : Array.isArray(result) ? 'list' : typeof result === 'object' ? 'map' : typeof result;
+    // list, string, number or None (an empty list would otherwise run the task).
+    const type = typeName(result);
+    const shown = JSON.stringify(result) ?? String(result);
     throw new InputError(
-      `condition ${shorten(cond)} has a ${type} result (${clip(JSON.stringify(result) ?? String(result), 40)}), not a boolean: conditions must have a boolean result`,
+      `condition ${shorten(cond)} has a ${type} result (${shown.length > 40 ? `${shown.slice(0, 39)}…` : shown}), not a boolean: conditions must have a boolean result`,
       where,
-      type === 'list' || type === 'map' ? 'test it explicitly, e.g. `x | size > 0`' : type === 'string' ? 'compare it (`x == "yes"`) or cast it with `x | bool`' : 'compare it explicitly, e.g. `x != 0` or `x != nil`',
+      type === 'list' || type === 'dict' ? 'test it explicitly, e.g. `x | length > 0`' : type === 'str' ? 'compare it (`x == "yes"`) or cast it with `x | bool`' : 'compare it explicitly, e.g. `x != 0` or `x is not none`',
     );
   }
 
   private checkOneCondition(cond: unknown, where: SourcePos | undefined): void {
     if (typeof cond === 'boolean') return;
     if (typeof cond !== 'string') throw this.badCondition(cond, where);
-    const { text } = rewriteTests(stripBraces(cond), undefined);
-    let norm: NormalizedCondition;
-    try {
-      norm = normalizeCondition(text);
-    } catch (e) {
-      throw this.error('condition', cond, e, where);
+    if (Templar.isTemplated(cond) && !singleExpression(cond.trim())) {
+      this.parseTemplate(cond, where);
+      return;
     }
-    this.parseExpression(norm.expr, cond, where, 'condition');
+    this.parseCondition(cond, where, 'condition');
   }
 
   private badCondition(cond: unknown, where: SourcePos | undefined): InputError {
     const what = cond === null ? 'null' : Array.isArray(cond) ? 'a nested list' : typeof cond;
-    return new InputError(
-      `invalid condition: expected a string, a list of strings or a boolean, got ${what}`,
-      where,
-      'write a Liquid condition such as: env == "prod" and not skip',
-    );
+    return new InputError(`invalid condition: expected a string, a list of strings or a boolean, got ${what}`, where, 'write a condition such as: env == "prod" and not skip');
   }
 
   private checkWalk(value: unknown, where: SourcePos | undefined, parentKey: string | undefined): void {
     if (typeof value === 'string') {
-      if (!Templar.isTemplated(value)) return;
-      const single = singleExpression(value);
-      if (single !== undefined) this.parseExpression(single, value, where, 'template');
-      else this.parseTemplate(value, where);
+      if (Templar.isTemplated(value)) this.parseTemplate(value, where);
       return;
     }
     if (Array.isArray(value)) {
       value.forEach((item, i) => this.checkWalk(item, posOf(value, i) ?? where, undefined));
       return;
     }
-    if (isPlainMap(value)) {
+    if (isMap(value)) {
       for (const [k, v] of Object.entries(value)) {
         const at = posOf(value, k) ?? where;
         if (CONDITION_KEYS.has(k) || (k === 'that' && parentKey === 'assert')) {
@@ -854,74 +443,53 @@ export class Templar {
     }
   }
 
-  private parseTemplate(template: string, where: SourcePos | undefined): Template[] {
+  private parseTemplate(template: string, where: SourcePos | undefined): TNode[] {
     const hit = this.templates.get(template);
     if (hit) return hit;
-    let tpl: Template[];
+    if (template.length > this.parseLimit) throw new InputError(`template error in ${shorten(template)}: the template is longer than ${this.parseLimit} characters`, where, 'kplay limits template size');
+    let nodes: TNode[];
     try {
-      tpl = this.liquid.parse(template);
+      nodes = parseTemplate(template);
+      for (const { expr, at } of templateExprs(nodes)) checkPlugins(expr, at, REGISTRY);
     } catch (e) {
-      throw this.error('template', template, e, where);
+      throw this.error('template', template, e, undefined, where, false);
     }
-    this.templates.set(template, tpl);
-    return tpl;
+    this.templates.set(template, nodes);
+    return nodes;
   }
 
-  /** Parse a bare expression (with filters), requiring the whole text to be consumed. */
-  private parseExpression(expr: string, original: string, where: SourcePos | undefined, kind: 'template' | 'condition'): Value {
-    const hit = this.values.get(expr);
+  /** A condition's expression (a `{{ … }}` around it is accepted and stripped). */
+  private parseCondition(cond: string, where: SourcePos | undefined, kind: 'condition' | 'expression'): { expr: Expr; at: number } {
+    const hit = this.conditions.get(cond);
     if (hit) return hit;
-    let value: Value;
+    const single = singleExpression(cond.trim());
+    const lead = cond.length - cond.trimStart().length;
+    const src = single ? single.src : cond;
+    const at = single ? lead + single.at : 0;
+    let parsed: { expr: Expr; at: number };
     try {
-      const opts = this.liquid.options;
-      const tokenizer = new Tokenizer(expr, opts.operators, undefined, undefined, opts.groupedExpressions);
-      const token = tokenizer.readFilteredValue();
-      tokenizer.skipBlank();
-      if (!tokenizer.end()) throw new Error(`unexpected text ${shorten(expr.slice(tokenizer.p), 30)}`);
-      const shape = checkExpressionShape(token.initial);
-      if (shape) throw new Error(shape);
-      value = new Value(token, this.liquid);
+      parsed = { expr: ExprParser.parse(src), at };
+      checkPlugins(parsed.expr, 0, REGISTRY);
     } catch (e) {
-      throw this.error(kind, original, e, where);
+      throw this.error(kind, cond, e, at, where, false);
     }
-    this.values.set(expr, value);
-    return value;
+    this.conditions.set(cond, parsed);
+    return parsed;
   }
 
-  /** Turn anything thrown by liquidjs or a filter into an InputError naming the template. */
-  private error(kind: 'template' | 'condition', template: string, e: unknown, where: SourcePos | undefined): InputError {
-    // An InputError raised while reading a variable (a lazily rendered var that failed) keeps its
-    // own message and position: liquidjs wraps it as an UndefinedVariableError/RenderError.
-    for (let cur: unknown = e, n = 0; cur && n < 10; n++) {
-      if (cur instanceof InputError) return cur;
-      cur = (cur as { originalError?: unknown }).originalError;
-    }
-    const raw = e instanceof Error ? e.message : String(e);
-    let msg = raw.split('\n')[0] ?? '';
-    let line: number | undefined;
-    const posm = /, (?:file:[^,]*, )?line:(\d+), col:(\d+)$/.exec(msg);
-    if (posm) {
-      msg = msg.slice(0, posm.index);
-      line = Number(posm[1]);
-    }
-    let hint: string | undefined;
-    const undef = /^undefined variable: (.+)$/.exec(msg);
-    if (undef) {
-      const token = (e as { token?: { input?: unknown; end?: unknown } }).token;
-      const after = typeof token?.input === 'string' && typeof token.end === 'number' ? token.input.slice(token.end) : '';
-      if (/^\s*\|\s*mandatory\b/.test(after)) {
-        msg = `mandatory variable "${undef[1]}" is not set`;
-        hint = 'define it in vars, inventory or -e';
-      } else {
-        hint = HINT_UNDEFINED;
-      }
-    } else if (/^undefined filter: /.test(msg)) {
-      hint = HINT_FILTER;
-    } else if (/limit exceeded$/.test(msg)) {
-      hint = HINT_LIMIT;
-    }
-    const lineInfo = line !== undefined && template.includes('\n') ? ` (line ${line} of the template)` : '';
-    return new InputError(`${kind} error in ${shorten(template)}: ${msg}${lineInfo}`, where, hint);
+  /**
+   * Turn anything thrown while parsing or evaluating into an InputError naming the template, with
+   * a caret: at `at` when `absolute`, else at `at` (the expression's start) plus the error's own offset.
+   */
+  private error(kind: 'template' | 'condition' | 'expression', template: string, e: unknown, at: number | undefined, where: SourcePos | undefined, absolute: boolean): InputError {
+    // an InputError raised while reading a variable (a lazily rendered var that failed) keeps its own message and position
+    if (e instanceof InputError) return e;
+    const msg = e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e);
+    const own = e instanceof ExprError ? e.offset : undefined;
+    const offset = absolute ? (at ?? own) : own !== undefined || at !== undefined ? (at ?? 0) + (own ?? 0) : undefined;
+    const hint = e instanceof ExprError && e.hint ? e.hint : e instanceof UndefinedError ? (/ is undefined$/.test(msg) ? HINT_UNDEFINED : HINT_MISSING_KEY) : undefined;
+    const pointer = offset !== undefined ? caret(template, offset) : '';
+    return new InputError(`${kind} error in ${shorten(template)}: ${msg}${pointer}`, where, hint);
   }
 }
 

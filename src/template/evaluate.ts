@@ -39,6 +39,8 @@ import { eachExpr } from './walk.js';
 /** The filters, tests and lookups an evaluation can call. */
 export interface Registry {
   readonly filters: ReadonlyMap<string, FilterDef>;
+  /** Liquid's versions of filters, for a filter written with Liquid's argument syntax (`x | default: 3`). */
+  readonly liquidFilters: ReadonlyMap<string, FilterDef>;
   readonly tests: ReadonlyMap<string, TestDef>;
   readonly lookups: ReadonlyMap<string, LookupDef>;
 }
@@ -127,9 +129,15 @@ function sized<T extends string | unknown[]>(v: T, at: number): T {
   return v;
 }
 
+/** `d.items[0]`: Jinja reads `items` as the dict's method, as Python does; say how to reach the key. */
+function methodNotData(m: BoundMethod): ExprError {
+  return new ExprError(`'builtin_function_or_method' object is not subscriptable: .${m.name} is the ${typeName(m.self)}'s ${m.name}() method`, undefined, `a key named "${m.name}" is read with ['${m.name}'], e.g. result['${m.name}'][0]`);
+}
+
 /** Attribute access as Jinja's `getattr`: methods first, then keys (own properties only). */
 export function getAttr(obj: unknown, name: string): unknown {
   if (obj instanceof Undef) return obj;
+  if (obj instanceof BoundMethod) throw methodNotData(obj);
   if (hasMethod(obj, name)) return new BoundMethod(obj, name);
   if (isMap(obj)) {
     if (Object.prototype.hasOwnProperty.call(obj, name)) return obj[name];
@@ -141,6 +149,7 @@ export function getAttr(obj: unknown, name: string): unknown {
 /** Subscript access as Jinja's `getitem`: keys and indexes first, then attributes. */
 export function getItem(obj: unknown, key: unknown): unknown {
   if (obj instanceof Undef) return obj;
+  if (obj instanceof BoundMethod) throw methodNotData(obj);
   key = defined(key);
   if (isMap(obj)) {
     // keys are strings (YAML and JSON maps): `d[1]` finds no key '1', as in Python
@@ -328,7 +337,7 @@ function firstUndef(value: unknown, args: unknown[], kwargs: Kwargs): Undef | un
  */
 export function checkPlugins(expr: Expr, base: number, registry: Registry): void {
   eachExpr(expr, (e) => {
-    if (e.type === 'filter' && !registry.filters.has(e.name)) throw unknownPlugin('filter', e.name, registry.filters.keys(), base + e.at);
+    if (e.type === 'filter' && !registry.filters.has(e.name) && !(e.liquid && registry.liquidFilters.has(e.name))) throw unknownPlugin('filter', e.name, registry.filters.keys(), base + e.at);
     if (e.type === 'test' && !registry.tests.has(e.name)) throw unknownPlugin('test', e.name, registry.tests.keys(), base + e.at);
   });
 }
@@ -443,7 +452,8 @@ export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
     case 'name': {
       if (scope.has(node.name)) {
         const v = scope.lookup(node.name);
-        return v === undefined ? null : v;
+        // a JavaScript caller's `undefined` is an undefined variable, not None
+        if (v !== undefined) return v;
       }
       if (node.name === 'omit') return OMIT;
       if (node.name === 'vars') return scope.root;
@@ -554,7 +564,7 @@ function evalCall(node: Extract<Expr, { type: 'call' }>, scope: Scope, env: Eval
 }
 
 function evalFilter(node: Extract<Expr, { type: 'filter' }>, scope: Scope, env: EvalEnv): unknown {
-  const def = env.registry.filters.get(node.name);
+  const def = (node.liquid ? env.registry.liquidFilters.get(node.name) : undefined) ?? env.registry.filters.get(node.name);
   if (!def) throw unknownPlugin('filter', node.name, env.registry.filters.keys(), node.at);
   const value = evaluate(node.value, scope, env);
   const { args, kwargs } = evalArgs(node, scope, env);

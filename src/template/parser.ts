@@ -427,8 +427,9 @@ export class ExprParser {
         this.next();
         const at = this.peek().at;
         const name = this.dottedName();
-        const args: Args = this.isOp('(') ? this.callArgs() : this.isOp(':') ? this.liquidArgs() : { args: [], kwargs: [] };
-        node = { type: 'filter', value: node, name, ...args, at };
+        const liquid = this.isOp(':');
+        const args: Args = this.isOp('(') ? this.callArgs() : liquid ? this.liquidArgs() : { args: [], kwargs: [] };
+        node = { type: 'filter', value: node, name, ...args, ...(liquid ? { liquid } : {}), at };
       } else if (this.isName('is')) {
         this.next();
         let negated = false;

@@ -2,20 +2,9 @@
  * Python's two string-formatting languages, as templates use them: `'%s-%02d' % (a, b)` (and
  * the `format` filter) and `'{}-{:>3}'.format(a, b)`.
  */
+import { percentFormat as printf } from './filters/pyformat.js';
+import { toFixedEven } from './filters/pynum.js';
 import { ExprError, isFloat, isMap, isNumber, num, pyRepr, pyStr, typeName } from './values.js';
-
-/** `x.toFixed(p)` rounded as Python does: an exact tie goes to the even digit (`'%.1f' % 2.25` is `2.2`). */
-export function pyFixed(x: number, p: number): string {
-  const s = x.toFixed(p);
-  const exact = x.toFixed(Math.min(100, p + 30));
-  const tail = exact.slice(exact.length - 30);
-  if (!/^50*$/.test(tail)) return s;
-  // a tie: round half to even on the truncated value
-  const truncated = exact.slice(0, exact.length - 30).replace(/\.$/, '');
-  const last = Number(truncated[truncated.length - 1]);
-  if (last % 2 === 0) return p === 0 ? truncated.replace(/\.$/, '') : truncated;
-  return s;
-}
 
 /** Apply a format spec (`[[fill]align][sign][#][0][width][,][.precision][type]`) to a value. */
 export function formatSpec(value: unknown, spec: string): string {
@@ -50,10 +39,10 @@ export function formatSpec(value: unknown, spec: string): string {
         break;
       case 'f':
       case 'F':
-        body = pyFixed(a, prec ?? 6);
+        body = toFixedEven(a, prec ?? 6);
         break;
       case '%':
-        body = `${pyFixed(a * 100, prec ?? 6)}%`;
+        body = `${toFixedEven(a * 100, prec ?? 6)}%`;
         break;
       case 'e':
       case 'E': {
@@ -133,49 +122,17 @@ export function strFormat(template: string, args: unknown[], kwargs: Readonly<Re
 }
 
 /**
- * `'%s=%d' % (a, b)` / `'%(name)s' % d`: Python's printf-style formatting. A tuple gives the
- * arguments; anything else is one argument (a mapping may also go unused).
+ * `'%s=%d' % (a, b)` / `'%(name)s' % d`: Python's printf-style formatting (the `format` filter's
+ * implementation). A tuple gives the arguments; anything else is one argument, and a mapping or
+ * a list (it has `__getitem__`) may go unused without complaint, as in Python.
  */
 export function percentFormat(template: string, values: unknown, isTuple: boolean): string {
-  const list = isTuple && Array.isArray(values) ? values : [values];
-  let i = 0;
-  const out = template.replace(/%(?:\(([^)]*)\))?([#0\- +]*)(\*|\d+)?(?:\.(\*|\d+))?([diouxXeEfFgGcrsa%])/g, (_all, key: string | undefined, flags: string, widthS: string | undefined, precS: string | undefined, conv: string) => {
-    if (conv === '%') return '%';
-    let value: unknown;
-    if (key !== undefined) {
-      if (!isMap(values) || !Object.prototype.hasOwnProperty.call(values, key)) throw new ExprError(`KeyError: '${key}'`);
-      value = values[key];
-    } else {
-      if (i >= list.length) throw new ExprError('not enough arguments for format string');
-      value = list[i++];
-    }
-    let spec = '';
-    if (flags.includes('-')) spec += '<';
-    if (flags.includes('+')) spec += '+';
-    else if (flags.includes(' ')) spec += ' ';
-    if (flags.includes('0') && !flags.includes('-')) spec += '0';
-    if (widthS) spec += widthS;
-    if (precS !== undefined) spec += `.${precS}`;
-    switch (conv) {
-      case 's':
-        return formatSpec(pyStr(value), spec);
-      case 'r':
-      case 'a':
-        return formatSpec(pyRepr(value), spec);
-      case 'd':
-      case 'i':
-      case 'u': {
-        if (!isNumber(value) && typeof value !== 'boolean') throw new ExprError(`%${conv} format: a real number is required, not ${typeName(value)}`);
-        return formatSpec(Math.trunc(num(value)), `${spec.replace(/\.\d+$/, '')}d`);
-      }
-      case 'c':
-        return formatSpec(typeof value === 'string' ? value : String.fromCodePoint(num(value)), spec);
-      default:
-        if (!isNumber(value) && typeof value !== 'boolean') throw new ExprError(`must be real number, not ${typeName(value)}`);
-        return formatSpec(['x', 'X', 'o'].includes(conv) ? Math.trunc(num(value)) : num(value), spec + conv);
-    }
-  });
-  // Python leaves a mapping (or a list: it has __getitem__) unused without complaint
-  if (!isMap(values) && (isTuple || !Array.isArray(values)) && i < list.length) throw new ExprError('not all arguments converted during string formatting');
-  return out;
+  if (isTuple && Array.isArray(values)) return printf(template, values);
+  if (isMap(values)) return printf(template, values);
+  try {
+    return printf(template, [values]);
+  } catch (e) {
+    if (Array.isArray(values) && e instanceof ExprError && e.message.includes('not all arguments converted')) return printf(template, []);
+    throw e;
+  }
 }

@@ -239,7 +239,8 @@ export function pyCompare(a: unknown, b: unknown, op = '<'): number {
 export function pyIn(item: unknown, container: unknown): boolean {
   item = defined(item);
   container = defined(container);
-  if (Array.isArray(container)) return container.some((x) => pyEq(x, item));
+  // comparing with an undefined item fails, as in ansible-core (`s in [1, u]`)
+  if (Array.isArray(container)) return container.some((x) => pyEq(defined(x), item));
   if (typeof container === 'string') {
     if (typeof item !== 'string') throw new ExprError(`'in <string>' requires string as left operand, not ${typeName(item)}`);
     return container.includes(item);

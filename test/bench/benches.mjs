@@ -769,6 +769,43 @@ async function b8(env) {
   return rows;
 }
 
+// ======================================================================= B9
+/**
+ * B9: the expression language — 100,000 evaluations (a mix of `when`-style conditions and
+ * argument templates written as Ansible playbooks write them) by kplay's engine vs ansible-core's
+ * own templar, each in one process, the loop timed inside it (start-up excluded on both sides).
+ * Goal (issue 29): <= 0.1x.
+ */
+async function b9(env) {
+  const vars = {
+    replicas: 3, env: 'prod', name: 'web', flags: { canary: false }, items: [{ name: 'a', port: 80 }, { name: 'b', port: 443 }],
+    result: { changed: true, failed: false, rc: 0, stdout_lines: ['x', 'y'] }, labels: { app: 'web', tier: 'frontend' }, version: '1.28.3',
+  };
+  const conds = [
+    'replicas | default(2) > 1', 'env in ["prod", "staging"] and not flags.canary', 'missing is not defined or missing.y == 1',
+    'result is changed and result.rc == 0', 'result.stdout_lines | length > 0', "version is version('1.27', '>=')",
+    "items | selectattr('port', 'equalto', 443) | list | length == 1", "labels.app == name and 'tier' in labels",
+  ];
+  const templates = [
+    '{{ replicas | default(2) }}', "{{ name ~ '-' ~ env }}", "{{ items | map(attribute='name') | join(',') }}",
+    "{{ 'big' if replicas > 2 else 'small' }}", 'app={{ labels.app }} tier={{ labels.tier | upper }}', "{{ labels | dict2items | map(attribute='key') | list }}",
+  ];
+  const total = env.quick ? 2_000 : 100_000;
+  const rounds = Math.ceil(total / (conds.length + templates.length));
+  const input = JSON.stringify({ vars, conds, templates, rounds });
+  const samples = { k: [], p: [] };
+  for (let rep = 0; rep < env.reps; rep++) {
+    const k = check(await env.run(process.execPath, [path.join(env.repoRoot, 'test/bench/expr-bench.mjs')], { input }), 'kplay expressions');
+    samples.k.push(JSON.parse(k.stdout).seconds * 1000);
+    const p = check(await env.run(path.join(env.venv, 'bin/python'), [path.join(env.repoRoot, 'test/bench/expr_bench.py')], { input, timeoutMs: 1_800_000 }), 'ansible templar');
+    samples.p.push(JSON.parse(p.stdout).seconds * 1000);
+  }
+  const k = med(samples.k);
+  const p = med(samples.p);
+  const ratio = ratioOf(k, p);
+  return [{ bench: `B9 ${rounds * (conds.length + templates.length)} expressions`, kplay_ms: k, peer_ms: p, ratio, goal: '<= 0.1x', met: ratio !== null && ratio <= 0.1, kplay_requests: null, kplay_writes: null, peer_requests: null, peer_writes: null, notes: 'peer: ansible-core Templar.evaluate_conditional / template in one process; loop time only', samples }];
+}
+
 export const BENCHES = [
   { id: 'B1', title: 'k8s_apply of a 300-object set, cold and no-op, vs kubectl apply --server-side', run: b1, rows: (q) => [`B1 apply ${q ? 30 : 300} objects, cold`, `B1 apply ${q ? 30 : 300} objects, no-op`] },
   { id: 'B2', title: 'per-task overhead vs ansible-playbook + kubernetes.core.k8s', run: b2, rows: (q) => [q ? 'B2 5 tasks x 3 clusters' : 'B2 50 tasks x 10 clusters'] },
@@ -777,5 +814,6 @@ export const BENCHES = [
   { id: 'B5', title: 'wait_for latency vs kubectl rollout status', run: b5, rows: (q) => [`B5 wait_for ${q ? 3 : 20} rollouts (latency after last ready)`] },
   { id: 'B6', title: 'lb_switch vs community.general.haproxy', run: b6, rows: (q) => [`B6 lb_switch drain+ready ${q ? 10 : 50} HAProxy servers`] },
   { id: 'B7', title: 'start-up: kplay --help, validate of 200 tasks, run of 1 local task vs node -e 0', run: b7, rows: () => ['B7 kplay --help vs node -e 0', 'B7 kplay validate of 200 tasks vs kplay --help', 'B7 kplay run of 1 local task vs node -e 0'] },
+  { id: 'B9', title: 'the expression language: 100,000 conditions and templates vs ansible-core\'s templar', run: b9, rows: (q) => [`B9 ${q ? 2002 : 100002} expressions`] },
   { id: 'B8', title: 'a big vendor-style set (large CRDs, CRs, RBAC, workloads, unserved APIService), cold and no-op, vs kubectl', run: b8, rows: (q) => [`B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), cold`, `B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), no-op`] },
 ];

@@ -173,7 +173,7 @@ describe('kplay run: check mode', () => {
     expect(existsSync(marker)).toBe(false);
     const ev = jsonEvents(r.stdout);
     expect(results(ev, 'run a command')[0]?.status).toBe('skipped');
-    expect(results(ev, 'mode var')[0]?.msg).toBe('check_mode=true forced=forced');
+    expect(results(ev, 'mode var')[0]?.msg).toBe('check_mode=True forced=forced');
     const real = await run('check.yml', '-o', 'json', '-e', `marker=${marker}`);
     expect(real.code).toBe(0);
     expect(existsSync(marker)).toBe(true);

@@ -17,7 +17,7 @@ describe('kplay validate / run: static errors', () => {
   it.each([
     ['bad-unknown-module.yml', /bad-unknown-module\.yml:7:7: unknown module or keyword 'debgu'[^]*did you mean: debug/],
     ['bad-arg.yml', /bad-arg\.yml:7:9: pause: unknown key 'secnds'/],
-    ['bad-template.yml', /bad-template\.yml:6:9: template error in "{{ foo \| nosuchfilter }}": undefined filter: nosuchfilter/],
+    ['bad-template.yml', /bad-template\.yml:6:9: template error in "{{ foo \| nosuchfilter }}": no filter named 'nosuchfilter'/],
     ['bad-dup.yml', /bad-dup\.yml:3:3: YAML error: duplicate key "hosts" \(first defined at line 2, column 3\)/],
   ])('%s → exit 1 with file:line:col', async (file, re) => {
     for (const cmd of [['validate', fx(file)], ['run', fx(file), '-i', inv]]) {

@@ -132,7 +132,7 @@ describe('http_check against a real HTTP server', () => {
   it('evaluates Liquid `that` conditions over the parsed JSON', async () => {
     const ok = await run({
       url: `${srv.url}/json`,
-      that: ['json.status == "ok"', 'json.replicas >= min_replicas', 'json.items[0].name == "a"', 'status == 200'],
+      that: ['json.status == "ok"', 'json.replicas >= min_replicas', "json['items'][0].name == 'a'", 'status == 200'],
     }, makeCtx({ vars: { min_replicas: 2 } }));
     expect(ok.status).toBe('ok');
     expect(data(ok).json).toEqual({ status: 'ok', replicas: 3, items: [{ name: 'a' }] });

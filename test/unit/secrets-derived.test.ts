@@ -29,7 +29,7 @@ describe('derived secrets', () => {
       "    - set_fact: { derived: \"x{{ api_token | downcase | append: '-z' }}\" }",
       '    - debug: { msg: "fact {{ derived }} and {{ derived | upcase }}" }',
       '    - debug: { msg: "b64 {{ api_token | b64encode }}" }',
-      '    - debug: { msg: "size {{ api_token | size }} defined {{ api_token != empty }}" }',
+      '    - debug: { msg: "size {{ api_token | size }} defined {{ api_token is defined }}" }',
       '    - command: { argv: [sh, -c, "echo {{ api_token | upcase }} >&2; exit 3"] }',
       '      ignore_errors: true',
     ].join('\n'));
@@ -44,6 +44,6 @@ describe('derived secrets', () => {
       for (const form of FORMS) expect(out.includes(form), `${channel} shows ${form}`).toBe(false);
     }
     expect(text.stdout).toContain('upper ********');
-    expect(text.stdout).toContain('size 17 defined true'); // no secret in it: shown as is
+    expect(text.stdout).toContain('size 17 defined True'); // no secret in it: shown as is
   });
 });

@@ -1,0 +1,156 @@
+// The expression engine's own contract (grammar, errors, sandbox, template statements, Liquid
+// forms, static analysis). Agreement with ansible-core on values and types is proven separately
+// by the differential suite in test/parity/expressions/.
+import { describe, expect, it } from 'vitest';
+import { InputError } from '../../src/load/errors.js';
+import { ExprParser } from '../../src/template/parser.js';
+import { Templar, templar } from '../../src/template/index.js';
+
+const vars = { replicas: 3, x: { y: 1 }, items: [{ name: 'a' }, { name: 'b' }], name: 'web', env: 'prod', on: true, d: { a: 1, b: 2 } };
+const render = (t: string, v: Record<string, unknown> = vars): unknown => templar.renderSync(t, v);
+const cond = (c: unknown, v: Record<string, unknown> = vars): boolean => templar.evalConditionSync(c, v);
+const fails = (fn: () => unknown): InputError => {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(InputError);
+    return e as InputError;
+  }
+  throw new Error('expected an error');
+};
+
+describe('grammar', () => {
+  it('parses into an AST with Jinja precedence', () => {
+    const e = ExprParser.parse('a or b and not c == 1 + 2 * 3');
+    expect(e.type).toBe('binary');
+    if (e.type !== 'binary') return;
+    expect(e.op).toBe('or');
+    expect(e.right.type).toBe('binary');
+    expect(render('{{ 1 + 2 * 3 ** 2 }}')).toBe(19);
+    expect(render('{{ 2 ** 3 ** 2 }}')).toBe(64); // Jinja's ** is left-associative
+    // `~` binds tighter than `+` in Jinja: 1 + ('2' ~ '3') adds an int and a str
+    expect(fails(() => render('{{ 1 + 2 ~ 3 }}', {})).message).toContain("unsupported operand type(s) for +: 'int' and 'str'");
+  });
+
+  it('accepts Jinja call syntax and Liquid filter arguments alike', () => {
+    expect(render('{{ nope | default(2) }}')).toBe(2);
+    expect(render('{{ nope | default: 2 }}')).toBe(2);
+    expect(render("{{ items | map(attribute='name') | join(',') }}")).toBe('a,b');
+    expect(render("{{ 'a' if on else 'b' }}")).toBe('a');
+    expect(render("{{ name ~ '-' ~ env }}")).toBe('web-prod');
+  });
+
+  it('reports a syntax error with the column and a caret', () => {
+    const e = fails(() => render('{{ x.y +  }}'));
+    expect(e.message).toContain('expected a value');
+    expect(e.message).toMatch(/\n {4}\{\{ x\.y \+ {2}\}\}\n {4} {10}\^/);
+    const e2 = fails(() => templar.check({ when: 'a b' }));
+    expect(e2.hint).toMatch(/missing `and`/);
+  });
+
+  it('names the nearest filter for a typo, statically', () => {
+    const e = fails(() => templar.check('{{ replicas | defualt(1) }}'));
+    expect(e.message).toContain("no filter named 'defualt'");
+    expect(e.hint).toContain("'default'");
+    expect(fails(() => templar.checkCondition('x is definde')).message).toContain("no test named 'definde'");
+  });
+});
+
+describe('undefined values', () => {
+  it('short-circuit guards never read the right side', () => {
+    expect(cond('nope is defined and nope.y == 1')).toBe(false);
+    expect(cond('nope is not defined or nope.y == 1')).toBe(true);
+    expect(cond('x is defined and x.y == 1')).toBe(true);
+    expect(cond("hostvars[name].x is defined", { name: 'c1', hostvars: { c1: {} } })).toBe(false);
+  });
+
+  it('pass through access and default, and fail where used, naming the first missing part', () => {
+    expect(render('{{ nope.y.z | default(7) }}')).toBe(7);
+    const e = fails(() => cond('nope.y == 1'));
+    expect(e.message).toContain("'nope' is undefined");
+    expect(e.message).toMatch(/\n {4}nope\.y == 1\n {4}\^/);
+    expect(fails(() => render('{{ x.y.z }}')).message).toContain("object of type 'int' has no attribute 'z'");
+    expect(fails(() => render('{{ x.q }}')).hint).toMatch(/default/);
+  });
+});
+
+describe('values and types', () => {
+  it('keeps the native type of a single output and prints Python values in text', () => {
+    expect(render('{{ replicas }}')).toBe(3);
+    expect(render('{{ items | map(attribute="name") | list }}')).toEqual(['a', 'b']);
+    expect(render('{% if on %}{{ d }}{% endif %}')).toEqual({ a: 1, b: 2 });
+    expect(render('n={{ 4 / 2 }} {{ [1, "a"] }} {{ none }} {{ on }} {{ d }}')).toBe("n=2.0 [1, 'a']  True {'a': 1, 'b': 2}");
+    expect(templar.renderTyped('{{ 4 / 2 }}', {})).toEqual({ value: 2, type: 'float' });
+    expect(templar.renderTyped('{{ 7 // 2 }}', {})).toEqual({ value: 3, type: 'int' });
+  });
+
+  it('keeps trailing newlines of a string result, as ansible-core', () => {
+    expect(render('{{ name }}\n')).toBe('web\n');
+    expect(render('{{ replicas }}\n')).toBe(3);
+    expect(render('{{ replicas }}\n\n')).toBe('3\n\n');
+  });
+
+  it('leaves out module arguments rendered to omit', () => {
+    expect(templar.renderValueSync({ a: '{{ omit }}', b: ['{{ omit }}', 1], c: '{{ nope | default(omit) }}' }, vars)).toEqual({ b: [1] });
+  });
+
+  it('formats strings as Python', () => {
+    expect(render('{{ "%s-%02d" % ("a", 5) }}')).toBe('a-05');
+    expect(render('{{ "{}-{:>3}".format("a", 5) }}')).toBe('a-  5');
+    expect(render("{{ '%.1f' % 2.25 }}")).toBe('2.2');
+  });
+});
+
+describe('template statements', () => {
+  it('runs Jinja blocks with loop variables, set and whitespace control', () => {
+    expect(render('{% for k, v in d.items() %}{{ k }}={{ v }}{% if not loop.last %},{% endif %}{% endfor %}')).toBe('a=1,b=2');
+    expect(render('{% set z = replicas * 2 %}{{ z }}')).toBe(6);
+    expect(render('{% for i in [1, 2, 3] if i > 1 %}{{ loop.index }}:{{ i }} {% else %}none{% endfor %}')).toBe('1:2 2:3 ');
+    expect(render('{% set ns = namespace(n=0) %}{% for i in range(4) %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}')).toBe(6);
+    expect(render('a\n{% if on %}\nb\n{%- endif %}\nc')).toBe('a\nbc'); // trim_blocks drops the newline after each tag
+    expect(render('{# note #}{{ 1 }}')).toBe(1);
+    expect(render('{% raw %}{{ x }}{% endraw %}')).toBe('{{ x }}');
+    expect(render('{% macro m(a, b=2) %}{{ a }}+{{ b }}{% endmacro %}{{ m(1) }}')).toBe('1+2');
+  });
+
+  it('keeps Liquid statements working', () => {
+    expect(render('{% assign a = replicas | plus: 1 %}{{ a }}')).toBe(4);
+    expect(render('{% if replicas > 5 %}big{% elsif replicas > 1 %}mid{% else %}small{% endif %}')).toBe('mid');
+    expect(render('{% unless on %}off{% else %}on{% endunless %}')).toBe('on');
+    expect(render('{% case env %}{% when "dev", "test" %}low{% when "prod" %}high{% endcase %}')).toBe('high');
+    expect(render('{% for i in (1..3) %}{{ forloop.index }}{% endfor %}')).toBe('123');
+    expect(render('{% capture c %}x{{ name }}{% endcapture %}{{ c }}')).toBe('xweb');
+  });
+
+  it('refuses tags that read files', () => {
+    expect(fails(() => templar.check('{% include "x.j2" %}')).message).toContain('templates cannot read other files');
+  });
+});
+
+describe('sandbox', () => {
+  it('reads own properties only and changes nothing', () => {
+    expect(cond('x.constructor is defined')).toBe(false);
+    expect(cond('x.__proto__ is defined')).toBe(false);
+    expect(fails(() => render('{{ x.constructor }}')).message).toContain("has no attribute 'constructor'");
+    // changing methods work on the template's own lists (as in Ansible), never on the variables' data
+    const list = [1];
+    expect(render('{% set _ = l.append(2) %}{{ l }}', { l: list })).toEqual([1]);
+    expect(render('{% set acc = [] %}{% for x in l %}{% set _ = acc.append(x * 2) %}{% endfor %}{{ acc }}', { l: list })).toEqual([2]);
+    expect(list).toEqual([1]);
+  });
+
+  it('bounds ranges and sizes', () => {
+    expect(fails(() => render('{{ range(200000) | length }}')).message).toContain('Range too big');
+    expect(fails(() => render("{{ 'x' * 100000000 }}")).message).toContain('too large');
+    const slow = new Templar({ renderLimit: 1 });
+    expect(() => slow.renderSync('{% for i in range(100000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}', {})).toThrow(/render time limit/);
+  });
+});
+
+describe('static analysis', () => {
+  it('lists the variables a template reads, not those it binds', () => {
+    expect(templar.variablesOf('{{ a.b }} {{ c | default(d) }}{% set z = 1 %}{{ z }}{% for i in list %}{{ i }}{% endfor %}').sort()).toEqual(['a', 'c', 'd', 'list']);
+    expect(templar.variablePathsOf("{{ hostvars['c1'].mine }}")).toEqual([['hostvars', 'c1', 'mine']]);
+    expect(templar.variablesOfCondition(['env == "prod" and not skip', 'x is defined']).sort()).toEqual(['env', 'skip']);
+  });
+});
