@@ -15,13 +15,13 @@
 import { InputError, type SourcePos } from '../load/errors.js';
 import { copyPos, posOf } from '../load/yaml.js';
 import type { Expr } from './ast.js';
-import { checkPlugins, evaluate, OMIT, Scope, type EvalEnv } from './evaluate.js';
+import { checkPlugins, evaluate, Scope, type EvalEnv } from './evaluate.js';
 import { ExprParser } from './parser.js';
 import type { PluginContext } from './plugins.js';
 import { REGISTRY } from './registry.js';
 import { concat, NodeError, renderNodes } from './render.js';
 import { parseTemplate, singleExpression, trailingNewlines, type TNode } from './template.js';
-import { ExprError, isMap, pyStr, toPlain, typeName, Undef, UndefinedError } from './values.js';
+import { ExprError, isMap, OMIT, pyStr, toPlain, typeName, Undef, UndefinedError, UndefinedInputError } from './values.js';
 import { eachExpr, templateExprs, walkExpr, walkNodes } from './walk.js';
 
 /** Where templates run: what lookups may read. Defaults come from the variables (`playbook_dir`, `role_path`). */
@@ -146,7 +146,9 @@ export class Templar {
   renderTyped(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): { value: unknown; type: string } {
     if (!Templar.isTemplated(template)) return { value: template, type: 'str' };
     const raw = this.renderRaw(template, vars, opts);
-    return { value: toPlain(raw), type: typeName(raw) };
+    const type = typeName(raw);
+    // a tuple leaves the engine as a list, as ansible-core's finalized values do
+    return { value: toPlain(raw), type: type === 'tuple' ? 'list' : type };
   }
 
   /** Synchronous {@link render}. */
@@ -165,7 +167,10 @@ export class Templar {
 
   /** Synchronous {@link renderValue} (e.g. for lazily rendered variables behind getters). */
   renderValueSync(value: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
-    return this.renderValueAt(value, vars, opts.where, opts.host);
+    const out = this.renderValueAt(value, vars, opts.where, opts.host);
+    // omit leaves out an argument, an item or an entry; a whole value cannot be omitted
+    if (out === OMIT) return this.plain(OMIT, typeof value === 'string' ? value : '', opts.where);
+    return out;
   }
 
   /** Synchronous {@link evalCondition}. */
@@ -354,7 +359,11 @@ export class Templar {
   }
 
   private renderValueAt(value: unknown, vars: Record<string, unknown>, where: SourcePos | undefined, host: TemplateHost | undefined): unknown {
-    if (typeof value === 'string') return Templar.isTemplated(value) ? this.plain(this.renderRaw(value, vars, { where, ...(host ? { host } : {}) }), value, where) : value;
+    if (typeof value === 'string') {
+      if (!Templar.isTemplated(value)) return value;
+      const raw = this.renderRaw(value, vars, { where, ...(host ? { host } : {}) });
+      return raw === OMIT ? OMIT : this.plain(raw, value, where);
+    }
     if (Array.isArray(value)) {
       const out: unknown[] = [];
       value.forEach((item, i) => {
@@ -380,19 +389,22 @@ export class Templar {
   private evalOne(cond: unknown, vars: Record<string, unknown>, where: SourcePos | undefined, host: TemplateHost | undefined): boolean {
     if (typeof cond === 'boolean') return cond;
     if (typeof cond !== 'string') throw this.badCondition(cond, where);
-    let text = cond;
-    if (Templar.isTemplated(cond) && !singleExpression(cond.trim())) {
-      // an embedded template (`"{{ a }} == 1"`): rendered first, then evaluated, as older Ansible did
-      const r = this.renderRaw(cond, vars, { where, ...(host ? { host } : {}) });
-      if (typeof r === 'boolean') return r;
-      text = pyStr(r);
-    }
-    const parsed = this.parseCondition(text, where, 'condition');
+    // `when: "{{ x }}"`: x's value decides; a string value is evaluated again as an expression (as ansible-core)
+    const braced = Templar.isTemplated(cond) && singleExpression(cond.trim()) !== undefined;
+    const parsed = this.parseCondition(cond, where, 'condition');
     let result: unknown;
     try {
       result = toPlain(evaluate(parsed.expr, new Scope(vars), this.env(host)));
     } catch (e) {
       throw this.error('condition', cond, e, parsed.at, where, false);
+    }
+    if (braced && typeof result === 'string' && result.trim() !== '') {
+      const again = this.parseCondition(result, where, 'condition');
+      try {
+        result = toPlain(evaluate(again.expr, new Scope(vars), this.env(host)));
+      } catch (e) {
+        throw this.error('condition', result as string, e, again.at, where, false);
+      }
     }
     if (typeof result === 'boolean') return result;
     // As ansible-core 2.19: a condition must decide with a boolean, not with the truthiness of a
@@ -409,10 +421,6 @@ export class Templar {
   private checkOneCondition(cond: unknown, where: SourcePos | undefined): void {
     if (typeof cond === 'boolean') return;
     if (typeof cond !== 'string') throw this.badCondition(cond, where);
-    if (Templar.isTemplated(cond) && !singleExpression(cond.trim())) {
-      this.parseTemplate(cond, where);
-      return;
-    }
     this.parseCondition(cond, where, 'condition');
   }
 
@@ -467,6 +475,10 @@ export class Templar {
     const src = single ? single.src : cond;
     const at = single ? lead + single.at : 0;
     let parsed: { expr: Expr; at: number };
+    if (!single && /\{\{|\{%/.test(cond)) {
+      const k = cond.search(/\{\{|\{%/);
+      throw this.error(kind, cond, new ExprError('template delimiters are not supported in expressions', undefined, `write the expression without {{ }}, e.g. ${JSON.stringify(cond.replace(/\{\{\s*|\s*\}\}/g, ''))}`), k, where, true);
+    }
     try {
       parsed = { expr: ExprParser.parse(src), at };
       checkPlugins(parsed.expr, 0, REGISTRY);
@@ -484,12 +496,14 @@ export class Templar {
   private error(kind: 'template' | 'condition' | 'expression', template: string, e: unknown, at: number | undefined, where: SourcePos | undefined, absolute: boolean): InputError {
     // an InputError raised while reading a variable (a lazily rendered var that failed) keeps its own message and position
     if (e instanceof InputError) return e;
+    const undefinedUse = e instanceof UndefinedError;
     const msg = e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e);
     const own = e instanceof ExprError ? e.offset : undefined;
     const offset = absolute ? (at ?? own) : own !== undefined || at !== undefined ? (at ?? 0) + (own ?? 0) : undefined;
     const hint = e instanceof ExprError && e.hint ? e.hint : e instanceof UndefinedError ? (/ is undefined$/.test(msg) ? HINT_UNDEFINED : HINT_MISSING_KEY) : undefined;
     const pointer = offset !== undefined ? caret(template, offset) : '';
-    return new InputError(`${kind} error in ${shorten(template)}: ${msg}${pointer}`, where, hint);
+    const Err = undefinedUse ? UndefinedInputError : InputError;
+    return new Err(`${kind} error in ${shorten(template)}: ${msg}${pointer}`, where, hint);
   }
 }
 

@@ -22,7 +22,10 @@ import {
   fresh,
   mkTuple,
   num,
+  OMIT,
   pyCompare,
+  PyObject,
+  RANGES,
   TUPLES,
   pyEq,
   pyIn,
@@ -32,6 +35,7 @@ import {
   typeName,
   Undef,
   UndefinedError,
+  UndefinedInputError,
 } from './values.js';
 import { closest } from '../load/suggest.js';
 import { eachExpr } from './walk.js';
@@ -44,9 +48,6 @@ export interface Registry {
   readonly tests: ReadonlyMap<string, TestDef>;
   readonly lookups: ReadonlyMap<string, LookupDef>;
 }
-
-/** The value of `omit`: a module argument rendered to it is left out (as Ansible's omit placeholder). */
-export const OMIT = '__omit_place_holder__kplay';
 
 /** Largest `range()` (Jinja's sandbox limit) and largest string/list an operator may build. */
 const MAX_RANGE = 100_000;
@@ -137,6 +138,10 @@ function methodNotData(m: BoundMethod): ExprError {
 /** Attribute access as Jinja's `getattr`: methods first, then keys (own properties only). */
 export function getAttr(obj: unknown, name: string): unknown {
   if (obj instanceof Undef) return obj;
+  if (obj instanceof PyObject) {
+    const v = obj.attr(name);
+    return v === undefined ? new Undef(`object of type '${obj.pyType}' has no attribute '${name}'`, name) : v;
+  }
   if (obj instanceof BoundMethod) throw methodNotData(obj);
   if (hasMethod(obj, name)) return new BoundMethod(obj, name);
   if (isMap(obj)) {
@@ -191,6 +196,10 @@ function sliceOf(obj: unknown, start: unknown, stop: unknown, step: unknown): un
 }
 
 function arith(op: string, a: unknown, b: unknown, at: number): unknown {
+  if (a instanceof PyObject) {
+    const r = a.arith(op, b);
+    if (r !== undefined) return r;
+  }
   // Python: `'abc' % x` with an undefined x (a mapping-like object) formats nothing
   if (op === '%' && typeof a === 'string' && b instanceof Undef) return percentFormat(a, {}, false);
   a = defined(a);
@@ -393,8 +402,12 @@ function callGlobal(name: string, args: unknown[], kwargs: Record<string, unknow
     case 'query':
     case 'q':
       return runLookup(args, kwargs, true, scope, env, at);
-    case 'range':
-      return fresh(rangeOf(args, at));
+    case 'range': {
+      const r = rangeOf(args, at);
+      const [a, b, c] = args.length === 1 ? [0, num(args[0]), 1] : [num(args[0]), num(args[1]), args.length > 2 ? num(args[2]) : 1];
+      RANGES.set(r, [a, b, c]);
+      return r;
+    }
     case 'dict': {
       const out: Record<string, unknown> = {};
       for (const a of args) {
@@ -451,7 +464,14 @@ export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
       return node.value;
     case 'name': {
       if (scope.has(node.name)) {
-        const v = scope.lookup(node.name);
+        let v: unknown;
+        try {
+          v = scope.lookup(node.name);
+        } catch (e) {
+          // a variable whose own template used an undefined value is undefined (ansible-core defers the error)
+          if (e instanceof UndefinedInputError) return new Undef(e.message, node.name, node.at, false, e);
+          throw e;
+        }
         // a JavaScript caller's `undefined` is an undefined variable, not None
         if (v !== undefined) return v;
       }
@@ -551,6 +571,10 @@ function evalCall(node: Extract<Expr, { type: 'call' }>, scope: Scope, env: Eval
     }
     const callee = evaluate(node.callee, scope, env);
     if (callee instanceof TemplateFunction) return callee.invoke(args, kwargs);
+    if (typeof callee === 'function') {
+      noUndefinedArgs(args, kwargs);
+      return (callee as (a: unknown[], k: Record<string, unknown>) => unknown)(args, kwargs);
+    }
     if (callee instanceof BoundMethod) {
       noUndefinedArgs(args, kwargs);
       const r = callMethod(callee, args, kwargs);
@@ -571,6 +595,8 @@ function evalFilter(node: Extract<Expr, { type: 'filter' }>, scope: Scope, env: 
   if (!def.acceptsUndefined) {
     const u = firstUndef(value, args, kwargs);
     if (u) return u;
+  } else if (value instanceof Undef && value.silent) {
+    throw new ExprError("Type 'Undefined' is unsupported for variable storage", node.at, 'give the inline if an else: `a if c else b`');
   }
   try {
     const r = def.fn(value, args, kwargs, env.plugins(scope));

@@ -9,6 +9,7 @@
  * - A missing variable or key is an {@link Undef}: it can be passed on (attribute access, filters
  *   such as `default`, tests such as `defined`) and fails with its message when used.
  */
+import { InputError } from '../load/errors.js';
 
 /** A float whose value is integral (`2.0`). Non-integral floats are plain JS numbers. */
 export class PyFloat {
@@ -30,7 +31,33 @@ export class Undef {
     readonly offset?: number,
     /** Jinja's plain undefined (an inline `if` without `else` that is false): prints as nothing. */
     readonly silent = false,
+    /** The error to raise when it is used: a variable whose own template read an undefined value (it keeps that template's position). */
+    readonly cause?: Error,
   ) {}
+}
+
+/**
+ * A Python object that is not JSON-like (`datetime`, `timedelta`): its type name, `str()`,
+ * attributes and methods (methods are functions of `(args, kwargs)`), ordering, arithmetic, and
+ * the plain value it leaves the engine as.
+ */
+export abstract class PyObject {
+  /** Python's type name (`datetime`). */
+  abstract readonly pyType: string;
+  /** Python's `str()`. */
+  abstract str(): string;
+  /** An attribute or method by name; undefined when it has none. */
+  abstract attr(name: string): unknown;
+  /** The JSON-like value it leaves the engine as (e.g. ISO text). */
+  abstract plain(): unknown;
+  /** Ordering against `other`, or undefined when they do not compare. */
+  compare(_other: unknown): number | undefined {
+    return undefined;
+  }
+  /** `this op other`, or undefined when Python would raise. */
+  arith(_op: string, _other: unknown): unknown {
+    return undefined;
+  }
 }
 
 /** An error raised while evaluating an expression (becomes an InputError naming the template). */
@@ -50,6 +77,13 @@ export class ExprError extends Error {
 export class UndefinedError extends ExprError {}
 
 /**
+ * A template's error because it used an undefined value, as the engine reports it: reading a
+ * variable whose template fails this way gives an undefined value (ansible-core defers it), so
+ * `default` and `is defined` work on it; using it raises this error.
+ */
+export class UndefinedInputError extends InputError {}
+
+/**
  * Lists and dicts the template made itself (literals, filter and method results): the only ones
  * whose methods may change them in place (`{% set _ = acc.append(x) %}`). The variables' own
  * data is never changed: a method that changes a list or dict works on a copy of it.
@@ -66,6 +100,17 @@ export function fresh<T extends object>(v: T): T {
 export function isFresh(v: object): boolean {
   return FRESH.has(v);
 }
+
+/** The value of `omit` (Ansible's Omit): a module argument, list item or dict entry rendered to it is left out. */
+class Omit {
+  toString(): string {
+    return '';
+  }
+}
+export const OMIT: object = Object.freeze(new Omit());
+
+/** Lists made by `range()`: printed as `range(0, 3)`, refused as a whole value (as Python's range objects). */
+export const RANGES = new WeakMap<unknown[], [number, number, number]>();
 
 /** Lists made by a tuple literal `(a, b)`: Python tells them from lists (`[1] == (1,)` is false, `'%s' % (a,)` formats its items). */
 export const TUPLES = new WeakSet<unknown[]>();
@@ -113,13 +158,15 @@ export function mkFloat(n: number): number | PyFloat {
 
 /** Fail on an undefined value (any use other than passing it on). */
 export function defined<T>(v: T | Undef): T {
-  if (v instanceof Undef) throw new UndefinedError(v.message, v.offset);
+  if (v instanceof Undef) throw v.cause ?? new UndefinedError(v.message, v.offset);
   return v;
 }
 
 /** Python's type name of a value (`type_debug`). */
 export function typeName(v: unknown): string {
   if (v instanceof Undef) return 'AnsibleUndefined';
+  if (Array.isArray(v) && TUPLES.has(v)) return 'tuple';
+  if (Array.isArray(v) && RANGES.has(v)) return 'range';
   if (v === null || v === undefined) return 'NoneType';
   if (typeof v === 'boolean') return 'bool';
   if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
@@ -127,13 +174,15 @@ export function typeName(v: unknown): string {
   if (typeof v === 'string') return 'str';
   if (Array.isArray(v)) return 'list';
   if (isMap(v)) return 'dict';
-  if (typeof v === 'function') return 'function';
+  if (v instanceof PyObject) return v.pyType;
+  if (v === OMIT) return 'Omit';
+  if (typeof v === 'function') return 'builtin_function_or_method';
   return 'object';
 }
 
 /** Python's truthiness. An undefined value fails. */
 export function truthy(v: unknown): boolean {
-  if (v instanceof Undef) throw new UndefinedError(v.message, v.offset);
+  if (v instanceof Undef) throw v.cause ?? new UndefinedError(v.message, v.offset);
   if (v === null || v === undefined || v === false) return false;
   if (v === true) return true;
   if (typeof v === 'number') return v !== 0;
@@ -179,8 +228,12 @@ export function strRepr(s: string): string {
 export function pyRepr(v: unknown, depth = 0): string {
   if (depth > 100) return '...';
   if (typeof v === 'string') return strRepr(v);
-  if (Array.isArray(v)) return `[${v.map((x) => pyRepr(x, depth + 1)).join(', ')}]`;
-  if (isMap(v)) return `{${Object.entries(v).map(([k, x]) => `${strRepr(k)}: ${pyRepr(x, depth + 1)}`).join(', ')}}`;
+  if (Array.isArray(v) && !RANGES.has(v)) {
+    const items = v.filter((x) => x !== OMIT).map((x) => pyRepr(x, depth + 1));
+    // a tuple prints as a list: ansible-core turns it into one when a template's value is finalized
+    return `[${items.join(', ')}]`;
+  }
+  if (isMap(v)) return `{${Object.entries(v).filter(([, x]) => x !== OMIT).map(([k, x]) => `${strRepr(k)}: ${pyRepr(x, depth + 1)}`).join(', ')}}`;
   return pyStr(v);
 }
 
@@ -193,7 +246,13 @@ export function pyStr(v: unknown): string {
   if (typeof v === 'string') return v;
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
+  if (Array.isArray(v) && RANGES.has(v)) {
+    const [a, b, c] = RANGES.get(v) ?? [0, 0, 1];
+    return c === 1 ? `range(${a}, ${b})` : `range(${a}, ${b}, ${c})`;
+  }
   if (Array.isArray(v) || isMap(v)) return pyRepr(v);
+  if (v instanceof PyObject) return v.str();
+  if (v === OMIT) return '';
   throw new ExprError(`Type '${typeof v === 'object' && v !== null ? 'method' : typeof v}' is unsupported for variable storage`, undefined, 'call it: `x.items()`, not `x.items`');
 }
 
@@ -201,6 +260,7 @@ export function pyStr(v: unknown): string {
 export function pyEq(a: unknown, b: unknown): boolean {
   if (a instanceof Undef || b instanceof Undef) return a instanceof Undef && b instanceof Undef;
   if (a === b) return true;
+  if (a instanceof PyObject) return a.compare(b) === 0;
   const an = isNumber(a) || typeof a === 'boolean';
   const bn = isNumber(b) || typeof b === 'boolean';
   if (an && bn) return num(a) === num(b);
@@ -226,6 +286,10 @@ export function pyCompare(a: unknown, b: unknown, op = '<'): number {
     return x < y ? -1 : x > y ? 1 : 0;
   }
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof PyObject) {
+    const c = a.compare(b);
+    if (c !== undefined) return c;
+  }
   if (Array.isArray(a) && Array.isArray(b)) {
     for (let i = 0; i < Math.min(a.length, b.length); i++) {
       if (!pyEq(a[i], b[i])) return pyCompare(a[i], b[i], op);
@@ -264,10 +328,16 @@ export function iterate(v: unknown): unknown[] {
 /** Deep copy of a value with every {@link PyFloat} unboxed: what leaves the engine. */
 export function toPlain(v: unknown, depth = 0): unknown {
   if (v instanceof PyFloat) return v.value;
-  if (v instanceof Undef) throw new UndefinedError(v.message, v.offset);
+  if (v instanceof PyObject) return v.plain();
+  if (typeof v === 'function') throw new ExprError("Type 'builtin_function_or_method' is unsupported for variable storage", undefined, 'call it: `x.items()`, not `x.items`');
+  if (v === OMIT) throw new ExprError('A template was resolved to an Omit scalar.', undefined, 'omit leaves out a module argument or an item of a list or dict; it cannot be a whole value');
+  if (Array.isArray(v) && RANGES.has(v)) throw new ExprError("Type 'range' is unsupported for variable storage", undefined, 'make a list of it: `range(3) | list`');
+  if (v instanceof Undef) throw v.cause ?? new UndefinedError(v.message, v.offset);
   if (depth > 200 || v === null || typeof v !== 'object') return v;
   if (!Array.isArray(v) && !isMap(v)) throw new ExprError("Type 'method' is unsupported for variable storage", undefined, 'call it: `x.items()`, not `x.items`');
   if (Array.isArray(v)) {
+    // omitted items are left out, as ansible-core does when a value is finalized
+    if (v.includes(OMIT)) return v.filter((x) => x !== OMIT).map((x) => toPlain(x, depth + 1));
     let copy: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {
       const x: unknown = v[i];
@@ -279,6 +349,11 @@ export function toPlain(v: unknown, depth = 0): unknown {
   if (isMap(v)) {
     let copy: Record<string, unknown> | undefined;
     for (const [k, x] of Object.entries(v)) {
+      if (x === OMIT) {
+        copy ??= { ...v };
+        delete copy[k];
+        continue;
+      }
       const p = toPlain(x, depth + 1);
       if (p !== x) {
         copy ??= { ...v };

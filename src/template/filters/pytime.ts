@@ -6,7 +6,7 @@
  * whose attributes (`.year`, `.day`, …), subtraction (a {@link PyTimedelta} with `.days`,
  * `.seconds`, `.total_seconds()`) and `str()` (`2020-01-01 10:20:30`) the evaluator may expose.
  */
-import { ExprError } from '../values.js';
+import { ExprError, mkFloat, PyObject } from '../values.js';
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -122,7 +122,8 @@ export function strftime(format: string, t: Tm): string {
 }
 
 /** A naive `datetime.datetime`. */
-export class PyDatetime {
+export class PyDatetime extends PyObject {
+  readonly pyType = 'datetime';
   constructor(
     readonly year: number,
     readonly month: number,
@@ -131,7 +132,59 @@ export class PyDatetime {
     readonly minute = 0,
     readonly second = 0,
     readonly microsecond = 0,
-  ) {}
+  ) {
+    super();
+  }
+
+  str(): string {
+    return this.toString();
+  }
+
+  /** ISO 8601 (`datetime.isoformat()`), also the value a datetime leaves the engine as. */
+  isoformat(sep = 'T'): string {
+    return this.toString().replace(' ', sep);
+  }
+
+  plain(): unknown {
+    return this.isoformat();
+  }
+
+  attr(name: string): unknown {
+    switch (name) {
+      case 'year':
+      case 'month':
+      case 'day':
+      case 'hour':
+      case 'minute':
+      case 'second':
+      case 'microsecond':
+        return this[name];
+      case 'isoformat':
+        return (args: unknown[]) => this.isoformat(typeof args[0] === 'string' ? args[0] : 'T');
+      case 'strftime':
+        return (args: unknown[]) => {
+          if (typeof args[0] !== 'string') throw new ExprError('strftime() argument 1 must be str');
+          return strftime(args[0], tmOf(this.micros / 1e6, true));
+        };
+      case 'weekday':
+        return () => (new Date(Date.UTC(this.year, this.month - 1, this.day)).getUTCDay() + 6) % 7;
+      case 'isoweekday':
+        return () => ((new Date(Date.UTC(this.year, this.month - 1, this.day)).getUTCDay() + 6) % 7) + 1;
+      case 'timestamp':
+        return () => mkFloat(this.micros / 1e6);
+      default:
+        return undefined;
+    }
+  }
+
+  override compare(other: unknown): number | undefined {
+    return other instanceof PyDatetime ? Math.sign(this.micros - other.micros) : undefined;
+  }
+
+  override arith(op: string, other: unknown): unknown {
+    if (op === '-' && other instanceof PyDatetime) return this.minus(other);
+    return undefined;
+  }
 
   /** Microseconds since 1970-01-01 00:00 (naive). */
   get micros(): number {
@@ -139,7 +192,7 @@ export class PyDatetime {
   }
 
   /** Python's `str(datetime)`. */
-  toString(): string {
+  override toString(): string {
     const base = `${pad(this.year, 4)}-${pad(this.month)}-${pad(this.day)} ${pad(this.hour)}:${pad(this.minute)}:${pad(this.second)}`;
     return this.microsecond ? `${base}.${pad(this.microsecond, 6)}` : base;
   }
@@ -151,12 +204,33 @@ export class PyDatetime {
 }
 
 /** A `datetime.timedelta`: `days`, `seconds` (0..86399), `microseconds`. */
-export class PyTimedelta {
+export class PyTimedelta extends PyObject {
+  readonly pyType = 'timedelta';
   constructor(
     readonly days: number,
     readonly seconds: number,
     readonly microseconds: number,
-  ) {}
+  ) {
+    super();
+  }
+
+  str(): string {
+    return this.toString();
+  }
+
+  plain(): unknown {
+    return this.totalSeconds();
+  }
+
+  attr(name: string): unknown {
+    if (name === 'days' || name === 'seconds' || name === 'microseconds') return this[name];
+    if (name === 'total_seconds') return () => mkFloat(this.totalSeconds());
+    return undefined;
+  }
+
+  override compare(other: unknown): number | undefined {
+    return other instanceof PyTimedelta ? Math.sign(this.totalSeconds() - other.totalSeconds()) : undefined;
+  }
 
   static ofMicros(us: number): PyTimedelta {
     const days = Math.floor(us / 86400e6);
@@ -170,7 +244,7 @@ export class PyTimedelta {
   }
 
   /** Python's `str(timedelta)`: `1 day, 2:03:04`. */
-  toString(): string {
+  override toString(): string {
     const h = Math.floor(this.seconds / 3600);
     const m = Math.floor((this.seconds % 3600) / 60);
     const s = this.seconds % 60;

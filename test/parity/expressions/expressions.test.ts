@@ -49,6 +49,9 @@ function errorText(e: unknown): string {
   return `${name}: ${msg.split('\n')[0] ?? ''}`;
 }
 
+/** The fixture directory is the playbook's tree for kplay's file lookups (Ansible reads any path). */
+const host = { fileRoots: [fixtureDir], searchPaths: [fixtureDir] };
+
 /**
  * kplay's outcome for a case (vars copied: a case cannot change another's). The variables go
  * through the executor's lazy scope, as a task's do: a variable holding a template is rendered
@@ -58,10 +61,10 @@ async function evaluateWithKplay(c: ExprCase): Promise<Outcome> {
   const vars = lazyScope(structuredClone(c.vars));
   try {
     if (c.kind === 'cond') {
-      const value: unknown = await templar.evalCondition(c.text, vars);
+      const value: unknown = await templar.evalCondition(c.text, vars, { host });
       return { ok: true, value, type: pyTypeOf(value) };
     }
-    const r = templar.renderTyped(c.text, vars);
+    const r = templar.renderTyped(c.text, vars, { host });
     return { ok: true, value: r.value, type: r.type };
   } catch (e) {
     return { ok: false, error: errorText(e) };
