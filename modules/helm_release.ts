@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, serverChecksFields, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, Default, DriftResult, StringEnum, Type, type Args, type Static, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult } from 'kplay/sdk';
+import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, chartDigestDescription, recordedChartDigest, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, serverChecksFields, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, Default, DriftResult, StringEnum, Type, type Args, type Static, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -270,7 +270,7 @@ async function desiredChart(ref: ChartRef, local: boolean, t: Target, signal: Ab
 
 /** The CRDs of the chart (`crds/`, subcharts' too): read from a local directory, else `helm show crds`. */
 async function chartCrds(ref: ChartRef, pinned: ChartRef, localChart: LocalChart | undefined, t: Target, signal: AbortSignal): Promise<KubeObject[]> {
-  const texts = localChart ? await localCrdFiles(localChart.dir) : [{ file: 'crds', text: await (await t.helm()).showCrds(pinned, { signal }) }];
+  const texts = (localChart && localCrdFiles(localChart)) ?? [{ file: 'crds', text: await (await t.helm()).showCrds(pinned, { signal }) }];
   const out: KubeObject[] = [];
   for (const { file, text } of texts) out.push(...parseManifests(text, `chart ${ref.chart} ${file}`).filter((o) => o.kind === 'CustomResourceDefinition'));
   return out;
@@ -333,7 +333,20 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   const reasons: string[] = [];
   if (!release) reasons.push(`install ${chart.name} ${chart.version}`);
   else {
-    if (localChart && release.storedChart) reasons.push(...(await chartDifferences(localChart, release.storedChart)));
+    if (localChart && release.storedChart) {
+      // helm's own reading of the chart, only when kplay's cannot decide (a release without the
+      // digest kplay records, of a chart whose stored default values helm computes)
+      const helmChart = async (): Promise<StoredChart | undefined> => {
+        try {
+          return await (await t.helm()).chartAsStored(name, ns, pinned, values, { dependencyUpdate: args.dependency_update }, { signal });
+        } catch (e) {
+          if (signal.aborted) throw e;
+          ctx.log.debug(`helm could not read chart ${args.chart ?? ''}: ${e instanceof Error ? e.message : String(e)}`);
+          return undefined;
+        }
+      };
+      reasons.push(...(await chartDifferences(localChart, release.storedChart, { recordedDigest: recordedChartDigest(release.description), helmChart })));
+    }
     else if (release.chart !== chart.name || release.chartVersion !== chart.version) reasons.push(`chart ${release.chart} ${release.chartVersion} → ${chart.name} ${chart.version}`);
     if (current && !valuesEqual(current, values)) {
       const keys = changedValueKeys(current, values);
@@ -437,7 +450,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   // Only with the client already connected to read the release (helm's storage driver is
   // Secret or ConfigMap); with other drivers helm alone talks to the cluster, as before.
   const client = t.storage ? await t.client() : undefined;
-  const skipClientCheck = client !== undefined && localChart !== undefined && serverChecksFields({ helmMajor: helm.major, serverVersion: client.serverVersion, applyMethod, mayRenderLists: await mayRenderLists(localChart, values) });
+  const skipClientCheck = client !== undefined && localChart !== undefined && serverChecksFields({ helmMajor: helm.major, serverVersion: client.serverVersion, applyMethod, mayRenderLists: mayRenderLists(localChart, values) });
   let createNamespace = args.create_namespace;
   if (client && createNamespace && installs && helm.major >= 4) {
     try {
@@ -460,6 +473,9 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
       createNamespace,
       skipClientCheck,
       clientSideApply: applyMethod !== 'install' && applyMethod !== 'ssa',
+      // the digest of the local chart's files, stored with this revision: the next run knows it
+      // is the same chart (sub-charts included) without helm
+      ...(localChart ? { description: chartDigestDescription(installs, localChart.digest) } : {}),
     }, { signal });
   } catch (e) {
     rethrowUnreachable(e, ctx.cluster.name);
