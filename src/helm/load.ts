@@ -5,7 +5,7 @@
  * chart's templates, its other files (`.Files`, `crds/`), and the sub-charts vendored in
  * `charts/` (directories and `.tgz` archives; names starting with `_` or `.` are not charts).
  *
- * The digest covers every loaded file, sub-charts included: two loads with the same digest are
+ * The digest covers every file helm keeps, sub-charts included: two loads with the same digest are
  * the same chart for helm.
  */
 import { createHash } from 'node:crypto';
@@ -31,7 +31,7 @@ export interface LoadedSubchart {
 
 /** A chart directory as helm loads it. */
 export interface LoadedChartDir {
-  /** Every loaded file, sorted by path. */
+  /** Every file helm loads and keeps, in its walk order (lexical by directory). */
   all: LoadedFile[];
   /** `Chart.yaml` text (undefined when missing). */
   chartYaml?: string;
@@ -107,8 +107,10 @@ export async function loadChartDir(dir: string): Promise<LoadedChartDir> {
     if (e instanceof HelmIgnoreError) throw new Error(`${path.join(dir, '.helmignore')}: ${e.message.replace(/^\.helmignore /, '')}`);
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
-  const all: LoadedFile[] = [];
-  await walk(dir, '', rules, all);
+  const walked: LoadedFile[] = [];
+  await walk(dir, '', rules, walked);
+  // helm reads, then drops, what is in charts/ under a name starting with `_` or `.` (not a chart)
+  const all = walked.filter((f) => !/^charts\/[_.]/.test(f.name));
   const out: LoadedChartDir = { all, templates: new Map(), files: new Map(), requirements: new Map(), subcharts: [], digest: filesDigest(all) };
   const subs = new Map<string, LoadedSubchart>();
   for (const f of all) {
@@ -126,7 +128,6 @@ export async function loadChartDir(dir: string): Promise<LoadedChartDir> {
       const inner = f.name.slice('charts/'.length);
       const slash = inner.indexOf('/');
       const sub = slash < 0 ? inner : inner.slice(0, slash);
-      if (/^[_.]/.test(sub)) continue;
       const packed = path.extname(sub) === '.tgz';
       let s = subs.get(sub);
       if (!s) subs.set(sub, (s = { name: sub, packed, files: [] }));
