@@ -256,10 +256,10 @@ async function readRelease(t: Target, signal: AbortSignal): Promise<ReleaseInfo 
 }
 
 /** Chart name/version/appVersion: read from a local chart directory, else `helm show chart`; the local chart itself when it is a directory. */
-async function desiredChart(ref: ChartRef, local: boolean, t: Target, signal: AbortSignal): Promise<{ chart: ChartMeta; localChart?: LocalChart }> {
+async function desiredChart(ref: ChartRef, local: boolean, dependencyUpdate: boolean, t: Target, signal: AbortSignal): Promise<{ chart: ChartMeta; localChart?: LocalChart }> {
   if (local && (await isChartDir(ref.chart))) {
     try {
-      const localChart = await readLocalChart(ref.chart);
+      const localChart = await readLocalChart(ref.chart, { dependencyUpdate });
       return { chart: localChart, localChart };
     } catch (e) {
       return fail(`chart ${ref.chart}: ${e instanceof Error ? e.message : String(e)}`);
@@ -321,7 +321,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   }
 
   // ---- desired state: chart and values, compared with what the release stores
-  const { chart, localChart } = await desiredChart(ref, local, t, signal);
+  const { chart, localChart } = await desiredChart(ref, local, args.dependency_update, t, signal);
   if (local && args.version && args.version !== chart.version) {
     return { status: 'failed', msg: `chart ${args.chart} is version ${chart.version}, not ${args.version} (a local chart's version is checked, not selected)` };
   }
@@ -338,7 +338,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
       // digest kplay records, of a chart whose stored default values helm computes)
       const helmChart = async (): Promise<StoredChart | undefined> => {
         try {
-          return await (await t.helm()).chartAsStored(name, ns, pinned, values, { dependencyUpdate: args.dependency_update }, { signal });
+          return await (await t.helm()).chartAsStored(name, ns, pinned, values, { signal });
         } catch (e) {
           if (signal.aborted) throw e;
           ctx.log.debug(`helm could not read chart ${args.chart ?? ''}: ${e instanceof Error ? e.message : String(e)}`);

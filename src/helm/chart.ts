@@ -15,7 +15,7 @@ import YAML, { isScalar } from 'yaml';
 import { canonicalValuesJson, changedValueKeys, isMap, type Values } from './values.js';
 import type { ChartMeta } from './release.js';
 import type { StoredChart } from './storage.js';
-import { loadChartDir, type LoadedFile, type LoadedSubchart } from './load.js';
+import { filesDigest, loadChartDir, type LoadedFile, type LoadedSubchart } from './load.js';
 import { chartStringOf, parseHelmYaml } from './yaml.js';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -44,7 +44,7 @@ export interface LocalChart extends ChartMeta {
   dependencyKeys: string[];
   /** Sub-charts vendored in `charts/`. */
   subcharts: LoadedSubchart[];
-  /** sha256 (hex) of every file helm loads (see `filesDigest`). */
+  /** sha256 (hex) of every file helm loads (see `filesDigest`); without Chart.lock and `charts/*.tgz` when read for `dependency_update`. */
   digest: string;
 }
 
@@ -90,12 +90,16 @@ function parseChartMeta(text: string, file: string): ChartMeta & { dependencyKey
   return { name, version, appVersion: field('appVersion'), dependencyKeys, apiVersion: field('apiVersion') || 'v1' };
 }
 
+/** What `helm dependency update` writes into a chart directory. */
+const DEPENDENCY_UPDATE_OUTPUT = /^(?:Chart\.lock|requirements\.lock|charts\/[^/]+\.tgz)$/;
+
 /**
- * Read a chart directory as helm loads it.
+ * Read a chart directory as helm loads it. With `dependencyUpdate` (helm updates the
+ * dependencies before loading), the digest leaves out what that update rewrites.
  * @throws Error naming the file: no `Chart.yaml`, invalid YAML, values that are not a map, a
  *   `.helmignore` rule or a file helm refuses.
  */
-export async function readLocalChart(dir: string): Promise<LocalChart> {
+export async function readLocalChart(dir: string, opts: { dependencyUpdate?: boolean } = {}): Promise<LocalChart> {
   const loaded = await loadChartDir(dir);
   if (loaded.chartYaml === undefined) throw new Error(`${path.join(dir, 'Chart.yaml')}: Chart.yaml file is missing (or ignored by .helmignore)`);
   const meta = parseChartMeta(loaded.chartYaml, path.join(dir, 'Chart.yaml'));
@@ -133,7 +137,9 @@ export async function readLocalChart(dir: string): Promise<LocalChart> {
     ...(loaded.schema ? { schema: loaded.schema } : {}),
     dependencyKeys,
     subcharts: loaded.subcharts,
-    digest: loaded.digest,
+    // `helm dependency update` (dependency_update) rewrites Chart.lock and the archives in charts/
+    // from Chart.yaml: they are not part of the chart kplay compares then
+    digest: opts.dependencyUpdate ? filesDigest(loaded.all.filter((f) => !DEPENDENCY_UPDATE_OUTPUT.test(f.name))) : loaded.digest,
   };
 }
 

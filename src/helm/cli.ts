@@ -245,12 +245,13 @@ export class HelmCli {
 
   /**
    * The chart as helm would store it in a release made with `values`: `helm install
-   * --dry-run=client -o json` (no cluster is read or written). Its default values are the ones
+   * --dry-run=client -o json` (no cluster is read or written; the chart directory is read as it
+   * is, its dependencies are not updated). Its default values are the ones
    * helm computes while loading the chart (sub-chart defaults, `global`, `import-values`,
    * conditions and tags).
    */
-  async chartAsStored(name: string, namespace: string, ref: ChartRef, values: Values, o: { dependencyUpdate: boolean }, call: CallOptions = {}): Promise<StoredChart> {
-    const args = ['install', name, ...chartArgs(ref), '-n', namespace, '--dry-run=client', '-o', 'json', ...(o.dependencyUpdate ? ['--dependency-update'] : [])];
+  async chartAsStored(name: string, namespace: string, ref: ChartRef, values: Values, call: CallOptions = {}): Promise<StoredChart> {
+    const args = ['install', name, ...chartArgs(ref), '-n', namespace, '--dry-run=client', '-o', 'json'];
     const r = await this.runWithValues(`helm install --dry-run=client ${name}`, args, values, call);
     const v = parseHelmJson(r.stdout, 'helm install --dry-run=client');
     return parseStoredChart(isMap(v) ? v.chart : undefined);

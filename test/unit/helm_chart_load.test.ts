@@ -92,6 +92,23 @@ describe('a chart directory as helm loads it', () => {
     expect((await loadChartDir(dir)).digest).not.toBe(first);
   });
 
+  it('for dependency_update, the digest leaves out what `helm dependency update` rewrites (Chart.lock, charts/*.tgz)', async () => {
+    const dir = chart('depupdate', {
+      'Chart.yaml': 'apiVersion: v2\nname: depupdate\nversion: 0.1.0\ndependencies:\n  - name: redis\n    version: 1.0.0\n    repository: https://charts.example.test\n',
+      'Chart.lock': 'generated: "2026-01-01T00:00:00Z"\n',
+      'charts/redis-1.0.0.tgz': 'one download',
+      'charts/local/Chart.yaml': 'apiVersion: v2\nname: local\nversion: 0.1.0\n',
+    });
+    const first = await readLocalChart(dir, { dependencyUpdate: true });
+    writeFileSync(path.join(dir, 'Chart.lock'), 'generated: "2026-02-02T00:00:00Z"\n');
+    writeFileSync(path.join(dir, 'charts/redis-1.0.0.tgz'), 'another download');
+    const second = await readLocalChart(dir, { dependencyUpdate: true });
+    expect(second.digest).toBe(first.digest);
+    expect((await readLocalChart(dir)).digest).not.toBe(second.digest);
+    writeFileSync(path.join(dir, 'charts/local/Chart.yaml'), 'apiVersion: v2\nname: local\nversion: 0.2.0\n');
+    expect((await readLocalChart(dir, { dependencyUpdate: true })).digest).not.toBe(first.digest);
+  });
+
   it('a .helmignore rule helm refuses, or a missing Chart.yaml, is a clear error naming the file', async () => {
     const dir = chart('refused', { 'Chart.yaml': 'apiVersion: v2\nname: refused\nversion: 0.1.0\n', '.helmignore': 'templates/**\n' });
     await expect(readLocalChart(dir)).rejects.toThrow(/refused\/\.helmignore: line 1: double-star/);
