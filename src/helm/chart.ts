@@ -72,6 +72,18 @@ function parseValuesYaml(text: string): { value: unknown; documents: number } {
 
 /** `Chart.yaml`: name, version, appVersion (as helm reads these string fields), dependency keys and whether there are dependencies. */
 function parseChartMeta(text: string, file: string): ChartMeta & { dependencyKeys: string[]; apiVersion: string } {
+  const hit = parsedMeta.get(text);
+  if (hit) return { ...hit, dependencyKeys: [...hit.dependencyKeys] };
+  const meta = parseChartMetaText(text, file);
+  if (parsedMeta.size >= 64) parsedMeta.clear();
+  parsedMeta.set(text, meta);
+  return { ...meta, dependencyKeys: [...meta.dependencyKeys] };
+}
+
+/** Parsed Chart.yaml texts, by text (parallel releases of one chart parse it once). */
+const parsedMeta = new Map<string, ChartMeta & { dependencyKeys: string[]; apiVersion: string }>();
+
+function parseChartMetaText(text: string, file: string): ChartMeta & { dependencyKeys: string[]; apiVersion: string } {
   const doc = YAML.parseDocument(text, { version: '1.1', merge: true, uniqueKeys: false });
   if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0]?.message ?? 'invalid YAML'}`);
   const field = (key: string): string => {
