@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, serverChecksFields, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, Default, DriftResult, StringEnum, Type, type Args, type Static, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult } from 'kplay/sdk';
+import { connect, kubeFor, diffEntry, maskObject, driftOf, removesOnlyAdditions, labelOf, objectRef, planApply, resolveNamespace, HelmCli, HelmError, chartDifferences, chartDigestDescription, recordedChartDigest, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, serverChecksFields, applyObjects, removeAdditions, parseDriftRules, parseManifests, isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership, readStoredRelease, storageKind, lastGoodRevision, PENDING_STATUSES, canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, valuesSecrets as secretValues, valuesEqual, valuesFromSet, cachedHelmVersion, defineModule, UnreachableError, Default, DriftResult, StringEnum, Type, type Args, type Static, type KubeClient, type KubeObject, type ObjectPlan, type ChartRef, type LocalChart, type DriftRule, type StorageKind, type StoredChart, type ChartMeta, type ReleaseInfo, type Values, type HelmVersion, type DiffEntry, type ModuleContext, type ModuleResult } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -256,10 +256,10 @@ async function readRelease(t: Target, signal: AbortSignal): Promise<ReleaseInfo 
 }
 
 /** Chart name/version/appVersion: read from a local chart directory, else `helm show chart`; the local chart itself when it is a directory. */
-async function desiredChart(ref: ChartRef, local: boolean, t: Target, signal: AbortSignal): Promise<{ chart: ChartMeta; localChart?: LocalChart }> {
+async function desiredChart(ref: ChartRef, local: boolean, dependencyUpdate: boolean, t: Target, signal: AbortSignal): Promise<{ chart: ChartMeta; localChart?: LocalChart }> {
   if (local && (await isChartDir(ref.chart))) {
     try {
-      const localChart = await readLocalChart(ref.chart);
+      const localChart = await readLocalChart(ref.chart, { dependencyUpdate });
       return { chart: localChart, localChart };
     } catch (e) {
       return fail(`chart ${ref.chart}: ${e instanceof Error ? e.message : String(e)}`);
@@ -270,7 +270,7 @@ async function desiredChart(ref: ChartRef, local: boolean, t: Target, signal: Ab
 
 /** The CRDs of the chart (`crds/`, subcharts' too): read from a local directory, else `helm show crds`. */
 async function chartCrds(ref: ChartRef, pinned: ChartRef, localChart: LocalChart | undefined, t: Target, signal: AbortSignal): Promise<KubeObject[]> {
-  const texts = localChart ? await localCrdFiles(localChart.dir) : [{ file: 'crds', text: await (await t.helm()).showCrds(pinned, { signal }) }];
+  const texts = (localChart && localCrdFiles(localChart)) ?? [{ file: 'crds', text: await (await t.helm()).showCrds(pinned, { signal }) }];
   const out: KubeObject[] = [];
   for (const { file, text } of texts) out.push(...parseManifests(text, `chart ${ref.chart} ${file}`).filter((o) => o.kind === 'CustomResourceDefinition'));
   return out;
@@ -321,7 +321,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   }
 
   // ---- desired state: chart and values, compared with what the release stores
-  const { chart, localChart } = await desiredChart(ref, local, t, signal);
+  const { chart, localChart } = await desiredChart(ref, local, args.dependency_update, t, signal);
   if (local && args.version && args.version !== chart.version) {
     return { status: 'failed', msg: `chart ${args.chart} is version ${chart.version}, not ${args.version} (a local chart's version is checked, not selected)` };
   }
@@ -333,7 +333,20 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   const reasons: string[] = [];
   if (!release) reasons.push(`install ${chart.name} ${chart.version}`);
   else {
-    if (localChart && release.storedChart) reasons.push(...(await chartDifferences(localChart, release.storedChart)));
+    if (localChart && release.storedChart) {
+      // helm's own reading of the chart, only when kplay's cannot decide (a release without the
+      // digest kplay records, of a chart whose stored default values helm computes)
+      const helmChart = async (): Promise<StoredChart | undefined> => {
+        try {
+          return await (await t.helm()).chartAsStored(name, ns, pinned, values, { signal });
+        } catch (e) {
+          if (signal.aborted) throw e;
+          ctx.log.debug(`helm could not read chart ${args.chart ?? ''}: ${e instanceof Error ? e.message : String(e)}`);
+          return undefined;
+        }
+      };
+      reasons.push(...(await chartDifferences(localChart, release.storedChart, { recordedDigest: recordedChartDigest(release.description), helmChart })));
+    }
     else if (release.chart !== chart.name || release.chartVersion !== chart.version) reasons.push(`chart ${release.chart} ${release.chartVersion} → ${chart.name} ${chart.version}`);
     if (current && !valuesEqual(current, values)) {
       const keys = changedValueKeys(current, values);
@@ -437,7 +450,7 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
   // Only with the client already connected to read the release (helm's storage driver is
   // Secret or ConfigMap); with other drivers helm alone talks to the cluster, as before.
   const client = t.storage ? await t.client() : undefined;
-  const skipClientCheck = client !== undefined && localChart !== undefined && serverChecksFields({ helmMajor: helm.major, serverVersion: client.serverVersion, applyMethod, mayRenderLists: await mayRenderLists(localChart, values) });
+  const skipClientCheck = client !== undefined && localChart !== undefined && serverChecksFields({ helmMajor: helm.major, serverVersion: client.serverVersion, applyMethod, mayRenderLists: mayRenderLists(localChart, values) });
   let createNamespace = args.create_namespace;
   if (client && createNamespace && installs && helm.major >= 4) {
     try {
@@ -460,6 +473,9 @@ async function runPresent(args: HelmReleaseArgs, ctx: ModuleContext, t: Target):
       createNamespace,
       skipClientCheck,
       clientSideApply: applyMethod !== 'install' && applyMethod !== 'ssa',
+      // the digest of the local chart's files, stored with this revision: the next run knows it
+      // is the same chart (sub-charts included) without helm
+      ...(localChart ? { description: chartDigestDescription(installs, localChart.digest) } : {}),
     }, { signal });
   } catch (e) {
     rethrowUnreachable(e, ctx.cluster.name);
@@ -524,7 +540,7 @@ export default defineModule({
   name: 'helm_release',
   summary: 'Install, upgrade or uninstall a Helm release (idempotent, live drift aware)',
   description: [
-    'Drives the helm binary (3.14+ or 4) against the task\'s cluster, and runs it only to change something. It reads the release from helm\'s own storage record through the Kubernetes API (the `sh.helm.release.v1.<name>.v<N>` Secret, or ConfigMap with `HELM_DRIVER=configmap`; other drivers are read with `helm status`), compares the chart (name, version, and for a local chart directory every template, default value, schema and file byte for byte) and the user-supplied values with what the release stores, and server-side-apply dry-runs the manifest the release applied against the live objects. When all of that matches, the task is `ok` and no helm process runs at all (no new revision). Templates that render differently each time (`randAlphaNum`, `now`, `lookup`) are therefore not drift.',
+    'Drives the helm binary (3.14+ or 4) against the task\'s cluster, and runs it only to change something. It reads the release from helm\'s own storage record through the Kubernetes API (the `sh.helm.release.v1.<name>.v<N>` Secret, or ConfigMap with `HELM_DRIVER=configmap`; other drivers are read with `helm status`), compares the chart (name, version, and for a local chart directory — read exactly as helm loads it: `.helmignore`, sub-charts in `charts/` — the digest of its files that kplay records in the release description when it installs or upgrades (`Upgrade complete (kplay: chart sha256:…)`), else every template, file, schema and default value; helm itself is asked, with `helm install --dry-run=client`, only for the default values it computes for a chart with dependencies) and the user-supplied values with what the release stores, and server-side-apply dry-runs the manifest the release applied against the live objects. When all of that matches, the task is `ok` and no helm process runs at all (no new revision). Templates that render differently each time (`randAlphaNum`, `now`, `lookup`) are therefore not drift.',
     'CRDs: helm installs a chart\'s `crds/` on the first install only and never upgrades them; kplay applies changed CRDs of the new chart before an upgrade (`upgrade_crds`, default true) and never deletes a CRD. Hooks and `helm test` objects are not part of the live state: they are never planned, diffed or reported as drift. Objects with `helm.sh/resource-policy: keep` are not shown as deleted.',
     'Otherwise it runs `helm upgrade --install` (always `--reset-values`; on helm 4 also `--force-conflicts` when it applies server-side, so fields changed behind helm\'s back — `kubectl scale`, `kubectl edit` — are taken back; a release helm applied client-side, as helm 3 did, is upgraded client-side and its three-way merge takes them back). On helm 4 and Kubernetes ≥ 1.27 kplay spares helm two costly steps with the same outcome: a new release\'s namespace is made by kplay as helm makes it (server-side apply by `helm`, label `name`), and helm\'s client-side OpenAPI check is skipped (`--disable-openapi-validation`) when the server checks the same fields — server-side apply with `fieldValidation=Strict` and a local chart that cannot render a `List` (whose items helm checks before applying anything). With `--check`, it reports what would change; with `--diff`, a per-object unified diff against the live objects plus a release summary (chart, values), Secret data and secret-looking values masked.',
     'Values are passed to helm only in temporary files (mode 0600, removed afterwards). On Ctrl-C/SIGTERM, helm gets SIGTERM and kplay waits for it to exit, so the release is marked failed instead of staying pending. A release left pending by a killed helm fails the task unless `on_pending: rollback`.',

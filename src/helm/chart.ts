@@ -1,42 +1,51 @@
 /**
- * A local chart directory read without helm: its `Chart.yaml`, templates, default values and
- * schema, and whether it is the chart a stored release was made from (so that an unchanged
- * release costs no helm process). Reading is cheap (a few small files) and exact: templates
- * and files are compared byte for byte with what helm stored.
+ * A local chart directory read without helm, exactly as helm loads it (`.helmignore`, sub-charts
+ * in `charts/`, YAML as helm reads it; see `load.ts`, `ignore.ts`, `yaml.ts`), and whether it is
+ * the chart a stored release was made from, so that an unchanged release costs no helm process.
+ *
+ * Templates and other files are compared byte for byte with what helm stored. What helm computes
+ * while loading a chart — the default values of a chart with dependencies (sub-chart defaults,
+ * `global`, `import-values`, conditions and tags, which depend on the release's values too) — is
+ * not recomputed: kplay records the digest of the chart files it installed with the release (its
+ * description) and compares that digest; for a release without one (installed by helm itself, or
+ * by an older kplay), it asks helm (`helm install --dry-run=client`) only when its own reading
+ * cannot settle the question.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
-import YAML from 'yaml';
-import { canonicalValuesJson, isMap, type Values } from './values.js';
+import YAML, { isScalar } from 'yaml';
+import { canonicalValuesJson, changedValueKeys, isMap, type Values } from './values.js';
 import type { ChartMeta } from './release.js';
 import type { StoredChart } from './storage.js';
+import { filesDigest, loadChartDir, type LoadedFile, type LoadedSubchart } from './load.js';
+import { chartStringOf, parseHelmYaml } from './yaml.js';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 
 /** A local chart directory as kplay compares it. */
 export interface LocalChart extends ChartMeta {
   dir: string;
+  /** Every file helm loads from the directory (sub-charts included), sorted by path. */
+  all: LoadedFile[];
   /** `templates/…` path → content. */
   templates: Map<string, Buffer>;
-  /** Default values (`values.yaml`), read as helm reads YAML (1.1 booleans, merge keys). */
+  /** helm's `Files` of the chart (`.Files.Get` sources, `crds/`, README, `.helmignore` …). */
+  files: Map<string, Buffer>;
+  /** Default values (`values.yaml`, its first document), read as helm reads YAML. */
   values: Values;
+  /**
+   * Whether {@link values} is what helm stores as the chart's default values: true unless the
+   * chart has dependencies (helm stores them merged with the sub-charts' defaults, `global`
+   * copied, `import-values` imported) or `values.yaml` has several documents (helm versions
+   * differ in how they read those).
+   */
+  valuesExact: boolean;
   /** `values.schema.json`, when present. */
   schema?: Buffer;
   /** Values keys of the chart's dependencies (`alias`, else `name`, from `Chart.yaml`). */
   dependencyKeys: string[];
-}
-
-async function walk(dir: string, rel: string, out: Map<string, Buffer>): Promise<void> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries) {
-    const p = path.join(dir, e.name);
-    const r = `${rel}/${e.name}`;
-    if (e.isDirectory()) await walk(p, r, out);
-    else if (e.isFile()) out.set(r, await readFile(p));
-  }
+  /** Sub-charts vendored in `charts/`. */
+  subcharts: LoadedSubchart[];
+  /** sha256 (hex) of every file helm loads (see `filesDigest`); without Chart.lock and `charts/*.tgz` when read for `dependency_update`. */
+  digest: string;
 }
 
 /** True when `dir` is a chart directory (has `Chart.yaml`). */
@@ -48,54 +57,112 @@ export async function isChartDir(dir: string): Promise<boolean> {
   }
 }
 
-/** Read `Chart.yaml` (name, version, appVersion) of a chart directory. */
-export async function readChartMeta(dir: string): Promise<ChartMeta & { dependencyKeys: string[] }> {
-  const file = path.join(dir, 'Chart.yaml');
-  const v = parseChartYaml(await readFile(file, 'utf8'));
-  const r = isMap(v) ? v : {};
-  const deps = Array.isArray(r.dependencies) ? r.dependencies.filter(isMap) : [];
-  const dependencyKeys = deps.map((d) => (typeof d.alias === 'string' && d.alias ? d.alias : typeof d.name === 'string' ? d.name : '')).filter(Boolean);
-  const s = (x: unknown): string => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : '');
-  const name = s(r.name);
-  const version = s(r.version);
-  if (!name || !version) throw new Error(`${file}: Chart.yaml has no name or version`);
-  return { name, version, appVersion: s(r.appVersion), dependencyKeys };
-}
+/** Parsed values.yaml texts, by text: parallel releases of one chart parse it once. */
+const parsedTexts = new Map<string, { value: unknown; documents: number }>();
 
-/** Parsed Chart.yaml and values.yaml texts, by text: parallel releases of one chart parse it once. */
-const parsedTexts = new Map<string, unknown>();
-
-/**
- * A chart's YAML as helm reads it (YAML 1.1, merge keys). The result is shared by every caller
- * with the same text: read it, copy before changing it.
- */
-function parseChartYaml(text: string): unknown {
-  if (parsedTexts.has(text)) return parsedTexts.get(text);
-  const v: unknown = YAML.parse(text, { version: '1.1', merge: true, maxAliasCount: 1000 });
+/** A chart's values YAML as helm reads it. The result is shared by callers with the same text: copy before changing it. */
+function parseValuesYaml(text: string): { value: unknown; documents: number } {
+  const hit = parsedTexts.get(text);
+  if (hit) return hit;
+  const v = parseHelmYaml(text);
   if (parsedTexts.size >= 64) parsedTexts.clear();
   parsedTexts.set(text, v);
   return v;
 }
 
-/** Read a chart directory. */
-export async function readLocalChart(dir: string): Promise<LocalChart> {
-  const meta = await readChartMeta(dir);
-  const templates = new Map<string, Buffer>();
-  await walk(path.join(dir, 'templates'), 'templates', templates);
+/** `Chart.yaml`: name, version, appVersion (as helm reads these string fields), dependency keys and whether there are dependencies. */
+function parseChartMeta(text: string, file: string): ChartMeta & { dependencyKeys: string[]; apiVersion: string } {
+  const hit = parsedMeta.get(text);
+  if (hit) return { ...hit, dependencyKeys: [...hit.dependencyKeys] };
+  const meta = parseChartMetaText(text, file);
+  if (parsedMeta.size >= 64) parsedMeta.clear();
+  parsedMeta.set(text, meta);
+  return { ...meta, dependencyKeys: [...meta.dependencyKeys] };
+}
+
+/** Parsed Chart.yaml texts, by text (parallel releases of one chart parse it once). */
+const parsedMeta = new Map<string, ChartMeta & { dependencyKeys: string[]; apiVersion: string }>();
+
+function parseChartMetaText(text: string, file: string): ChartMeta & { dependencyKeys: string[]; apiVersion: string } {
+  const doc = YAML.parseDocument(text, { version: '1.1', merge: true, uniqueKeys: false });
+  if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0]?.message ?? 'invalid YAML'}`);
+  const field = (key: string): string => {
+    const n: unknown = doc.get(key, true);
+    if (!isScalar(n)) return '';
+    if (n.type === 'PLAIN') return chartStringOf(typeof n.source === 'string' ? n.source : String(n.value));
+    return typeof n.value === 'string' ? n.value : String(n.value);
+  };
+  const v: unknown = doc.toJS({ maxAliasCount: 1000 });
+  const r = isMap(v) ? v : {};
+  const deps = Array.isArray(r.dependencies) ? r.dependencies.filter(isMap) : [];
+  const dependencyKeys = deps.map((d) => (typeof d.alias === 'string' && d.alias ? d.alias : typeof d.name === 'string' ? d.name : '')).filter(Boolean);
+  const name = field('name');
+  const version = field('version');
+  if (!name || !version) throw new Error(`${file}: Chart.yaml has no name or version`);
+  return { name, version, appVersion: field('appVersion'), dependencyKeys, apiVersion: field('apiVersion') || 'v1' };
+}
+
+/** What `helm dependency update` writes into a chart directory. */
+const DEPENDENCY_UPDATE_OUTPUT = /^(?:Chart\.lock|requirements\.lock|charts\/[^/]+\.tgz)$/;
+
+/**
+ * Read a chart directory as helm loads it. With `dependencyUpdate` (helm updates the
+ * dependencies before loading), the digest leaves out what that update rewrites.
+ * @throws Error naming the file: no `Chart.yaml`, invalid YAML, values that are not a map, a
+ *   `.helmignore` rule or a file helm refuses.
+ */
+export async function readLocalChart(dir: string, opts: { dependencyUpdate?: boolean } = {}): Promise<LocalChart> {
+  const loaded = await loadChartDir(dir);
+  if (loaded.chartYaml === undefined) throw new Error(`${path.join(dir, 'Chart.yaml')}: Chart.yaml file is missing (or ignored by .helmignore)`);
+  const meta = parseChartMeta(loaded.chartYaml, path.join(dir, 'Chart.yaml'));
+  const files = new Map(loaded.files);
+  let dependencyKeys = meta.dependencyKeys;
+  if (meta.apiVersion === 'v1') {
+    // helm 2 charts: dependencies in requirements.yaml, which helm keeps with the files
+    for (const [name, data] of loaded.requirements) files.set(name, data);
+    const req = loaded.requirements.get('requirements.yaml');
+    if (req && !dependencyKeys.length) dependencyKeys = parseChartMetaDeps(req.toString('utf8'));
+  }
   let values: Values = {};
-  try {
-    const parsed = parseChartYaml(await readFile(path.join(dir, 'values.yaml'), 'utf8'));
-    if (isMap(parsed)) values = JSON.parse(JSON.stringify(parsed)) as Values;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path.join(dir, 'values.yaml')}: ${e instanceof Error ? e.message : String(e)}`);
+  let documents = 0;
+  if (loaded.valuesYaml !== undefined) {
+    let parsed: { value: unknown; documents: number };
+    try {
+      parsed = parseValuesYaml(loaded.valuesYaml);
+    } catch (e) {
+      throw new Error(`${path.join(dir, 'values.yaml')}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (parsed.value !== null && !isMap(parsed.value)) throw new Error(`${path.join(dir, 'values.yaml')}: the chart's default values must be a map`);
+    if (isMap(parsed.value)) values = JSON.parse(JSON.stringify(parsed.value)) as Values;
+    documents = parsed.documents;
   }
-  let schema: Buffer | undefined;
+  return {
+    name: meta.name,
+    version: meta.version,
+    appVersion: meta.appVersion,
+    dir,
+    all: loaded.all,
+    templates: loaded.templates,
+    files,
+    values,
+    valuesExact: dependencyKeys.length === 0 && documents <= 1,
+    ...(loaded.schema ? { schema: loaded.schema } : {}),
+    dependencyKeys,
+    subcharts: loaded.subcharts,
+    // `helm dependency update` (dependency_update) rewrites Chart.lock and the archives in charts/
+    // from Chart.yaml: they are not part of the chart kplay compares then
+    digest: opts.dependencyUpdate ? filesDigest(loaded.all.filter((f) => !DEPENDENCY_UPDATE_OUTPUT.test(f.name))) : loaded.digest,
+  };
+}
+
+function parseChartMetaDeps(text: string): string[] {
   try {
-    schema = await readFile(path.join(dir, 'values.schema.json'));
+    const v = parseHelmYaml(text).value;
+    const deps = isMap(v) && Array.isArray(v.dependencies) ? v.dependencies.filter(isMap) : [];
+    return deps.map((d) => (typeof d.alias === 'string' && d.alias ? d.alias : typeof d.name === 'string' ? d.name : '')).filter(Boolean);
   } catch {
-    schema = undefined;
+    return ['requirements.yaml'];
   }
-  return { ...meta, dir, templates, values, ...(schema ? { schema } : {}) };
 }
 
 /** A `kind:` (YAML or JSON) whose value is a list kind (`List`, `ConfigMapList`) or starts with a template action. */
@@ -115,104 +182,123 @@ function valuesMayHoldLists(v: unknown, depth = 0): boolean {
 
 /**
  * Whether rendering this chart with `values` might produce a `List` document (helm checks the
- * items of a List on the client, see `serverChecksFields`). Conservative: true when any file of
- * the chart (templates, files read with `.Files`, unpacked subcharts) has a list kind or a
- * templated `kind:`, or calls `lookup` (a list it returns can be dumped as a document), when a
- * subchart is packed (`charts/*.tgz`, not read here), or when the chart's or the given values hold
- * such a `kind`.
+ * items of a List on the client, see `serverChecksFields`). Conservative: true when any file helm
+ * loads (templates, files read with `.Files`, unpacked sub-charts) has a list kind or a templated
+ * `kind:`, or calls `lookup` (a list it returns can be dumped as a document), when a sub-chart is
+ * packed (`charts/*.tgz`, not read here), or when the chart's or the given values hold such a
+ * `kind`.
  */
-export async function mayRenderLists(chart: LocalChart, values: Values): Promise<boolean> {
+export function mayRenderLists(chart: LocalChart, values: Values): boolean {
   if (valuesMayHoldLists(chart.values) || valuesMayHoldLists(values)) return true;
-  // templates/ as read already; every other file of the chart from disk
-  const files = new Map<string, Buffer>(chart.templates);
-  for (const e of await readdir(chart.dir, { withFileTypes: true })) {
-    if (e.name === 'templates') continue;
-    if (e.isDirectory()) await walk(path.join(chart.dir, e.name), e.name, files);
-    else if (e.isFile()) files.set(e.name, await readFile(path.join(chart.dir, e.name)));
-  }
-  for (const [rel, data] of files) {
-    if (/\.(tgz|tar\.gz)$/i.test(rel)) return true;
-    const text = data.toString('latin1');
+  for (const f of chart.all) {
+    if (/\.(tgz|tar\.gz)$/i.test(f.name)) return true;
+    const text = f.data.toString('latin1');
     if (LIST_OR_TEMPLATED_KIND.test(text) || /\blookup\b/.test(text)) return true;
   }
   return false;
 }
 
-/**
- * The stored default values without what helm added while loading the chart: helm copies the
- * parent's `global` map into the values of every enabled dependency (by alias or name), creating
- * the key when the parent's values.yaml has none.
- */
-export function withoutPropagatedGlobals(stored: Values, local: LocalChart): Values {
-  if (!local.dependencyKeys.length) return stored;
-  const out: Values = { ...stored };
-  for (const k of local.dependencyKeys) {
-    const v = out[k];
-    if (!isMap(v) || !('global' in v)) continue;
-    const rest: Values = { ...v };
-    delete rest.global;
-    const localHad = isMap(local.values[k]) && 'global' in (local.values[k] as Values);
-    if (localHad) continue;
-    if (Object.keys(rest).length === 0 && !(k in local.values)) delete out[k];
-    else out[k] = rest;
-  }
+/** What {@link chartDifferences} may use besides the two charts. */
+export interface ChartCompareOptions {
+  /** The digest of the chart files kplay recorded with the release (see `recordedChartDigest`), when it did. */
+  recordedDigest?: string;
+  /**
+   * helm's own reading of the local chart, as it would store it for this release with the
+   * release's values (`helm install --dry-run=client`); `undefined` when helm cannot tell. Called
+   * at most once, and only when kplay's reading of the chart cannot decide.
+   */
+  helmChart?: () => Promise<StoredChart | undefined>;
+}
+
+const list = (xs: string[]): string => `${xs.slice(0, 10).join(', ')}${xs.length > 10 ? `, … (${xs.length})` : ''}`;
+
+function metaDifferences(local: ChartMeta, stored: ChartMeta): string[] {
+  if (local.name !== stored.name || local.version !== stored.version) return [`chart ${stored.name} ${stored.version} → ${local.name} ${local.version}`];
+  if (local.appVersion !== stored.appVersion) return [`appVersion ${stored.appVersion} → ${local.appVersion}`];
+  return [];
+}
+
+/** Differences kplay reads exactly: templates, other files, schema (helm stores them as loaded). */
+function fileDifferences(local: LocalChart, stored: StoredChart): string[] {
+  const out: string[] = [];
+  const compare = (mine: Map<string, Buffer>, theirs: { name: string; data: string }[]): string[] => {
+    const held = new Map(theirs.map((t) => [t.name, t.data]));
+    const changed: string[] = [];
+    for (const [name, data] of mine) {
+      const s = held.get(name);
+      if (s === undefined) changed.push(`${name} (new)`);
+      else if (s !== data.toString('base64')) changed.push(name);
+    }
+    for (const name of held.keys()) if (!mine.has(name)) changed.push(`${name} (removed)`);
+    return changed;
+  };
+  const templates = compare(local.templates, stored.templates);
+  if (templates.length) out.push(`templates changed: ${list(templates)}`);
+  if ((local.schema?.toString('base64') ?? '') !== (stored.schema ?? '')) out.push('values.schema.json changed');
+  const files = compare(local.files, stored.files);
+  if (files.length) out.push(`chart files changed: ${list(files)}`);
   return out;
+}
+
+function valuesDifference(stored: Values, local: Values): string[] {
+  if (canonicalValuesJson(stored) === canonicalValuesJson(local)) return [];
+  return [`chart default values (values.yaml) changed: ${list(changedValueKeys(stored, local))}`];
 }
 
 /**
  * Why the local chart differs from the chart a release stored (`[]`: it is the same chart).
- * Compares name, version, appVersion, every template (added, removed, edited), the default
- * values, the values schema and every stored non-template file (`.Files.Get` sources, `crds/`).
- * Subcharts are not stored with a release by helm: they are compared through the parent's
- * version only.
+ *
+ * - With the digest kplay recorded when it installed the revision: equal digests are the same
+ *   chart (sub-charts included, which helm does not store); different ones are a change, named
+ *   as precisely as the stored chart allows.
+ * - Without one: templates, files and schema are compared byte for byte; name, version,
+ *   appVersion and default values as kplay reads them. When only what helm computes seems to
+ *   differ (the default values of a chart with dependencies, …), helm's own reading decides
+ *   (`opts.helmChart`). Sub-charts are then compared through the values only.
  */
-export async function chartDifferences(local: LocalChart, stored: StoredChart): Promise<string[]> {
-  const out: string[] = [];
-  if (local.name !== stored.name || local.version !== stored.version) out.push(`chart ${stored.name} ${stored.version} → ${local.name} ${local.version}`);
-  else if (local.appVersion !== stored.appVersion) out.push(`appVersion ${stored.appVersion} → ${local.appVersion}`);
-  const storedTemplates = new Map(stored.templates.map((t) => [t.name, t.data]));
-  const edited: string[] = [];
-  for (const [name, data] of local.templates) {
-    const s = storedTemplates.get(name);
-    if (s === undefined) edited.push(`${name} (new)`);
-    else if (s !== data.toString('base64')) edited.push(name);
+export async function chartDifferences(local: LocalChart, stored: StoredChart, opts: ChartCompareOptions = {}): Promise<string[]> {
+  if (opts.recordedDigest !== undefined && opts.recordedDigest === local.digest) return [];
+  const files = fileDifferences(local, stored);
+  const meta = metaDifferences(local, stored);
+  const values = local.valuesExact ? valuesDifference(stored.values, local.values) : [];
+  if (opts.recordedDigest !== undefined) {
+    const out = [...meta, ...files, ...values];
+    if (!out.length) out.push('chart changed since kplay installed it (the digest of its files differs): Chart.yaml, values.yaml or a sub-chart in charts/');
+    return out;
   }
-  for (const name of storedTemplates.keys()) if (!local.templates.has(name)) edited.push(`${name} (removed)`);
-  if (edited.length) out.push(`templates changed: ${edited.slice(0, 10).join(', ')}${edited.length > 10 ? ', …' : ''}`);
-  if (canonicalValuesJson(local.values) !== canonicalValuesJson(withoutPropagatedGlobals(stored.values, local))) out.push('chart default values (values.yaml) changed');
-  const localSchema = local.schema?.toString('base64');
-  if ((localSchema ?? '') !== (stored.schema ?? '')) out.push('values.schema.json changed');
-  const files: string[] = [];
-  for (const f of stored.files) {
-    let data: Buffer;
-    try {
-      data = await readFile(path.join(local.dir, f.name));
-    } catch {
-      files.push(`${f.name} (removed)`);
-      continue;
-    }
-    if (data.toString('base64') !== f.data) files.push(f.name);
-  }
-  if (files.length) out.push(`chart files changed: ${files.slice(0, 10).join(', ')}${files.length > 10 ? ', …' : ''}`);
-  return out;
+  if (files.length) return [...meta, ...files, ...values];
+  if (!meta.length && !values.length && local.valuesExact) return [];
+  const fromHelm = await opts.helmChart?.();
+  if (!fromHelm) return [...meta, ...(local.valuesExact ? values : ['chart default values (values.yaml) may have changed (a chart with dependencies; helm could not be asked)'])];
+  return [...metaDifferences(fromHelm, stored), ...valuesDifference(stored.values, fromHelm.values)];
 }
 
 /**
- * The text of every CRD file of a chart directory: `crds/` (any depth) and the `crds/` of
- * unpacked subcharts in `charts/`, as `{ file, text }` sorted by path.
+ * The text of every CRD file helm would install with the chart: `crds/` of the chart and of its
+ * unpacked sub-charts (at any depth), as `{ file, text }` sorted by path; `undefined` when a
+ * packed sub-chart (`charts/*.tgz`) may hold more (ask helm: `helm show crds`).
  */
-export async function localCrdFiles(dir: string): Promise<{ file: string; text: string }[]> {
-  const found = new Map<string, Buffer>();
-  await walk(path.join(dir, 'crds'), 'crds', found);
-  let subs: string[] = [];
-  try {
-    subs = (await readdir(path.join(dir, 'charts'), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
-  } catch {
-    subs = [];
-  }
-  for (const sub of subs) await walk(path.join(dir, 'charts', sub, 'crds'), `charts/${sub}/crds`, found);
-  return [...found]
-    .filter(([name]) => /\.(ya?ml|json)$/i.test(name))
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([file, data]) => ({ file, text: data.toString('utf8') }));
+export function localCrdFiles(chart: LocalChart): { file: string; text: string }[] | undefined {
+  if (chart.all.some((f) => /(?:^|\/)charts\/(?![_.])[^/]+\.tgz$/.test(f.name))) return undefined;
+  return chart.all
+    .filter((f) => /^(?:charts\/(?![_.])[^/]+\/)*crds\/.+\.(?:yaml|yml|json)$/.test(f.name))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((f) => ({ file: f.name, text: f.data.toString('utf8') }));
+}
+
+const DIGEST_NOTE = /\(kplay: chart sha256:([0-9a-f]{64})\)/;
+
+/**
+ * The release description kplay gives helm for a revision made from a local chart directory:
+ * helm's own wording plus the digest of the chart's files, e.g. `Upgrade complete (kplay: chart
+ * sha256:…)`. helm stores it with that revision only (a later `helm upgrade` or rollback writes
+ * its own), so the digest always describes the revision it is stored with.
+ */
+export function chartDigestDescription(install: boolean, digest: string): string {
+  return `${install ? 'Install' : 'Upgrade'} complete (kplay: chart sha256:${digest})`;
+}
+
+/** The chart digest kplay recorded in a release description, or undefined. */
+export function recordedChartDigest(description: string | undefined): string | undefined {
+  return DIGEST_NOTE.exec(description ?? '')?.[1];
 }

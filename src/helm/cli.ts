@@ -27,7 +27,8 @@ import {
   type ReleaseInfo,
   type ReleaseMetadata,
 } from './release.js';
-import type { Values } from './values.js';
+import { isMap, type Values } from './values.js';
+import { parseStoredChart, type StoredChart } from './storage.js';
 import { helmNotFoundMessage, parseHelmVersion, templateFlags, unsupportedReason, upgradeFlags, waitFlags, type HelmVersion, type UpgradeFlagOptions } from './version.js';
 
 /** Which cluster helm talks to. */
@@ -240,6 +241,20 @@ export class HelmCli {
     const args = ['template', name, ...chartArgs(ref), '-n', namespace, ...templateFlags(this.major, o)];
     const r = await this.runWithValues(`helm template ${name}`, args, values, call);
     return r.stdout;
+  }
+
+  /**
+   * The chart as helm would store it in a release made with `values`: `helm install
+   * --dry-run=client -o json` (no cluster is read or written; the chart directory is read as it
+   * is, its dependencies are not updated). Its default values are the ones
+   * helm computes while loading the chart (sub-chart defaults, `global`, `import-values`,
+   * conditions and tags).
+   */
+  async chartAsStored(name: string, namespace: string, ref: ChartRef, values: Values, call: CallOptions = {}): Promise<StoredChart> {
+    const args = ['install', name, ...chartArgs(ref), '-n', namespace, '--dry-run=client', '-o', 'json'];
+    const r = await this.runWithValues(`helm install --dry-run=client ${name}`, args, values, call);
+    const v = parseHelmJson(r.stdout, 'helm install --dry-run=client');
+    return parseStoredChart(isMap(v) ? v.chart : undefined);
   }
 
   /** `helm upgrade --install … -o json` with exactly `values`; resolves with the new release. */

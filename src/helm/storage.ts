@@ -63,6 +63,24 @@ export function decodeRelease(encoded: string): unknown {
   return JSON.parse(json) as unknown;
 }
 
+/**
+ * The chart part of a release as helm serialises it (a storage record, or `-o json` of `helm
+ * install`/`upgrade`): metadata, templates, files, default values, schema.
+ */
+export function parseStoredChart(chart: unknown): StoredChart {
+  const c = isMap(chart) ? chart : {};
+  const meta = isMap(c.metadata) ? c.metadata : {};
+  return {
+    name: str(meta.name),
+    version: str(meta.version),
+    appVersion: str(meta.appVersion),
+    templates: files(c.templates),
+    files: files(c.files),
+    values: isMap(c.values) ? c.values : {},
+    ...(typeof c.schema === 'string' && c.schema ? { schema: c.schema } : {}),
+  };
+}
+
 /** The release of one storage record (Secret or ConfigMap). */
 export function parseRecord(record: KubeObject): StoredRelease {
   const data = isMap(record.data) ? record.data : {};
@@ -71,19 +89,7 @@ export function parseRecord(record: KubeObject): StoredRelease {
   const encoded = record.kind === 'Secret' ? Buffer.from(field, 'base64').toString('utf8') : field;
   const v = decodeRelease(encoded);
   const info = parseReleaseInfo(v);
-  const chart = isMap(v) && isMap(v.chart) ? v.chart : {};
-  return {
-    ...info,
-    storedChart: {
-      name: info.chart,
-      version: info.chartVersion,
-      appVersion: info.appVersion,
-      templates: files(chart.templates),
-      files: files(chart.files),
-      values: isMap(chart.values) ? chart.values : {},
-      ...(typeof chart.schema === 'string' && chart.schema ? { schema: chart.schema } : {}),
-    },
-  };
+  return { ...info, storedChart: parseStoredChart(isMap(v) ? v.chart : undefined) };
 }
 
 /** Revision number of a storage record (its `version` label, else the name's `.vN` suffix). */

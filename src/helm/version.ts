@@ -74,6 +74,8 @@ export interface UpgradeFlagOptions {
    * @default false
    */
   clientSideApply?: boolean;
+  /** The release description helm stores with the new revision (`--description`); helm's own when unset. */
+  description?: string;
 }
 
 /** What decides whether helm's client-side OpenAPI check adds anything, see {@link serverChecksFields}. */
@@ -142,6 +144,7 @@ export function upgradeFlags(major: number, o: UpgradeFlagOptions): string[] {
   if (o.skipCrds) f.push('--skip-crds');
   if (o.dependencyUpdate) f.push('--dependency-update');
   if (o.skipClientCheck) f.push('--disable-openapi-validation');
+  if (o.description) f.push('--description', o.description);
   return f;
 }
 

@@ -43,7 +43,7 @@ export { HelmError } from '../helm/errors.js';
 export { serverChecksFields, type FieldCheckFacts, type HelmVersion } from '../helm/version.js';
 export { cachedHelmVersion } from '../helm/version-cache.js';
 export { canonicalValuesJson, changedValueKeys, isMap, maskSecretValues, mergeValues, secretValues as valuesSecrets, valuesEqual, valuesFromSet, type Values } from '../helm/values.js';
-export { chartDifferences, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, type LocalChart } from '../helm/chart.js';
+export { chartDifferences, chartDigestDescription, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, recordedChartDigest, type LocalChart } from '../helm/chart.js';
 export { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from '../helm/manifests.js';
 export { readStoredRelease, storageKind, type StorageKind, type StoredChart } from '../helm/storage.js';
 export { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../helm/release.js';

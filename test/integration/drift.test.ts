@@ -25,17 +25,19 @@ interface Field {
   manager?: string;
   kplay_owns: boolean;
 }
-interface ObjectDrift {
-  kind: string;
-  name: string;
+/** One drifted thing of a cluster (a live object once, whatever the number of tasks managing it). */
+interface DriftEntry {
+  object: string;
+  kind?: string;
+  name?: string;
   namespace?: string;
   fields: Field[];
-  hidden: (Field & { rule: string })[];
+  tasks: { task: string; msg?: string }[];
 }
 interface Report {
   drift: boolean;
   exit_code: number;
-  clusters: Record<string, { state: string; objects: number; drifted_objects: number; drift: { task: string; objects: ObjectDrift[] }[]; hidden: (Field & { rule: string; object: string })[] }>;
+  clusters: Record<string, { state: string; objects: number; drifted_objects: number; drift: DriftEntry[]; hidden: (Field & { rule: string; object: string; tasks: string[] })[] }>;
 }
 
 /** helm from the sandbox, with its caches in a temporary directory. */
@@ -44,7 +46,7 @@ const kplayRun = (args: string[]): ReturnType<typeof kplay> => kplay(args, { env
 const drift = (extra: string[] = []): ReturnType<typeof kplay> =>
   kplayRun(['drift', playbook, '-i', env.inventory, '-e', JSON.stringify({ ns }), '--limit', 'sandbox-1,sandbox-2', '--record-dir', path.join(records, 'runs'), ...extra]);
 
-const fieldsOf = (r: Report, cluster: string, name: string): Field[] => (r.clusters[cluster]?.drift ?? []).flatMap((d) => d.objects).filter((o) => o.name === name).flatMap((o) => o.fields);
+const fieldsOf = (r: Report, cluster: string, name: string): Field[] => (r.clusters[cluster]?.drift ?? []).filter((o) => o.name === name).flatMap((o) => o.fields);
 
 beforeAll(async () => {
   env = sandboxEnv();

@@ -146,10 +146,22 @@ describe('playbooks/upgrade.yml on 3 clusters', () => {
     await kubectl(['-n', ns, 'scale', 'deployment', 'webapp', '--replicas=5'], { context: 'sandbox-2' });
     const drift = await run(['drift', playbook, '-i', inventory, '-e', `release_namespace=${ns}`, '-o', 'json']);
     expect(drift.code).toBe(3);
-    const out = JSON.parse(drift.stdout) as { drift: boolean; clusters: Record<string, { drift: { msg?: string }[] }> };
+    const out = JSON.parse(drift.stdout) as { drift: boolean; clusters: Record<string, { objects: number; drifted_objects: number; drift: { object: string; kind?: string; fields: { path: string }[]; tasks: { task: string }[]; diff: unknown[] }[] }> };
     expect(out.drift).toBe(true);
     expect(out.clusters['sandbox-1']?.drift).toEqual([]);
-    expect(JSON.stringify(out.clusters['sandbox-2']?.drift)).toContain('spec.replicas');
+    // The plan task (check mode) and the upgrade it guards manage the same release: one drifted
+    // object, reported once with both tasks, one diff, counted once.
+    const two = out.clusters['sandbox-2'];
+    expect(two?.drift.filter((d) => d.kind !== undefined).map((d) => [d.object, d.fields.map((f) => f.path), d.tasks.map((t) => t.task), d.diff.length])).toEqual([
+      [`Deployment ${ns}/webapp`, ['.spec.replicas'], ['Plan the webapp release on sandbox-2', 'Upgrade webapp to 1.1.0'], 1],
+    ]);
+    expect(two?.drifted_objects).toBe(1);
+    expect(two?.objects).toBe(out.clusters['sandbox-1']?.objects);
+    const text = await run(['drift', playbook, '-i', inventory, '-e', `release_namespace=${ns}`, '--limit', 'sandbox-2']);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toMatch(/^sandbox-2: DRIFT in 1 object\(s\), reported by 2 task\(s\)$/m);
+    expect(text.stdout.split(`--- before: Deployment ${ns}/webapp`)).toHaveLength(2);
+    expect(text.stdout).toMatch(/^sandbox-2\s+drifted\s+3\s+1\s+0$/m);
     // The next run repairs it (only on sandbox-2).
     const fix = await upgrade('-o', 'json');
     expect(fix.code).toBe(0);

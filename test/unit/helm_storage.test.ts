@@ -1,7 +1,7 @@
 // helm's release records (Secret / ConfigMap) decoded without helm, and local charts compared with
 // the chart a release stored. Records here are built the way helm writes them
 // (JSON → gzip → base64, and base64 once more inside a Secret's data).
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -83,41 +83,102 @@ describe('local chart compared with the stored chart', () => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-chart-'));
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  /** The chart as helm would store it: templates and files base64, values as parsed. */
+  /** The chart as helm would store it for a chart without dependencies: templates and files base64, values as parsed. */
   async function storedFrom(dir: string): Promise<Parameters<typeof chartDifferences>[1]> {
     const local = await readLocalChart(dir);
-    return { name: local.name, version: local.version, appVersion: local.appVersion, templates: [...local.templates].map(([name, data]) => ({ name, data: data.toString('base64') })), files: [], values: local.values, ...(local.schema ? { schema: local.schema.toString('base64') } : {}) };
+    const b = (m: Map<string, Buffer>): { name: string; data: string }[] => [...m].map(([name, data]) => ({ name, data: data.toString('base64') }));
+    return { name: local.name, version: local.version, appVersion: local.appVersion, templates: b(local.templates), files: b(local.files), values: local.values, ...(local.schema ? { schema: local.schema.toString('base64') } : {}) };
   }
+  const copy = (from: string, name: string): string => {
+    const dir = path.join(tmp, name);
+    cpSync(path.join(repoRoot, from), dir, { recursive: true });
+    return dir;
+  };
+  const noHelm = (): Promise<undefined> => {
+    throw new Error('helm must not be asked');
+  };
 
-  it('the same chart has no difference; an edited template, values.yaml or schema does', async () => {
-    const dir = path.join(tmp, 'webapp');
-    cpSync(path.join(repoRoot, 'playbooks/charts/webapp-1.0.0'), dir, { recursive: true });
+  it('the same chart has no difference; an edited template, values.yaml, schema or file does', async () => {
+    const dir = copy('playbooks/charts/webapp-1.0.0', 'webapp');
     const stored = await storedFrom(dir);
-    expect(await chartDifferences(await readLocalChart(dir), stored)).toEqual([]);
+    expect(await chartDifferences(await readLocalChart(dir), stored, { helmChart: noHelm })).toEqual([]);
     writeFileSync(path.join(dir, 'templates/extra.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n');
     writeFileSync(path.join(dir, 'values.yaml'), 'replicaCount: 5\n');
     writeFileSync(path.join(dir, 'values.schema.json'), '{}');
-    const diffs = await chartDifferences(await readLocalChart(dir), stored);
-    expect(diffs).toEqual(['templates changed: templates/extra.yaml (new)', 'chart default values (values.yaml) changed', 'values.schema.json changed']);
+    writeFileSync(path.join(dir, 'NOTES.md'), 'new file\n');
+    const diffs = await chartDifferences(await readLocalChart(dir), stored, { helmChart: noHelm });
+    expect(diffs).toEqual([
+      'templates changed: templates/extra.yaml (new)',
+      'values.schema.json changed',
+      'chart files changed: NOTES.md (new)',
+      expect.stringMatching(/^chart default values \(values\.yaml\) changed: .*replicaCount/),
+    ]);
   });
 
-  it('reads values.yaml as helm does (YAML 1.1 booleans) and ignores the globals helm copies into dependencies', async () => {
-    const dir = path.join(tmp, 'umbrella');
-    cpSync(path.join(repoRoot, 'test/fixtures/corpus/charts/umbrella'), dir, { recursive: true });
+  it('files .helmignore excludes are not part of the chart: no "(new)" template, no changed file', async () => {
+    const dir = copy('playbooks/charts/webapp-1.0.0', 'ignoring');
+    writeFileSync(path.join(dir, '.helmignore'), '# tests are not shipped\ntemplates/tests/\n*.bak\n');
+    const stored = await storedFrom(dir);
+    mkdirSync(path.join(dir, 'templates/tests'), { recursive: true });
+    writeFileSync(path.join(dir, 'templates/tests/test-connection.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: t}\n');
+    writeFileSync(path.join(dir, 'values.yaml.bak'), 'old: 1\n');
+    writeFileSync(path.join(dir, 'templates/.scratch.yaml'), 'not loaded by helm\n');
+    const local = await readLocalChart(dir);
+    expect([...local.templates.keys()]).not.toContain('templates/tests/test-connection.yaml');
+    expect(await chartDifferences(local, stored, { helmChart: noHelm })).toEqual([]);
+    expect(local.digest).toBe((await readLocalChart(dir)).digest);
+  });
+
+  it('with the digest kplay recorded: the same digest is the same chart (sub-charts included), another one a change', async () => {
+    const dir = copy('test/fixtures/corpus/charts/umbrella', 'recorded');
+    const local = await readLocalChart(dir);
+    expect(local.valuesExact).toBe(false); // dependencies: helm computes the stored values
+    // what helm stores differs from values.yaml (sub-chart defaults, globals): the digest decides, not the values
+    const stored = { ...(await storedFrom(dir)), values: { whatever: 'helm computed' } };
+    expect(await chartDifferences(local, stored, { recordedDigest: local.digest, helmChart: noHelm })).toEqual([]);
+    // a sub-chart's template: helm does not store it; the digest sees it
+    writeFileSync(path.join(dir, 'charts/backend/templates/deployment.yaml'), '# edited\n', { flag: 'a' });
+    const edited = await readLocalChart(dir);
+    expect(edited.digest).not.toBe(local.digest);
+    expect(await chartDifferences(edited, stored, { recordedDigest: local.digest, helmChart: noHelm })).toEqual([expect.stringMatching(/^chart changed since kplay installed it .*sub-chart in charts\//)]);
+    // a parent template is named
+    writeFileSync(path.join(dir, 'templates/configmap.yaml'), '# edited\n', { flag: 'a' });
+    expect(await chartDifferences(await readLocalChart(dir), stored, { recordedDigest: local.digest, helmChart: noHelm })).toEqual(['templates changed: templates/configmap.yaml']);
+  });
+
+  it('without a recorded digest, helm decides the default values of a chart with dependencies (asked once)', async () => {
+    const dir = copy('test/fixtures/corpus/charts/umbrella', 'asked');
     const local = await readLocalChart(dir);
     expect(local.dependencyKeys).toEqual(['api', 'worker', 'legacy', 'common']);
-    const stored = await storedFrom(dir);
-    // what helm stores for this chart: global copied into every enabled dependency's values
     const g = { environment: 'corpus', imageRegistry: 'registry.k8s.io' };
-    stored.values = { ...local.values, api: { enabled: true, port: 8080, global: g }, worker: { enabled: true, port: 9000, global: g }, common: { global: g } };
-    expect(await chartDifferences(local, stored)).toEqual([]);
-    writeFileSync(path.join(dir, 'values.yaml'), 'flag: yes\nreplicaCount: 1\n');
-    expect((await readLocalChart(dir)).values.flag).toBe(true);
+    const helmValues = { ...local.values, api: { enabled: true, port: 8080, global: g }, worker: { enabled: true, port: 9000, global: g }, common: { global: g } };
+    const stored = { ...(await storedFrom(dir)), values: helmValues };
+    let asked = 0;
+    const helmChart = (values: unknown) => (): Promise<typeof stored> => {
+      asked++;
+      return Promise.resolve({ ...stored, values: values as typeof helmValues });
+    };
+    expect(await chartDifferences(local, stored, { helmChart: helmChart(helmValues) })).toEqual([]);
+    expect(asked).toBe(1);
+    expect(await chartDifferences(local, stored, { helmChart: helmChart({ ...helmValues, replicaCount: 3 }) })).toEqual(['chart default values (values.yaml) changed: replicaCount']);
+    // helm cannot be asked: a change is assumed (an upgrade records the digest)
+    expect(await chartDifferences(local, stored, { helmChart: () => Promise.resolve(undefined) })).toEqual([expect.stringMatching(/may have changed/)]);
+    // a template difference needs no helm
+    writeFileSync(path.join(dir, 'templates/configmap.yaml'), '# edited\n', { flag: 'a' });
+    expect(await chartDifferences(await readLocalChart(dir), stored, { helmChart: noHelm })).toEqual(['templates changed: templates/configmap.yaml']);
+  });
+
+  it('reads Chart.yaml string fields and values.yaml as helm does (YAML 1.1, go-yaml numbers)', async () => {
+    const dir = copy('playbooks/charts/webapp-1.0.0', 'yaml11');
+    writeFileSync(path.join(dir, 'Chart.yaml'), readFileSync(path.join(dir, 'Chart.yaml'), 'utf8').replace(/^appVersion: .*$/m, 'appVersion: 1.10'));
+    writeFileSync(path.join(dir, 'values.yaml'), 'flag: yes\nmode: 0o17\nsince: 2024-01-31\nclock: 1:20\n');
+    const local = await readLocalChart(dir);
+    expect(local.appVersion).toBe('1.1'); // helm reads 1.10 as a float into a string field
+    expect(local.values).toEqual({ flag: true, mode: 15, since: '2024-01-31', clock: '1:20' });
   });
 
   it('parallel reads of one chart share the parse, each with its own values; an edit is read again', async () => {
-    const dir = path.join(tmp, 'twice');
-    cpSync(path.join(repoRoot, 'playbooks/charts/webapp-1.0.0'), dir, { recursive: true });
+    const dir = copy('playbooks/charts/webapp-1.0.0', 'twice');
     const [a, b] = await Promise.all([readLocalChart(dir), readLocalChart(dir)]);
     expect(a.values).toEqual(b.values);
     a.values.replicaCount = 99;
@@ -127,9 +188,17 @@ describe('local chart compared with the stored chart', () => {
     expect((await readLocalChart(dir)).version).toBe('9.9.9');
   });
 
-  it('finds the CRD files of a chart and of its unpacked subcharts', async () => {
-    const files = await localCrdFiles(path.join(repoRoot, 'test/fixtures/corpus/charts/crds-and-crs'));
-    expect(files.map((f) => f.file)).toEqual(['crds/gadgets-cluster.yaml', 'crds/widgets.yaml']);
+  it('finds the CRD files of a chart and of its unpacked sub-charts; a packed sub-chart needs helm', async () => {
+    const files = localCrdFiles(await readLocalChart(path.join(repoRoot, 'test/fixtures/corpus/charts/crds-and-crs')));
+    expect(files?.map((f) => f.file)).toEqual(['crds/gadgets-cluster.yaml', 'crds/widgets.yaml']);
+    const dir = copy('test/fixtures/corpus/charts/umbrella', 'crd-sub');
+    mkdirSync(path.join(dir, 'charts/crds/crds'), { recursive: true });
+    writeFileSync(path.join(dir, 'charts/crds/Chart.yaml'), 'apiVersion: v2\nname: crds\nversion: 0.1.0\n');
+    writeFileSync(path.join(dir, 'charts/crds/crds/a.yaml'), 'kind: CustomResourceDefinition\n');
+    writeFileSync(path.join(dir, 'charts/crds/crds/notes.txt'), 'not a manifest\n');
+    expect(localCrdFiles(await readLocalChart(dir))?.map((f) => f.file)).toEqual(['charts/crds/crds/a.yaml']);
+    writeFileSync(path.join(dir, 'charts/packed-0.1.0.tgz'), 'a packed sub-chart');
+    expect(localCrdFiles(await readLocalChart(dir))).toBeUndefined();
   });
 });
 
