@@ -11,11 +11,18 @@ import path from 'node:path';
 import type { Kwargs, LookupDef, PluginContext } from './plugins.js';
 import { ExprError, Undef, isMap, num, truthy, typeName } from './values.js';
 import { text } from './filters/def.js';
+import { parseIntPy } from './filters/pynum.js';
 import { percentFormat } from './filters/pyformat.js';
 import { PyRandom } from './filters/pyrandom.js';
 import { compile, search } from './filters/pyregex.js';
 import { rstrip, lstrip, splitlines } from './filters/pytext.js';
-// import { flatten } from './filters/ansible-data.js';
+
+/** ansible's `boolean(value, strict=False)`. */
+function convertBoolLoose(v: unknown): boolean {
+  if (typeof v === 'boolean') return v;
+  const s = typeof v === 'string' ? v.toLowerCase().trim() : v;
+  return s === 'y' || s === 'yes' || s === 'on' || s === '1' || s === 'true' || s === 't' || s === 1 || s === 1.0;
+}
 
 /** LookupBase._flatten: one level of lists. */
 function flat1(terms: readonly unknown[]): unknown[] {
@@ -160,7 +167,8 @@ function password(term: string, kwargs: Kwargs, ctx: PluginContext): string {
   }
   if (plain === undefined) {
     const seed = params.seed;
-    const gen = seed === undefined || seed === null ? null : new PyRandom(seed);
+    // the seed option is a string in ansible-core (seed=42 seeds with '42')
+    const gen = seed === undefined || seed === null ? null : new PyRandom(text(seed));
     plain = Array.from({ length }, () => (gen ? gen.choice([...chars]) : chars[randomInt(chars.length)])).join('');
     if (!devNull) {
       mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
@@ -181,9 +189,10 @@ const SEQ_SHORTCUT = /^((0?x?[0-9a-f]+)-)?(0?x?[0-9a-f]+)(\/(0?x?[0-9a-f]+))?(:(
 
 function seqInt(v: unknown, field: string): number {
   if (typeof v === 'number' && Number.isInteger(v)) return v;
-  const s = text(v).trim();
-  const n = /^0x[0-9a-f]+$/i.test(s) ? parseInt(s, 16) : /^0[0-7]+$/.test(s) ? parseInt(s, 8) : /^[-+]?\d+$/.test(s) ? Number(s) : NaN;
-  if (Number.isNaN(n)) throw new ExprError(`Invalid type for configuration option ${field}: invalid literal for int() with base 10: '${s}'`);
+  const s = text(v);
+  // ansible-core 2.19 types the options as integers: decimal only (hex/octal forms are refused)
+  const n = parseIntPy(s, 10);
+  if (n === null) throw new ExprError(`Config '${field}' for 'sequence' lookup plugin from 'Direct' has an invalid value: Invalid value provided for 'integer': '${s}'`);
   return n;
 }
 
@@ -312,7 +321,7 @@ function firstFound(terms: readonly unknown[], kwargs: Kwargs, ctx: PluginContex
       files.push(...split(t.files));
       paths.push(...split(t.paths));
       if (t.skip !== undefined && truthy(t.skip)) return firstFoundIn(files, paths, ctx, true);
-    } else if (typeof t === 'string') files.push(...(kwargs.files === undefined ? [t] : [t]));
+    } else if (typeof t === 'string') files.push(t);
   }
   files = files.length ? files : [];
   paths = paths.length ? paths : [];
@@ -392,8 +401,8 @@ const BASE: Record<string, LookupDef> = {
         const name = text(t).split(/\s+/).filter((x) => x !== '')[0] ?? '';
         const v = Object.prototype.hasOwnProperty.call(ctx.env, name) ? ctx.env[name] : undefined;
         if (v !== undefined) return v;
-        if (Object.prototype.hasOwnProperty.call(kwargs, 'default')) return kwargs.default;
-        return new Undef(`The environment variable '${name}' is not set.`, name);
+        // ansible-core 2.19 gives '' for an unset variable when no default= is given
+        return Object.prototype.hasOwnProperty.call(kwargs, 'default') ? kwargs.default : '';
       });
     },
   },
@@ -510,28 +519,50 @@ const BASE: Record<string, LookupDef> = {
   },
   subelements: {
     fn: (terms) => {
-      const [list, key, flags] = terms;
-      if (terms.length < 2 || terms.length > 3) throw new ExprError('subelements lookup expects a list of two or three items, ');
-      const skipMissing = isMap(flags) && truthy(flags.skip_missing ?? false);
-      const elements = isMap(list) ? Object.values(list) : Array.isArray(list) ? list : null;
-      if (!elements) throw new ExprError("subelements lookup expects a list of two or three items, first a dict or a list, second a string pointing to the subkey");
-      if (typeof key !== 'string') throw new ExprError('subelements lookup expects a list of two or three items, second a string pointing to the subkey');
+      const fail = (msg = ''): ExprError => new ExprError(`subelements lookup expects a list of two or three items, ${msg}`);
+      if (terms.length < 2 || terms.length > 3) throw fail();
+      const [list, key, flagsIn] = terms;
+      if (!(Array.isArray(list) || isMap(list)) || typeof key !== 'string') throw fail('first a dict or a list, second a string pointing to the subkey');
+      const path = key.split('.');
+      let elements: unknown[];
+      if (isMap(list)) {
+        if (Object.prototype.hasOwnProperty.call(list, 'skipped') && list.skipped !== false) return [];
+        elements = Object.values(list);
+      } else elements = list;
+      const flags = flagsIn === undefined ? {} : flagsIn;
+      if (!isMap(flags)) throw fail("the optional third item must be a dict with flags ['skip_missing']");
+      const skipMissing = convertBoolLoose(flags.skip_missing ?? false);
       const out: unknown[] = [];
       for (const item of elements) {
-        if (!isMap(item)) throw new ExprError('subelements lookup expects a list of two or three items, first a dict or a list');
-        if (truthy(item.skipped ?? false)) continue;
-        let sub: unknown = item;
-        let missing = false;
-        for (const k of key.split('.')) {
-          if (isMap(sub) && Object.prototype.hasOwnProperty.call(sub, k)) sub = sub[k];
-          else if (skipMissing) {
-            missing = true;
-            break;
-          } else throw new ExprError(`could not find '${k}' key in iterated item '${text(item)}'`);
+        if (!isMap(item)) throw new ExprError(`subelements lookup expects a dictionary, got '${text(item)}'`);
+        if (Object.prototype.hasOwnProperty.call(item, 'skipped') && item.skipped !== false) continue;
+        // Ansible pops the last subkey out of the item it returns: copy the path, then remove it
+        const root: Record<string, unknown> = { ...item };
+        let sub: Record<string, unknown> = root;
+        let sublist: unknown[] = [];
+        for (let i = 0; i < path.length; i++) {
+          const k = path[i] ?? '';
+          const last = i === path.length - 1;
+          if (!Object.prototype.hasOwnProperty.call(sub, k)) {
+            if (skipMissing) continue;
+            throw new ExprError(`could not find '${k}' key in iterated item '${text(sub)}'`);
+          }
+          const v = sub[k];
+          if (!last) {
+            if (!isMap(v)) {
+              if (skipMissing) continue;
+              throw new ExprError(`the key ${k} should point to a dictionary, got '${text(v)}'`);
+            }
+            const copy = { ...v };
+            sub[k] = copy;
+            sub = copy;
+          } else {
+            if (!Array.isArray(v)) throw new ExprError(`the key ${k} should point to a list, got '${text(v)}'`);
+            sublist = v;
+            delete sub[k];
+          }
         }
-        if (missing) continue;
-        if (!Array.isArray(sub)) throw new ExprError(`the key ${key} should point to a list, got '${text(sub)}'`);
-        for (const s of sub) out.push([item, s]);
+        for (const x of sublist) out.push([root, x]);
       }
       return out;
     },
