@@ -15,7 +15,8 @@ export type Lookup<T> = (name: string) => T | undefined;
 function callFilter(filters: Lookup<FilterDef>, name: unknown, item: unknown, args: unknown[], kwargs: Kwargs, ctx: PluginContext): unknown {
   const f = typeof name === 'string' ? filters(name) : undefined;
   if (!f) throw new ExprError(`No filter named '${String(name)}'.`);
-  if (item instanceof Undef && !f.acceptsUndefined) throw new UndefinedError(item.message);
+  // as ansible-core: a filter that does not take undefined values passes the undefined item on (it fails when used)
+  if (item instanceof Undef && !f.acceptsUndefined) return item;
   return f.fn(item, args, kwargs, ctx);
 }
 
