@@ -143,6 +143,23 @@ describe('to_datetime', () => {
   });
 });
 
+describe('password_hash (as ansible-core with passlib; hashes checked against crypt(3))', () => {
+  it('sha512 (default rounds 656000), sha256, md5 with a given salt', () => {
+    expect(f('password_hash', 'secret', ['sha512', 'mysalt'])).toBe(
+      '$6$rounds=656000$mysalt$cDA0t8lm/qt.LT6DzpoHxJ.NwTpx.WTkOPwhseSva8pRixDSH2./ffedCjAMbTX1Uo1QNT7jJPJ6FIzU2i59K/',
+    );
+    expect(f('password_hash', 'secret', ['sha256', 'mysalt'])).toBe('$5$rounds=535000$mysalt$GnEktJhWXRuwViyPsEWK9s63HYW1GqXFqU5SdKDqol6');
+    expect(f('password_hash', 'secret', ['md5', 'mysalt'])).toBe('$1$mysalt$n/EfEiV74OYgBdqhKQzSW/');
+    expect(f('password_hash', 'a much longer password that goes past sixty four bytes to test the loops properly', ['sha512', 'abcdefghijklmnopqrstu'], { rounds: 1000 })).toBe(
+      '$6$rounds=1000$abcdefghijklmnop$UJ2/XLtAI9.lBMC3AMMu3w0OCbGZvQAZkaIpQjqn7OED/pcvaEsOLfcHRSALHe74Qywi7PcO8rZWGnkcG0.MH/',
+    );
+  });
+  it('a random salt of 16 characters when none is given', () => {
+    expect(f('password_hash', 'x', ['sha512'], { rounds: 1000 })).toMatch(/^\$6\$rounds=1000\$[./0-9A-Za-z]{16}\$[./0-9A-Za-z]{86}$/);
+    expect(() => f('password_hash', 'x', ['nope'])).toThrow('nope is not in the list of supported passlib algorithms');
+  });
+});
+
 describe('file tests stay inside the playbook tree', () => {
   it('answers for paths under the roots, relative to the playbook directory', () => {
     expect(t('file', 'f.txt')).toBe(true);

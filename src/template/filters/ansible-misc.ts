@@ -8,9 +8,10 @@ import { posix } from 'node:path';
 import { realpathSync } from 'node:fs';
 import type { FilterDef } from '../plugins.js';
 import { ExprError, Undef, isMap, isNumber, num, truthy, typeName } from '../values.js';
-import { opt, req } from './args.js';
+import { intArg, opt, req } from './args.js';
 import { filter, items, text } from './def.js';
 import { parseFloatPy } from './pynum.js';
+import { passwordHash } from './pycrypt.js';
 import { PyRandom, systemRandbelow } from './pyrandom.js';
 import { PyDatetime, strftime, strptime, tmOf } from './pytime.js';
 
@@ -176,6 +177,15 @@ export const ANSIBLE_MISC_FILTERS: Readonly<Record<string, FilterDef>> = {
     if (typeof v !== 'string') throw new ExprError(`strptime() argument 1 must be str, not ${typeName(v)}`);
     return strptime(v, text(a.get('format')));
   }),
+  password_hash: filter(
+    { fn: 'get_encrypted_password', params: [opt('hashtype', 'sha512'), opt('salt'), opt('salt_size'), opt('rounds'), opt('ident')] },
+    (v, a) => {
+      const salt = a.get('salt');
+      const size = a.get('salt_size');
+      const rounds = a.get('rounds');
+      return passwordHash(text(v), text(a.get('hashtype')), salt === null ? null : text(salt), size === null ? null : intArg(size), rounds === null ? null : intArg(rounds));
+    },
+  ),
   basename: filter({ fn: 'basename', params: [] }, (v) => pyBasename(text(v))),
   dirname: filter({ fn: 'dirname', params: [] }, (v) => pyDirname(text(v))),
   expanduser: filter({ fn: 'expanduser', params: [] }, (v) => {
