@@ -420,6 +420,19 @@ const BASE: Record<string, LookupDef> = {
       });
     },
   },
+  unvault: {
+    fn: (terms, kwargs, ctx) => {
+      checkKwargs('unvault', kwargs, []);
+      return terms.map((t) => {
+        const term = text(t);
+        const found = findFile(ctx, 'files', term);
+        if (!found) throw new ExprError(`Unable to find file matching "${term}" `);
+        const content = readFileSync(found, 'utf8');
+        if (content.startsWith('$ANSIBLE_VAULT;')) throw new ExprError(`${term} is vault-encrypted: kplay does not decrypt Ansible Vault files`, undefined, 'keep the secret in a kplay secret source instead');
+        return content;
+      });
+    },
+  },
   template: {
     fn: (terms, kwargs, ctx) => {
       checkKwargs('template', kwargs, ['template_vars', 'convert_data', 'jinja2_native']);

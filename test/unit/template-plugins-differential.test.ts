@@ -69,7 +69,7 @@ const OWN_MESSAGE = new Set([
   // Ansible's outer message wraps the Python error shown in cases.json
   'unique', 'reverse', 'human_readable', 'human_to_bytes', 'log',
   // Python names its lazy container types (`_AnsibleLazyTemplateDict`), kplay says `dict`
-  'dictsort', 'combine', 'dict2items', 'subset',
+  'dictsort', 'combine', 'dict2items', 'subset', 'basename', 'dirname', 'splitext', 'community.general.counter',
   // jmespath.js words its syntax errors differently from the Python jmespath
   'community.general.json_query',
   // `map(attribute=…)` on a missing key: the undefined value fails when the evaluator uses it (same message)

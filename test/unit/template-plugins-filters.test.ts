@@ -114,8 +114,12 @@ describe('undefined values', () => {
     expect(f('map', items, [], { attribute: 'a', default: 0 })).toEqual([1, 0]);
     expect(f('select', mapped, ['defined'])).toEqual([1]);
     expect(f('map', mapped, ['default', 5])).toEqual([1, 5]);
-    expect(() => f('list', mapped)).toThrow("object of type 'dict' has no attribute 'a'");
-    expect(() => f('selectattr', items, ['a', 'equalto', 1])).toThrow("object of type 'dict' has no attribute 'a'");
+    // using an undefined item inside a filter makes the filter return it (it fails where used, default() replaces it)
+    expect(f('list', mapped)).toBe(mapped[1]);
+    expect((f('selectattr', items, ['a', 'equalto', 1]) as Undef).message).toBe("object of type 'dict' has no attribute 'a'");
+    expect((f('sort', items, [], { attribute: 'a' }) as Undef).message).toBe("object of type 'dict' has no attribute 'a'");
+    expect(f('join', [1, undef('nope')], [','])).toBeInstanceOf(Undef);
+    expect(() => f('mandatory', f('join', [1, undef('nope')], [',']))).toThrow("Mandatory variable 'nope' not defined.");
     expect(f('selectattr', items, ['a', 'defined'])).toEqual([{ a: 1 }]);
     expect(f('rejectattr', items, ['a', 'undefined'])).toEqual([{ a: 1 }]);
     expect(() => f('map', [1], ['nosuch'])).toThrow("No filter named 'nosuch'.");

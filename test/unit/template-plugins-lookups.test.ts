@@ -100,6 +100,11 @@ describe('file / template / fileglob / first_found', () => {
     expect(() => q('file', ['escape.txt'])).toThrow("Unable to access the file 'escape.txt'.");
     expect(() => q('file', ['../' + path.basename(outside) + '/secret.txt'])).toThrow(/Unable to access/);
   });
+  it('unvault: the file as it is (plain files; vault-encrypted ones refused)', () => {
+    expect(q('unvault', ['motd.txt'])).toEqual(['\n  hello\n\n']);
+    writeFileSync(path.join(root, 'files', 'v.txt'), '$ANSIBLE_VAULT;1.1;AES256\n6162\n');
+    expect(() => q('unvault', ['v.txt'])).toThrow(/vault-encrypted/);
+  });
   it('template: renders the file from templates/ with template_vars', () => {
     rendered.length = 0;
     expect(q('template', ['t.j2'])).toEqual(['name=web']);

@@ -73,6 +73,12 @@ function shuffle(value: unknown, seed: unknown): unknown[] {
   return list;
 }
 
+/** `os.path` functions take only strings: Python's TypeError otherwise. */
+function pathArg(v: unknown): string {
+  if (typeof v !== 'string') throw new ExprError(`expected str, bytes or os.PathLike object, not ${typeName(v)}`);
+  return v;
+}
+
 /** Python's `os.path.splitext`. */
 function splitext(p: string): [string, string] {
   const base = posix.basename(p);
@@ -186,18 +192,18 @@ export const ANSIBLE_MISC_FILTERS: Readonly<Record<string, FilterDef>> = {
       return passwordHash(text(v), text(a.get('hashtype')), salt === null ? null : text(salt), size === null ? null : intArg(size), rounds === null ? null : intArg(rounds));
     },
   ),
-  basename: filter({ fn: 'basename', params: [] }, (v) => pyBasename(text(v))),
-  dirname: filter({ fn: 'dirname', params: [] }, (v) => pyDirname(text(v))),
+  basename: filter({ fn: 'basename', params: [] }, (v) => pyBasename(pathArg(v))),
+  dirname: filter({ fn: 'dirname', params: [] }, (v) => pyDirname(pathArg(v))),
   expanduser: filter({ fn: 'expanduser', params: [] }, (v) => {
-    const p = text(v);
+    const p = pathArg(v);
     if (p === '~' || p.startsWith('~/')) return (process.env.HOME ?? homedir()).replace(/\/$/, '') + p.slice(1) || '/';
     return p;
   }),
   expandvars: filter({ fn: 'expandvars', params: [] }, (v) =>
-    text(v).replace(/\$(\w+)|\$\{([^}]*)\}/g, (m, a: string | undefined, b: string | undefined) => process.env[a ?? b ?? ''] ?? m),
+    pathArg(v).replace(/\$(\w+)|\$\{([^}]*)\}/g, (m, a: string | undefined, b: string | undefined) => process.env[a ?? b ?? ''] ?? m),
   ),
   realpath: filter({ fn: 'realpath', params: [] }, (v) => {
-    const p = posix.resolve(text(v));
+    const p = posix.resolve(pathArg(v));
     try {
       return realpathSync(p);
     } catch {
@@ -206,10 +212,10 @@ export const ANSIBLE_MISC_FILTERS: Readonly<Record<string, FilterDef>> = {
   }),
   relpath: filter({ fn: 'relpath', params: [opt('start')] }, (v, a) => {
     const start = a.get('start');
-    return posix.relative(posix.resolve(start === null ? '.' : text(start)), posix.resolve(text(v))) || '.';
+    return posix.relative(posix.resolve(start === null ? '.' : text(start)), posix.resolve(pathArg(v))) || '.';
   }),
-  splitext: filter({ fn: 'splitext', params: [] }, (v) => splitext(text(v))),
-  normpath: filter({ fn: 'normpath', params: [] }, (v) => normpath(text(v))),
+  splitext: filter({ fn: 'splitext', params: [] }, (v) => splitext(pathArg(v))),
+  normpath: filter({ fn: 'normpath', params: [] }, (v) => normpath(pathArg(v))),
   path_join: filter({ fn: 'path_join', params: [] }, (v) => {
     if (typeof v === 'string') return v;
     if (Array.isArray(v)) return pathJoin(v.map((x) => text(x)));
@@ -230,7 +236,7 @@ export const ANSIBLE_MISC_FILTERS: Readonly<Record<string, FilterDef>> = {
     }
     return (abs[0] ? '/' : '') + common.join('/');
   }),
-  win_basename: filter({ fn: 'win_basename', params: [] }, (v) => winSplit(text(v))[1]),
-  win_dirname: filter({ fn: 'win_dirname', params: [] }, (v) => winSplit(text(v))[0]),
-  win_splitdrive: filter({ fn: 'win_splitdrive', params: [] }, (v) => winSplitdrive(text(v))),
+  win_basename: filter({ fn: 'win_basename', params: [] }, (v) => winSplit(pathArg(v))[1]),
+  win_dirname: filter({ fn: 'win_dirname', params: [] }, (v) => winSplit(pathArg(v))[0]),
+  win_splitdrive: filter({ fn: 'win_splitdrive', params: [] }, (v) => winSplitdrive(pathArg(v))),
 };

@@ -59,7 +59,55 @@ export function shellQuote(s: string): string {
 
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function b64decode(s: string, urlsafe: boolean): string {
+/** Python's codecs for the encodings playbooks pass to b64encode/b64decode. */
+function codec(encoding: string): 'utf8' | 'utf16' | 'utf16le' | 'utf16be' | 'latin1' | 'ascii' {
+  const e = encoding.toLowerCase().replace(/[-_ ]/g, '');
+  if (e === 'utf8' || e === 'u8' || e === 'utf') return 'utf8';
+  if (e === 'utf16' || e === 'u16') return 'utf16';
+  if (e === 'utf16le') return 'utf16le';
+  if (e === 'utf16be') return 'utf16be';
+  if (e === 'latin1' || e === 'iso88591' || e === 'l1' || e === 'latin') return 'latin1';
+  if (e === 'ascii' || e === 'usascii') return 'ascii';
+  throw new ExprError(`unknown encoding: ${encoding}`, undefined, 'kplay knows utf-8, utf-16 (-le, -be), latin-1 and ascii');
+}
+
+function encodeText(s: string, encoding: string): Buffer {
+  const c = codec(encoding);
+  if (c === 'utf8') return Buffer.from(s, 'utf8');
+  if (c === 'latin1' || c === 'ascii') {
+    let pos = 0;
+    for (const ch of s) {
+      const cp = ch.codePointAt(0) ?? 0;
+      if (cp > (c === 'ascii' ? 0x7f : 0xff)) {
+        const shown = cp <= 0xff ? `\\x${cp.toString(16).padStart(2, '0')}` : cp <= 0xffff ? `\\u${cp.toString(16).padStart(4, '0')}` : `\\U${cp.toString(16).padStart(8, '0')}`;
+        throw new ExprError(`'${c === 'ascii' ? 'ascii' : 'latin-1'}' codec can't encode character '${shown}' in position ${pos}: ordinal not in range(${c === 'ascii' ? 128 : 256})`);
+      }
+      pos++;
+    }
+    return Buffer.from(s, 'latin1');
+  }
+  const le = Buffer.from(s, 'utf16le');
+  if (c === 'utf16le') return le;
+  if (c === 'utf16be') return Buffer.from(le).swap16();
+  return Buffer.concat([Buffer.from([0xff, 0xfe]), le]);
+}
+
+function decodeBytes(b: Buffer, encoding: string): string {
+  const c = codec(encoding);
+  if (c === 'utf8') return utf8SurrogateEscape(b);
+  if (c === 'latin1') return b.toString('latin1');
+  if (c === 'ascii') {
+    const bad = b.findIndex((x) => x > 0x7f);
+    if (bad >= 0) throw new ExprError(`'ascii' codec can't decode byte 0x${(b[bad] ?? 0).toString(16)} in position ${bad}: ordinal not in range(128)`);
+    return b.toString('latin1');
+  }
+  if (b.length % 2 === 1) throw new ExprError(`'utf-16-le' codec can't decode byte 0x${(b[b.length - 1] ?? 0).toString(16)} in position ${b.length - 1}: truncated data`);
+  if (c === 'utf16be') return Buffer.from(b).swap16().toString('utf16le');
+  if (c === 'utf16' && b[0] === 0xfe && b[1] === 0xff) return Buffer.from(b.subarray(2)).swap16().toString('utf16le');
+  return (c === 'utf16' && b[0] === 0xff && b[1] === 0xfe ? b.subarray(2) : b).toString('utf16le');
+}
+
+function b64bytes(s: string, urlsafe: boolean): Buffer {
   let t = s.replace(/[^A-Za-z0-9+/=_-]/g, '');
   if (urlsafe) t = t.replace(/-/g, '+').replace(/_/g, '/');
   else t = t.replace(/[-_]/g, '');
@@ -68,7 +116,7 @@ function b64decode(s: string, urlsafe: boolean): string {
     throw new ExprError(`Invalid base64-encoded string: number of data characters (${data.length}) cannot be 1 more than a multiple of 4`);
   }
   if (!B64.test(t) || t.length % 4 !== 0) throw new ExprError('Incorrect padding');
-  return utf8SurrogateEscape(Buffer.from(t, 'base64'));
+  return Buffer.from(t, 'base64');
 }
 
 /** Python's `bytes.decode('utf-8', 'surrogateescape')`: invalid bytes become lone surrogates U+DC80..U+DCFF. */
@@ -384,12 +432,12 @@ export const ANSIBLE_TEXT_FILTERS: Readonly<Record<string, FilterDef>> = {
     return loadYamlAll(v);
   }),
   b64encode: filter({ fn: 'b64encode', params: [opt('encoding', 'utf-8'), opt('urlsafe', false)] }, (v, a) => {
-    const enc = text(a.get('encoding')).toLowerCase().replace(/[-_]/g, '');
-    const buf = Buffer.from(text(v), enc === 'utf16' ? 'utf16le' : enc === 'latin1' || enc === 'iso88591' ? 'latin1' : enc === 'ascii' ? 'ascii' : 'utf8');
-    const b64 = (enc === 'utf16' ? Buffer.concat([Buffer.from([0xff, 0xfe]), buf]) : buf).toString('base64');
+    const b64 = encodeText(text(v), text(a.get('encoding'))).toString('base64');
     return a.get('urlsafe') ? b64.replace(/\+/g, '-').replace(/\//g, '_') : b64;
   }),
-  b64decode: filter({ fn: 'b64decode', params: [opt('encoding', 'utf-8'), opt('urlsafe', false)] }, (v, a) => b64decode(text(v), Boolean(a.get('urlsafe')))),
+  b64decode: filter({ fn: 'b64decode', params: [opt('encoding', 'utf-8'), opt('urlsafe', false)] }, (v, a) =>
+    decodeBytes(b64bytes(text(v), Boolean(a.get('urlsafe'))), text(a.get('encoding'))),
+  ),
   hash: filter({ fn: 'get_hash', params: [opt('hashtype', 'sha1')] }, (v, a) => pyHash(text(v), text(a.get('hashtype')))),
   checksum: filter({ fn: 'checksum_s', params: [opt('hash_func')] }, (v) => pyHash(text(v), 'sha1')),
   sha1: filter({ fn: 'checksum_s', params: [opt('hash_func')] }, (v) => pyHash(text(v), 'sha1')),

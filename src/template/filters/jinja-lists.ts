@@ -18,7 +18,7 @@ export function compare(a: unknown, b: unknown): number {
   const y = touch(b);
   if (typeof x === 'string' && typeof y === 'string') return codePointCompare(x, y);
   if (Array.isArray(x) && Array.isArray(y)) {
-    for (let i = 0; i < Math.min(x.length, y.length); i++) if (!pyEq(x[i], y[i])) return compare(x[i], y[i]);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (!pyEq(touch(x[i]), touch(y[i]))) return compare(x[i], y[i]);
     return x.length - y.length;
   }
   return pyCompare(x, y);

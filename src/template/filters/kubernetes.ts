@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import jmespath from 'jmespath';
 import type { FilterDef } from '../plugins.js';
-import { ExprError, isMap, toPlain } from '../values.js';
+import { ExprError, isMap, mkFloat, toPlain } from '../values.js';
 import { req } from './args.js';
 import { filter, text } from './def.js';
 import { dumps } from './pyjson.js';
@@ -49,8 +49,13 @@ function plainForJmes(v: unknown): unknown {
   return toPlain(v);
 }
 
-/** Integral numbers from a JMESPath function that always returns floats in Python (`avg`) cannot be told apart here: they stay ints. */
-function fromJmes(v: unknown): unknown {
+/**
+ * JavaScript numbers do not say int or float: a query whose outermost expression is `avg(…)` gives
+ * a float in Python, so its integral result becomes a float here too. Other float results that
+ * happen to be integral (a `sum` of floats, `to_number('2.0')`) stay ints (documented difference).
+ */
+function fromJmes(v: unknown, expr: string): unknown {
+  if (typeof v === 'number' && /^\s*avg\s*\(/.test(expr) && /\)\s*$/.test(expr)) return mkFloat(v);
   return v;
 }
 
@@ -72,7 +77,7 @@ export const KUBERNETES_FILTERS: Readonly<Record<string, FilterDef>> = {
       const msg = e instanceof Error ? e.message : String(e);
       throw new ExprError(`JMESPathError in json_query filter plugin:\n${msg}`);
     }
-    return fromJmes(out);
+    return fromJmes(out, expr);
   }),
 };
 
