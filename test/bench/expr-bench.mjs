@@ -2,6 +2,7 @@
 // exactly as tasks do (conditions with evalConditionSync, arguments with renderSync). Prints the
 // seconds spent in the loop (JSON), like expr_bench.py does for ansible-core's templar.
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
