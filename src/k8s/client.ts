@@ -328,8 +328,6 @@ export class KubeClientImpl implements KubeClient {
   outageBudgetMs = outageBudgetFromEnv();
   /** Where to say that the apiserver is unreachable and how long kplay keeps trying. */
   notice: (msg: string) => void = () => undefined;
-  /** Set once a request got an answer: an outage after that is ridden out, not reported at once. */
-  private reached = false;
 
   /**
    * @param discovery shared with the other clients of the same connection
@@ -367,20 +365,25 @@ export class KubeClientImpl implements KubeClient {
   /** Send a request; maps network failures to UnreachableError and error statuses to KubeApiError. */
   async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown; warnings: string[] }> {
     let res: TransportResponse;
-    const started = Date.now();
+    // One outage clock per connection (shared with the other clients and requests on it): a
+    // request that meets an outage already under way gets only what is left of the budget.
+    const state = this.transport.reachability;
     let noted = 0;
     for (;;) {
       try {
         res = await this.transport.request(req);
-        this.reached = true;
+        state.reached = true;
+        state.downSince = undefined;
         break;
       } catch (e) {
         const down = e instanceof TransportError && isConnectError(e) && e.code !== 'ECONNRESET' && e.code !== 'ETIMEDOUT' && e.code !== 'EPIPE';
         if (!down) throw e;
+        state.downSince ??= Date.now();
+        const started = state.downSince;
         // Nothing was sent (the connection was refused), or the request is safe to repeat.
         const repeatable = !e.sent || req.retry === 'read' || req.retry === 'idempotent';
         const left = this.outageBudgetMs - (Date.now() - started);
-        if (this.reached && repeatable && left > 0 && !req.signal?.aborted) {
+        if (state.reached && repeatable && left > 0 && !req.signal?.aborted) {
           if (Date.now() - noted >= 10_000) {
             noted = Date.now();
             this.notice(`cluster ${this.name}: apiserver ${this.server} unreachable (${e.code ?? e.message}), retrying for ${Math.ceil(left / 1000)} s more`);
@@ -388,7 +391,7 @@ export class KubeClientImpl implements KubeClient {
           await sleepOrThrow(Math.min(1000, left), req.signal);
           continue;
         }
-        const tried = this.reached ? ` (kept trying for ${Math.round((Date.now() - started) / 1000)} s; KPLAY_OUTAGE_SECONDS sets how long)` : '';
+        const tried = state.reached ? ` (kept trying for ${Math.round((Date.now() - started) / 1000)} s; KPLAY_OUTAGE_SECONDS sets how long)` : '';
         throw new UnreachableError(`cluster ${this.name} unreachable at ${this.server}: ${e.message}${tried}`);
       }
     }

@@ -214,6 +214,13 @@ export class Transport {
   private readonly mod: typeof http | typeof https;
   /** Called with the path of each write sent until they return true; see {@link KubeClient.onWrite}. */
   readonly writeHooks: ((path: string) => boolean)[] = [];
+  /**
+   * The apiserver's reachability as every client of this connection saw it: whether a request
+   * was ever answered, and since when (epoch ms) requests have failed to connect. One clock per
+   * connection, so an outage is bounded once, whichever request, retry loop or background writer
+   * (lock renewal, run record) meets it; an answered request ends it.
+   */
+  readonly reachability: { reached: boolean; downSince?: number } = { reached: false };
 
   constructor(readonly opts: TransportOptions) {
     this.url = new URL(opts.server);

@@ -39,8 +39,10 @@ beforeAll(async () => {
     '  tasks:',
     '    - name: before',
     `      k8s_apply: { definition: [{ apiVersion: v1, kind: Namespace, metadata: { name: ${ns} } }, { apiVersion: v1, kind: ConfigMap, metadata: { name: "before-{{ tag }}", namespace: ${ns} }, data: { a: "1" } }] }`,
+    // The test takes the endpoint down while this task runs, then creates the marker: the next
+    // task starts only once the apiserver is unreachable, however slow or busy the machine is.
     '    - name: outage',
-    '      pause: { seconds: 1 }',
+    `      command: { argv: [sh, -c, "while [ ! -e '${path.join(tmp, 'outage-{{ tag }}')}' ]; do sleep 0.1; done"] }`,
     '    - name: after',
     `      k8s_apply: { definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: "after-{{ tag }}", namespace: ${ns} }, data: { a: "1" } } }`,
   ].join('\n'));
@@ -64,7 +66,10 @@ function runWithOutage(tag: string, downMs: number, env: Record<string, string> 
         seen += d.toString();
         if (!done && seen.includes('TASK [outage]')) {
           done = true;
-          void proxy.down().then(() => setTimeout(() => void proxy.up(), downMs));
+          void proxy.down().then(() => {
+            writeFileSync(path.join(tmp, `outage-${tag}`), '');
+            setTimeout(() => void proxy.up(), downMs);
+          });
         }
       });
     },

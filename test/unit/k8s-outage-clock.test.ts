@@ -1,0 +1,69 @@
+// The outage bound of a connection is one clock (issue 31 item 1): once the apiserver has been
+// unreachable for KPLAY_OUTAGE_SECONDS, every later request on that connection — the next task's,
+// a lock renewal, the run record — fails at its first refused connect instead of starting a new
+// wait; an answered request ends the outage. The local HTTP server is a FAKE standing in for an
+// apiserver that goes away (connections refused): a real one cannot be stopped on demand here.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KubeClientImpl } from '../../src/k8s/client.js';
+import { Transport, type TransportRequest } from '../../src/k8s/http.js';
+
+let server: http.Server | undefined;
+afterEach(() => new Promise<void>((r) => (server?.listening ? server.close(() => r()) : r())));
+
+function listen(port = 0): Promise<number> {
+  server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"gitVersion":"v1.34.4"}'));
+  return new Promise((resolve) => server?.listen(port, '127.0.0.1', () => resolve((server?.address() as AddressInfo).port)));
+}
+const stop = (): Promise<void> =>
+  new Promise((r) => {
+    if (!server) return r();
+    server.close(() => r());
+    server.closeAllConnections(); // the apiserver is gone: its kept-alive connections too
+  });
+
+/** A client whose transport retries once at once (a stale kept-alive socket), counting the requests the client sends it. */
+function client(port: number): { c: KubeClientImpl; attempts: () => number } {
+  const url = `http://127.0.0.1:${port}`;
+  const transport = new Transport({ cluster: 'c1', server: url, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+  let n = 0;
+  const request = transport.request.bind(transport);
+  transport.request = (req: TransportRequest) => {
+    n++;
+    return request(req);
+  };
+  const c = new KubeClientImpl('c1', url, transport);
+  c.outageBudgetMs = 1000;
+  return { c, attempts: () => n };
+}
+const version: TransportRequest = { method: 'GET', path: '/version', verb: 'get', retry: 'read' };
+
+describe('outage bound', () => {
+  it('is spent once per outage: a later request does not start a new wait', async () => {
+    const port = await listen();
+    const { c, attempts } = client(port);
+    await c.call(version);
+    await stop();
+    const first = attempts();
+    await expect(c.call(version)).rejects.toThrow(/cluster c1 unreachable at .*ECONNREFUSED.*kept trying for \d+ s/);
+    expect(attempts() - first).toBeGreaterThanOrEqual(2); // it waited for the apiserver within the bound
+    const second = attempts();
+    await expect(c.call(version)).rejects.toThrow(/cluster c1 unreachable/);
+    expect(attempts() - second).toBe(1); // the bound is spent: no new wait
+  });
+
+  it('ends when a request is answered again', async () => {
+    const port = await listen();
+    const { c, attempts } = client(port);
+    await c.call(version);
+    await stop();
+    await expect(c.call(version)).rejects.toThrow(/unreachable/);
+    await listen(port);
+    await c.call(version);
+    await stop();
+    const before = attempts();
+    await expect(c.call(version)).rejects.toThrow(/unreachable/);
+    expect(attempts() - before).toBeGreaterThanOrEqual(2); // a new outage gets the whole bound again
+  });
+});
