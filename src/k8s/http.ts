@@ -174,6 +174,11 @@ export interface TransportRequest {
   signal?: AbortSignal;
   /** Overrides the transport's timeout. */
   timeoutMs?: number;
+  /**
+   * Epoch ms after which a failed connection is not retried here: the caller's outage bound
+   * (see `KubeClientImpl.outageBudgetMs`), so the transport's backoff cannot outlast it.
+   */
+  deadline?: number;
 }
 
 /** The verb of a request for the stats: dry-runs and watches by their query, then `req.verb`, then the method. */
@@ -268,7 +273,7 @@ export class Transport {
         if (!(e instanceof TransportError)) throw e;
         outcome = { kind: 'error', code: e.code, sent: e.sent, timeout: e.timeout };
         const delay = retryDelay(req.retry, outcome, attempt, this.retry);
-        if (delay === undefined) throw e;
+        if (delay === undefined || (req.deadline !== undefined && Date.now() + delay > req.deadline)) throw e;
         this.stats.retries++;
         await sleepOrThrow(delay, req.signal);
         continue;

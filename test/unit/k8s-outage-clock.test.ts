@@ -67,3 +67,25 @@ describe('outage bound', () => {
     expect(attempts() - before).toBeGreaterThanOrEqual(2); // a new outage gets the whole bound again
   });
 });
+
+describe("the transport's own backoff", () => {
+  it('stops at the deadline the outage bound gives it', async () => {
+    // a FAKE endpoint that accepts and drops every connection (a network error on each attempt)
+    let connects = 0;
+    const net = await import('node:net');
+    const dropper = net.createServer((s) => {
+      connects++;
+      s.destroy();
+    });
+    const port = await new Promise<number>((r) => dropper.listen(0, '127.0.0.1', () => r((dropper.address() as AddressInfo).port)));
+    try {
+      const t = new Transport({ cluster: 'c1', server: `http://127.0.0.1:${port}`, retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 1 } });
+      await expect(t.request({ ...version, deadline: Date.now() - 1 })).rejects.toThrow();
+      expect(connects).toBe(1);
+      await expect(t.request(version)).rejects.toThrow();
+      expect(connects).toBe(1 + 4); // without a deadline: the first attempt and 3 retries
+    } finally {
+      await new Promise<void>((r) => dropper.close(() => r()));
+    }
+  });
+});
