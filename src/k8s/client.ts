@@ -282,6 +282,12 @@ function outageBudgetFromEnv(): number {
   return Number.isFinite(v) && v >= 0 && process.env.KPLAY_OUTAGE_SECONDS !== '' && process.env.KPLAY_OUTAGE_SECONDS !== undefined ? v * 1000 : 60_000;
 }
 
+/** Whether a Content-Type says JSON (`application/json`, `…+json`, with parameters such as `;as=APIGroupDiscoveryList`). */
+function isJsonType(v: string | string[] | undefined): boolean {
+  const t = (Array.isArray(v) ? v[0] : v)?.split(';')[0]?.trim().toLowerCase();
+  return t !== undefined && (t === 'application/json' || t.endsWith('+json'));
+}
+
 function describeNetError(e: unknown, fallback: string): string {
   const code = e instanceof TransportError ? e.code : undefined;
   if (e instanceof TransportError && e.timeout) return `connect timeout (${fallback})`;
@@ -364,21 +370,53 @@ export class KubeClientImpl implements KubeClient {
 
   /** Send a request; maps network failures to UnreachableError and error statuses to KubeApiError. */
   async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown; warnings: string[] }> {
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.send(req);
+      if (res.status === 404 && opts.allow404) return { status: 404, body: undefined, warnings: [] };
+      if (res.status === 401) throw new UnreachableError(`cluster ${this.name} at ${this.server}: credentials rejected (401 Unauthorized)`);
+      if (res.status >= 300) {
+        const st = parseStatus(res.body);
+        throw new KubeApiError(res.status, st?.reason ?? httpReason(res.status), st?.message ?? res.body.slice(0, 300), req.method, req.path, this.name, st);
+      }
+      let body: unknown;
+      try {
+        body = res.body ? JSON.parse(res.body) : undefined;
+      } catch {
+        if (!isJsonType(res.headers['content-type'])) body = res.body;
+        else {
+          // An answer that says it is JSON and does not parse was cut short (a proxy or LB closed
+          // the connection mid-body, cleanly): never data. A read is asked again; anything else
+          // is an error — a write's outcome is unknown and must not be guessed from half a body.
+          this.transport.stats.retries++;
+          if (req.retry === 'read' && attempt < 3 && !req.signal?.aborted) continue;
+          throw new TransportError(`cluster ${this.name}: the apiserver's answer to ${req.method} ${req.path} was cut short (${res.body.length} bytes of JSON that does not parse${attempt > 1 ? `, ${attempt} tries` : ''}); check proxies or load balancers between kplay and ${this.server}`, 'EBADBODY', true, false);
+        }
+      }
+      return { status: res.status, body, warnings: parseWarnings(res.headers.warning) };
+    }
+  }
+
+  /** One request, riding out an outage of the apiserver within the connection's bound. */
+  private async send(req: TransportRequest): Promise<TransportResponse> {
     let res: TransportResponse;
     // One outage clock per connection (shared with the other clients and requests on it): a
     // request that meets an outage already under way gets only what is left of the budget.
     const state = this.transport.reachability;
     let noted = 0;
     for (;;) {
+      const attemptStarted = Date.now();
       try {
-        res = await this.transport.request(req);
+        // Once the apiserver has answered, an outage is bounded from its first failed request:
+        // the transport's own backoff stops at the same bound.
+        const deadline = state.reached ? (state.downSince ?? attemptStarted) + this.outageBudgetMs : undefined;
+        res = await this.transport.request(deadline === undefined ? req : { ...req, deadline });
         state.reached = true;
         state.downSince = undefined;
         break;
       } catch (e) {
         const down = e instanceof TransportError && isConnectError(e) && e.code !== 'ECONNRESET' && e.code !== 'ETIMEDOUT' && e.code !== 'EPIPE';
         if (!down) throw e;
-        state.downSince ??= Date.now();
+        state.downSince ??= attemptStarted;
         const started = state.downSince;
         // Nothing was sent (the connection was refused), or the request is safe to repeat.
         const repeatable = !e.sent || req.retry === 'read' || req.retry === 'idempotent';
@@ -395,19 +433,7 @@ export class KubeClientImpl implements KubeClient {
         throw new UnreachableError(`cluster ${this.name} unreachable at ${this.server}: ${e.message}${tried}`);
       }
     }
-    if (res.status === 404 && opts.allow404) return { status: 404, body: undefined, warnings: [] };
-    if (res.status === 401) throw new UnreachableError(`cluster ${this.name} at ${this.server}: credentials rejected (401 Unauthorized)`);
-    if (res.status >= 300) {
-      const st = parseStatus(res.body);
-      throw new KubeApiError(res.status, st?.reason ?? httpReason(res.status), st?.message ?? res.body.slice(0, 300), req.method, req.path, this.name, st);
-    }
-    let body: unknown;
-    try {
-      body = res.body ? JSON.parse(res.body) : undefined;
-    } catch {
-      body = res.body;
-    }
-    return { status: res.status, body, warnings: parseWarnings(res.headers.warning) };
+    return res;
   }
 
   // ---------------------------------------------------------------- discovery
@@ -516,7 +542,9 @@ export class KubeClientImpl implements KubeClient {
     let resourceVersion = '';
     do {
       const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, verb: 'list', retry: 'read', signal: opts.signal });
-      const body = isObj(r.body) ? r.body : {};
+      // A LIST answers a JSON object with `items`: anything else is not an empty list.
+      if (!isObj(r.body) || !('items' in r.body)) throw new TransportError(`cluster ${this.name}: the apiserver's answer to LIST ${path} is not a list (${typeof r.body === 'string' ? `${r.body.length} bytes of text` : 'no items'})`, 'EBADBODY', true, false);
+      const body = r.body;
       const meta = isObj(body.metadata) ? body.metadata : {};
       resourceVersion = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : resourceVersion;
       cont = typeof meta.continue === 'string' && meta.continue ? meta.continue : undefined;

@@ -21,7 +21,12 @@ export type Fault =
   /** Answer 200 and never write a byte (a half-open watch). */
   | { kind: 'silent' }
   /** Pass a watch through, then destroy it after `afterMs` without a final event. */
-  | { kind: 'cut'; afterMs: number };
+  | { kind: 'cut'; afterMs: number }
+  /**
+   * Send the request upstream, then answer with the first `fraction` of the real body and end the
+   * response cleanly (`Connection: close`, no length): an answer cut short that looks complete.
+   */
+  | { kind: 'truncate'; fraction: number };
 
 /** One request as the proxy saw it. */
 export interface ProxiedRequest {
@@ -88,6 +93,20 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       if (fault.kind === 'reset-after') {
         ures.resume();
         req.socket.destroy();
+        return;
+      }
+      if (fault.kind === 'truncate') {
+        const chunks: Buffer[] = [];
+        ures.on('data', (c: Buffer) => chunks.push(c));
+        ures.on('end', () => {
+          const body = Buffer.concat(chunks);
+          const cut = body.subarray(0, Math.floor(body.length * fault.fraction));
+          const headers = { ...ures.headers, connection: 'close' };
+          delete headers['content-length'];
+          delete headers['transfer-encoding'];
+          res.writeHead(ures.statusCode ?? 502, headers);
+          res.end(cut);
+        });
         return;
       }
       res.writeHead(ures.statusCode ?? 502, ures.headers);

@@ -130,4 +130,40 @@ describe('fault proxy in front of the apiserver', () => {
       expect(proxy.log.some((x) => x.watch && x.fault === fault.kind)).toBe(true);
     });
   }
+
+  describe('a LIST answer cut short but ended cleanly (half the JSON, Connection: close)', () => {
+    const listPb = (): string => {
+      const file = path.join(tmp, 'list.yml');
+      writeFileSync(file, YAML.stringify([{ hosts: 'all', tasks: [
+        { name: 'list', k8s_info: { kind: 'ConfigMap', namespace: ns, label_selector: 'set=trunc' }, register: 'found' },
+        { name: 'show', debug: { msg: 'found {{ found.resources | length }}' } },
+      ] }]));
+      return file;
+    };
+    const isList = (r: Omit<ProxiedRequest, 'fault' | 'status'>): boolean => r.method === 'GET' && !r.watch && r.path === `/api/v1/namespaces/${ns}/configmaps`;
+
+    beforeAll(async () => {
+      const objects = Array.from({ length: 40 }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `trunc-${i}`, labels: { set: 'trunc' } }, data: { i: String(i) } }));
+      policy = () => ({ kind: 'pass' });
+      const r = await kplay(['run', playbook('trunc-setup', objects, false), '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+    });
+
+    it('once: the read is asked again and finds all 40', async () => {
+      let cut = 0;
+      policy = (r) => (isList(r) && cut++ === 0 ? { kind: 'truncate', fraction: 0.5 } : { kind: 'pass' });
+      const r = await kplay(['run', listPb(), '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toContain('found 40');
+      expect(proxy.log.some((x) => x.fault === 'truncate')).toBe(true);
+    });
+
+    it('every time: the task fails saying the answer was cut short, never "found 0"', async () => {
+      policy = (r) => (isList(r) ? { kind: 'truncate', fraction: 0.5 } : { kind: 'pass' });
+      const r = await kplay(['run', listPb(), '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+      expect(r.code, r.stdout + r.stderr).not.toBe(0);
+      expect(r.stdout).toMatch(/answer to GET \/api\/v1\/namespaces\/[^ ]+\/configmaps was cut short/);
+      expect(r.stdout).not.toMatch(/found \d+/);
+    });
+  });
 });
