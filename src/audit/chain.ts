@@ -47,34 +47,73 @@ export interface ChainProblem {
 }
 
 /**
+ * A cluster's records in the order they were written: records of an older kplay (no link) first,
+ * by run id; then the chain, from its start (a record that is the first, or whose predecessor was
+ * pruned) along the links. Run ids sort by *start* time, not by write order: a run that started
+ * earlier but got the cluster's lock later is written — and linked — after one that started
+ * later, so the order is the links', never the ids'. Where the links fork (two records name the
+ * same predecessor: tampering, or runs that skipped the lock), the branches follow each other by
+ * run id; records the links do not reach come last, by run id.
+ */
+export function chainOrder<T extends { run_id: string; prev: ChainLink | null | undefined }>(entries: readonly T[]): T[] {
+  const byRunId = (a: T, b: T): number => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0);
+  const sorted = [...entries].sort(byRunId);
+  const ids = new Set(sorted.map((e) => e.run_id));
+  const children = new Map<string, T[]>();
+  for (const e of sorted) {
+    if (!e.prev || !ids.has(e.prev.run_id)) continue;
+    const list = children.get(e.prev.run_id) ?? [];
+    list.push(e);
+    children.set(e.prev.run_id, list);
+  }
+  const out: T[] = sorted.filter((e) => e.prev === undefined);
+  const seen = new Set<T>(out);
+  const visit = (start: T): void => {
+    const stack = [start];
+    while (stack.length) {
+      const e = stack.pop() as T;
+      if (seen.has(e)) continue;
+      seen.add(e);
+      out.push(e);
+      stack.push(...[...(children.get(e.run_id) ?? [])].reverse());
+    }
+  };
+  for (const e of sorted) if (e.prev !== undefined && (e.prev === null || !ids.has(e.prev.run_id))) visit(e);
+  for (const e of sorted) if (!seen.has(e)) visit(e);
+  return out;
+}
+
+/**
  * Check one cluster's records (any order). Returns the problems found (empty: the chain is
  * intact). Entries written before chaining existed (`prev === undefined`, no digest) are only
- * accepted before the first chained record.
+ * accepted before the first chained record. The order checked is the links' ({@link chainOrder}).
  */
 export function verifyChain(cluster: string, entries: ChainEntry[]): ChainProblem[] {
-  const sorted = [...entries].sort((a, b) => a.run_id.localeCompare(b.run_id));
-  const byId = new Map(sorted.map((e) => [e.run_id, e]));
+  const ordered = chainOrder(entries);
+  const byId = new Map(ordered.map((e) => [e.run_id, e]));
+  const followers = new Map<string, ChainEntry[]>();
+  for (const e of ordered) if (e.prev) followers.set(e.prev.run_id, [...(followers.get(e.prev.run_id) ?? []), e]);
   const problems: ChainProblem[] = [];
-  const firstChained = sorted.findIndex((e) => e.prev !== undefined);
-  sorted.forEach((e, i) => {
-    if (e.prev === undefined) {
-      if (firstChained !== -1 && i > firstChained) problems.push({ cluster, run_id: e.run_id, kind: 'unlinked', message: `${e.where}: record of run ${e.run_id} carries no link to the previous record (written by hand, or its link was removed)` });
-      return;
-    }
+  const firstChained = ordered.findIndex((e) => e.prev !== undefined);
+  const legacyAfter = ordered.filter((e) => e.prev === undefined && firstChained !== -1 && e.run_id > (ordered[firstChained]?.run_id ?? ''));
+  for (const e of legacyAfter) problems.push({ cluster, run_id: e.run_id, kind: 'unlinked', message: `${e.where}: record of run ${e.run_id} carries no link to the previous record (written by hand, or its link was removed)` });
+  ordered.forEach((e, i) => {
+    if (e.prev === undefined) return;
     if (!e.digestOk) problems.push({ cluster, run_id: e.run_id, kind: 'edited', message: `${e.where}: record of run ${e.run_id} was edited (its text does not match its digest)` });
-    const before = sorted[i - 1];
     if (e.prev === null) {
-      if (before && before.prev !== undefined) problems.push({ cluster, run_id: e.run_id, kind: 'reordered', message: `${e.where}: record of run ${e.run_id} claims to be the first of ${cluster}, but run ${before.run_id} comes before it` });
+      const before = ordered.slice(0, i).reverse().find((x) => x.prev !== undefined);
+      if (before) problems.push({ cluster, run_id: e.run_id, kind: 'reordered', message: `${e.where}: record of run ${e.run_id} claims to be the first of ${cluster}, but run ${before.run_id} comes before it` });
       return;
     }
-    if (i === 0) return; // the oldest record kept: its predecessor was pruned
     const linked = byId.get(e.prev.run_id);
     if (!linked) {
-      problems.push({ cluster, run_id: e.run_id, kind: 'missing', message: `record of run ${e.prev.run_id} of ${cluster} is missing (run ${e.run_id} follows it, ${e.where})` });
+      // the start of the chain may point at a record pruned by retention
+      if (i !== firstChained) problems.push({ cluster, run_id: e.run_id, kind: 'missing', message: `record of run ${e.prev.run_id} of ${cluster} is missing (run ${e.run_id} follows it, ${e.where})` });
       return;
     }
-    if (linked !== before) {
-      problems.push({ cluster, run_id: e.run_id, kind: 'reordered', message: `${e.where}: run ${e.run_id} follows run ${e.prev.run_id}, but run ${before?.run_id ?? '?'} is stored between them (inserted or reordered)` });
+    const siblings = followers.get(linked.run_id) ?? [];
+    if (siblings.length > 1 && siblings[0] !== e) {
+      problems.push({ cluster, run_id: e.run_id, kind: 'reordered', message: `${e.where}: run ${e.run_id} follows run ${linked.run_id}, but so does run ${siblings[0]?.run_id ?? '?'} (a record inserted, or written without the cluster's lock)` });
     }
     if (linked.sha256 !== e.prev.sha256) {
       problems.push({ cluster, run_id: linked.run_id, kind: 'edited', message: `${linked.where}: record of run ${linked.run_id} was edited (run ${e.run_id} recorded another hash for it)` });

@@ -21,7 +21,7 @@ import { promisify } from 'node:util';
 import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
-import { sha256, type ChainLink } from './chain.js';
+import { chainOrder, sha256, type ChainLink } from './chain.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 import { isRecord as isObj } from '../load/shape.js';
 
@@ -153,21 +153,22 @@ async function firstLine(file: string): Promise<string> {
 }
 
 /**
- * Links to the newest earlier local record of each cluster (`null`: none). Reads records newest
- * first, only their first line, and only back to the first record written before chaining
- * existed (everything older is unchained too); hashes only the records it links to.
+ * Links to the last local record written for each cluster (`null`: none): the end of each
+ * cluster's chain as the links give it ({@link chainOrder}), not the newest run id — a run that
+ * started earlier can write its record later (it waited for the cluster's lock). Reads the first
+ * line of the records newest first, back to the first record written before chaining existed
+ * (everything older is unchained too); hashes only the records it links to.
  */
 async function previousLinks(dir: string, runId: string, clusters: string[]): Promise<Record<string, ChainLink | null>> {
   const out: Record<string, ChainLink | null> = Object.fromEntries(clusters.map((c) => [c, null]));
-  const missing = new Set(clusters);
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((n) => n.endsWith('.jsonl') && n.slice(0, -'.jsonl'.length) < runId).sort().reverse();
+    names = (await readdir(dir)).filter((n) => n.endsWith('.jsonl') && n !== `${runId}.jsonl`).sort().reverse();
   } catch {
     return out;
   }
+  const heads: { run_id: string; file: string; chain: Record<string, unknown> | undefined }[] = [];
   for (const n of names) {
-    if (missing.size === 0) break;
     const file = path.join(dir, n);
     let run: unknown;
     try {
@@ -176,14 +177,13 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
       continue; // not a record (or a damaged one): verification reports it
     }
     if (!isObj(run) || typeof run.run_id !== 'string') continue;
+    heads.push({ run_id: run.run_id, file, chain: isObj(run.chain) ? run.chain : undefined });
     if (!isObj(run.chain)) break; // written before chaining: so is everything older
-    const here = Object.keys(run.chain).filter((c) => missing.has(c));
-    if (here.length === 0) continue;
-    const text = await readFile(file, 'utf8');
-    for (const c of here) {
-      out[c] = { run_id: run.run_id, sha256: sha256(text) };
-      missing.delete(c);
-    }
+  }
+  for (const c of clusters) {
+    const mine = heads.filter((h) => h.chain && c in h.chain).map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
+    const last = chainOrder(mine).at(-1);
+    if (last) out[c] = { run_id: last.run_id, sha256: sha256(await readFile(last.file, 'utf8')) };
   }
   return out;
 }
@@ -298,13 +298,19 @@ export class RunRecorder {
     // run costs a LIST and a write per cluster — the write only, with the records `listed` when
     // the run first changed the cluster (see `listRecords`).
     const items = listed ?? (await listRecords(client));
-    // the link to the newest record already in the cluster
-    const before = items
-      .map((cm) => ({ id: cm.metadata.labels?.[RUN_ID_LABEL] ?? '', name: String(cm.metadata.name), text: isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined }))
-      .filter((r): r is { id: string; name: string; text: string } => r.text !== undefined && r.name < `kplay-run-${this.header.run_id}`.toLowerCase())
-      .sort((a, b) => byName(b.name, a.name))[0];
-    const prevId = before ? recordRunId(before.text) : undefined;
-    const rec: RunRecord = { ...this.record(clusters), prev: before && prevId ? { run_id: prevId, sha256: sha256(before.text) } : null };
+    const own = `kplay-run-${this.header.run_id}`.toLowerCase();
+    // The records already in the cluster in the order they were written (the links'): this one
+    // links to the last. Run ids sort by start, and a run that started earlier may have waited
+    // for the lock, so the newest run id is not necessarily the last record written.
+    const stored = items.flatMap((cm) => {
+      const name = String(cm.metadata.name);
+      const text = isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined;
+      const head = text === undefined || name === own ? undefined : recordHead(text);
+      return head && text !== undefined ? [{ name, text, run_id: head.run_id, prev: head.prev }] : [];
+    });
+    const written = chainOrder(stored);
+    const before = written.at(-1);
+    const rec: RunRecord = { ...this.record(clusters), prev: before ? { run_id: before.run_id, sha256: sha256(before.text) } : null };
     let text = JSON.stringify(rec);
     if (Buffer.byteLength(text) > MAX_CM_BYTES) {
       text = JSON.stringify({ ...rec, tasks: rec.tasks.filter((t) => t.changed || t.status === 'failed').slice(0, 2000), truncated: true });
@@ -334,7 +340,9 @@ export class RunRecorder {
         await client.apply(cm, { fieldManager: 'kplay', force: true });
       }
     };
-    const names = [...items.map((i) => String(i.metadata.name)), String(cm.metadata.name)];
+    // oldest first: records that are not readable, then the chain, then this one
+    const chained = new Set(written.map((w) => w.name));
+    const names = [...items.map((i) => String(i.metadata.name)).filter((n) => n !== own && !chained.has(n)).sort(byName), ...chained, own];
     // Records beyond `keep` go while this one is written (one round trip less at the end of every
     // run), except with `keep` 1, where that would delete the only other record before this one
     // is known to be written.
@@ -351,11 +359,11 @@ export function byName(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The run id inside an in-cluster record's text (undefined when unreadable). */
-function recordRunId(text: string): string | undefined {
+/** The run id and link inside an in-cluster record's text (undefined when unreadable). */
+function recordHead(text: string): { run_id: string; prev: ChainLink | null | undefined } | undefined {
   try {
     const v: unknown = JSON.parse(text);
-    return isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string' ? v.run.run_id : undefined;
+    return isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string' ? { run_id: v.run.run_id, prev: 'prev' in v ? asLink(v.prev) : undefined } : undefined;
   } catch {
     return undefined;
   }
@@ -367,12 +375,12 @@ export function labelValue(s: string): string {
 }
 
 /**
- * Keep the newest `keep` of the records `names` in a cluster (run ids sort by time). Records
- * another unlocked run wrote meanwhile are left for the next run to prune.
+ * Keep the last `keep` of the records `names` (oldest first, in the order they were written) in a
+ * cluster. Records another unlocked run wrote meanwhile are left for the next run to prune.
  */
 async function pruneRecords(client: KubeClient, names: string[], keep: number): Promise<void> {
-  const sorted = [...new Set(names)].sort((a, b) => byName(b, a));
-  for (const name of sorted.slice(keep)) {
+  const ordered = [...new Set(names)];
+  for (const name of ordered.slice(0, Math.max(0, ordered.length - keep))) {
     await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: SYSTEM_NAMESPACE });
   }
 }

@@ -138,3 +138,38 @@ describe('verifyChain', () => {
     ]).map((p) => p.kind)).toEqual(['unlinked']);
   });
 });
+
+describe('records written in lock order, not start order (issue 32 item 3)', () => {
+  it('a run that started earlier but wrote later links to the record written before it, and the trail verifies', async () => {
+    await record('20261123T100000000-aaaaaa', ['c1']);
+    // run ...300 took the cluster's lock first and wrote first; run ...200 started earlier, waited, wrote after it
+    await record('20261123T100300000-dddddd', ['c1']);
+    await record('20261123T100200000-cccccc', ['c1']);
+    await record('20261123T100400000-eeeeee', ['c1']);
+    const recs = await readLocalRecords(dir);
+    const link = (id: string): string | undefined => recs.find((r) => r.run_id === id)?.chain?.c1?.run_id;
+    expect(link('20261123T100300000-dddddd')).toBe('20261123T100000000-aaaaaa');
+    expect(link('20261123T100200000-cccccc')).toBe('20261123T100300000-dddddd');
+    expect(link('20261123T100400000-eeeeee')).toBe('20261123T100200000-cccccc');
+    const r = await verify();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('(c1): 4 record(s), chain intact');
+  });
+
+  it('two records naming the same predecessor (a fork) still fail', () => {
+    const problems = verifyChain('c', [
+      { run_id: '1', where: 'x', sha256: 'h1', digestOk: true, prev: null },
+      { run_id: '2', where: 'x', sha256: 'h2', digestOk: true, prev: { run_id: '1', sha256: 'h1' } },
+      { run_id: '3', where: 'x', sha256: 'h3', digestOk: true, prev: { run_id: '1', sha256: 'h1' } },
+    ]);
+    expect(problems.map((p) => [p.kind, p.run_id])).toEqual([['reordered', '3']]);
+  });
+
+  it('the links give the order: a later run id before an earlier one is intact', () => {
+    expect(verifyChain('c', [
+      { run_id: '1', where: 'x', sha256: 'h1', digestOk: true, prev: null },
+      { run_id: '3', where: 'x', sha256: 'h3', digestOk: true, prev: { run_id: '1', sha256: 'h1' } },
+      { run_id: '2', where: 'x', sha256: 'h2', digestOk: true, prev: { run_id: '3', sha256: 'h3' } },
+    ])).toEqual([]);
+  });
+});

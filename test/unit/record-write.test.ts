@@ -49,7 +49,7 @@ describe('RunRecorder.writeCluster', () => {
     const done = recorder('20261124T100000000-dddddd').writeCluster(client, ['c1'], 2, older);
     await new Promise((r) => setTimeout(r, 10));
     // the oldest two go while the new record's write is still under way
-    expect(log).toEqual(['apply kplay-run-20261124t100000000-dddddd', 'delete kplay-run-20261124t090100000-bbbbbb', 'delete kplay-run-20261124t090000000-aaaaaa']);
+    expect(log).toEqual(['apply kplay-run-20261124t100000000-dddddd', 'delete kplay-run-20261124t090000000-aaaaaa', 'delete kplay-run-20261124t090100000-bbbbbb']);
     release();
     await done;
     expect(log.at(-1)).toBe('applied');
@@ -69,7 +69,7 @@ describe('RunRecorder.writeCluster', () => {
     expect(log).toEqual(['apply kplay-run-20261124t100000000-dddddd']);
     release();
     await done;
-    expect(log.slice(1)).toEqual(['applied', 'delete kplay-run-20261124t090200000-cccccc', 'delete kplay-run-20261124t090100000-bbbbbb', 'delete kplay-run-20261124t090000000-aaaaaa']);
+    expect(log.slice(1)).toEqual(['applied', 'delete kplay-run-20261124t090000000-aaaaaa', 'delete kplay-run-20261124t090100000-bbbbbb', 'delete kplay-run-20261124t090200000-cccccc']);
   });
 });
 
