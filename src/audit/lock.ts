@@ -101,11 +101,28 @@ function describeHolder(lease: KubeObject): string {
   return `run ${spec.holderIdentity} (${who}, playbook ${info.playbook ?? '?'}, pid ${info.pid ?? '?'}) since ${spec.acquireTime ?? '?'}`;
 }
 
-/** A held lock; `release()` is idempotent. */
+/** The path of the lock's Lease (its own writes are never held back). */
+const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM_NAMESPACE}/leases/${LOCK_NAME}`;
+
+/** A write refused because this run no longer holds the cluster's lock. */
+export class LockLostError extends Error {
+  override name = 'LockLostError';
+}
+
+/**
+ * A held lock; `release()` is idempotent. While held, the Lease is renewed and watched: once it is
+ * deleted or another run holds it, the lock is *lost* — every later write of this run's client to
+ * the cluster is refused ({@link LockLostError}) and `onLost` listeners are told at once (the
+ * executor stops the cluster's running task and fails the cluster), so this run writes nothing
+ * more while another run may hold the cluster.
+ */
 export class ClusterLock {
   private timer: NodeJS.Timeout | undefined;
   private released = false;
-  /** Set when renewing failed (another run took the lease over). */
+  private readonly watching = new AbortController();
+  private readonly listeners: ((reason: string) => void)[] = [];
+  private unguard: (() => void) | undefined;
+  /** Why the lock was lost (the Lease deleted, or taken over by another run); undefined while held. */
   lost: string | undefined;
 
   private constructor(
@@ -176,7 +193,45 @@ export class ClusterLock {
     const every = Math.max(1000, (this.leaseSeconds * 1000) / 3);
     this.timer = setInterval(() => void this.renew(), every);
     this.timer.unref();
+    // Refuse this client's writes once the lock is lost (the Lease's own writes excepted).
+    this.unguard = this.client.onWrite((p) => {
+      if (this.lost !== undefined && !this.released && !p.startsWith(LEASE_PATH)) throw new LockLostError(this.lostMessage());
+      return false;
+    });
+    void this.watchLease();
     return this;
+  }
+
+  /** Tell `fn` when the lock is lost (at once if it already is). */
+  onLost(fn: (reason: string) => void): void {
+    if (this.lost !== undefined) fn(this.lostMessage());
+    else this.listeners.push(fn);
+  }
+
+  private lostMessage(): string {
+    return `the cluster lock was lost (${this.lost ?? '?'}): this run writes nothing more to the cluster; another run may hold it now (see \`kubectl -n ${SYSTEM_NAMESPACE} get lease ${LOCK_NAME} -o yaml\`)`;
+  }
+
+  private markLost(reason: string): void {
+    if (this.released || this.lost !== undefined) return;
+    this.lost = reason;
+    const msg = this.lostMessage();
+    for (const fn of this.listeners.splice(0)) fn(msg);
+  }
+
+  /** Watch the Lease: a deletion or another holder is seen within the watch's latency, not at the next renewal. */
+  private async watchLease(): Promise<void> {
+    try {
+      await this.client.watch('coordination.k8s.io/v1', 'Lease', { namespace: SYSTEM_NAMESPACE, fieldSelector: `metadata.name=${LOCK_NAME}`, signal: this.watching.signal, stallMs: 30_000 }, (_e, state) => {
+        if (this.released) return true;
+        const live = state.get(`${SYSTEM_NAMESPACE}/${LOCK_NAME}`);
+        if (!live) this.markLost('lease deleted');
+        else if (specOf(live).holderIdentity !== this.holder.runId) this.markLost(`taken over by ${describeHolder(live)}`);
+        return this.lost !== undefined;
+      });
+    } catch {
+      // stopped (released), or the watch failed for good: the renewal still notices a loss
+    }
   }
 
   private async renew(): Promise<void> {
@@ -185,7 +240,7 @@ export class ClusterLock {
       const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace: SYSTEM_NAMESPACE };
       const live = await this.client.get(ref);
       if (!live || specOf(live).holderIdentity !== this.holder.runId) {
-        this.lost = live ? `taken over by ${describeHolder(live)}` : 'lease deleted';
+        this.markLost(live ? `taken over by ${describeHolder(live)}` : 'lease deleted');
         return;
       }
       await this.client.replace({ ...live, spec: { ...specOf(live), renewTime: microTime() } });
@@ -199,6 +254,9 @@ export class ClusterLock {
     if (this.released) return;
     this.released = true;
     if (this.timer) clearInterval(this.timer);
+    this.watching.abort();
+    this.unguard?.();
+    if (this.lost !== undefined) return; // not ours any more: leave it to its holder
     const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace: SYSTEM_NAMESPACE };
     for (let attempt = 0; attempt < 3; attempt++) {
       const live = await this.client.get(ref);

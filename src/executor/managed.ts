@@ -168,7 +168,12 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       locks.set(cs.name, await FileLock.acquire(cs.name, waitOpts));
       return;
     }
-    locks.set(cs.name, await ClusterLock.acquire(await clusterClient(cs), waitOpts));
+    const lock = await ClusterLock.acquire(await clusterClient(cs), waitOpts);
+    lock.onLost((msg) => {
+      emit({ type: 'warning', cluster: cs.name, msg });
+      cs.lockLost.abort(new Error(msg));
+    });
+    locks.set(cs.name, lock);
   };
   // Under the cluster lock, the cluster's run records are read as the run's first write to it goes
   // out, so that writing this run's record at the end is one request (see listRecords); a run that

@@ -80,6 +80,11 @@ export class ClusterState {
   clusterChanged = false;
   /** Reason it became unreachable. */
   unreachableReason: string | undefined;
+  /**
+   * Aborted (with the reason) when this run loses the cluster's lock: the running task is stopped
+   * (a helm child gets SIGTERM) and no later task that changes the cluster runs.
+   */
+  readonly lockLost = new AbortController();
 
   constructor(readonly inv: InventoryCluster) {}
 

@@ -253,7 +253,9 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     cs.firstChange ??= opts.beforeFirstChange(cs);
     await cs.firstChange;
   }
-  const signals = [opts.signal];
+  const lost = (): ModuleResult => ({ status: 'failed', msg: errorMessage(cs.lockLost.signal.reason) });
+  if (!check && mod.usesCluster && !mod.readOnly && cs.lockLost.signal.aborted) return lost();
+  const signals = [opts.signal, cs.lockLost.signal];
   if (task.timeout) signals.push(AbortSignal.timeout(task.timeout * 1000));
   const signal = signals.length > 1 ? AbortSignal.any(signals) : opts.signal;
   // A module may have many requests in flight on this signal (k8s_apply plans 16 objects at once,
@@ -266,10 +268,12 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     result = await (mod.run as (a: unknown, c: ModuleContext) => Promise<ModuleResult>)(args, ctx);
   } catch (e) {
     if (e instanceof UnreachableError) throw e;
+    if (cs.lockLost.signal.aborted) return lost();
     if (task.timeout && signal.aborted && !opts.signal.aborted) return timeoutMsg();
     if (e instanceof InputError) return { status: 'failed', msg: e.describe() };
     return { status: 'failed', msg: `module ${mod.name} failed unexpectedly: ${errorMessage(e)}`, cause: e instanceof Error ? e.stack : undefined };
   }
+  if (cs.lockLost.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return lost();
   if (task.timeout && signal.aborted && !opts.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return timeoutMsg();
   if (CHECK_RESULTS && (result.status === 'ok' || result.status === 'changed')) {
     const wrong = resultMismatch(mod, result.data ?? {});
