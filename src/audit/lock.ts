@@ -222,7 +222,7 @@ export class ClusterLock {
   /** Watch the Lease: a deletion or another holder is seen within the watch's latency, not at the next renewal. */
   private async watchLease(): Promise<void> {
     try {
-      await this.client.watch('coordination.k8s.io/v1', 'Lease', { namespace: SYSTEM_NAMESPACE, fieldSelector: `metadata.name=${LOCK_NAME}`, signal: this.watching.signal, stallMs: 30_000 }, (_e, state) => {
+      await this.client.watch('coordination.k8s.io/v1', 'Lease', { namespace: SYSTEM_NAMESPACE, fieldSelector: `metadata.name=${LOCK_NAME}`, signal: this.watching.signal }, (_e, state) => {
         if (this.released) return true;
         const live = state.get(`${SYSTEM_NAMESPACE}/${LOCK_NAME}`);
         if (!live) this.markLost('lease deleted');

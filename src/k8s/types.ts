@@ -82,7 +82,7 @@ export interface ListOptions {
 export interface WatchOptions extends ListOptions {
   /**
    * Reconnect when no event (or bookmark) arrives for this long.
-   * @default 60000
+   * @default 5000
    */
   stallMs?: number;
   /**

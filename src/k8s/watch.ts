@@ -12,6 +12,12 @@ import type { KubeObject, WatchEvent, WatchOptions } from './types.js';
 import { abortReason, retryDelay, sleepOrThrow, TransportError, type Transport } from './http.js';
 import { KubeApiError, parseStatus } from './errors.js';
 
+/**
+ * Default bound on a silent watch, ms: every watch — gates and locks included, not only waits
+ * (which use 2.5 s) — notices within it that nothing arrives and re-lists.
+ */
+export const DEFAULT_STALL_MS = 5_000;
+
 /** What the watch needs from the client. */
 export interface WatchDeps {
   transport: Transport;
@@ -33,7 +39,7 @@ type StreamEnd = { kind: 'done' } | { kind: 'gone' } | { kind: 'stalled' } | { k
 
 /** Run a watch (see `KubeClient.watch`). */
 export async function runWatch(deps: WatchDeps, opts: WatchOptions, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean | Promise<boolean>): Promise<void> {
-  const stallMs = opts.stallMs ?? 60_000;
+  const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
   const state = new Map<string, KubeObject>();
   let failures = 0;
   let from = opts.from;

@@ -166,4 +166,44 @@ describe('fault proxy in front of the apiserver', () => {
       expect(r.stdout).not.toMatch(/found \d+/);
     });
   });
+
+  it('silent watches: an approval gate ends within seconds of the approval', async () => {
+    policy = (r) => (r.watch ? { kind: 'silent' } : { kind: 'pass' });
+    const pb = path.join(tmp, 'gate.yml');
+    writeFileSync(pb, YAML.stringify([{ hosts: 'all', tasks: [{ name: 'gate', approve: { gate: 'silent-go', timeout: 120 } }] }]));
+    // the approver reaches the cluster directly, not through the proxy
+    const direct = path.join(tmp, 'direct.yml');
+    writeFileSync(direct, YAML.stringify({ all: { clusters: { [CONTEXT]: { context: CONTEXT, kubeconfig: sandboxEnv().kubeconfig } } } }));
+    let approvedAt = 0;
+    const r = await kplay(['run', pb, '-i', inventory, '--no-lock', '-o', 'json'], {
+      timeoutMs: 150_000,
+      onSpawn: (child) => {
+        let out = '';
+        let sent = false;
+        child.stdout?.on('data', (d: Buffer) => {
+          out += d.toString();
+          const id = /"run_id":"([^"]+)"/.exec(out)?.[1];
+          if (sent || !id || !out.includes('"task_start"')) return;
+          sent = true;
+          void (async () => {
+            for (let i = 0; i < 200; i++) {
+              const gate = await kubectl(['-n', 'kplay-system', 'get', 'configmaps', '-l', 'kplay.dev/gate=silent-go', '-o', 'name'], { context: CONTEXT, check: false });
+              if (gate.stdout.includes(id.toLowerCase())) break;
+              await new Promise((res) => setTimeout(res, 200));
+            }
+            const a = await kplay(['approve', id, '--gate', 'silent-go', '-i', direct, '--as', 'erin']);
+            if (a.code !== 0) throw new Error(a.stderr);
+            approvedAt = Date.now();
+          })();
+        });
+      },
+    });
+    const ended = Date.now();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('approved by erin');
+    expect(approvedAt).toBeGreaterThan(0);
+    // the gate's watch is silent: the run saw the approval by re-listing within the stall bound
+    expect(ended - approvedAt).toBeLessThan(12_000);
+    expect(proxy.log.some((x) => x.watch && x.fault === 'silent')).toBe(true);
+  });
 });
