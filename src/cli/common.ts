@@ -115,8 +115,9 @@ export function makeReporter(output: string, opts: { verbosity: number; diff: bo
 }
 
 /**
- * Ctrl-C / SIGTERM: the first signal aborts (running steps get the AbortSignal, nothing new
- * starts, the recap prints, exit 130); a second one exits at once.
+ * Ctrl-C / SIGTERM / SIGHUP (the terminal went away): the first signal aborts (running steps get
+ * the AbortSignal, nothing new starts, locks are released, the run record is written, the recap
+ * prints — to nobody, after a hangup — exit 130); a second one exits at once.
  */
 export function interruptController(onFirst: () => void): { signal: AbortSignal; dispose: () => void } {
   const ac = new AbortController();
@@ -134,11 +135,13 @@ export function interruptController(onFirst: () => void): { signal: AbortSignal;
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
+  process.on('SIGHUP', handler);
   return {
     signal: ac.signal,
     dispose: () => {
       process.off('SIGINT', handler);
       process.off('SIGTERM', handler);
+      process.off('SIGHUP', handler);
     },
   };
 }

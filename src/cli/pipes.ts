@@ -1,6 +1,7 @@
 /**
  * A reader going away — `kplay run … | head -1`, a pager closed early, an SSH session dropped
- * while piping to a log — must never abort cluster work. Once stdout (or stderr) reports EPIPE,
+ * while piping to a log, a terminal that hangs up — must never abort cluster work. Once stdout
+ * (or stderr) reports EPIPE (or EIO, a terminal gone),
  * further writes to it are dropped; the run goes on, writes its run records, releases its locks
  * and exits with the code it would have had. Read-only commands simply finish quietly.
  */
@@ -29,7 +30,8 @@ function silence(stream: Writable & { write: Writable['write'] }): void {
 export function guardPipes(streams: (NodeJS.WriteStream & { write: Writable['write'] })[] = [process.stdout, process.stderr]): void {
   for (const stream of streams) {
     stream.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED' || e.code === 'ECONNRESET') {
+      // EIO: the terminal itself is gone (a hangup): like a reader that went away
+      if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED' || e.code === 'ECONNRESET' || e.code === 'EIO') {
         silence(stream);
         return;
       }

@@ -40,7 +40,7 @@ fi
 
 # ---------------------------------------------------------------- apt packages
 need_pkgs=()
-for pkg in etcd-server haproxy unzip openssl; do
+for pkg in etcd-server haproxy unzip openssl tmux; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
     need_pkgs+=("$pkg")
   fi
@@ -53,7 +53,7 @@ if ((${#need_pkgs[@]})); then
   apt-get update -qq || die "apt-get update failed"
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null || die "apt-get install ${need_pkgs[*]} failed"
 else
-  log "apt packages present (etcd-server haproxy unzip openssl)"
+  log "apt packages present (etcd-server haproxy unzip openssl tmux)"
 fi
 command -v etcd >/dev/null || die "etcd not on PATH after installing etcd-server"
 
