@@ -17,7 +17,7 @@ import { SYSTEM_NAMESPACE } from '../audit/system.js';
 import { byName, gitInfo, listRecords, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
 import { checkPatterns } from '../inventory/patterns.js';
 import type { Inventory } from '../inventory/types.js';
-import { connect } from '../k8s/client.js';
+import { connect, connectOptionsFrom } from '../k8s/client.js';
 import { hasKubeContext } from '../k8s/kubeconfig.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
@@ -36,8 +36,9 @@ export function newRunId(): string {
 }
 
 /** The Kubernetes client of a cluster, shared with the modules of the run (same adapter slot). */
-function clusterClient(cs: ClusterState): Promise<KubeClient> {
-  return cs.adapter<KubeClient>('k8s', () => connect({ name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig }));
+/** The cluster's client (created with the task's variables — `k8s_qps`, `k8s_burst` — when the lock needs it first). */
+function clusterClient(cs: ClusterState, vars: Record<string, unknown> = cs.inv.vars): Promise<KubeClient> {
+  return cs.adapter<KubeClient>('k8s', () => connect({ name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig }, connectOptionsFrom(vars)));
 }
 
 /** Everything a managed run needs. */
@@ -154,7 +155,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
     }
     o.onEvent(masked);
   };
-  const lockCluster = async (cs: ClusterState): Promise<void> => {
+  const lockCluster = async (cs: ClusterState, vars: Record<string, unknown>): Promise<void> => {
     const waitOpts = {
       holder,
       timeoutMs: lockTimeoutMs,
@@ -168,7 +169,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       locks.set(cs.name, await FileLock.acquire(cs.name, waitOpts));
       return;
     }
-    const lock = await ClusterLock.acquire(await clusterClient(cs), waitOpts);
+    const lock = await ClusterLock.acquire(await clusterClient(cs, vars), waitOpts);
     lock.onLost((msg) => {
       emit({ type: 'warning', cluster: cs.name, msg });
       cs.lockLost.abort(new Error(msg));
@@ -182,8 +183,8 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
   // chain would fork). Best effort: the end reads them itself when this failed.
   const recordLists = new Map<string, Promise<KubeObject[] | undefined>>();
   const unhook: (() => void)[] = [];
-  const beforeFirstChange = async (cs: ClusterState): Promise<void> => {
-    await lockCluster(cs);
+  const beforeFirstChange = async (cs: ClusterState, vars: Record<string, unknown>): Promise<void> => {
+    await lockCluster(cs, vars);
     if (!recorder) return;
     cs.whenAdapter<KubeClient>('k8s', (client) =>
       unhook.push(client.onWrite((p) => {

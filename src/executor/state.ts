@@ -45,7 +45,7 @@ export interface RunOptions {
    * Called once per cluster before the first task that may change it runs (not in check mode).
    * Used for cluster locks; throwing fails that task on that cluster.
    */
-  beforeFirstChange?: (cluster: ClusterState) => Promise<void>;
+  beforeFirstChange?: (cluster: ClusterState, vars: Record<string, unknown>) => Promise<void>;
 }
 
 /** Per-cluster state for the whole run. */

@@ -250,7 +250,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   }
   args = checked.value;
   if (!check && mod.usesCluster && !mod.readOnly && opts.beforeFirstChange) {
-    cs.firstChange ??= opts.beforeFirstChange(cs);
+    cs.firstChange ??= opts.beforeFirstChange(cs, vars);
     await cs.firstChange;
   }
   const lost = (): ModuleResult => ({ status: 'failed', msg: errorMessage(cs.lockLost.signal.reason) });

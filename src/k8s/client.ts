@@ -34,10 +34,18 @@ export interface ConnectOptions {
 
 /** The client for the task's cluster (created once per cluster per run, on first use). */
 export async function kubeFor(ctx: ModuleContext): Promise<KubeClient> {
-  const client = await ctx.adapter<KubeClient>('k8s', () => connect(ctx.cluster, { qps: numVar(ctx.vars.k8s_qps), burst: numVar(ctx.vars.k8s_burst) }));
+  const client = await ctx.adapter<KubeClient>('k8s', () => connect(ctx.cluster, connectOptionsFrom(ctx.vars)));
   // Outage notices go to the task running on this cluster now.
   if (client instanceof KubeClientImpl) client.notice = (msg) => ctx.log.warn(msg);
   return client;
+}
+
+/**
+ * The connection settings a cluster's variables give (`k8s_qps`, `k8s_burst`): the same for every
+ * client of the cluster, whoever creates it first — a task, or the run's lock before the first change.
+ */
+export function connectOptionsFrom(vars: Record<string, unknown>): ConnectOptions {
+  return { qps: numVar(vars.k8s_qps), burst: numVar(vars.k8s_burst) };
 }
 
 function numVar(v: unknown): number | undefined {
