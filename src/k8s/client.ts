@@ -15,6 +15,8 @@ import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parse
 import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
 import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
+import { parseExecConfig, runExecPlugin, type ExecConfig, type ExecCredential } from './exec-credential.js';
+import { errorMessage } from '../load/errors.js';
 import { parseWarnings } from './warnings.js';
 import { isRecord as isObj } from '../load/shape.js';
 
@@ -64,11 +66,12 @@ interface Credentials {
 
 /**
  * Credentials from a kubeconfig file for the common cases (certificates, CA, bearer token or
- * token file, basic auth; data inline or in files), without loading `@kubernetes/client-node`
- * (whose import costs most of a second). `undefined` when the context needs more (exec plugins,
- * auth providers, proxies, …): then {@link clientNodeCredentials} handles it.
+ * token file, basic auth, `exec` credential plugins — run bounded, see exec-credential.ts; data
+ * inline or in files), without loading `@kubernetes/client-node` (whose import costs most of a
+ * second). `undefined` when the context needs more (auth providers, proxies, …): then
+ * {@link clientNodeCredentials} handles it.
  */
-function fastCredentials(cluster: ClusterRef): Credentials | undefined {
+async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undefined> {
   if (!cluster.kubeconfig) return undefined;
   let doc: unknown;
   try {
@@ -88,9 +91,20 @@ function fastCredentials(cluster: ClusterRef): Credentials | undefined {
   const user = ctx.user === undefined ? {} : named(doc.users, ctx.user, 'user');
   if (!kcluster || !user || typeof kcluster.server !== 'string' || !kcluster.server) return undefined;
   const clusterKeys = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions']);
-  const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'extensions']);
+  const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'exec', 'extensions']);
   if (Object.keys(kcluster).some((k) => !clusterKeys.has(k)) || Object.keys(user).some((k) => !userKeys.has(k))) return undefined;
+  const exec = user.exec === undefined ? undefined : parseExecConfig(user.exec);
+  if (user.exec !== undefined && !exec) return undefined;
   const dir = path.dirname(path.resolve(cluster.kubeconfig));
+  let cred: ExecCredential | undefined;
+  const runPlugin = async (): Promise<ExecCredential> => {
+    try {
+      return await runExecPlugin(exec as ExecConfig, dir);
+    } catch (e) {
+      throw new ConnectFailure((name) => `cluster ${name} (context "${cluster.context}"): ${errorMessage(e)}`);
+    }
+  };
+  if (exec) cred = await runPlugin();
   const data = (inline: unknown, file: unknown): Buffer | undefined => {
     if (typeof inline === 'string' && inline) return Buffer.from(inline, 'base64');
     if (typeof file === 'string' && file) return readFileSync(path.resolve(dir, file));
@@ -99,8 +113,8 @@ function fastCredentials(cluster: ClusterRef): Credentials | undefined {
   const skipTLSVerify = kcluster['insecure-skip-tls-verify'] === true;
   const tls: https.AgentOptions = {
     ca: data(kcluster['certificate-authority-data'], kcluster['certificate-authority']),
-    cert: data(user['client-certificate-data'], user['client-certificate']),
-    key: data(user['client-key-data'], user['client-key']),
+    cert: cred?.cert ?? data(user['client-certificate-data'], user['client-certificate']),
+    key: cred?.key ?? data(user['client-key-data'], user['client-key']),
     servername: typeof kcluster['tls-server-name'] === 'string' ? kcluster['tls-server-name'] : undefined,
     rejectUnauthorized: !skipTLSVerify,
   };
@@ -111,6 +125,27 @@ function fastCredentials(cluster: ClusterRef): Credentials | undefined {
     if (typeof user.username === 'string' && typeof user.password === 'string') return { Authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` };
     return {};
   };
+  if (cred?.token) {
+    // an exec plugin's token: asked again (bounded) shortly before it expires, and after a 401
+    let stale = false;
+    return {
+      server: kcluster.server,
+      skipTLSVerify,
+      tls,
+      auth: {
+        headers: async (): Promise<Record<string, string>> => {
+          if (stale || (cred?.expiresAt !== undefined && Date.now() > cred.expiresAt - 10_000)) {
+            stale = false;
+            cred = await runPlugin();
+          }
+          return cred?.token ? { Authorization: `Bearer ${cred.token}` } : {};
+        },
+        invalidate: () => {
+          stale = true;
+        },
+      },
+    };
+  }
   // a token file is re-read (it may be rotated), like client-go does
   let cached = headers();
   return { server: kcluster.server, skipTLSVerify, tls, auth: { headers: () => Promise.resolve(tokenFile ? (cached = headers()) : cached), invalidate: () => undefined } };
@@ -224,8 +259,9 @@ async function open(cluster: ClusterRef, opts: ConnectOptions): Promise<Connecti
   if (cluster.kubeconfig && !existsSync(cluster.kubeconfig)) throw new ConnectFailure((name) => `cluster ${name}: cannot load kubeconfig ${cluster.kubeconfig}: kubeconfig ${cluster.kubeconfig} does not exist`);
   let creds: Credentials | undefined;
   try {
-    creds = fastCredentials(cluster);
-  } catch {
+    creds = await fastCredentials(cluster);
+  } catch (e) {
+    if (e instanceof ConnectFailure) throw e; // a credential plugin that failed or hung: said as it is
     creds = undefined; // e.g. an unreadable certificate file: client-node reports it
   }
   creds ??= await clientNodeCredentials(cluster);
