@@ -9,6 +9,7 @@
 import type { Args, CompareNode, Expr } from './ast.js';
 import { BoundMethod, callMethod, hasMethod } from './methods.js';
 import type { FilterDef, Kwargs, LookupDef, PluginContext, TestDef } from './plugins.js';
+import { cycler, joiner, lipsum, now } from './globals.js';
 import { percentFormat } from './pyformat.js';
 import {
   defined,
@@ -394,7 +395,7 @@ function rangeOf(args: unknown[], at: number): number[] {
   return out;
 }
 
-/** The global functions (`lookup`, `query`/`q`, `range`, `dict`, `namespace`, `undef`, `now`). */
+/** The global functions (`lookup`, `query`/`q`, `range`, `dict`, `namespace`, `undef`, `now`, `cycler`, `joiner`, `lipsum`). */
 function callGlobal(name: string, args: unknown[], kwargs: Record<string, unknown>, scope: Scope, env: EvalEnv, at: number): unknown {
   switch (name) {
     case 'lookup':
@@ -431,25 +432,19 @@ function callGlobal(name: string, args: unknown[], kwargs: Record<string, unknow
     }
     case 'undef':
       return new Undef(typeof args[0] === 'string' && args[0] ? args[0] : 'Mandatory variable has not been overridden', 'undef');
-    case 'now': {
-      const d = new Date();
-      const utc = kwargs.utc === true || args[0] === true;
-      const fmt = kwargs.fmt ?? args[1];
-      const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
-      const parts = utc
-        ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
-        : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
-      const [y = 0, mo = 0, da = 0, h = 0, mi = 0, s = 0] = parts;
-      const iso = `${y}-${pad(mo)}-${pad(da)} ${pad(h)}:${pad(mi)}:${pad(s)}.${pad(d.getMilliseconds() * 1000, 6)}`;
-      if (typeof fmt !== 'string') return iso;
-      const strftime = env.registry.filters.get('strftime');
-      return strftime ? strftime.fn(fmt, [Math.floor(d.getTime() / 1000), utc], {}, env.plugins(scope)) : iso;
-    }
+    case 'now':
+      return now(args, kwargs);
+    case 'cycler':
+      return cycler(args, kwargs);
+    case 'joiner':
+      return joiner(args, kwargs);
+    case 'lipsum':
+      return lipsum(args, kwargs);
   }
   return undefined;
 }
 
-const GLOBALS: ReadonlySet<string> = new Set(['lookup', 'query', 'q', 'range', 'dict', 'namespace', 'undef', 'now']);
+const GLOBALS: ReadonlySet<string> = new Set(['lookup', 'query', 'q', 'range', 'dict', 'namespace', 'undef', 'now', 'cycler', 'joiner', 'lipsum']);
 
 /** An undefined value made by the access at `at` remembers where (an undefined base keeps its own place). */
 function located(v: unknown, at: number): unknown {
@@ -574,6 +569,10 @@ function evalCall(node: Extract<Expr, { type: 'call' }>, scope: Scope, env: Eval
     if (typeof callee === 'function') {
       noUndefinedArgs(args, kwargs);
       return (callee as (a: unknown[], k: Record<string, unknown>) => unknown)(args, kwargs);
+    }
+    if (callee instanceof PyObject) {
+      noUndefinedArgs(args, kwargs);
+      return callee.call(args, kwargs);
     }
     if (callee instanceof BoundMethod) {
       noUndefinedArgs(args, kwargs);

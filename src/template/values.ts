@@ -58,6 +58,10 @@ export abstract class PyObject {
   arith(_op: string, _other: unknown): unknown {
     return undefined;
   }
+  /** `this(*args, **kwargs)`; Python's TypeError for objects that are not callable. */
+  call(_args: readonly unknown[], _kwargs: Readonly<Record<string, unknown>>): unknown {
+    throw new ExprError(`'${this.pyType}' object is not callable`);
+  }
 }
 
 /** An error raised while evaluating an expression (becomes an InputError naming the template). */
