@@ -12,6 +12,7 @@ import type { FilterDef, Kwargs, LookupDef, PluginContext, TestDef } from './plu
 import { cycler, joiner, lipsum, now } from './globals.js';
 import { percentFormat } from './pyformat.js';
 import {
+  CapturedError,
   defined,
   ExprError,
   isFloat,
@@ -202,7 +203,7 @@ function arith(op: string, a: unknown, b: unknown, at: number): unknown {
     if (r !== undefined) return r;
   }
   // Python: `'abc' % x` with an undefined x (a mapping-like object) formats nothing
-  if (op === '%' && typeof a === 'string' && b instanceof Undef) return percentFormat(a, {}, false);
+  if (op === '%' && typeof a === 'string' && b instanceof Undef && !(b instanceof CapturedError)) return percentFormat(a, {}, false);
   a = defined(a);
   b = defined(b);
   const an = isNumber(a) || typeof a === 'boolean';
@@ -371,7 +372,7 @@ function runLookup(args: unknown[], kwargs: Record<string, unknown>, asList: boo
     result = def.fn(terms, rest, env.plugins(scope));
   } catch (e) {
     if (errors === 'ignore' || errors === 'warn') return asList || wantlist === true ? [] : null;
-    throw withOffset(e, at);
+    return capture(withOffset(e, at));
   }
   if (asList || wantlist === true) return result;
   // as ansible-core's lookup(): a list of strings is joined with commas, one item is returned as is
@@ -579,7 +580,7 @@ function evalCall(node: Extract<Expr, { type: 'call' }>, scope: Scope, env: Eval
       const r = callMethod(callee, args, kwargs);
       return Array.isArray(r) || isMap(r) ? fresh(r) : r;
     }
-    if (callee instanceof Undef) throw new UndefinedError(callee.message, node.callee.at);
+    if (callee instanceof Undef) throw callee.cause ?? new UndefinedError(callee.message, node.callee.at);
     throw new ExprError(`'${typeName(callee)}' object is not callable`, node.at);
   } catch (e) {
     throw withOffset(e, node.at);
@@ -601,8 +602,19 @@ function evalFilter(node: Extract<Expr, { type: 'filter' }>, scope: Scope, env: 
     const r = def.fn(value, args, kwargs, env.plugins(scope));
     return (Array.isArray(r) || isMap(r)) && r !== value ? fresh(r) : r;
   } catch (e) {
-    throw withOffset(e, node.at);
+    return capture(withOffset(e, node.at));
   }
+}
+
+/**
+ * A plug-in's error as ansible-core 2.19 handles it: not raised at once but returned as a marker
+ * ({@link CapturedError}) that the filters after it pass on and any other use raises. Errors about
+ * undefined values and kplay's own bounds are raised.
+ */
+function capture(e: unknown): CapturedError {
+  const bound = e instanceof ExprError && (e.message.includes('kplay bounds') || e.message === 'render time limit exceeded');
+  if (e instanceof ExprError && !(e instanceof UndefinedError) && !bound) return new CapturedError(e, e.offset);
+  throw e;
 }
 
 function evalTest(node: Extract<Expr, { type: 'test' }>, scope: Scope, env: EvalEnv): unknown {
@@ -614,11 +626,13 @@ function evalTest(node: Extract<Expr, { type: 'test' }>, scope: Scope, env: Eval
     const u = firstUndef(value, args, kwargs);
     if (u) return u;
   }
+  // a failed plug-in's marker: `is defined` gives it back (it raises when used)
+  if (value instanceof CapturedError) return value;
   try {
     const r = def.fn(value, args, kwargs, env.plugins(scope));
     return node.negated ? !r : r;
   } catch (e) {
-    throw withOffset(e, node.at);
+    return capture(withOffset(e, node.at));
   }
 }
 

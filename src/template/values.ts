@@ -64,6 +64,18 @@ export abstract class PyObject {
   }
 }
 
+/**
+ * A filter, test or lookup that failed (ansible-core's `CapturedExceptionMarker`): ansible-core
+ * does not raise at once but returns a marker holding the error, which flows through the filters
+ * after it like an undefined value (`default` keeps it, `type_debug` names it) and raises the
+ * plug-in's error when it is used.
+ */
+export class CapturedError extends Undef {
+  constructor(cause: Error, offset?: number) {
+    super(cause.message, '', offset, false, cause);
+  }
+}
+
 /** An error raised while evaluating an expression (becomes an InputError naming the template). */
 export class ExprError extends Error {
   constructor(
@@ -243,7 +255,7 @@ export function pyRepr(v: unknown, depth = 0): string {
 
 /** Python's `str()`: what `{{ x }}` prints inside a longer string. */
 export function pyStr(v: unknown): string {
-  if (v instanceof Undef) throw new UndefinedError(v.message);
+  if (v instanceof Undef) throw v.cause ?? new UndefinedError(v.message);
   if (v === null || v === undefined) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';

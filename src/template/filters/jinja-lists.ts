@@ -5,7 +5,7 @@
  * `int`, `float`, `round`.
  */
 import type { FilterDef } from '../plugins.js';
-import { ExprError, PyFloat, Undef, isFloat, isMap, isNumber, mkFloat, num, pyCompare, pyEq, truthy, typeName } from '../values.js';
+import { CapturedError, ExprError, PyFloat, Undef, isFloat, isMap, isNumber, mkFloat, num, pyCompare, pyEq, truthy, typeName } from '../values.js';
 import { attrGetter, ignoreCase, missing, multiAttrGetter } from './access.js';
 import { boolArg, exactlyOne, intArg, opt, req } from './args.js';
 import { filter, items, pyLength, text, touch } from './def.js';
@@ -192,6 +192,8 @@ export const JINJA_LIST_FILTERS: Readonly<Record<string, FilterDef>> = {
     { fn: 'ansible_default', params: [opt('default_value', ''), opt('boolean', false)] },
     (v, a) => {
       const boolean = boolArg('boolean', a.get('boolean'));
+      // a failed plug-in's marker is not undefined: it stays (and raises when used)
+      if (v instanceof CapturedError) return v;
       if (v instanceof Undef) return a.get('default_value');
       if (boolean && !truthy(v)) return a.get('default_value');
       return v;
