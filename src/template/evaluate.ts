@@ -20,7 +20,9 @@ import {
   isMap,
   isNumber,
   iterate,
+  bigOf,
   mkFloat,
+  mkInt,
   fresh,
   mkTuple,
   num,
@@ -197,6 +199,77 @@ function sliceOf(obj: unknown, start: unknown, stop: unknown, step: unknown): un
   return Array.isArray(v) ? out : out.join('');
 }
 
+/** The largest int `**` may build, in bits (Python's are unbounded; kplay bounds template memory). */
+const MAX_INT_BITS = 1_000_000;
+
+/**
+ * Python's int arithmetic (`+ - * // % **` on ints and bools): on JS numbers while the result is
+ * exact (within ±(2**53 - 1)), on bigints beyond (results that fit become numbers again).
+ */
+function intArith(op: string, a: unknown, b: unknown, at: number): unknown {
+  if (typeof a !== 'bigint' && typeof b !== 'bigint') {
+    const x = num(a);
+    const y = num(b);
+    let r: number;
+    switch (op) {
+      case '+':
+        r = x + y;
+        break;
+      case '-':
+        r = x - y;
+        break;
+      case '*':
+        r = x * y;
+        break;
+      case '//':
+        if (y === 0) throw new ExprError('integer division or modulo by zero', at);
+        r = Math.floor(x / y);
+        break;
+      case '%':
+        if (y === 0) throw new ExprError('integer modulo by zero', at);
+        r = x - y * Math.floor(x / y);
+        break;
+      case '**':
+        if (x === 0 && y < 0) throw new ExprError('0.0 cannot be raised to a negative power', at);
+        if (y < 0) return mkFloat(x ** y);
+        r = x ** y;
+        break;
+      default:
+        throw new ExprError(`unsupported operator ${op}`, at);
+    }
+    // exact when the operands and the result are safe integers (pow of integers is exact in V8 while representable)
+    if (Number.isSafeInteger(r) && Number.isSafeInteger(x) && Number.isSafeInteger(y)) return r;
+  }
+  const x = bigOf(a);
+  const y = bigOf(b);
+  switch (op) {
+    case '+':
+      return mkInt(x + y);
+    case '-':
+      return mkInt(x - y);
+    case '*':
+      return mkInt(x * y);
+    case '//': {
+      if (y === 0n) throw new ExprError('integer division or modulo by zero', at);
+      const q = x / y;
+      return mkInt(x % y !== 0n && x < 0n !== y < 0n ? q - 1n : q);
+    }
+    case '%': {
+      if (y === 0n) throw new ExprError('integer modulo by zero', at);
+      const r = x % y;
+      return mkInt(r !== 0n && r < 0n !== y < 0n ? r + y : r);
+    }
+    case '**': {
+      if (x === 0n && y < 0n) throw new ExprError('0.0 cannot be raised to a negative power', at);
+      if (y < 0n) return mkFloat(Number(x) ** Number(y));
+      const bits = x === 0n || x === 1n || x === -1n ? 1 : Number(y) * (x < 0n ? -x : x).toString(2).length;
+      if (bits > MAX_INT_BITS) throw new ExprError(`result too large (an int of ~${Math.round(bits)} bits): kplay bounds template memory`, at);
+      return mkInt(x ** y);
+    }
+  }
+  throw new ExprError(`unsupported operator ${op}`, at);
+}
+
 function arith(op: string, a: unknown, b: unknown, at: number): unknown {
   if (a instanceof PyObject) {
     const r = a.arith(op, b);
@@ -209,9 +282,10 @@ function arith(op: string, a: unknown, b: unknown, at: number): unknown {
   const an = isNumber(a) || typeof a === 'boolean';
   const bn = isNumber(b) || typeof b === 'boolean';
   if (an && bn) {
+    const float = isFloat(a) || isFloat(b);
+    if (!float && op !== '/') return intArith(op, a, b, at);
     const x = num(a);
     const y = num(b);
-    const float = isFloat(a) || isFloat(b);
     const result = (n: number): unknown => (float ? mkFloat(n) : n);
     switch (op) {
       case '*':
@@ -516,6 +590,7 @@ export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
         if (node.op === 'not') return !truthy(v);
         const d = defined(v);
         if (!isNumber(d) && typeof d !== 'boolean') throw new ExprError(`bad operand type for unary ${node.op}: '${typeName(d)}'`);
+        if (typeof d === 'bigint') return node.op === '-' ? mkInt(-d) : d;
         const n = node.op === '-' ? -num(d) : num(d);
         return isFloat(d) ? mkFloat(n) : n === 0 ? 0 : n;
       } catch (e) {
