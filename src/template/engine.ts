@@ -148,7 +148,8 @@ export class Templar {
     const raw = this.renderRaw(template, vars, opts);
     const type = typeName(raw);
     // a tuple leaves the engine as a list, as ansible-core's finalized values do
-    return { value: toPlain(raw), type: type === 'tuple' ? 'list' : type };
+    // ints beyond 2**53 stay exact (bigint) here: the suite compares them digit for digit
+    return { value: toPlain(raw, 0, true), type: type === 'tuple' ? 'list' : type };
   }
 
   /** Synchronous {@link render}. */

@@ -9,8 +9,10 @@
 import type { Args, CompareNode, Expr } from './ast.js';
 import { BoundMethod, callMethod, hasMethod } from './methods.js';
 import type { FilterDef, Kwargs, LookupDef, PluginContext, TestDef } from './plugins.js';
+import { cycler, joiner, lipsum, now } from './globals.js';
 import { percentFormat } from './pyformat.js';
 import {
+  CapturedError,
   defined,
   ExprError,
   isFloat,
@@ -18,7 +20,9 @@ import {
   isMap,
   isNumber,
   iterate,
+  bigOf,
   mkFloat,
+  mkInt,
   fresh,
   mkTuple,
   num,
@@ -195,21 +199,93 @@ function sliceOf(obj: unknown, start: unknown, stop: unknown, step: unknown): un
   return Array.isArray(v) ? out : out.join('');
 }
 
+/** The largest int `**` may build, in bits (Python's are unbounded; kplay bounds template memory). */
+const MAX_INT_BITS = 1_000_000;
+
+/**
+ * Python's int arithmetic (`+ - * // % **` on ints and bools): on JS numbers while the result is
+ * exact (within ±(2**53 - 1)), on bigints beyond (results that fit become numbers again).
+ */
+function intArith(op: string, a: unknown, b: unknown, at: number): unknown {
+  if (typeof a !== 'bigint' && typeof b !== 'bigint') {
+    const x = num(a);
+    const y = num(b);
+    let r: number;
+    switch (op) {
+      case '+':
+        r = x + y;
+        break;
+      case '-':
+        r = x - y;
+        break;
+      case '*':
+        r = x * y;
+        break;
+      case '//':
+        if (y === 0) throw new ExprError('integer division or modulo by zero', at);
+        r = Math.floor(x / y);
+        break;
+      case '%':
+        if (y === 0) throw new ExprError('integer modulo by zero', at);
+        r = x - y * Math.floor(x / y);
+        break;
+      case '**':
+        if (x === 0 && y < 0) throw new ExprError('0.0 cannot be raised to a negative power', at);
+        if (y < 0) return mkFloat(x ** y);
+        r = x ** y;
+        break;
+      default:
+        throw new ExprError(`unsupported operator ${op}`, at);
+    }
+    // exact when the operands and the result are safe integers (pow of integers is exact in V8 while representable)
+    if (Number.isSafeInteger(r) && Number.isSafeInteger(x) && Number.isSafeInteger(y)) return r;
+  }
+  const x = bigOf(a);
+  const y = bigOf(b);
+  switch (op) {
+    case '+':
+      return mkInt(x + y);
+    case '-':
+      return mkInt(x - y);
+    case '*':
+      return mkInt(x * y);
+    case '//': {
+      if (y === 0n) throw new ExprError('integer division or modulo by zero', at);
+      const q = x / y;
+      return mkInt(x % y !== 0n && x < 0n !== y < 0n ? q - 1n : q);
+    }
+    case '%': {
+      if (y === 0n) throw new ExprError('integer modulo by zero', at);
+      const r = x % y;
+      return mkInt(r !== 0n && r < 0n !== y < 0n ? r + y : r);
+    }
+    case '**': {
+      if (x === 0n && y < 0n) throw new ExprError('0.0 cannot be raised to a negative power', at);
+      if (y < 0n) return mkFloat(Number(x) ** Number(y));
+      const bits = x === 0n || x === 1n || x === -1n ? 1 : Number(y) * (x < 0n ? -x : x).toString(2).length;
+      if (bits > MAX_INT_BITS) throw new ExprError(`result too large (an int of ~${Math.round(bits)} bits): kplay bounds template memory`, at);
+      return mkInt(x ** y);
+    }
+  }
+  throw new ExprError(`unsupported operator ${op}`, at);
+}
+
 function arith(op: string, a: unknown, b: unknown, at: number): unknown {
   if (a instanceof PyObject) {
     const r = a.arith(op, b);
     if (r !== undefined) return r;
   }
   // Python: `'abc' % x` with an undefined x (a mapping-like object) formats nothing
-  if (op === '%' && typeof a === 'string' && b instanceof Undef) return percentFormat(a, {}, false);
+  if (op === '%' && typeof a === 'string' && b instanceof Undef && !(b instanceof CapturedError)) return percentFormat(a, {}, false);
   a = defined(a);
   b = defined(b);
   const an = isNumber(a) || typeof a === 'boolean';
   const bn = isNumber(b) || typeof b === 'boolean';
   if (an && bn) {
+    const float = isFloat(a) || isFloat(b);
+    if (!float && op !== '/') return intArith(op, a, b, at);
     const x = num(a);
     const y = num(b);
-    const float = isFloat(a) || isFloat(b);
     const result = (n: number): unknown => (float ? mkFloat(n) : n);
     switch (op) {
       case '*':
@@ -370,7 +446,7 @@ function runLookup(args: unknown[], kwargs: Record<string, unknown>, asList: boo
     result = def.fn(terms, rest, env.plugins(scope));
   } catch (e) {
     if (errors === 'ignore' || errors === 'warn') return asList || wantlist === true ? [] : null;
-    throw withOffset(e, at);
+    return capture(withOffset(e, at));
   }
   if (asList || wantlist === true) return result;
   // as ansible-core's lookup(): a list of strings is joined with commas, one item is returned as is
@@ -394,7 +470,7 @@ function rangeOf(args: unknown[], at: number): number[] {
   return out;
 }
 
-/** The global functions (`lookup`, `query`/`q`, `range`, `dict`, `namespace`, `undef`, `now`). */
+/** The global functions (`lookup`, `query`/`q`, `range`, `dict`, `namespace`, `undef`, `now`, `cycler`, `joiner`, `lipsum`). */
 function callGlobal(name: string, args: unknown[], kwargs: Record<string, unknown>, scope: Scope, env: EvalEnv, at: number): unknown {
   switch (name) {
     case 'lookup':
@@ -431,25 +507,19 @@ function callGlobal(name: string, args: unknown[], kwargs: Record<string, unknow
     }
     case 'undef':
       return new Undef(typeof args[0] === 'string' && args[0] ? args[0] : 'Mandatory variable has not been overridden', 'undef');
-    case 'now': {
-      const d = new Date();
-      const utc = kwargs.utc === true || args[0] === true;
-      const fmt = kwargs.fmt ?? args[1];
-      const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
-      const parts = utc
-        ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
-        : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
-      const [y = 0, mo = 0, da = 0, h = 0, mi = 0, s = 0] = parts;
-      const iso = `${y}-${pad(mo)}-${pad(da)} ${pad(h)}:${pad(mi)}:${pad(s)}.${pad(d.getMilliseconds() * 1000, 6)}`;
-      if (typeof fmt !== 'string') return iso;
-      const strftime = env.registry.filters.get('strftime');
-      return strftime ? strftime.fn(fmt, [Math.floor(d.getTime() / 1000), utc], {}, env.plugins(scope)) : iso;
-    }
+    case 'now':
+      return now(args, kwargs);
+    case 'cycler':
+      return cycler(args, kwargs);
+    case 'joiner':
+      return joiner(args, kwargs);
+    case 'lipsum':
+      return lipsum(args, kwargs);
   }
   return undefined;
 }
 
-const GLOBALS: ReadonlySet<string> = new Set(['lookup', 'query', 'q', 'range', 'dict', 'namespace', 'undef', 'now']);
+const GLOBALS: ReadonlySet<string> = new Set(['lookup', 'query', 'q', 'range', 'dict', 'namespace', 'undef', 'now', 'cycler', 'joiner', 'lipsum']);
 
 /** An undefined value made by the access at `at` remembers where (an undefined base keeps its own place). */
 function located(v: unknown, at: number): unknown {
@@ -520,6 +590,7 @@ export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
         if (node.op === 'not') return !truthy(v);
         const d = defined(v);
         if (!isNumber(d) && typeof d !== 'boolean') throw new ExprError(`bad operand type for unary ${node.op}: '${typeName(d)}'`);
+        if (typeof d === 'bigint') return node.op === '-' ? mkInt(-d) : d;
         const n = node.op === '-' ? -num(d) : num(d);
         return isFloat(d) ? mkFloat(n) : n === 0 ? 0 : n;
       } catch (e) {
@@ -575,12 +646,16 @@ function evalCall(node: Extract<Expr, { type: 'call' }>, scope: Scope, env: Eval
       noUndefinedArgs(args, kwargs);
       return (callee as (a: unknown[], k: Record<string, unknown>) => unknown)(args, kwargs);
     }
+    if (callee instanceof PyObject) {
+      noUndefinedArgs(args, kwargs);
+      return callee.call(args, kwargs);
+    }
     if (callee instanceof BoundMethod) {
       noUndefinedArgs(args, kwargs);
       const r = callMethod(callee, args, kwargs);
       return Array.isArray(r) || isMap(r) ? fresh(r) : r;
     }
-    if (callee instanceof Undef) throw new UndefinedError(callee.message, node.callee.at);
+    if (callee instanceof Undef) throw callee.cause ?? new UndefinedError(callee.message, node.callee.at);
     throw new ExprError(`'${typeName(callee)}' object is not callable`, node.at);
   } catch (e) {
     throw withOffset(e, node.at);
@@ -602,8 +677,19 @@ function evalFilter(node: Extract<Expr, { type: 'filter' }>, scope: Scope, env: 
     const r = def.fn(value, args, kwargs, env.plugins(scope));
     return (Array.isArray(r) || isMap(r)) && r !== value ? fresh(r) : r;
   } catch (e) {
-    throw withOffset(e, node.at);
+    return capture(withOffset(e, node.at));
   }
+}
+
+/**
+ * A plug-in's error as ansible-core 2.19 handles it: not raised at once but returned as a marker
+ * ({@link CapturedError}) that the filters after it pass on and any other use raises. Errors about
+ * undefined values and kplay's own bounds are raised.
+ */
+function capture(e: unknown): CapturedError {
+  const bound = e instanceof ExprError && (e.message.includes('kplay bounds') || e.message === 'render time limit exceeded');
+  if (e instanceof ExprError && !(e instanceof UndefinedError) && !bound) return new CapturedError(e, e.offset);
+  throw e;
 }
 
 function evalTest(node: Extract<Expr, { type: 'test' }>, scope: Scope, env: EvalEnv): unknown {
@@ -615,11 +701,13 @@ function evalTest(node: Extract<Expr, { type: 'test' }>, scope: Scope, env: Eval
     const u = firstUndef(value, args, kwargs);
     if (u) return u;
   }
+  // a failed plug-in's marker: `is defined` gives it back (it raises when used)
+  if (value instanceof CapturedError) return value;
   try {
     const r = def.fn(value, args, kwargs, env.plugins(scope));
     return node.negated ? !r : r;
   } catch (e) {
-    throw withOffset(e, node.at);
+    return capture(withOffset(e, node.at));
   }
 }
 

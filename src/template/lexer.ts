@@ -2,12 +2,12 @@
  * The tokens of an expression (Jinja2's lexical grammar): names, numbers, strings (adjacent
  * strings are joined by the parser), operators and punctuation. Each token keeps its offset.
  */
-import { ExprError } from './values.js';
+import { ExprError, mkInt } from './values.js';
 
 /** A token of an expression. */
 export type Token =
   | { readonly kind: 'name'; readonly value: string; readonly at: number }
-  | { readonly kind: 'int'; readonly value: number; readonly at: number }
+  | { readonly kind: 'int'; readonly value: number | bigint; readonly at: number }
   | { readonly kind: 'float'; readonly value: number; readonly at: number }
   | { readonly kind: 'string'; readonly value: string; readonly at: number }
   | { readonly kind: 'op'; readonly value: string; readonly at: number }
@@ -77,8 +77,8 @@ export function tokenize(src: string, rawStrings = false): Token[] {
       const m = /^0([xX][\da-fA-F_]+|[oO][0-7_]+|[bB][01_]+)/.exec(src.slice(i));
       if (!m) throw new ExprError(`invalid number literal`, at);
       const body = (m[1] ?? '').replace(/_/g, '');
-      const base = /^[xX]/.test(body) ? 16 : /^[oO]/.test(body) ? 8 : 2;
-      out.push({ kind: 'int', value: parseInt(body.slice(1), base), at });
+      if (body.length < 2) throw new ExprError(`invalid number literal`, at);
+      out.push({ kind: 'int', value: mkInt(BigInt(`0${body}`)), at });
       i += m[0].length;
       continue;
     }
@@ -91,7 +91,7 @@ export function tokenize(src: string, rawStrings = false): Token[] {
       const isFloat = /[.eE]/.test(clean);
       if (!isFloat && clean.length > 1 && clean.startsWith('0') && /[^0]/.test(clean)) throw new ExprError(`invalid integer literal ${text}: leading zeros are not allowed`, at);
       if (isFloat && !Number.isFinite(Number(clean))) throw new ExprError(`float literal ${text} is out of range`, at);
-      out.push(isFloat ? { kind: 'float', value: Number(clean), at } : { kind: 'int', value: Number(clean), at });
+      out.push(isFloat ? { kind: 'float', value: Number(clean), at } : { kind: 'int', value: clean.length > 15 ? mkInt(BigInt(clean)) : Number(clean), at });
       i += text.length;
       continue;
     }

@@ -193,6 +193,7 @@ function seqInt(v: unknown, field: string): number {
   // ansible-core 2.19 types the options as integers: decimal only (hex/octal forms are refused)
   const n = parseIntPy(s, 10);
   if (n === null) throw new ExprError(`Config '${field}' for 'sequence' lookup plugin from 'Direct' has an invalid value: Invalid value provided for 'integer': '${s}'`);
+  if (typeof n === 'bigint') throw new ExprError(`the sequence lookup's '${field}' is too large: ${s}`, undefined, 'kplay bounds template memory');
   return n;
 }
 

@@ -30,12 +30,12 @@ export function formatSpec(value: unknown, spec: string): string {
     const a = Math.abs(n);
     switch (type) {
       case undefined:
-        body = isFloat(value) ? (prec !== undefined ? a.toPrecision(prec) : pyStr(a)) : prec !== undefined ? a.toPrecision(prec) : String(a);
+        body = isFloat(value) ? (prec !== undefined ? a.toPrecision(prec) : pyStr(a)) : prec !== undefined ? a.toPrecision(prec) : typeof value === 'bigint' ? String(value < 0n ? -value : value) : String(a);
         break;
       case 'd':
       case 'n':
         if (isFloat(value)) throw new ExprError("Unknown format code 'd' for object of type 'float'");
-        body = String(a);
+        body = typeof value === 'bigint' ? String(value < 0n ? -value : value) : String(a);
         break;
       case 'f':
       case 'F':

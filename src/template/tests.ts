@@ -6,7 +6,7 @@
 import { existsSync, lstatSync, openSync, readSync, closeSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Kwargs, PluginContext, TestDef } from './plugins.js';
-import { ExprError, PyFloat, Undef, isFloat, isInt, isMap, isNumber, num, pyCompare, pyEq, pyIn, truthy, typeName } from './values.js';
+import { ExprError, PyFloat, Undef, bigOf, isFloat, isInt, isMap, isNumber, num, pyCompare, pyEq, pyIn, truthy, typeName } from './values.js';
 import { bind, opt, req, type Signature } from './filters/args.js';
 import { items, text } from './filters/def.js';
 import { hashable } from './filters/jinja-lists.js';
@@ -122,6 +122,12 @@ function toSet(v: unknown): unknown[] {
 }
 
 function pyMod(a: unknown, b: unknown): number {
+  if ((typeof a === 'bigint' || typeof b === 'bigint') && !isFloat(a) && !isFloat(b)) {
+    const y = bigOf(b);
+    if (y === 0n) throw new ExprError('integer modulo by zero');
+    const r = bigOf(a) % y;
+    return Number(r !== 0n && r < 0n !== y < 0n ? r + y : r);
+  }
   const x = num(a);
   const y = num(b);
   if (y === 0) throw new ExprError(isFloat(a) || isFloat(b) ? 'float modulo' : 'integer modulo by zero');
@@ -178,7 +184,7 @@ const BASE: Record<string, TestDef> = {
   boolean: one('test_boolean', (v) => typeof v === 'boolean'),
   false: one('test_false', (v) => v === false),
   true: one('test_true', (v) => v === true),
-  integer: one('test_integer', (v) => isInt(v)),
+  integer: one('test_integer', (v) => isInt(v) || typeof v === 'bigint'),
   float: one('test_float', (v) => isNumber(v) && isFloat(v)),
   lower: one('test_lower', (v) => isLower(text(v))),
   upper: one('test_upper', (v) => isUpper(text(v))),

@@ -6,6 +6,11 @@
  * - Numbers: an integral JS number is an `int`, a non-integral one a `float`; a float whose value
  *   is integral (`4 / 2`, `2.0`, `'3' | float`) is a {@link PyFloat}, so it prints as `2.0` and
  *   `type_debug` says `float`. {@link toPlain} unboxes it when a value leaves the engine.
+ * - Python's ints are unbounded: an int beyond JavaScript's safe range (±(2**53 - 1)) is a
+ *   `bigint` (`2 ** 70`, a long literal, `'…' | int`), so arithmetic, comparisons and printing stay
+ *   exact; an int that fits is always a number ({@link mkInt}), so the common path stays on
+ *   numbers. A bigint leaves the engine ({@link toPlain}) as the nearest JS number (JSON has no
+ *   bigger ints); inside a template, text and `to_json` print it exactly.
  * - A missing variable or key is an {@link Undef}: it can be passed on (attribute access, filters
  *   such as `default`, tests such as `defined`) and fails with its message when used.
  */
@@ -57,6 +62,22 @@ export abstract class PyObject {
   /** `this op other`, or undefined when Python would raise. */
   arith(_op: string, _other: unknown): unknown {
     return undefined;
+  }
+  /** `this(*args, **kwargs)`; Python's TypeError for objects that are not callable. */
+  call(_args: readonly unknown[], _kwargs: Readonly<Record<string, unknown>>): unknown {
+    throw new ExprError(`'${this.pyType}' object is not callable`);
+  }
+}
+
+/**
+ * A filter, test or lookup that failed (ansible-core's `CapturedExceptionMarker`): ansible-core
+ * does not raise at once but returns a marker holding the error, which flows through the filters
+ * after it like an undefined value (`default` keeps it, `type_debug` names it) and raises the
+ * plug-in's error when it is used.
+ */
+export class CapturedError extends Undef {
+  constructor(cause: Error, offset?: number) {
+    super(cause.message, '', offset, false, cause);
   }
 }
 
@@ -129,8 +150,45 @@ export function isMap(v: unknown): v is Record<string, unknown> {
 }
 
 /** True for ints and floats (not booleans). */
-export function isNumber(v: unknown): v is number | PyFloat {
-  return typeof v === 'number' || v instanceof PyFloat;
+export function isNumber(v: unknown): v is number | PyFloat | bigint {
+  return typeof v === 'number' || v instanceof PyFloat || typeof v === 'bigint';
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = -MAX_SAFE;
+
+/** An int from a bigint: a JS number when it is within the safe range, the bigint otherwise. */
+export function mkInt(b: bigint): number | bigint {
+  return b >= MIN_SAFE && b <= MAX_SAFE ? Number(b) : b;
+}
+
+/** True for a Python int of any size (an integral number or a bigint; not a bool). */
+export function isBigOrInt(v: unknown): v is number | bigint {
+  return typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v));
+}
+
+/** The exact bigint of an int, bool or integral float. */
+export function bigOf(v: unknown): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'boolean') return v ? 1n : 0n;
+  return BigInt(num(v));
+}
+
+/** Whether a number, bigint or bool has an integral value (so it compares exactly as a bigint). */
+function integral(v: unknown): boolean {
+  return typeof v === 'bigint' || typeof v === 'boolean' || (typeof v === 'number' && Number.isInteger(v)) || (v instanceof PyFloat && Number.isFinite(v.value));
+}
+
+/** Python's ordering of two numbers (ints of any size, floats, bools): -1, 0 or 1. */
+export function numCompare(a: unknown, b: unknown): number {
+  if ((typeof a === 'bigint' || typeof b === 'bigint') && integral(a) && integral(b)) {
+    const x = bigOf(a);
+    const y = bigOf(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  const x = num(a);
+  const y = num(b);
+  return x < y ? -1 : x > y ? 1 : x === y ? 0 : NaN;
 }
 
 /** True for a Python float (a non-integral number, NaN, ±inf, or a {@link PyFloat}). */
@@ -148,6 +206,7 @@ export function num(v: unknown): number {
   if (typeof v === 'number') return v;
   if (v instanceof PyFloat) return v.value;
   if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'bigint') return Number(v);
   throw new ExprError(`expected a number, got ${typeName(v)}`);
 }
 
@@ -170,6 +229,7 @@ export function typeName(v: unknown): string {
   if (v === null || v === undefined) return 'NoneType';
   if (typeof v === 'boolean') return 'bool';
   if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
+  if (typeof v === 'bigint') return 'int';
   if (v instanceof PyFloat) return 'float';
   if (typeof v === 'string') return 'str';
   if (Array.isArray(v)) return 'list';
@@ -187,6 +247,7 @@ export function truthy(v: unknown): boolean {
   if (v === true) return true;
   if (typeof v === 'number') return v !== 0;
   if (v instanceof PyFloat) return v.value !== 0;
+  if (typeof v === 'bigint') return v !== 0n;
   if (typeof v === 'string' || Array.isArray(v)) return v.length > 0;
   if (isMap(v)) return Object.keys(v).length > 0;
   return true;
@@ -237,14 +298,20 @@ export function pyRepr(v: unknown, depth = 0): string {
   return pyStr(v);
 }
 
+/** Python's `str()` of an int held in a JS number (all digits, also beyond 1e21). */
+export function intStr(n: number): string {
+  return Math.abs(n) < 1e21 ? String(n) : BigInt(n).toString();
+}
+
 /** Python's `str()`: what `{{ x }}` prints inside a longer string. */
 export function pyStr(v: unknown): string {
-  if (v instanceof Undef) throw new UndefinedError(v.message);
+  if (v instanceof Undef) throw v.cause ?? new UndefinedError(v.message);
   if (v === null || v === undefined) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';
   if (typeof v === 'string') return v;
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatRepr(v);
+  if (typeof v === 'number') return Number.isInteger(v) ? intStr(v) : floatRepr(v);
+  if (typeof v === 'bigint') return String(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
   if (Array.isArray(v) && RANGES.has(v)) {
     const [a, b, c] = RANGES.get(v) ?? [0, 0, 1];
@@ -263,7 +330,7 @@ export function pyEq(a: unknown, b: unknown): boolean {
   if (a instanceof PyObject) return a.compare(b) === 0;
   const an = isNumber(a) || typeof a === 'boolean';
   const bn = isNumber(b) || typeof b === 'boolean';
-  if (an && bn) return num(a) === num(b);
+  if (an && bn) return typeof a === 'bigint' || typeof b === 'bigint' ? numCompare(a, b) === 0 : num(a) === num(b);
   if (Array.isArray(a) && Array.isArray(b)) return TUPLES.has(a) === TUPLES.has(b) && a.length === b.length && a.every((x, i) => pyEq(x, b[i]));
   if (isMap(a) && isMap(b)) {
     const ka = Object.keys(a);
@@ -281,6 +348,7 @@ export function pyCompare(a: unknown, b: unknown, op = '<'): number {
   const an = isNumber(a) || typeof a === 'boolean';
   const bn = isNumber(b) || typeof b === 'boolean';
   if (an && bn) {
+    if (typeof a === 'bigint' || typeof b === 'bigint') return numCompare(a, b);
     const x = num(a);
     const y = num(b);
     return x < y ? -1 : x > y ? 1 : 0;
@@ -325,9 +393,13 @@ export function iterate(v: unknown): unknown[] {
   throw new ExprError(`'${typeName(v)}' object is not iterable`);
 }
 
-/** Deep copy of a value with every {@link PyFloat} unboxed: what leaves the engine. */
-export function toPlain(v: unknown, depth = 0): unknown {
+/**
+ * Deep copy of a value with every {@link PyFloat} unboxed: what leaves the engine. An int beyond
+ * 2**53 becomes the nearest JS number, unless `exactInts` (then it stays a bigint).
+ */
+export function toPlain(v: unknown, depth = 0, exactInts = false): unknown {
   if (v instanceof PyFloat) return v.value;
+  if (typeof v === 'bigint') return exactInts ? v : Number(v);
   if (v instanceof PyObject) return v.plain();
   if (typeof v === 'function') throw new ExprError("Type 'builtin_function_or_method' is unsupported for variable storage", undefined, 'call it: `x.items()`, not `x.items`');
   if (v === OMIT) throw new ExprError('A template was resolved to an Omit scalar.', undefined, 'omit leaves out a module argument or an item of a list or dict; it cannot be a whole value');
@@ -337,11 +409,11 @@ export function toPlain(v: unknown, depth = 0): unknown {
   if (!Array.isArray(v) && !isMap(v)) throw new ExprError("Type 'method' is unsupported for variable storage", undefined, 'call it: `x.items()`, not `x.items`');
   if (Array.isArray(v)) {
     // omitted items are left out, as ansible-core does when a value is finalized
-    if (v.includes(OMIT)) return v.filter((x) => x !== OMIT).map((x) => toPlain(x, depth + 1));
+    if (v.includes(OMIT)) return v.filter((x) => x !== OMIT).map((x) => toPlain(x, depth + 1, exactInts));
     let copy: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {
       const x: unknown = v[i];
-      const p = toPlain(x, depth + 1);
+      const p = toPlain(x, depth + 1, exactInts);
       if (p !== x) (copy ??= v.slice())[i] = p;
     }
     return copy ?? v;
@@ -354,7 +426,7 @@ export function toPlain(v: unknown, depth = 0): unknown {
         delete copy[k];
         continue;
       }
-      const p = toPlain(x, depth + 1);
+      const p = toPlain(x, depth + 1, exactInts);
       if (p !== x) {
         copy ??= { ...v };
         Object.defineProperty(copy, k, { value: p, enumerable: true, writable: true, configurable: true });

@@ -84,6 +84,33 @@ describe('values and types', () => {
     expect(templar.renderTyped('{{ 7 // 2 }}', {})).toEqual({ value: 3, type: 'int' });
   });
 
+  it('keeps ints beyond 2**53 exact inside a template and hands them out as JSON-safe numbers', () => {
+    expect(render('v={{ 2 ** 70 + 1 }}')).toBe('v=1180591620717411303425');
+    expect(render('{{ (2 ** 70 + 1) | to_json }}')).toBe('1180591620717411303425');
+    expect(render('{{ 2 ** 70 + 1 - 2 ** 70 }}')).toBe(1);
+    // a whole value leaves the engine as the nearest JS number: JSON can carry it
+    const big = render('{{ {"n": 2 ** 70 + 1} }}');
+    expect(big).toEqual({ n: 2 ** 70 });
+    expect(JSON.stringify(big)).toBe('{"n":1.1805916207174113e+21}');
+    expect(templar.renderTyped('{{ 2 ** 70 + 1 }}', {})).toEqual({ value: 2n ** 70n + 1n, type: 'int' });
+    expect(fails(() => render('{{ 3 ** 10000000 }}')).message).toContain('kplay bounds template memory');
+  });
+
+  it('gives ansible-core 2.19 plug-in failures as markers that later filters pass on', () => {
+    expect(render("{{ ['a'] | sum(start=1) | type_debug }}")).toBe('CapturedExceptionMarker');
+    expect(fails(() => render("{{ ['a'] | sum(start=1) | default(0) }}")).message).toContain("unsupported operand type(s) for +: 'int' and 'str'");
+  });
+
+  it('has Jinja\'s cycler, joiner and lipsum, and now() as a datetime', () => {
+    expect(render("{% set c = cycler('a', 'b') %}{% for x in [1, 2, 3] %}{{ c.next() }}{% endfor %}")).toBe('aba');
+    expect(render("{% set j = joiner('+') %}{% for x in [1, 2, 3] %}{{ j() }}{{ x }}{% endfor %}")).toBe('1+2+3');
+    const words = String(render('{{ lipsum(2, false, 10, 11) }}')).split('\n\n');
+    expect(words.map((p) => p.split(' ').length)).toEqual([10, 10]);
+    expect(words.every((p) => /^[A-Z].*\.$/.test(p))).toBe(true);
+    expect(render('{{ now(utc=true) | type_debug }}')).toBe('datetime');
+    expect(render("{{ now(true, '%Y') }}")).toBe(String(new Date().getUTCFullYear()));
+  });
+
   it('keeps trailing newlines of a string result, as ansible-core', () => {
     expect(render('{{ name }}\n')).toBe('web\n');
     expect(render('{{ replicas }}\n')).toBe(3);

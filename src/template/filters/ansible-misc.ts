@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { posix } from 'node:path';
 import { realpathSync } from 'node:fs';
 import type { FilterDef } from '../plugins.js';
-import { ExprError, Undef, isMap, isNumber, num, truthy, typeName } from '../values.js';
+import { CapturedError, ExprError, Undef, isMap, isNumber, num, truthy, typeName } from '../values.js';
 import { intArg, opt, req } from './args.js';
 import { filter, items, text } from './def.js';
 import { parseFloatPy } from './pynum.js';
@@ -159,14 +159,14 @@ export const ANSIBLE_MISC_FILTERS: Readonly<Record<string, FilterDef>> = {
   mandatory: filter(
     { fn: 'mandatory', params: [opt('msg')] },
     (v, a) => {
-      if (!(v instanceof Undef)) return v;
+      if (!(v instanceof Undef) || v instanceof CapturedError) return v;
       const msg = a.get('msg');
       if (msg !== null) throw new ExprError(text(msg));
       throw new ExprError(`Mandatory variable ${v.name ? `'${v.name}' ` : ''}not defined.`);
     },
     true,
   ),
-  type_debug: filter({ fn: 'type_debug', params: [] }, (v) => (v instanceof Undef ? 'UndefinedMarker' : typeName(v)), true),
+  type_debug: filter({ fn: 'type_debug', params: [] }, (v) => (v instanceof CapturedError ? 'CapturedExceptionMarker' : v instanceof Undef ? 'UndefinedMarker' : typeName(v)), true),
   random: filter({ fn: 'rand', params: [opt('start'), opt('step'), opt('seed')], hidden: 1 }, (v, a) => randomFilter(v, a.get('start'), a.get('step'), a.get('seed'))),
   shuffle: filter({ fn: 'randomize_list', params: [opt('seed')] }, (v, a) => shuffle(v, a.get('seed'))),
   strftime: filter({ fn: 'strftime', params: [opt('second'), opt('utc', false)] }, (v, a) => {

@@ -5,7 +5,7 @@
  * `int`, `float`, `round`.
  */
 import type { FilterDef } from '../plugins.js';
-import { ExprError, PyFloat, Undef, isFloat, isMap, isNumber, mkFloat, num, pyCompare, pyEq, truthy, typeName } from '../values.js';
+import { CapturedError, ExprError, mkInt, PyFloat, Undef, isFloat, isMap, isNumber, mkFloat, num, pyCompare, pyEq, truthy, typeName } from '../values.js';
 import { attrGetter, ignoreCase, missing, multiAttrGetter } from './access.js';
 import { boolArg, exactlyOne, intArg, opt, req } from './args.js';
 import { filter, items, pyLength, text, touch } from './def.js';
@@ -88,21 +88,27 @@ function minOrMax(value: unknown, isMax: boolean, caseSensitive: unknown, attrib
   return best;
 }
 
+/** Python's `int(x)` of a finite float: truncated, exact also beyond 2**53 (`1e20 | int`). */
+function floatToInt(x: number): number | bigint {
+  const t = truncFloat(x);
+  return Number.isSafeInteger(t) ? t : mkInt(BigInt(t));
+}
+
 function pyInt(value: unknown, dflt: unknown, base: unknown): unknown {
   const b = intArg(base);
   if (typeof value === 'string') {
     const n = parseIntPy(value, b);
     if (n !== null) return n;
   } else if (typeof value === 'boolean') return value ? 1 : 0;
-  else if (typeof value === 'number' && Number.isInteger(value)) return value;
+  else if (typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value))) return value;
   else if (isNumber(value)) {
     const x = num(value);
-    return Number.isFinite(x) ? truncFloat(x) : dflt;
+    return Number.isFinite(x) ? floatToInt(x) : dflt;
   }
   // "42.23" | int gives 42: int(float(value))
   if (typeof value === 'string') {
     const f = parseFloatPy(value);
-    if (f !== null && Number.isFinite(f)) return truncFloat(f);
+    if (f !== null && Number.isFinite(f)) return floatToInt(f);
   }
   return dflt;
 }
@@ -120,6 +126,7 @@ function pyFloat(value: unknown, dflt: unknown): unknown {
 function pyRound(value: unknown, precision: number, method: unknown): unknown {
   if (method !== 'common' && method !== 'ceil' && method !== 'floor') throw new ExprError('method must be common, ceil or floor');
   if (!isNumber(value) && typeof value !== 'boolean') throw new ExprError(`type ${typeName(value)} doesn't define __round__ method`);
+  if (typeof value === 'bigint' && precision >= 0 && method === 'common') return value;
   const x = num(value);
   if (method === 'common') {
     if (!isFloat(value)) {
@@ -192,6 +199,8 @@ export const JINJA_LIST_FILTERS: Readonly<Record<string, FilterDef>> = {
     { fn: 'ansible_default', params: [opt('default_value', ''), opt('boolean', false)] },
     (v, a) => {
       const boolean = boolArg('boolean', a.get('boolean'));
+      // a failed plug-in's marker is not undefined: it stays (and raises when used)
+      if (v instanceof CapturedError) return v;
       if (v instanceof Undef) return a.get('default_value');
       if (boolean && !truthy(v)) return a.get('default_value');
       return v;
@@ -273,6 +282,7 @@ export const JINJA_LIST_FILTERS: Readonly<Record<string, FilterDef>> = {
       exactlyOne('abs', args, kwargs);
       if (typeof v === 'boolean') return v ? 1 : 0;
       if (!isNumber(v)) throw new ExprError(`bad operand type for abs(): '${typeName(v)}'`);
+      if (typeof v === 'bigint') return v < 0n ? -v : v;
       return v instanceof PyFloat ? new PyFloat(Math.abs(v.value)) : Math.abs(v);
     },
   },

@@ -21,9 +21,14 @@ function str(v: unknown): string {
   if (v === null || v === undefined || v instanceof Undef) return '';
   if (typeof v === 'string') return v;
   if (v instanceof PyFloat) return String(v.value);
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   if (Array.isArray(v)) return v.map(str).join('');
-  return JSON.stringify(v);
+  return JSON.stringify(v, jsonSafe);
+}
+
+/** JSON.stringify's replacer for values JSON cannot hold: an int beyond 2**53 as the nearest number. */
+function jsonSafe(_key: string, v: unknown): unknown {
+  return typeof v === 'bigint' ? Number(v) : v;
 }
 
 /** Liquid's number coercion. */
@@ -152,8 +157,8 @@ export const LIQUID_ONLY_FILTERS: Readonly<Record<string, FilterDef>> = {
   shift: def((v) => list(v).slice(1)),
   unshift: def((v, [x]) => [x, ...list(v)]),
   date: def((v, [format, tz]) => liquidDate(v, format, tz)),
-  jsonify: def((v) => JSON.stringify(v instanceof PyFloat ? v.value : v)),
-  json: def((v, [space]) => JSON.stringify(v instanceof PyFloat ? v.value : v, null, space === undefined ? undefined : n(space))),
+  jsonify: def((v) => JSON.stringify(v instanceof PyFloat ? v.value : v, jsonSafe)),
+  json: def((v, [space]) => JSON.stringify(v instanceof PyFloat ? v.value : v, jsonSafe, space === undefined ? undefined : n(space))),
   base64_encode: def((v) => Buffer.from(str(v), 'utf8').toString('base64')),
   base64_decode: def((v) => Buffer.from(str(v), 'base64').toString('utf8')),
   sha256: def((v) => createHash('sha256').update(str(v), 'utf8').digest('hex')),

@@ -105,9 +105,9 @@ export function percentFormat(fmt: string, args: readonly unknown[] | Record<str
       case 'o':
       case 'x':
       case 'X': {
-        const n = asInt(conv, value);
+        const n = typeof value === 'bigint' ? value : asInt(conv, value);
         const base = conv === 'o' ? 8 : conv === 'x' || conv === 'X' ? 16 : 10;
-        body = Math.abs(n).toString(base);
+        body = (n < 0 ? -n : n).toString(base);
         if (conv === 'X') body = body.toUpperCase();
         if (prec !== null) body = body.padStart(prec, '0');
         if (flags.includes('#') && base !== 10) body = (conv === 'o' ? '0o' : conv === 'x' ? '0x' : '0X') + body;

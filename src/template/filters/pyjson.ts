@@ -3,7 +3,7 @@
  * `to_json`/`to_nice_json` (separators, indentation, `ensure_ascii`, `sort_keys`, float reprs,
  * `NaN`/`Infinity`), and Python's parser with its error messages for `from_json`.
  */
-import { ExprError, PyFloat, Undef, UndefinedError, isMap, typeName } from '../values.js';
+import { ExprError, PyFloat, Undef, intStr, mkInt, UndefinedError, isMap, typeName } from '../values.js';
 import { pyFloatRepr } from './pynum.js';
 
 /** Options of {@link dumps} (Python's keyword arguments). */
@@ -76,7 +76,8 @@ export function dumps(value: unknown, options: DumpOptions = {}): string {
     if (v === true) return 'true';
     if (v === false) return 'false';
     if (typeof v === 'string') return jsonString(v, ensureAscii);
-    if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatText(v, allowNan);
+    if (typeof v === 'number') return Number.isInteger(v) ? intStr(v) : floatText(v, allowNan);
+    if (typeof v === 'bigint') return String(v);
     if (v instanceof PyFloat) return floatText(v.value, allowNan);
     const isList = Array.isArray(v);
     if (!isList && !isMap(v)) throw new ExprError(`Object of type ${typeName(v)} is not JSON serializable`);
@@ -154,7 +155,9 @@ export function loads(text: string): unknown {
     if (m) {
       i = NUM.lastIndex;
       const n = Number(m[0]);
-      return m[1] || m[2] ? (Number.isInteger(n) ? new PyFloat(n) : n) : n;
+      if (m[1] || m[2]) return Number.isInteger(n) ? new PyFloat(n) : n;
+      // an int beyond 2**53 stays exact, as Python's json reads it
+      return Number.isSafeInteger(n) ? n : mkInt(BigInt(m[0]));
     }
     throw decodeError('Expecting value', text, i);
   };

@@ -3,7 +3,7 @@
  * of strings (`'0x1A'` with base 0, `'1_000'`, `' 42 '`, `'inf'`), `round()` (half to even on the
  * exact binary value), `+` on numbers, strings and lists (`sum`).
  */
-import { ExprError, PyFloat, isFloat, isNumber, mkFloat, num, typeName } from '../values.js';
+import { ExprError, PyFloat, bigOf, isFloat, isNumber, mkFloat, mkInt, num, typeName } from '../values.js';
 
 /** Python's `repr(float)`: shortest round-trip digits, scientific below 1e-4 and from 1e16. */
 export function pyFloatRepr(n: number): string {
@@ -45,8 +45,8 @@ export function asciiDigits(s: string): string {
 // eslint-disable-next-line no-control-regex -- Python's whitespace includes \x1c-\x1f
 const SPACE = /^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g;
 
-/** Python's `int(text, base)`, or null where Python raises ValueError. */
-export function parseIntPy(text: string, base = 10): number | null {
+/** Python's `int(text, base)` (a bigint beyond 2**53), or null where Python raises ValueError. */
+export function parseIntPy(text: string, base = 10): number | bigint | null {
   let s = asciiDigits(text).replace(SPACE, '');
   let sign = 1;
   if (s.startsWith('-') || s.startsWith('+')) {
@@ -71,12 +71,15 @@ export function parseIntPy(text: string, base = 10): number | null {
   if (s === '' || s.startsWith('_') || s.endsWith('_') || s.includes('__')) return null;
   const clean = s.replace(/_/g, '');
   let n = 0;
+  let big: bigint | undefined;
   for (const ch of clean.toLowerCase()) {
     const d = /[0-9]/.test(ch) ? ch.charCodeAt(0) - 48 : /[a-z]/.test(ch) ? ch.charCodeAt(0) - 87 : 99;
     if (d >= b) return null;
-    n = n * b + d;
+    if (big === undefined && n * b + d > Number.MAX_SAFE_INTEGER) big = BigInt(n);
+    if (big === undefined) n = n * b + d;
+    else big = big * BigInt(b) + BigInt(d);
   }
-  return sign * n;
+  return big === undefined ? sign * n : mkInt(sign < 0 ? -big : big);
 }
 
 /** Python's `float(text)`, or null where Python raises ValueError. */
@@ -97,7 +100,8 @@ export function pyAdd(a: unknown, b: unknown): unknown {
   const bn = isNumber(b) || typeof b === 'boolean';
   if (an && bn) {
     const r = num(a) + num(b);
-    return isFloat(a) || isFloat(b) ? mkFloat(r) : r;
+    if (isFloat(a) || isFloat(b)) return mkFloat(r);
+    return Number.isSafeInteger(r) ? r : mkInt(bigOf(a) + bigOf(b));
   }
   if (typeof a === 'string' && typeof b === 'string') return a + b;
   if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b];

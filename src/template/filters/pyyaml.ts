@@ -7,7 +7,7 @@
  * Not reproduced: anchors/aliases for a dict or list that appears twice (PyYAML writes `&id001`;
  * kplay writes the value again), `canonical=True`.
  */
-import { ExprError, PyFloat, Undef, UndefinedError, isMap, typeName } from '../values.js';
+import { ExprError, PyFloat, Undef, intStr, UndefinedError, isMap, typeName } from '../values.js';
 import { codePointCompare } from './pyjson.js';
 import { pyFloatRepr } from './pynum.js';
 
@@ -83,7 +83,8 @@ function represent(v: unknown, flowDefault: boolean | null, sortKeys: boolean, d
   if (v === true) return scalar('true', false);
   if (v === false) return scalar('false', false);
   if (typeof v === 'string') return scalar(v, true);
-  if (typeof v === 'number') return scalar(Number.isInteger(v) ? String(v) : floatText(v), false);
+  if (typeof v === 'number') return scalar(Number.isInteger(v) ? intStr(v) : floatText(v), false);
+  if (typeof v === 'bigint') return scalar(String(v), false);
   if (v instanceof PyFloat) return scalar(floatText(v.value), false);
   if (Array.isArray(v)) {
     const items = v.map((x) => represent(x, flowDefault, sortKeys, depth + 1));

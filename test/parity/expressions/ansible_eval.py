@@ -8,7 +8,7 @@ a boolean result required). Output (stdout): one JSON line per case, in input or
 
 ``type`` is the Python type name of the result (int, float, str, bool, NoneType, list, dict; tuples are
 reported as list; anything else by its class name, e.g. datetime). ``value`` is JSON: floats that are not
-finite are ``{"$float": "inf"|"-inf"|"nan"}``, datetimes their ISO form, other objects their repr.
+finite are ``{"$float": "inf"|"-inf"|"nan"}``, ints beyond 2**53 ``{"$int": "digits"}``, datetimes their ISO form, other objects their repr.
 
 Variables are given the trust that a playbook's ``vars:`` have (every string is trusted as a template,
 as the YAML loader tags them), so a variable holding ``{{ ... }}`` is rendered when used, as in a play.
@@ -78,7 +78,8 @@ def plain(value):
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
-        return int(value)
+        # JSON readers (JavaScript's) keep ints exact only within 2**53: bigger ones as their digits
+        return int(value) if abs(value) <= 2**53 - 1 else {'$int': str(int(value))}
     if isinstance(value, float):
         if math.isnan(value):
             return {'$float': 'nan'}

@@ -1,7 +1,7 @@
 // Outcomes of the differential expression suite and how they are compared and shown.
 //
 // Ansible's side comes as JSON from ansible_eval.py: `{ok: true, value, type}` (type = the Python type
-// name) or `{ok: false, error}`. kplay's side is what `templar.renderTyped` / `templar.evalCondition`
+// name; ints beyond 2**53 as `{"$int": "digits"}`) or `{ok: false, error}`. kplay's side is what `templar.renderTyped` / `templar.evalCondition`
 // return or throw. Two outcomes agree when both failed, or when both succeeded with the same type and
 // deep-equal values (numbers within a relative 1e-9; mappings compared without regard to key order,
 // lists in order).
@@ -18,6 +18,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 function specialFloat(v: unknown): number | undefined {
   if (!isRecord(v) || Object.keys(v).length !== 1 || typeof v['$float'] !== 'string') return undefined;
   return v['$float'] === 'nan' ? NaN : v['$float'] === 'inf' ? Infinity : v['$float'] === '-inf' ? -Infinity : undefined;
+}
+
+/** `{"$int": "digits"}` (an int beyond 2**53 from the Ansible side) as a bigint. */
+function bigInt(v: unknown): bigint | undefined {
+  if (!isRecord(v) || Object.keys(v).length !== 1 || typeof v['$int'] !== 'string') return undefined;
+  return BigInt(v['$int']);
 }
 
 /** A naive ISO date-time as Python's `datetime.isoformat()` writes it (UTC fields). */
@@ -50,6 +56,9 @@ export function plainKplay(value: unknown): unknown {
 
 /** Deep equality of an Ansible JSON value and a plain kplay value. */
 export function sameValue(a: unknown, k: unknown): boolean {
+  const ia = bigInt(a);
+  // exact: kplay keeps such ints as bigints (a number would have lost digits)
+  if (ia !== undefined) return typeof k === 'bigint' && k === ia;
   const fa = specialFloat(a);
   if (fa !== undefined) return typeof k === 'number' && (Number.isNaN(fa) ? Number.isNaN(k) : fa === k);
   if (typeof a === 'number') {
@@ -77,6 +86,8 @@ function pyStr(s: string): string {
 
 /** A Python-repr-like display of a JSON value (a top-level float shown with its `.0`). */
 export function pyRepr(v: unknown, type?: string): string {
+  const big = bigInt(v);
+  if (big !== undefined) return String(big);
   const f = specialFloat(v);
   if (f !== undefined) return String(f).replace('Infinity', 'inf').replace('NaN', 'nan');
   if (v === null || v === undefined) return 'None';
