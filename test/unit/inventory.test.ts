@@ -9,7 +9,6 @@ import { groupMembers, groupsMap, groupVarLayers, inventoryVars, loadInventory }
 import { matchClusters } from '../../src/inventory/patterns.js';
 import { inventorySchema } from '../../src/inventory/schema.js';
 import type { Inventory } from '../../src/inventory/types.js';
-import { magicVars } from '../../src/vars/magic.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/inventory/', import.meta.url));
 const HOME = '/home/tester';
@@ -83,21 +82,6 @@ describe('loadInventory: the issue example', () => {
 
   it('renders an ansible-inventory --graph like tree', () => {
     expect(graph(inv)).toBe(['@all:', '  |--@ungrouped:', '  |--@prod:', '  |  |--@eu:', '  |  |  |--prod-eu-1', '  |  |  |--prod-eu-2'].join('\n'));
-  });
-
-  it('provides magic vars', () => {
-    const m = magicVars(inv, 'prod-eu-1', { checkMode: true, playName: 'p', runId: 'r1', playbookDir: '/pb' });
-    expect(m).toMatchObject({
-      cluster_name: 'prod-eu-1',
-      group_names: ['eu', 'prod'],
-      check_mode: true,
-      play_name: 'p',
-      run_id: 'r1',
-      inventory_dir: inv.dir,
-      playbook_dir: '/pb',
-    });
-    expect(m.groups).toEqual(groupsMap(inv));
-    expect((m.clusters as Record<string, unknown>)['prod-eu-2']).toEqual({ team: 'platform', replicas: 3, region: 'eu-west-1' });
   });
 });
 
