@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { formatPos, InputError, type SourcePos } from '../load/errors.js';
-import { loadYamlDoc, posOf } from '../load/yaml.js';
+import { copyPos, loadYamlDoc, posOf } from '../load/yaml.js';
 import { didYouMean, listSome } from '../load/suggest.js';
 import { SECRET_NAME } from '../report/mask.js';
 import { isMagicVar, MAGIC_VARS } from '../vars/precedence.js';
@@ -170,8 +170,11 @@ export class Builder {
     seen.add(name);
     this.walked.set(node, seen);
     if (isMap(node.vars)) {
-      this.mergeInline(g, node.vars, `group '${name}'`);
-      if (Object.hasOwn(node.vars, 'ansible_group_priority')) g.priority = groupPriority(node.vars.ansible_group_priority, posOf(node.vars, 'ansible_group_priority'), name);
+      // ansible-core: ansible_group_priority sets the group's priority and is not a variable
+      const { ansible_group_priority: priority, ...vars } = node.vars;
+      if (priority !== undefined) g.priority = groupPriority(priority, posOf(node.vars, 'ansible_group_priority'), name);
+      copyPos(node.vars, vars);
+      this.mergeInline(g, vars, `group '${name}'`);
     }
     const clusters = node.clusters;
     if (isMap(clusters)) {
