@@ -6,14 +6,15 @@
  *
  * Every error is an InputError positioned at `file:line:col` when the input has a position.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { validateOrThrow } from '../load/schema.js';
-import { loadYamlDoc, posOf } from '../load/yaml.js';
+import { getMaxInputBytes, loadYamlDoc, posOf } from '../load/yaml.js';
 import { mergeVars } from '../vars/precedence.js';
 import { Builder, byName, isMap, kindOf, setVar } from './builder.js';
 import { resolveConnection } from './connection.js';
+import { parseIniInventory } from './ini.js';
 import { expandTilde } from './paths.js';
 import { inventorySchema, NAME_PATTERN } from './schema.js';
 import { didYouMean, listSome } from '../load/suggest.js';
@@ -189,11 +190,45 @@ export function emptyInventory(opts: LoadInventoryOptions): Inventory {
   return new Builder(path.resolve(opts.cwd), opts.env ?? process.env).finish('').inventory;
 }
 
+/** True when a parsed YAML value has the shape of a YAML inventory (a map of groups). */
+function looksLikeYamlInventory(value: unknown): boolean {
+  return isMap(value) && Object.values(value).every((v) => v === null || isMap(v));
+}
+
+/**
+ * Read one inventory file: `.yml`/`.yaml`/`.json` as a YAML inventory, `.ini` as an INI one; any
+ * other file as YAML when it parses to a map of groups, else as INI (ansible-core tries its yaml
+ * plugin, then its ini plugin).
+ */
+async function readInventoryFile(file: string): Promise<{ doc: Record<string, unknown>; secrets: string[] }> {
+  const ext = path.extname(file);
+  if (ext !== '.ini') {
+    let loaded: { value: unknown; secrets: string[] } | undefined;
+    let yamlError: unknown;
+    try {
+      loaded = await loadYamlDoc(file);
+    } catch (e) {
+      yamlError = e;
+    }
+    if (YAML_EXTS.includes(ext) || ext === '.json' || (loaded && looksLikeYamlInventory(loaded.value))) {
+      if (!loaded) throw yamlError;
+      validateDocument(loaded.value, file);
+      return { doc: loaded.value, secrets: loaded.secrets };
+    }
+  }
+  const size = (await stat(file)).size;
+  if (size > getMaxInputBytes()) {
+    throw new InputError(`${file} is ${size} bytes, more than the input limit of ${getMaxInputBytes()} bytes`, { file, line: 1, col: 1 }, 'raise the limit with --max-input-bytes N (or KPLAY_MAX_INPUT_BYTES) if this file is meant to be this large');
+  }
+  return { doc: parseIniInventory(await readFile(file, 'utf8'), file), secrets: [] };
+}
+
 /**
  * Load an inventory (see {@link resolveInventory} for what `ref` may be).
  *
  * - kplay's format (`clusters:`) and Ansible's YAML inventory format (`hosts:`, top-level
- *   groups, host ranges) may be mixed, even in one group;
+ *   groups, host ranges) may be mixed, even in one group; Ansible INI inventories are read too
+ *   (src/inventory/ini.ts);
  * - unknown keys, bad names, conflicting repeated cluster definitions, group/cluster name clashes
  *   and group cycles are errors;
  * - `group_vars/`, `host_vars/` and `cluster_vars/` next to the inventory are applied (a directory
@@ -208,10 +243,9 @@ export async function loadInventory(ref: string, opts: LoadInventoryOptions): Pr
   const where = await resolveInventory(ref, opts);
   const b = new Builder(where.dir, env);
   for (const file of where.files) {
-    const { value, secrets } = await loadYamlDoc(file);
-    validateDocument(value, file);
+    const { doc, secrets } = await readInventoryFile(file);
     b.secrets.push(...secrets);
-    for (const key of Object.keys(value)) b.walkGroup(key, value[key], posOf(value, key), undefined);
+    for (const key of Object.keys(doc)) b.walkGroup(key, doc[key], posOf(doc, key), undefined);
   }
   for (const [sub, kind] of [['group_vars', 'group'], ['host_vars', 'cluster'], ['cluster_vars', 'cluster']] as const) {
     const varDir = path.join(where.dir, sub);

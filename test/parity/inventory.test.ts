@@ -125,6 +125,48 @@ const CASES: { name: string; ref: string; files: Record<string, string> }[] = [
 `,
     },
   },
+  {
+    name: 'ini',
+    ref: 'inventory/hosts',
+    files: {
+      'inventory/hosts': `# an INI inventory (no extension, as in most ops repos)
+solo ansible_host=10.0.0.9
+[web]
+web[01:03].example.com http_port=80 tls=True
+web-special ansible_port=2222 motd="hello world" tags='["a", "b"]' ratio=1.5 flag=true # a comment
+bastion:2200
+
+[web:vars]
+tier=front
+quoted="x y"
+nums=[1, 2]
+
+[db]
+db1
+
+[prod:children]
+web
+db
+
+[prod:vars]
+env=prod
+tier=prod
+[all:vars]
+team=platform
+
+[empty]
+`,
+      'inventory/group_vars/web.yml': 'from_file: web\n',
+    },
+  },
+  {
+    name: 'ini-dir-mixed-with-yaml',
+    ref: 'inv',
+    files: {
+      'inv/hosts.ini': '[web]\nw1\n[web:vars]\nrole=web\n',
+      'inv/more.yml': 'all:\n  children:\n    db:\n      hosts: {d1: {port: 5432}}\n    web:\n      hosts: {w2: }\n',
+    },
+  },
 ];
 
 describe('inventories: kplay vs ansible-inventory', () => {

@@ -333,3 +333,45 @@ describe('the implicit localhost', () => {
     expect((err as InputError).hint).toBe("known groups: all, ungrouped; known clusters: (none; the implicit localhost is matched only by 'localhost', not by 'all')");
   });
 });
+
+describe('Ansible INI inventories', () => {
+  it('reads hosts, ranges, ports, Python-literal values, [g:vars], [g:children], ungrouped', async () => {
+    const root = tree({
+      'hosts': `solo
+[web]
+web[1:2] http_port=80 tls=True name="a b" list='[1, "x"]' flag=true
+bastion:2200 # comment
+[web:vars]
+tier=front
+[prod:children]
+web
+[all:vars]
+team=platform
+`,
+    });
+    const inv = await load(root, 'hosts');
+    expect([...inv.clusters.keys()]).toEqual(['solo', 'web1', 'web2', 'bastion']);
+    expect(inv.groups.get('ungrouped')?.clusters).toEqual(['solo']);
+    expect(inv.clusters.get('web2')?.groups).toEqual(['all', 'prod', 'web']);
+    expect(inventoryVars(inv, 'web1')).toEqual({ team: 'platform', tier: 'front', http_port: 80, tls: true, name: 'a b', list: [1, 'x'], flag: 'true' });
+    expect(inventoryVars(inv, 'bastion')).toEqual({ team: 'platform', tier: 'front', ansible_port: 2200 });
+  });
+
+  it('errors name the file and line, as ansible-core words them', async () => {
+    const cases: [string, string][] = [
+      ['[web:hosts2]\n', 'section [web:hosts2] has unknown type: hosts2'],
+      ['[web]\nw1\n[prod:children]\nweb\ndb\n', "section [prod:children] includes undefined group 'db'"],
+      ['[db:vars]\nport=1\n', "section [db:vars] not valid for undefined group 'db'"],
+      ['[web]\nw1 ; nope\n', 'expected key=value host variable assignment, got: ;'],
+      ['[web]\nw1 x="open\n', `error parsing host definition 'w1 x="open': No closing quotation`],
+      ['[web x]\n', "invalid section entry: '[web x]'"],
+    ];
+    for (const [text, msg] of cases) {
+      const root = tree({ 'inv.ini': text });
+      const e = await inputError(load(root, 'inv.ini'));
+      expect(e.message).toBe(msg);
+      expect(e.pos?.file).toBe(path.join(root, 'inv.ini'));
+      expect(e.pos?.line).toBeGreaterThan(0);
+    }
+  });
+});
