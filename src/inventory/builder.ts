@@ -371,6 +371,10 @@ export class Builder {
       if ([...mine].every((g) => g === 'all')) {
         mine.add('ungrouped');
         ungrouped.clusters.push(c.name);
+      } else if (mine.has('ungrouped') && mine.size > 2) {
+        // Ansible: a host listed under `ungrouped` and in another group is not ungrouped
+        mine.delete('ungrouped');
+        ungrouped.clusters.splice(ungrouped.clusters.indexOf(c.name), 1);
       }
       clusters.set(c.name, { name: c.name, context: '', vars: { ...c.vars, ...c.fileVars }, groups: [...mine].sort(order) });
     }

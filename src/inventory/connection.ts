@@ -48,13 +48,20 @@ function stringVar(vars: Record<string, unknown>, key: string, name: string): st
 }
 
 /** The current context of a kubeconfig file, or `''` when it has none or the file does not exist. */
-function currentContext(kubeconfig: string): string {
+function currentContext(kubeconfig: string, cache: Map<string, string> | undefined): string {
+  const known = cache?.get(kubeconfig);
+  if (known !== undefined) return known;
   const kc = readKubeconfig(kubeconfig);
-  return kc === undefined || kc === 'unreadable' ? '' : (kc.currentContext ?? '');
+  const ctx = kc === undefined || kc === 'unreadable' ? '' : (kc.currentContext ?? '');
+  cache?.set(kubeconfig, ctx);
+  return ctx;
 }
 
-/** Resolve an entry's kubeconfig (absolute) and context, see the module header. */
-export function resolveConnection(e: ConnectionInput, dir: string, cwd: string, env: NodeJS.ProcessEnv): { context: string; kubeconfig: string } {
+/**
+ * Resolve an entry's kubeconfig (absolute) and context, see the module header. `cache` (kubeconfig
+ * path → current context) saves reading one kubeconfig once per host of a large inventory.
+ */
+export function resolveConnection(e: ConnectionInput, dir: string, cwd: string, env: NodeJS.ProcessEnv, cache?: Map<string, string>): { context: string; kubeconfig: string } {
   let kubeconfig = e.kubeconfig;
   const kvar = stringVar(e.vars, KUBECONFIG_VAR, e.name);
   if (kubeconfig === undefined && kvar !== undefined) {
@@ -66,6 +73,6 @@ export function resolveConnection(e: ConnectionInput, dir: string, cwd: string, 
   }
   if (kubeconfig === undefined && !e.asCluster && env.K8S_AUTH_KUBECONFIG) kubeconfig = expandPath(env.K8S_AUTH_KUBECONFIG, cwd, env);
   kubeconfig ??= defaultKubeconfig(env, cwd);
-  const context = e.context ?? stringVar(e.vars, CONTEXT_VAR, e.name) ?? (e.asCluster ? e.name : env.K8S_AUTH_CONTEXT || currentContext(kubeconfig));
+  const context = e.context ?? stringVar(e.vars, CONTEXT_VAR, e.name) ?? (e.asCluster ? e.name : env.K8S_AUTH_CONTEXT || currentContext(kubeconfig, cache));
   return { context, kubeconfig };
 }

@@ -253,6 +253,7 @@ export async function loadInventory(ref: string, opts: LoadInventoryOptions): Pr
   }
   const source = where.files.length === 1 ? (where.files[0] as string) : where.dir;
   const { inventory, accs } = b.finish(source);
+  const contexts = new Map<string, string>();
   for (const c of inventory.clusters.values()) {
     const acc = accs.get(c.name);
     const conn = resolveConnection(
@@ -260,6 +261,7 @@ export async function loadInventory(ref: string, opts: LoadInventoryOptions): Pr
       where.dir,
       cwd,
       env,
+      contexts,
     );
     c.context = conn.context;
     c.kubeconfig = conn.kubeconfig;

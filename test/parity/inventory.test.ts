@@ -126,6 +126,11 @@ const CASES: { name: string; ref: string; files: Record<string, string> }[] = [
     },
   },
   {
+    name: 'explicit-ungrouped',
+    ref: 'hosts.yml',
+    files: { 'hosts.yml': 'ungrouped:\n  hosts: {u1: , u2: }\n  vars: {only: ungrouped}\nweb:\n  hosts: {u2: , w1: }\n' },
+  },
+  {
     name: 'ini',
     ref: 'inventory/hosts',
     files: {
