@@ -34,6 +34,11 @@ const SECTION_RE = /^\[([^:\]\s]+)(?::(\w+))?\]\s*(?:#.*)?$/;
 const GROUP_NAME_RE = /^([^:\]\s]+)\s*(?:#.*)?$/;
 const NAME_RE = new RegExp(NAME_PATTERN);
 
+/** Set `key` on `obj` even when it is `__proto__` (an own property, never the prototype). */
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** Split a line as Python's `shlex.split(line, comments=True)` does (POSIX mode). */
 export function shlexSplit(line: string): string[] {
   const out: string[] = [];
@@ -129,7 +134,7 @@ export function parseIniInventory(text: string, file: string): Record<string, In
     if (state === 'vars') {
       const eq = line.indexOf('=');
       if (eq < 0) throw new InputError(`expected key=value, got: ${line}`, at);
-      group(target(current)).vars[line.slice(0, eq).trim()] = parseIniValue(line.slice(eq + 1).trim());
+      setOwn(group(target(current)).vars, line.slice(0, eq).trim(), parseIniValue(line.slice(eq + 1).trim()));
     } else if (state === 'children') {
       const m = GROUP_NAME_RE.exec(line);
       if (!m) throw new InputError(`'${line}' is not a valid group name`, at);
@@ -137,7 +142,7 @@ export function parseIniInventory(text: string, file: string): Record<string, In
       if (!NAME_RE.test(child)) throw new InputError(`invalid group name '${child}'`, at, 'names may only contain letters, digits, _, . and -');
       if (child === 'all' || child === 'ungrouped') throw new InputError(`'${child}' cannot be a child group: it is built in`, at);
       if (!defined.has(child) && !pendingChildren.has(child)) pendingChildren.set(child, { line: lineNo, parent: current });
-      group(target(current)).children[child] = null;
+      setOwn(group(target(current)).children, child, null);
     } else {
       let tokens: string[];
       try {
@@ -153,11 +158,12 @@ export function parseIniInventory(text: string, file: string): Record<string, In
       for (const t of assignments) {
         const eq = t.indexOf('=');
         if (eq < 0) throw new InputError(`expected key=value host variable assignment, got: ${t}`, at);
-        vars[t.slice(0, eq)] = parseIniValue(t.slice(eq + 1));
+        setOwn(vars, t.slice(0, eq), parseIniValue(t.slice(eq + 1)));
       }
       const hosts = group(target(current)).hosts;
-      const before = hosts[host];
-      hosts[host] = { ...(before ?? {}), ...vars };
+      const merged: Vars = {};
+      for (const [k, v] of [...Object.entries(Object.hasOwn(hosts, host) ? (hosts[host] ?? {}) : {}), ...Object.entries(vars)]) setOwn(merged, k, v);
+      setOwn(hosts, host, merged);
     }
   }
   for (const [name, line] of pendingVars) {

@@ -80,7 +80,7 @@ class PyParser {
         let key = k;
         for (;;) {
           if (typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'boolean' && key !== null) throw new Fail();
-          out[String(key)] = this.value();
+          Object.defineProperty(out, String(key), { value: this.value(), enumerable: true, writable: true, configurable: true });
           if (!this.eat(',') || this.peek() === '}') break;
           key = this.value();
           if (!this.eat(':')) throw new Fail();

@@ -357,6 +357,16 @@ team=platform
     expect(inventoryVars(inv, 'bastion')).toEqual({ team: 'platform', tier: 'front', ansible_port: 2200 });
   });
 
+  it('__proto__ is an ordinary host and variable name', async () => {
+    const root = tree({ 'inv.ini': "[web]\n__proto__ __proto__=1 x=2\n[web:vars]\n__proto__={'__proto__': 3}\n" });
+    const inv = await load(root, 'inv.ini');
+    expect([...inv.clusters.keys()]).toEqual(['__proto__']);
+    const vars = inventoryVars(inv, '__proto__');
+    expect(Object.getPrototypeOf(vars)).toBe(Object.prototype);
+    expect(Object.entries(vars)).toEqual([['__proto__', 1], ['x', 2]]);
+    expect(Object.entries(inv.groups.get('web')?.vars ?? {})).toEqual([['__proto__', JSON.parse('{"__proto__": 3}')]]);
+  });
+
   it('errors name the file and line, as ansible-core words them', async () => {
     const cases: [string, string][] = [
       ['[web:hosts2]\n', 'section [web:hosts2] has unknown type: hosts2'],
