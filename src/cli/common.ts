@@ -6,7 +6,7 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { InputError, errorMessage } from '../load/errors.js';
 import { loadYamlDoc, parseYaml } from '../load/yaml.js';
-import { emptyInventory, loadInventory } from '../inventory/load.js';
+import { loadInventory, loadNoInventory } from '../inventory/load.js';
 import { withImplicitLocalhost } from '../inventory/localhost.js';
 import type { Inventory } from '../inventory/types.js';
 import { loadPlaybook } from '../playbook/load.js';
@@ -97,7 +97,7 @@ export async function loadInventoryFlag(
   if (ref) inv = await loadInventory(ref, { cwd: opts.cwd, playbookDir: opts.playbookDir });
   else {
     process.stderr.write(`WARNING: ${NO_INVENTORY_WARNING}\n`);
-    inv = emptyInventory({ cwd: opts.cwd });
+    inv = await loadNoInventory({ cwd: opts.cwd, playbookDir: opts.playbookDir });
   }
   return withImplicitLocalhost(inv, opts.patterns, { cwd: opts.cwd });
 }

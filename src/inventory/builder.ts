@@ -60,6 +60,7 @@ interface GroupAcc extends VarsAcc {
   clusters: string[];
   parents: string[];
   fileVars: Vars;
+  playbookVars: Vars;
   priority: number;
 }
 
@@ -73,6 +74,8 @@ export interface ClusterAcc extends VarsAcc {
   asCluster: boolean;
   /** Vars from `host_vars/` and `cluster_vars/` files (they win over inline vars). */
   fileVars: Vars;
+  /** Vars from `host_vars/` next to the playbook (they win over the inventory's). */
+  playbookVars: Vars;
 }
 
 function pushUnique(list: string[], item: string): void {
@@ -130,7 +133,7 @@ export class Builder {
   private group(name: string, pos: SourcePos | undefined): GroupAcc {
     let g = this.groups.get(name);
     if (!g) {
-      g = { name, pos, vars: {}, origin: new Map(), children: [], clusters: [], parents: [], fileVars: {}, priority: 1 };
+      g = { name, pos, vars: {}, origin: new Map(), children: [], clusters: [], parents: [], fileVars: {}, playbookVars: {}, priority: 1 };
       this.groups.set(name, g);
     }
     g.pos ??= pos;
@@ -210,7 +213,7 @@ export class Builder {
   private cluster(name: string, pos: SourcePos | undefined): ClusterAcc {
     let c = this.clusters.get(name);
     if (!c) {
-      c = { name, pos, vars: {}, origin: new Map(), asCluster: false, fileVars: {} };
+      c = { name, pos, vars: {}, origin: new Map(), asCluster: false, fileVars: {}, playbookVars: {} };
       this.clusters.set(name, c);
     }
     return c;
@@ -286,13 +289,14 @@ export class Builder {
 
   /**
    * Apply the var files of `varDir` (`group_vars`, `host_vars` or `cluster_vars`): they win over
-   * inline vars. A file for an unknown group or cluster is an error when `strict` (a directory
-   * inventory owns its var directories), else skipped (next to an inventory file the directory
-   * may serve sibling inventories, and Ansible skips such files).
+   * inline vars (`slot` `fileVars`: the inventory's; `playbookVars`: those next to the playbook,
+   * which win over the inventory's). A file for an unknown group or cluster is an error when
+   * `strict` (a directory inventory owns its var directories), else skipped (next to an inventory
+   * file or a playbook the directory may serve other inventories, and Ansible skips such files).
    */
-  async applyVarFiles(varDir: string, kind: 'group' | 'cluster', strict: boolean): Promise<void> {
+  async applyVarFiles(varDir: string, kind: 'group' | 'cluster', strict: boolean, slot: 'fileVars' | 'playbookVars' = 'fileVars'): Promise<void> {
     const sub = path.basename(varDir);
-    const known: Map<string, { fileVars: Vars }> = kind === 'group' ? this.groups : this.clusters;
+    const known: Map<string, { fileVars: Vars; playbookVars: Vars }> = kind === 'group' ? this.groups : this.clusters;
     for (const { name, files } of await entityVarFiles(varDir)) {
       const target = known.get(name);
       if (!target) {
@@ -301,7 +305,7 @@ export class Builder {
         const at: SourcePos = { file: files[0] ?? path.join(varDir, name), line: 0, col: 0 };
         throw new InputError(`${sub}/${name}: there is no ${kind} named '${name}' in the inventory`, at, didYouMean(name, names) ?? `known ${kind}s: ${listSome(names)}`);
       }
-      for (const full of files) await this.applyVarFile(full, path.relative(path.dirname(varDir), full), target.fileVars);
+      for (const full of files) await this.applyVarFile(full, path.relative(path.dirname(varDir), full), target[slot]);
     }
   }
 
@@ -376,7 +380,7 @@ export class Builder {
         mine.delete('ungrouped');
         ungrouped.clusters.splice(ungrouped.clusters.indexOf(c.name), 1);
       }
-      clusters.set(c.name, { name: c.name, context: '', vars: { ...c.vars, ...c.fileVars }, groups: [...mine].sort(order) });
+      clusters.set(c.name, { name: c.name, context: '', vars: { ...c.vars, ...c.fileVars, ...c.playbookVars }, groups: [...mine].sort(order) });
     }
     ungrouped.parents.push('all');
     all.children.unshift('ungrouped');
@@ -385,9 +389,10 @@ export class Builder {
     for (const g of this.groups.values()) {
       groups.set(g.name, {
         name: g.name,
-        vars: { ...g.vars, ...g.fileVars },
+        vars: { ...g.vars, ...g.fileVars, ...g.playbookVars },
         inlineVars: g.vars,
         fileVars: g.fileVars,
+        playbookVars: g.playbookVars,
         priority: g.priority,
         children: g.children,
         clusters: g.clusters,

@@ -24,7 +24,10 @@ import type { Inventory, InventoryCluster } from './types.js';
 export interface LoadInventoryOptions {
   /** Directory that relative references (and `$KUBECONFIG` entries) are relative to. */
   cwd: string;
-  /** Directory of the playbook: bare names are also looked up in `<playbookDir>/inventories/`. */
+  /**
+   * Directory of the playbook: bare names are also looked up in `<playbookDir>/inventories/`, and
+   * its `group_vars/` and `host_vars/` apply (as in Ansible, winning over the inventory's).
+   */
   playbookDir?: string;
   /** Environment for `$KUBECONFIG`, `$HOME` and `$VAR`s in kubeconfig paths (default: `process.env`). */
   env?: NodeJS.ProcessEnv;
@@ -181,6 +184,27 @@ function validateDocument(value: unknown, file: string): asserts value is Record
   }
 }
 
+/** Ansible also reads `group_vars/` and `host_vars/` next to the playbook (they win over the inventory's). */
+async function applyPlaybookVarFiles(b: Builder, playbookDir: string | undefined, cwd: string, inventoryDir: string | undefined): Promise<void> {
+  const pbDir = playbookDir === undefined ? undefined : path.resolve(cwd, playbookDir);
+  if (pbDir === undefined || pbDir === inventoryDir) return;
+  for (const [sub, kind] of [['group_vars', 'group'], ['host_vars', 'cluster']] as const) {
+    const varDir = path.join(pbDir, sub);
+    if ((await kindOfPath(varDir)) === 'dir') await b.applyVarFiles(varDir, kind, false, 'playbookVars');
+  }
+}
+
+/**
+ * No inventory given, for a run: the empty inventory plus the playbook's `group_vars/all` (the
+ * implicit localhost sees the `all` group's vars).
+ */
+export async function loadNoInventory(opts: LoadInventoryOptions): Promise<Inventory> {
+  const cwd = path.resolve(opts.cwd);
+  const b = new Builder(cwd, opts.env ?? process.env);
+  await applyPlaybookVarFiles(b, opts.playbookDir, cwd, undefined);
+  return b.finish('').inventory;
+}
+
 /**
  * The inventory used when none is given (Ansible: "No inventory was parsed, only implicit
  * localhost is available"): no clusters and the groups `all` and `ungrouped`; `source` is `''`.
@@ -232,7 +256,8 @@ async function readInventoryFile(file: string): Promise<{ doc: Record<string, un
  * - unknown keys, bad names, conflicting repeated cluster definitions, group/cluster name clashes
  *   and group cycles are errors;
  * - `group_vars/`, `host_vars/` and `cluster_vars/` next to the inventory are applied (a directory
- *   inventory: a file for an unknown group/cluster is an error; next to an inventory file: skipped);
+ *   inventory: a file for an unknown group/cluster is an error; next to an inventory file: skipped),
+ *   then `group_vars/` and `host_vars/` next to the playbook (`opts.playbookDir`), which win;
  * - the connection of each entry is resolved (src/inventory/connection.ts);
  * - Ansible's implicit localhost is not part of the result: see `withImplicitLocalhost`;
  * - `inventory.secrets` collects `!secret` values and values under secret-looking keys.
@@ -251,6 +276,7 @@ export async function loadInventory(ref: string, opts: LoadInventoryOptions): Pr
     const varDir = path.join(where.dir, sub);
     if ((await kindOfPath(varDir)) === 'dir') await b.applyVarFiles(varDir, kind, where.isDir);
   }
+  await applyPlaybookVarFiles(b, opts.playbookDir, cwd, where.dir);
   const source = where.files.length === 1 ? (where.files[0] as string) : where.dir;
   const { inventory, accs } = b.finish(source);
   const contexts = new Map<string, string>();
@@ -280,16 +306,22 @@ function clusterOf(inv: Inventory, cluster: string): InventoryCluster {
 
 /**
  * The group vars of `cluster`, ordered low → high precedence as ansible-core's VariableManager
- * does: the inline `vars` of `all`, then of every other group of the cluster, then the
- * `group_vars/` files of `all`, then of every other group (so any group_vars file beats every
- * inline group var). Within each half: by depth (deeper wins), then `ansible_group_priority`, then
+ * does: the inline `vars` of `all`, then of every other group of the cluster; then the inventory's
+ * `group_vars/all`, the playbook's `group_vars/all`; then the inventory's `group_vars/` files of
+ * the other groups, then the playbook's (so any group_vars file beats every inline group var). Within each half: by depth (deeper wins), then `ansible_group_priority`, then
  * by name (alphabetically later wins). The implicit localhost sees the `all` group only.
  * Throws on an unknown cluster.
  */
 export function groupVarLayers(inv: Inventory, cluster: string): Record<string, unknown>[] {
   const c = clusterOf(inv, cluster);
   const groups = (c.implicit ? ['all'] : c.groups).map((g) => inv.groups.get(g)).filter((g) => g !== undefined);
-  return [...groups.map((g) => g.inlineVars), ...groups.map((g) => g.fileVars)];
+  const [all, ...rest] = groups;
+  return [
+    ...groups.map((g) => g.inlineVars),
+    ...(all ? [all.fileVars, all.playbookVars] : []),
+    ...rest.map((g) => g.fileVars),
+    ...rest.map((g) => g.playbookVars),
+  ];
 }
 
 const varsCache = new WeakMap<Inventory, Map<string, Record<string, unknown>>>();

@@ -32,7 +32,7 @@ export function withImplicitLocalhost(
   if (!needsImplicitLocalhost(inv, patterns)) return inv;
   const all = inv.groups.get('all');
   const vars: Record<string, unknown> = { ansible_connection: 'local' };
-  const seen = { ...all?.inlineVars, ...all?.fileVars, ...vars };
+  const seen = { ...all?.inlineVars, ...all?.fileVars, ...all?.playbookVars, ...vars };
   const { context, kubeconfig } = resolveConnection({ name: IMPLICIT_LOCALHOST, asCluster: false, vars: seen }, inv.dir, path.resolve(opts.cwd), opts.env ?? process.env);
   const clusters = new Map(inv.clusters);
   clusters.set(IMPLICIT_LOCALHOST, { name: IMPLICIT_LOCALHOST, context, kubeconfig, vars, groups: [], implicit: true });

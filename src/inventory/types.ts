@@ -23,7 +23,7 @@ export interface InventoryCluster {
    * not say, it is the first path of `$KUBECONFIG`, else `~/.kube/config`.
    */
   kubeconfig?: string;
-  /** The cluster's own vars (inline `vars` plus `cluster_vars/<name>.yml`, the file winning per key). */
+  /** The cluster's own vars (inline vars, then `host_vars/` and `cluster_vars/` files, then `host_vars/` next to the playbook; later wins per key). */
   vars: Record<string, unknown>;
   /**
    * Every group the cluster belongs to, ancestors included, always including `all` (and
@@ -43,12 +43,14 @@ export interface InventoryCluster {
 export interface InventoryGroup {
   /** The group name (`[A-Za-z0-9_.-]+`). */
   name: string;
-  /** The group's vars (inline `vars` plus `group_vars/<name>.yml`, the file winning per key). */
+  /** The group's vars (inline `vars`, then `group_vars/<name>` of the inventory, then of the playbook; later wins per key). */
   vars: Record<string, unknown>;
   /** The inline `vars` of the group (in the inventory file). */
   inlineVars: Record<string, unknown>;
-  /** The vars of `group_vars/<name>` files (they win over every group's inline vars, as in Ansible). */
+  /** The vars of the inventory's `group_vars/<name>` files (they win over every group's inline vars, as in Ansible). */
   fileVars: Record<string, unknown>;
+  /** The vars of `group_vars/<name>` files next to the playbook (each wins over the inventory's file of the same group). */
+  playbookVars: Record<string, unknown>;
   /** `ansible_group_priority` (default 1): among groups of the same depth, a higher priority wins. */
   priority: number;
   /** Direct child groups, in file order. */

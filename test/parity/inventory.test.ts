@@ -1,7 +1,8 @@
 // kplay's loader vs real `ansible-inventory` (the venv test/bench/install.sh makes) on Ansible
 // YAML inventories: every host's merged vars (`--list` _meta.hostvars), every group's direct hosts
 // and children, and the `--graph` tree, for several inventories (ranges and ports, nesting and
-// ungrouped, var precedence with group_vars/ and host_vars/ files and directories,
+// ungrouped, var precedence with group_vars/ and host_vars/ files and directories, also next to
+// the playbook (--playbook-dir),
 // ansible_group_priority, a directory of inventory files, repeated hosts).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,8 +28,8 @@ function tree(name: string, files: Record<string, string>): string {
 }
 
 const ENV = { ...process.env, ANSIBLE_HOME: path.join(root, '.ansible'), ANSIBLE_LOCAL_TEMP: path.join(root, '.tmp'), ANSIBLE_NOCOLOR: '1' };
-function ansibleInventory(ref: string, cwd: string, mode: '--list' | '--graph'): string {
-  return execFileSync(ANSIBLE_INVENTORY, ['-i', ref, mode], { cwd, env: ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+function ansibleInventory(ref: string, cwd: string, mode: '--list' | '--graph', playbookDir?: string): string {
+  return execFileSync(ANSIBLE_INVENTORY, ['-i', ref, mode, ...(playbookDir ? ['--playbook-dir', playbookDir] : [])], { cwd, env: ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 interface AnsibleList {
@@ -36,7 +37,21 @@ interface AnsibleList {
   [group: string]: { hosts?: string[]; children?: string[] } | AnsibleList['_meta'];
 }
 
-const CASES: { name: string; ref: string; files: Record<string, string> }[] = [
+const CASES: { name: string; ref: string; files: Record<string, string>; playbookDir?: string }[] = [
+  {
+    name: 'playbook-dir-vars',
+    ref: 'inventories/prod',
+    playbookDir: '.',
+    files: {
+      'inventories/prod/hosts.yml': 'all:\n  vars: {a: inline-all}\n  children:\n    web:\n      vars: {b: inline-web}\n      hosts: {w1: {h: inline-host}, w2: }\n',
+      'inventories/prod/group_vars/all.yml': 'a: inv-file-all\nc: inv-file-all\nd: inv-file-all\n',
+      'inventories/prod/group_vars/web.yml': 'e: inv-file-web\nf: inv-file-web\n',
+      'group_vars/all.yml': 'c: pb-file-all\nb: pb-file-all\ne: pb-file-all\n',
+      'group_vars/web/main.yml': 'f: pb-file-web\n',
+      'group_vars/not-here.yml': 'x: 1\n',
+      'host_vars/w1.yml': 'h: pb-host\n',
+    },
+  },
   {
     name: 'ranges-and-nesting',
     ref: 'hosts.yml',
@@ -182,8 +197,9 @@ describe('inventories: kplay vs ansible-inventory', () => {
   for (const c of CASES) {
     it(`${c.name}: host vars, groups and the graph are ansible-inventory's`, async () => {
       const dir = tree(c.name, c.files);
-      const list = JSON.parse(ansibleInventory(c.ref, dir, '--list')) as AnsibleList;
-      const inv = await loadInventory(c.ref, { cwd: dir, env: { HOME: path.join(root, 'home') } });
+      const pbDir = c.playbookDir === undefined ? undefined : path.join(dir, c.playbookDir);
+      const list = JSON.parse(ansibleInventory(c.ref, dir, '--list', pbDir)) as AnsibleList;
+      const inv = await loadInventory(c.ref, { cwd: dir, env: { HOME: path.join(root, 'home') }, playbookDir: pbDir });
 
       const hosts = new Set<string>();
       for (const [g, v] of Object.entries(list)) if (g !== '_meta') for (const h of (v as { hosts?: string[] }).hosts ?? []) hosts.add(h);
@@ -197,7 +213,7 @@ describe('inventories: kplay vs ansible-inventory', () => {
       }
       expect(Object.keys(list).filter((k) => k !== '_meta').every((g) => inv.groups.has(g))).toBe(true);
 
-      expect(`${graph(inv)}\n`).toBe(ansibleInventory(c.ref, dir, '--graph'));
+      expect(`${graph(inv)}\n`).toBe(ansibleInventory(c.ref, dir, '--graph', pbDir));
     });
   }
 });
