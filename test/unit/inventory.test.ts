@@ -61,8 +61,9 @@ describe('loadInventory: the issue example', () => {
   it('merges inventory vars', () => {
     expect(inventoryVars(inv, 'prod-eu-1')).toEqual({ team: 'platform', replicas: 3, region: 'eu-west-1', weight: 50 });
     expect(inventoryVars(inv, 'prod-eu-2')).toEqual({ team: 'platform', replicas: 3, region: 'eu-west-1' });
-    // inline vars of every group (all, then by depth), then the group_vars files (none here), as ansible-core
-    expect(groupVarLayers(inv, 'prod-eu-2')).toEqual([{ team: 'platform' }, { replicas: 3 }, { region: 'eu-west-1' }, {}, {}, {}]);
+    // inline vars of every group (all, then by depth), then the group_vars files of all (inventory, playbook),
+    // then of the other groups (inventory, then playbook) — none here — as ansible-core
+    expect(groupVarLayers(inv, 'prod-eu-2')).toEqual([{ team: 'platform' }, { replicas: 3 }, { region: 'eu-west-1' }, {}, {}, {}, {}, {}, {}]);
   });
 
   it('groupsMap lists every group transitively, including all and ungrouped', () => {
