@@ -117,6 +117,8 @@ export class Builder {
   readonly groups = new Map<string, GroupAcc>();
   readonly clusters = new Map<string, ClusterAcc>();
   readonly secrets: string[] = [];
+  /** `host_vars/localhost` files when the inventory has no `localhost`: for the implicit localhost. */
+  private readonly localhostVars = { fileVars: {} as Vars, playbookVars: {} as Vars };
   /** `${parent}\0${child}` → position of the child key (for cycle errors). */
   private readonly edgePos = new Map<string, SourcePos | undefined>();
   /** Group nodes already walked as a given group name (aliases may share nodes). */
@@ -298,7 +300,7 @@ export class Builder {
     const sub = path.basename(varDir);
     const known: Map<string, { fileVars: Vars; playbookVars: Vars }> = kind === 'group' ? this.groups : this.clusters;
     for (const { name, files } of await entityVarFiles(varDir)) {
-      const target = known.get(name);
+      const target = known.get(name) ?? (kind === 'cluster' && name === 'localhost' ? this.localhostVars : undefined);
       if (!target) {
         if (!strict) continue;
         const names = [...known.keys()];
@@ -404,7 +406,11 @@ export class Builder {
     const secrets = [...this.secrets];
     for (const g of groups.values()) collectSecretsByName(g.vars, secrets, 0);
     for (const c of clusters.values()) collectSecretsByName(c.vars, secrets, 0);
-    return { inventory: { source, dir: this.dir, clusters, groups, secrets: [...new Set(secrets)] }, accs: this.clusters };
+    const localhostVars = this.clusters.has('localhost') ? {} : { ...this.localhostVars.fileVars, ...this.localhostVars.playbookVars };
+    collectSecretsByName(localhostVars, secrets, 0);
+    const inventory: Inventory = { source, dir: this.dir, clusters, groups, secrets: [...new Set(secrets)] };
+    if (Object.keys(localhostVars).length > 0) inventory.localhostVars = localhostVars;
+    return { inventory, accs: this.clusters };
   }
 
   private checkCycles(): void {

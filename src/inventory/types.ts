@@ -82,4 +82,6 @@ export interface Inventory {
    * registers them with its `Masker`.
    */
   secrets: string[];
+  /** Vars of `host_vars/localhost` files (inventory's, then playbook's) when there is no host `localhost`: the implicit localhost's. */
+  localhostVars?: Record<string, unknown>;
 }

@@ -24,8 +24,11 @@ const write = (rel: string, text: string): string => {
 // (every host in a group: ansible-core's group_names lists `ungrouped`, kplay's engine does not)
 const inv = write('inventory/hosts.yml', 'all:\n  vars: {x: inline-all, y: inline-all}\n  children:\n    db:\n      hosts: {h1: }\n    web:\n      hosts: {w1: }\n');
 write('inventory/group_vars/all.yml', 'x: file-all\n');
+// next to the playbook: group_vars/all for every host, host_vars/localhost for the implicit localhost
+write('group_vars/all.yml', 'pbv: pb-all\n');
+write('host_vars/localhost.yml', 'hv: pb-localhost\nx: host-file\n');
 // ansible_connection only for localhost (ansible-core reports its ssh default for other hosts)
-const SHOW = "{{ inventory_hostname }} conn={{ ansible_connection if inventory_hostname == 'localhost' else '-' }} groups={{ group_names | join(',') }} all={{ groups['all'] | join(',') }} x={{ x | default('none') }} y={{ y | default('none') }}";
+const SHOW = "{{ inventory_hostname }} conn={{ ansible_connection if inventory_hostname == 'localhost' else '-' }} groups={{ group_names | join(',') }} all={{ groups['all'] | join(',') }} x={{ x | default('none') }} y={{ y | default('none') }} pbv={{ pbv | default('none') }} hv={{ hv | default('none') }}";
 const pb = write(
   'site.yml',
   ['localhost', 'all', '127.0.0.1', 'localhost:web'].map((h) => `- hosts: ${h}\n  gather_facts: false\n  tasks:\n    - name: show\n      debug:\n        msg: ${JSON.stringify(SHOW)}\n`).join(''),
@@ -71,8 +74,11 @@ describe('the implicit localhost: kplay vs ansible-playbook', () => {
     expect(k.code, k.stderr).toBe(0);
     expect(k.plays).toEqual(a.plays);
     // what that is, spelled out
-    expect(a.plays[0]).toEqual(['localhost: localhost conn=local groups= all=h1,w1 x=file-all y=inline-all']);
-    expect(a.plays[1]).toEqual(['h1: h1 conn=- groups=db all=h1,w1 x=file-all y=inline-all', 'w1: w1 conn=- groups=web all=h1,w1 x=file-all y=inline-all']);
+    expect(a.plays[0]).toEqual(['localhost: localhost conn=local groups= all=h1,w1 x=host-file y=inline-all pbv=pb-all hv=pb-localhost']);
+    expect(a.plays[1]).toEqual([
+      'h1: h1 conn=- groups=db all=h1,w1 x=file-all y=inline-all pbv=pb-all hv=none',
+      'w1: w1 conn=- groups=web all=h1,w1 x=file-all y=inline-all pbv=pb-all hv=none',
+    ]);
   });
 
   it('with no inventory: the same warning and the same localhost', async () => {
@@ -81,6 +87,6 @@ describe('the implicit localhost: kplay vs ansible-playbook', () => {
     expect(k.stderr).toContain('No inventory was parsed, only implicit localhost is available');
     expect(k.code, k.stderr).toBe(0);
     expect(k.plays).toEqual(a.plays);
-    expect(a.plays).toEqual([['localhost: localhost conn=local groups= all= x=none y=none']]);
+    expect(a.plays).toEqual([['localhost: localhost conn=local groups= all= x=host-file y=none pbv=pb-all hv=pb-localhost']]);
   });
 });
