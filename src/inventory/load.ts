@@ -58,7 +58,7 @@ export interface ResolvedInventory {
   isDir: boolean;
 }
 
-/** Extensions Ansible skips in a directory inventory (INVENTORY_IGNORE_EXTS), plus kplay's own. */
+/** Extensions Ansible skips in a directory inventory (its default INVENTORY_IGNORE_EXTS). */
 const IGNORED_EXTS = ['.pyc', '.pyo', '.swp', '.bak', '~', '.rpm', '.md', '.txt', '.rst', '.orig', '.cfg', '.retry'];
 /** Directories of a directory inventory that hold variables, not inventory files. */
 const VAR_DIRS = ['group_vars', 'host_vars', 'cluster_vars'];
@@ -73,7 +73,7 @@ async function inventoryFilesIn(dir: string): Promise<string[]> {
     throw new InputError(
       `inventory directory ${dir} has no inventory file`,
       undefined,
-      'a directory inventory holds hosts.yml (or any YAML inventory files) plus optional group_vars/, host_vars/ and cluster_vars/',
+      'a directory inventory holds YAML or INI inventory files (e.g. hosts.yml) plus optional group_vars/, host_vars/ and cluster_vars/',
     );
   }
   return files;
