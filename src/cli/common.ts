@@ -6,7 +6,8 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { InputError, errorMessage } from '../load/errors.js';
 import { loadYamlDoc, parseYaml } from '../load/yaml.js';
-import { loadInventory } from '../inventory/load.js';
+import { loadInventory, loadNoInventory } from '../inventory/load.js';
+import { withImplicitLocalhost } from '../inventory/localhost.js';
 import type { Inventory } from '../inventory/types.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/types.js';
@@ -81,7 +82,31 @@ function splitPairs(s: string): string[] {
   return out;
 }
 
-/** Load registry, playbook (all static checks), inventory and extra vars. Throws InputError. */
+/** What kplay says when no inventory is given, as ansible-playbook does. */
+export const NO_INVENTORY_WARNING = 'No inventory was parsed, only implicit localhost is available';
+
+/**
+ * The inventory of `-i REF`, or with no `-i` (when `orEmpty`) an empty one after saying so once on
+ * stderr (Ansible's warning). A play naming `localhost` gets Ansible's implicit localhost.
+ */
+export async function loadInventoryFlag(
+  ref: string | undefined,
+  opts: { cwd: string; playbookDir?: string; patterns: readonly (string | readonly string[] | undefined)[] },
+): Promise<Inventory> {
+  let inv: Inventory;
+  if (ref) inv = await loadInventory(ref, { cwd: opts.cwd, playbookDir: opts.playbookDir });
+  else {
+    process.stderr.write(`WARNING: ${NO_INVENTORY_WARNING}\n`);
+    inv = await loadNoInventory({ cwd: opts.cwd, playbookDir: opts.playbookDir });
+  }
+  return withImplicitLocalhost(inv, opts.patterns, { cwd: opts.cwd });
+}
+
+/**
+ * Load registry, playbook (all static checks), inventory and extra vars. Throws InputError.
+ * Without `-i`: `requireInventory` (run, plan, drift) runs on Ansible's implicit localhost only
+ * (with Ansible's warning); otherwise (validate) there is no inventory to check patterns against.
+ */
 export async function loadAll(playbookFile: string, flags: LoadFlags, requireInventory: boolean): Promise<Loaded> {
   const cwd = process.cwd();
   const masker = new Masker();
@@ -92,11 +117,9 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
   for (const p of playbook.plays) masker.addByName(p.vars);
   const extraVars = await parseExtraVars(flags.extraVars, cwd, masker);
   let inventory: Inventory | undefined;
-  if (flags.inventory) {
-    inventory = await loadInventory(flags.inventory, { cwd, playbookDir: pbDir });
+  if (flags.inventory || requireInventory) {
+    inventory = await loadInventoryFlag(flags.inventory, { cwd, playbookDir: pbDir, patterns: playbook.plays.map((p) => p.hosts) });
     inventory.secrets.forEach((s) => masker.add(s));
-  } else if (requireInventory) {
-    throw new InputError('no inventory given', undefined, 'pass -i INVENTORY (a file, a directory, or a name found under inventories/)');
   }
   return { registry, playbook, inventory, extraVars, masker };
 }
@@ -146,8 +169,29 @@ export function interruptController(onFirst: () => void): { signal: AbortSignal;
   };
 }
 
+/**
+ * Exit code of a run that stopped on an unexpected error (a bug, a crash) after tasks had run for
+ * real: clusters may have been changed, unlike exit 1 ("nothing was run").
+ */
+export const EXIT_CRASHED = 6;
+
+/** A run (not in check mode) failed unexpectedly after at least one task had run. */
+export class RunCrashedError extends Error {
+  constructor(readonly original: unknown) {
+    super(errorMessage(original));
+    this.name = 'RunCrashedError';
+  }
+}
+
 /** Print an error the way every command does, masked, and return the exit code for it. */
 export function reportError(err: unknown, masker?: Masker): number {
+  if (err instanceof RunCrashedError) {
+    const text = `the run stopped on an unexpected error after tasks had run, so clusters may have been changed: ${err.message}`;
+    process.stderr.write(`ERROR: ${masker ? masker.mask(text) : text}\n  hint: the run record (kplay history) shows what ran; kplay run --resume last carries the run on\n`);
+    const stack = err.original instanceof Error ? err.original.stack : undefined;
+    if (stack) process.stderr.write(`${masker ? masker.mask(stack) : stack}\n`);
+    return EXIT_CRASHED;
+  }
   const text = errorMessage(err);
   process.stderr.write(`ERROR: ${masker ? masker.mask(text) : text}\n`);
   if (err instanceof InputError) return EXIT.usage;

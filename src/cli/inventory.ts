@@ -1,10 +1,10 @@
 /** `kplay inventory`: like ansible-inventory — resolved vars per cluster, group tree. */
 import { stringify } from 'yaml';
 import { graph } from '../inventory/graph.js';
-import { groupsMap, inventoryVars, loadInventory } from '../inventory/load.js';
+import { emptyInventory, groupsMap, inventoryVars, loadInventory } from '../inventory/load.js';
 import { InputError } from '../load/errors.js';
 import { Masker } from '../report/mask.js';
-import { reportError } from './common.js';
+import { NO_INVENTORY_WARNING, reportError } from './common.js';
 
 export interface InventoryFlags {
   inventory?: string;
@@ -13,10 +13,11 @@ export interface InventoryFlags {
   cluster?: string;
 }
 
+/** `kplay inventory`: without `-i`, an empty inventory (Ansible's warning), as ansible-inventory. */
 export async function inventoryCommand(flags: InventoryFlags): Promise<number> {
   try {
-    if (!flags.inventory) throw new InputError('no inventory given', undefined, 'pass -i INVENTORY');
-    const inv = await loadInventory(flags.inventory, { cwd: process.cwd() });
+    if (!flags.inventory) process.stderr.write(`WARNING: ${NO_INVENTORY_WARNING}\n`);
+    const inv = flags.inventory ? await loadInventory(flags.inventory, { cwd: process.cwd() }) : emptyInventory({ cwd: process.cwd() });
     const masker = new Masker();
     inv.secrets.forEach((s) => masker.add(s));
     const modes = [flags.list, flags.graph, flags.cluster !== undefined].filter(Boolean).length;

@@ -2,6 +2,7 @@
 /** The `kplay` command line: thin commands (flags → engine → exit code). */
 import { Command, Option } from 'commander';
 import { driftCommand, type DriftFlags } from './drift.js';
+import { DEFAULT_FORKS } from '../executor/managed.js';
 import { historyCommand } from './history.js';
 import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
@@ -45,7 +46,7 @@ program
   .option('-t, --tags <tags>', 'only run tasks with these tags (comma-separated, repeatable)', collect)
   .option('--skip-tags <tags>', 'skip tasks with these tags', collect)
   .option('--start-at-task <name>', 'start at the first task with this name (glob)')
-  .option('-f, --forks <n>', 'clusters worked on in parallel', '10')
+  .option('-f, --forks <n>', 'clusters worked on in parallel', String(DEFAULT_FORKS))
   .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .option('-v, --verbose', 'more output (-vv for even more)', increase, 0)
@@ -72,7 +73,7 @@ program
   .option('-l, --limit <pattern>', 'further limit the clusters')
   .option('-t, --tags <tags>', 'only tasks with these tags', collect)
   .option('--skip-tags <tags>', 'skip tasks with these tags', collect)
-  .option('-f, --forks <n>', 'clusters checked in parallel', '10')
+  .option('-f, --forks <n>', 'clusters checked in parallel', String(DEFAULT_FORKS))
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .option('-v, --verbose', 'more output', increase, 0)
   .option('--no-diff', 'print summaries only (the plan file always holds the diffs)')
@@ -115,7 +116,7 @@ program
   .option('-l, --limit <pattern>', 'further limit the clusters')
   .option('-t, --tags <tags>', 'only check tasks with these tags', collect)
   .option('--skip-tags <tags>', 'skip tasks with these tags (tasks tagged `transient` are always skipped unless in --tags)', collect)
-  .option('-f, --forks <n>', 'clusters checked in parallel', '10')
+  .option('-f, --forks <n>', 'clusters checked in parallel', String(DEFAULT_FORKS))
   .addOption(new Option('-o, --output <format>', 'output format (junit: one test suite per cluster, for CI)').choices(['text', 'json', 'junit']).default('text'))
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .option('-v, --verbose', 'more output', increase, 0)

@@ -4,7 +4,7 @@ import { runManaged, type ManagedRunResult } from '../executor/managed.js';
 import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
-import { interruptController, listOption, type LoadFlags, type Loaded } from './common.js';
+import { interruptController, listOption, RunCrashedError, type LoadFlags, type Loaded } from './common.js';
 
 
 /** Flags of `kplay run` (and `kplay drift`). */
@@ -46,11 +46,15 @@ function positiveInt(value: string | undefined, flag: string, dflt: number): num
   return n;
 }
 
-/** Everything `kplay run`, `kplay plan` and `kplay drift` share: flags → a managed run (src/executor/managed.ts). */
+/**
+ * Everything `kplay run`, `kplay plan` and `kplay drift` share: flags → a managed run (src/executor/managed.ts).
+ * An error after a task ran for real (not `--check`) is thrown as a {@link RunCrashedError}: clusters may have changed.
+ */
 export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void, loaded: Loaded): Promise<ManagedRunResult> {
   const forks = Number(flags.forks);
   if (!Number.isInteger(forks) || forks < 1) throw new InputError(`--forks must be a positive integer, got '${flags.forks}'`);
   const intr = interruptController(() => undefined);
+  let tasksRan = false;
   try {
     return await runManaged({
       playbook: loaded.playbook,
@@ -75,8 +79,13 @@ export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void
       plan: flags.planRecord,
       resumedFrom: flags.resumedFrom,
       signal: intr.signal,
-      onEvent,
+      onEvent: (e) => {
+        if (e.type === 'task_result') tasksRan = true;
+        onEvent(e);
+      },
     });
+  } catch (e) {
+    throw tasksRan && flags.check !== true ? new RunCrashedError(e) : e;
   } finally {
     intr.dispose();
   }

@@ -14,7 +14,10 @@ export async function validateCommand(playbook: string, flags: LoadFlags & { lim
     const plays = loaded.playbook.plays;
     if (loaded.inventory) checkPatterns(loaded.inventory, plays.map((p) => p.hosts), flags.limit);
     const tasks = plays.reduce((n, p) => n + countTasks(p.preTasks) + countTasks(p.tasks) + countTasks(p.postTasks) + p.handlers.length, 0);
-    process.stdout.write(`${playbook}: OK — ${plays.length} play(s), ${tasks} task(s)${loaded.inventory ? `, inventory ${loaded.inventory.source} (${loaded.inventory.clusters.size} clusters)` : ''}\n`);
+    const inv = loaded.inventory;
+    const explicit = inv ? [...inv.clusters.values()].filter((c) => !c.implicit).length : 0;
+    const implicit = inv && explicit < inv.clusters.size ? ' + the implicit localhost' : '';
+    process.stdout.write(`${playbook}: OK — ${plays.length} play(s), ${tasks} task(s)${inv ? `, inventory ${inv.source} (${explicit} clusters${implicit})` : ''}\n`);
     return 0;
   } catch (e) {
     return reportError(e);

@@ -15,6 +15,7 @@ import { Journal } from '../audit/journal.js';
 import { ClusterLock, type HolderInfo } from '../audit/lock.js';
 import { SYSTEM_NAMESPACE } from '../audit/system.js';
 import { byName, gitInfo, listRecords, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
+import { withImplicitLocalhost } from '../inventory/localhost.js';
 import { checkPatterns } from '../inventory/patterns.js';
 import type { Inventory } from '../inventory/types.js';
 import { connect, connectOptionsFrom } from '../k8s/client.js';
@@ -27,6 +28,9 @@ import type { Masker } from '../report/mask.js';
 import type { ModuleRegistry } from '../sdk/registry.js';
 import { runPlaybook, type RunSummary } from './run.js';
 import type { ClusterState } from './state.js';
+
+/** Clusters worked on in parallel when nothing says otherwise (`--forks`, {@link ManagedRunOptions.forks}). */
+export const DEFAULT_FORKS = 10;
 
 /** A fresh run id: time-sortable and unique. */
 export function newRunId(): string {
@@ -56,7 +60,7 @@ export interface ManagedRunOptions {
   tags?: string[];
   skipTags?: string[];
   startAtTask?: string;
-  /** Clusters worked on at once. @default 5 */
+  /** Clusters worked on at once. @default {@link DEFAULT_FORKS} */
   forks?: number;
   /** A repair run (`kplay drift --repair`): only these modules change anything. */
   repair?: ReadonlySet<string>;
@@ -94,7 +98,9 @@ export interface ManagedRunResult {
 
 /** Run a playbook with locks, run records and a resume journal (see the file header). */
 export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult> {
-  const { inventory, masker } = o;
+  const { masker } = o;
+  // a play on `localhost` runs on Ansible's implicit localhost when the inventory has none
+  const inventory = withImplicitLocalhost(o.inventory, [...o.playbook.plays.map((p) => p.hosts), o.limit], { cwd: process.cwd() });
   checkPatterns(inventory, o.playbook.plays.map((p) => p.hosts), o.limit);
   const check = o.check === true;
   const tags = o.tags ?? [];
@@ -165,7 +171,8 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
     };
     if (!hasKubeContext(cs.inv.kubeconfig, cs.inv.context)) {
       // No cluster to hold a Lease in (a load-balancer-only entry): a local lock file.
-      emit({ type: 'warning', cluster: cs.name, msg: `no kubeconfig context "${cs.inv.context}" for ${cs.name}: locking with a local lock file (protects against other runs on this machine; use --no-lock to skip)` });
+      const which = cs.inv.context === '' ? `no kubeconfig context for ${cs.name} (${cs.inv.kubeconfig ?? 'the kubeconfig'} has no current-context or does not exist)` : `no kubeconfig context "${cs.inv.context}" for ${cs.name}`;
+      emit({ type: 'warning', cluster: cs.name, msg: `${which}: locking with a local lock file (protects against other runs on this machine; use --no-lock to skip)` });
       locks.set(cs.name, await FileLock.acquire(cs.name, waitOpts));
       return;
     }
@@ -209,7 +216,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       tags,
       skipTags,
       startAtTask: o.startAtTask,
-      forks: o.forks ?? 5,
+      forks: o.forks ?? DEFAULT_FORKS,
       runId,
       masker,
       signal: o.signal,

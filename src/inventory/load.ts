@@ -1,28 +1,33 @@
 /**
- * Loading an inventory: resolving the reference, parsing and validating `hosts.yml`, building
- * the group graph, applying `group_vars/` and `cluster_vars/`, and the variable helpers the
- * executor uses (`groupVarLayers`, `inventoryVars`, `groupsMap`).
+ * Loading an inventory: resolving the reference, parsing and validating its YAML files (kplay's
+ * and Ansible's format, see builder.ts), applying `group_vars/`, `host_vars/` and `cluster_vars/`,
+ * resolving connections, adding the implicit localhost, and the variable helpers the executor uses
+ * (`groupVarLayers`, `inventoryVars`, `groupsMap`).
  *
  * Every error is an InputError positioned at `file:line:col` when the input has a position.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
-import { formatPos, InputError, type SourcePos } from '../load/errors.js';
+import { InputError, type SourcePos } from '../load/errors.js';
 import { validateOrThrow } from '../load/schema.js';
-import { loadYamlDoc, posOf } from '../load/yaml.js';
-import { SECRET_NAME } from '../report/mask.js';
-import { isMagicVar, mergeVars, MAGIC_VARS } from '../vars/precedence.js';
-import { defaultKubeconfig, expandPath, expandTilde } from './paths.js';
+import { getMaxInputBytes, loadYamlDoc, posOf } from '../load/yaml.js';
+import { mergeVars } from '../vars/precedence.js';
+import { Builder, byName, isMap, kindOf, setVar } from './builder.js';
+import { resolveConnection } from './connection.js';
+import { parseIniInventory } from './ini.js';
+import { expandTilde } from './paths.js';
 import { inventorySchema, NAME_PATTERN } from './schema.js';
 import { didYouMean, listSome } from '../load/suggest.js';
-import type { Inventory, InventoryCluster, InventoryGroup } from './types.js';
+import type { Inventory, InventoryCluster } from './types.js';
 
 /** Options of {@link loadInventory}. */
 export interface LoadInventoryOptions {
   /** Directory that relative references (and `$KUBECONFIG` entries) are relative to. */
   cwd: string;
-  /** Directory of the playbook: bare names are also looked up in `<playbookDir>/inventories/`. */
+  /**
+   * Directory of the playbook: bare names are also looked up in `<playbookDir>/inventories/`, and
+   * its `group_vars/` and `host_vars/` apply (as in Ansible, winning over the inventory's).
+   */
   playbookDir?: string;
   /** Environment for `$KUBECONFIG`, `$HOME` and `$VAR`s in kubeconfig paths (default: `process.env`). */
   env?: NodeJS.ProcessEnv;
@@ -30,20 +35,6 @@ export interface LoadInventoryOptions {
 
 const NAME_RE = new RegExp(NAME_PATTERN);
 const YAML_EXTS = ['.yml', '.yaml'];
-const KNOWN_KEYS = ['vars', 'clusters', 'children', 'context', 'kubeconfig'];
-
-type Vars = Record<string, unknown>;
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function kindOf(v: unknown): string {
-  if (v === null || v === undefined) return 'nothing';
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'a map';
-  return `a ${typeof v}`;
-}
 
 async function kindOfPath(p: string): Promise<'file' | 'dir' | undefined> {
   try {
@@ -56,25 +47,36 @@ async function kindOfPath(p: string): Promise<'file' | 'dir' | undefined> {
 
 /** Where an inventory reference points to. */
 export interface ResolvedInventory {
-  /** Absolute path of the inventory YAML file (`hosts.yml`/`hosts.yaml` of a directory). */
-  file: string;
-  /** Absolute directory of the inventory. */
+  /**
+   * Absolute paths of the inventory files: the file itself, or every inventory file of a directory
+   * (in name order, as Ansible reads a directory source).
+   */
+  files: string[];
+  /** Absolute directory of the inventory (where `group_vars/`, `host_vars/` and `cluster_vars/` are). */
   dir: string;
-  /** True for a directory inventory (which may have `group_vars/` and `cluster_vars/`). */
+  /** True for a directory inventory. */
   isDir: boolean;
 }
 
-async function hostsFileIn(dir: string): Promise<string> {
-  const found: string[] = [];
-  for (const name of ['hosts.yml', 'hosts.yaml']) {
-    const p = path.join(dir, name);
-    if ((await kindOfPath(p)) === 'file') found.push(p);
+/** Extensions Ansible skips in a directory inventory (its default INVENTORY_IGNORE_EXTS). */
+const IGNORED_EXTS = ['.pyc', '.pyo', '.swp', '.bak', '~', '.rpm', '.md', '.txt', '.rst', '.orig', '.cfg', '.retry'];
+/** Directories of a directory inventory that hold variables, not inventory files. */
+const VAR_DIRS = ['group_vars', 'host_vars', 'cluster_vars'];
+
+/** The inventory files of a directory, as Ansible reads a directory source (subdirectories are not read). */
+async function inventoryFilesIn(dir: string): Promise<string[]> {
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => byName(a.name, b.name));
+  const files = entries
+    .filter((e) => !e.isDirectory() && !e.name.startsWith('.') && !IGNORED_EXTS.some((x) => e.name.endsWith(x)) && !VAR_DIRS.includes(e.name))
+    .map((e) => path.join(dir, e.name));
+  if (files.length === 0) {
+    throw new InputError(
+      `inventory directory ${dir} has no inventory file`,
+      undefined,
+      'a directory inventory holds YAML or INI inventory files (e.g. hosts.yml) plus optional group_vars/, host_vars/ and cluster_vars/',
+    );
   }
-  if (found.length === 0) {
-    throw new InputError(`inventory directory ${dir} has no hosts.yml or hosts.yaml`, undefined, 'a directory inventory holds hosts.yml plus optional group_vars/ and cluster_vars/');
-  }
-  if (found.length > 1) throw new InputError(`inventory directory ${dir} has both hosts.yml and hosts.yaml; keep one`);
-  return found[0] as string;
+  return files;
 }
 
 /**
@@ -95,8 +97,8 @@ export async function resolveInventory(ref: string, opts: LoadInventoryOptions):
   const direct = path.resolve(opts.cwd, expanded);
   const tried = [direct];
   const kind = await kindOfPath(direct);
-  if (kind === 'file') return { file: direct, dir: path.dirname(direct), isDir: false };
-  if (kind === 'dir') return { file: await hostsFileIn(direct), dir: direct, isDir: true };
+  if (kind === 'file') return { files: [direct], dir: path.dirname(direct), isDir: false };
+  if (kind === 'dir') return { files: await inventoryFilesIn(direct), dir: direct, isDir: true };
   const bare = !ref.includes('/') && !ref.includes(path.sep) && path.extname(ref) === '';
   if (bare) {
     const bases = [...new Set([opts.playbookDir, opts.cwd].filter((d): d is string => !!d).map((d) => path.resolve(opts.cwd, d)))];
@@ -104,11 +106,11 @@ export async function resolveInventory(ref: string, opts: LoadInventoryOptions):
       for (const ext of YAML_EXTS) {
         const p = path.join(base, 'inventories', `${ref}${ext}`);
         tried.push(p);
-        if ((await kindOfPath(p)) === 'file') return { file: p, dir: path.dirname(p), isDir: false };
+        if ((await kindOfPath(p)) === 'file') return { files: [p], dir: path.dirname(p), isDir: false };
       }
       const d = path.join(base, 'inventories', ref);
       tried.push(`${d}${path.sep}`);
-      if ((await kindOfPath(d)) === 'dir') return { file: await hostsFileIn(d), dir: d, isDir: true };
+      if ((await kindOfPath(d)) === 'dir') return { files: await inventoryFilesIn(d), dir: d, isDir: true };
     }
   }
   throw new InputError(
@@ -118,361 +120,27 @@ export async function resolveInventory(ref: string, opts: LoadInventoryOptions):
   );
 }
 
-interface Located<T> {
-  value: T;
-  pos: SourcePos | undefined;
-}
-
-interface VarsAcc {
-  vars: Vars;
-  origin: Map<string, SourcePos | undefined>;
-}
-
-interface GroupAcc extends VarsAcc {
-  name: string;
-  pos: SourcePos | undefined;
-  children: string[];
-  clusters: string[];
-  parents: string[];
-}
-
-interface ClusterAcc extends VarsAcc {
-  name: string;
-  pos: SourcePos | undefined;
-  context?: Located<string>;
-  kubeconfig?: Located<string>;
-}
-
-function pushUnique(list: string[], item: string): void {
-  if (!list.includes(item)) list.push(item);
-}
-
-function byName(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Builds an {@link Inventory} from a validated document plus var files. */
-class Builder {
-  readonly groups = new Map<string, GroupAcc>();
-  readonly clusters = new Map<string, ClusterAcc>();
-  readonly secrets: string[] = [];
-  /** `${parent}\0${child}` → position of the child key (for cycle errors). */
-  private readonly edgePos = new Map<string, SourcePos | undefined>();
-  /** Group nodes already walked as a given group name (aliases may share nodes). */
-  private readonly walked = new WeakMap<object, Set<string>>();
-
-  constructor(
-    private readonly file: string,
-    private readonly dir: string,
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly cwd: string,
-  ) {
-    this.group('all', undefined);
-    this.group('ungrouped', undefined);
-  }
-
-  private group(name: string, pos: SourcePos | undefined): GroupAcc {
-    let g = this.groups.get(name);
-    if (!g) {
-      g = { name, pos, vars: {}, origin: new Map(), children: [], clusters: [], parents: [] };
-      this.groups.set(name, g);
-    }
-    g.pos ??= pos;
-    return g;
-  }
-
-  /** Merge inline vars; a key set twice with different values is an error. */
-  private mergeInline(acc: VarsAcc, vars: Vars, owner: string): void {
-    for (const key of Object.keys(vars)) {
-      const pos = posOf(vars, key);
-      checkVarName(key, pos, owner);
-      const value = vars[key];
-      if (acc.origin.has(key) && !isDeepStrictEqual(acc.vars[key], value)) {
-        throw new InputError(
-          `${owner} sets var '${key}' again with a different value (first set at ${formatPos(acc.origin.get(key)) || 'another place'})`,
-          pos,
-          'set it in one place only, or in a group/cluster var file',
-        );
-      }
-      setVar(acc.vars, key, value);
-      if (!acc.origin.has(key)) acc.origin.set(key, pos);
-    }
-  }
-
-  walkGroup(name: string, node: unknown, pos: SourcePos | undefined, parent: GroupAcc | undefined): void {
-    const g = this.group(name, pos);
-    if (parent) {
-      pushUnique(parent.children, name);
-      pushUnique(g.parents, parent.name);
-      const edge = `${parent.name}\0${name}`;
-      if (!this.edgePos.has(edge)) this.edgePos.set(edge, pos);
-    }
-    if (!isMap(node)) return;
-    const seen = this.walked.get(node) ?? new Set<string>();
-    if (seen.has(name)) return; // the same node (a YAML alias) was already walked as this group
-    seen.add(name);
-    this.walked.set(node, seen);
-    if (isMap(node.vars)) this.mergeInline(g, node.vars, `group '${name}'`);
-    const clusters = node.clusters;
-    if (isMap(clusters)) {
-      for (const cname of Object.keys(clusters)) {
-        this.addCluster(cname, clusters[cname], posOf(clusters, cname));
-        pushUnique(g.clusters, cname);
-      }
-    }
-    const children = node.children;
-    if (isMap(children)) {
-      for (const child of Object.keys(children)) {
-        const cpos = posOf(children, child);
-        if (child === 'all' || child === 'ungrouped') {
-          throw new InputError(
-            `'${child}' cannot be a child group: it is built in`,
-            cpos,
-            child === 'all' ? 'every group is already under all' : 'clusters listed directly under all.clusters and in no child group are ungrouped',
-          );
-        }
-        this.walkGroup(child, children[child], cpos, g);
-      }
-    }
-  }
-
-  private addCluster(name: string, entry: unknown, pos: SourcePos | undefined): void {
-    let c = this.clusters.get(name);
-    if (!c) {
-      c = { name, pos, vars: {}, origin: new Map() };
-      this.clusters.set(name, c);
-    }
-    if (!isMap(entry)) return;
-    const hint = `a cluster listed in several groups must have the same context and kubeconfig everywhere; define it once and list it elsewhere with no keys (\`${name}:\`)`;
-    if (typeof entry.context === 'string') {
-      const here: Located<string> = { value: entry.context, pos: posOf(entry, 'context') };
-      if (c.context && c.context.value !== here.value) {
-        throw new InputError(
-          `cluster '${name}' is defined again with a different context ('${here.value}' here, '${c.context.value}' at ${formatPos(c.context.pos)})`,
-          here.pos,
-          hint,
-        );
-      }
-      c.context ??= here;
-    }
-    if (typeof entry.kubeconfig === 'string') {
-      const kpos = posOf(entry, 'kubeconfig');
-      let resolved: string;
-      try {
-        resolved = expandPath(entry.kubeconfig, this.dir, this.env);
-      } catch (e) {
-        throw new InputError(`cluster '${name}': kubeconfig ${e instanceof Error ? e.message : String(e)}`, kpos);
-      }
-      if (c.kubeconfig && c.kubeconfig.value !== resolved) {
-        throw new InputError(
-          `cluster '${name}' is defined again with a different kubeconfig (${resolved} here, ${c.kubeconfig.value} at ${formatPos(c.kubeconfig.pos)})`,
-          kpos,
-          hint,
-        );
-      }
-      c.kubeconfig ??= { value: resolved, pos: kpos };
-    }
-    if (isMap(entry.vars)) this.mergeInline(c, entry.vars, `cluster '${name}'`);
-  }
-
-  /** Apply `group_vars/` or `cluster_vars/` of a directory inventory (files win over inline vars per key). */
-  async applyVarFiles(kind: 'group' | 'cluster'): Promise<void> {
-    const sub = `${kind}_vars`;
-    const varDir = path.join(this.dir, sub);
-    if ((await kindOfPath(varDir)) !== 'dir') return;
-    const entries = (await readdir(varDir, { withFileTypes: true })).sort((a, b) => byName(a.name, b.name));
-    const seen = new Map<string, string>();
-    const known: Map<string, VarsAcc> = kind === 'group' ? this.groups : this.clusters;
-    for (const entry of entries) {
-      if (entry.name.startsWith('.')) continue;
-      const full = path.join(varDir, entry.name);
-      const at: SourcePos = { file: full, line: 0, col: 0 };
-      if (entry.isDirectory()) {
-        throw new InputError(`directories under ${sub}/ are not supported`, at, `put the vars in ${sub}/${entry.name}.yml`);
-      }
-      const ext = path.extname(entry.name);
-      if (!YAML_EXTS.includes(ext)) {
-        throw new InputError(`unexpected file in ${sub}/`, at, `name ${kind} var files <${kind}>.yml or <${kind}>.yaml`);
-      }
-      const name = entry.name.slice(0, -ext.length);
-      const other = seen.get(name);
-      if (other) throw new InputError(`both ${path.basename(other)} and ${entry.name} define vars for ${kind} '${name}'; keep one`, at);
-      seen.set(name, full);
-      const target = known.get(name);
-      if (!target) {
-        const names = [...known.keys()];
-        throw new InputError(
-          `${sub}/${entry.name}: there is no ${kind} named '${name}' in the inventory`,
-          at,
-          didYouMean(name, names) ?? `known ${kind}s: ${listSome(names)}`,
-        );
-      }
-      const { value, secrets } = await loadYamlDoc(full);
-      this.secrets.push(...secrets);
-      if (value === null || value === undefined) continue;
-      if (!isMap(value)) {
-        throw new InputError(`${sub}/${entry.name} must be a map of variables (name: value), not ${kindOf(value)}`, posOf(value) ?? { file: full, line: 1, col: 1 });
-      }
-      for (const key of Object.keys(value)) {
-        const pos = posOf(value, key);
-        checkVarName(key, pos, `${sub}/${entry.name}`);
-        setVar(target.vars, key, value[key]);
-        target.origin.set(key, pos);
-      }
-    }
-  }
-
-  finish(): Inventory {
-    // A group and a cluster cannot share a name.
-    for (const c of this.clusters.values()) {
-      const g = this.groups.get(c.name);
-      if (g) {
-        throw new InputError(
-          `'${c.name}' is both a group${g.pos ? ` (at ${formatPos(g.pos)})` : ''} and a cluster`,
-          c.pos,
-          'group and cluster names share one namespace (host patterns use both); rename one',
-        );
-      }
-    }
-    this.checkCycles();
-    const depth = this.depths();
-
-    // Direct memberships → all memberships (ancestors included).
-    const direct = new Map<string, Set<string>>();
-    for (const g of this.groups.values()) {
-      for (const c of g.clusters) {
-        let set = direct.get(c);
-        if (!set) direct.set(c, (set = new Set()));
-        set.add(g.name);
-      }
-    }
-    const ungrouped = this.groups.get('ungrouped');
-    const clusters = new Map<string, InventoryCluster>();
-    for (const c of this.clusters.values()) {
-      const mine = new Set<string>(['all']);
-      const stack = [...(direct.get(c.name) ?? [])];
-      while (stack.length) {
-        const g = stack.pop() ?? '';
-        if (mine.has(g)) continue;
-        mine.add(g);
-        for (const p of this.groups.get(g)?.parents ?? []) stack.push(p);
-      }
-      if ([...mine].every((g) => g === 'all') && ungrouped) {
-        mine.add('ungrouped');
-        ungrouped.clusters.push(c.name);
-      }
-      const groups = [...mine].sort((a, b) => (depth.get(a) ?? 0) - (depth.get(b) ?? 0) || byName(a, b));
-      clusters.set(c.name, {
-        name: c.name,
-        context: c.context?.value ?? c.name,
-        kubeconfig: c.kubeconfig?.value ?? defaultKubeconfig(this.env, this.cwd),
-        vars: c.vars,
-        groups,
-      });
-    }
-    if (ungrouped) ungrouped.parents.push('all');
-    const all = this.groups.get('all');
-    if (all && ungrouped) all.children.unshift('ungrouped');
-
-    const groups = new Map<string, InventoryGroup>();
-    for (const g of this.groups.values()) {
-      groups.set(g.name, {
-        name: g.name,
-        vars: g.vars,
-        children: g.children,
-        clusters: g.clusters,
-        parents: g.parents,
-        depth: depth.get(g.name) ?? 0,
-      });
-    }
-
-    const secrets = [...this.secrets];
-    for (const g of groups.values()) collectSecretsByName(g.vars, secrets, 0);
-    for (const c of clusters.values()) collectSecretsByName(c.vars, secrets, 0);
-    return { source: this.file, dir: this.dir, clusters, groups, secrets: [...new Set(secrets)] };
-  }
-
-  private checkCycles(): void {
-    const state = new Map<string, 'active' | 'done'>();
-    const stack: string[] = [];
-    const visit = (name: string): void => {
-      state.set(name, 'active');
-      stack.push(name);
-      for (const child of this.groups.get(name)?.children ?? []) {
-        const s = state.get(child);
-        if (s === 'active') {
-          const cycle = [...stack.slice(stack.indexOf(child)), child];
-          throw new InputError(
-            `group cycle: ${cycle.join(' -> ')}`,
-            this.edgePos.get(`${name}\0${child}`),
-            `a group cannot be its own ancestor; remove '${child}' from the children of '${name}'`,
-          );
-        }
-        if (s === undefined) visit(child);
-      }
-      stack.pop();
-      state.set(name, 'done');
-    };
-    visit('all');
-  }
-
-  /** Longest distance from `all` (the graph is acyclic by now). */
-  private depths(): Map<string, number> {
-    const memo = new Map<string, number>([['all', 0]]);
-    const depthOf = (name: string): number => {
-      const known = memo.get(name);
-      if (known !== undefined) return known;
-      const parents = this.groups.get(name)?.parents ?? [];
-      const d = parents.length === 0 ? 1 : 1 + Math.max(...parents.map(depthOf));
-      memo.set(name, d);
-      return d;
-    };
-    for (const name of this.groups.keys()) depthOf(name);
-    return memo;
-  }
-}
-
-function setVar(vars: Vars, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(vars, key, { value, enumerable: true, writable: true, configurable: true });
-  else vars[key] = value;
-}
-
-function checkVarName(key: string, pos: SourcePos | undefined, owner: string): void {
-  if (isMagicVar(key)) {
-    throw new InputError(
-      `${owner}: '${key}' is a magic variable set by kplay and cannot be defined in the inventory`,
-      pos,
-      `rename it; magic variables: ${MAGIC_VARS.join(', ')}`,
-    );
-  }
-}
-
-function collectSecretsByName(value: unknown, out: string[], depth: number): void {
-  if (depth > 32 || value === null || typeof value !== 'object') return;
-  for (const [k, v] of Object.entries(value)) {
-    if (SECRET_NAME.test(k) && (typeof v === 'string' || typeof v === 'number')) out.push(String(v));
-    else collectSecretsByName(v, out, depth + 1);
-  }
-}
+/** Keys of a group node, in both formats (for "did you mean"). */
+const KNOWN_KEYS = ['vars', 'clusters', 'hosts', 'children', 'context', 'kubeconfig'];
+/** Top-level keys that are sections, not groups: the `all:` line is probably missing. */
+const SECTION_KEYS = ['vars', 'clusters', 'hosts', 'children'];
 
 /** Check names and reject self-referencing YAML aliases before schema validation (which would loop). */
 function precheckGroup(node: unknown, ancestors: Set<object>): void {
   if (!isMap(node)) return;
   ancestors.add(node);
-  for (const section of ['clusters', 'children'] as const) {
-    const map = node[section];
-    if (!isMap(map)) continue;
-    for (const key of Object.keys(map)) {
-      if (!NAME_RE.test(key)) {
-        throw new InputError(
-          `invalid ${section === 'clusters' ? 'cluster' : 'group'} name '${key}'`,
-          posOf(map, key),
-          'names may only contain letters, digits, _, . and -',
-        );
-      }
-      if (section !== 'children') continue;
-      const child = map[key];
-      if (isMap(child) && ancestors.has(child)) throw new InputError(`recursive YAML alias: group '${key}' contains itself`, posOf(map, key));
+  const clusters = node.clusters;
+  if (isMap(clusters)) {
+    for (const key of Object.keys(clusters)) {
+      if (!NAME_RE.test(key)) throw new InputError(`invalid cluster name '${key}'`, posOf(clusters, key), 'names may only contain letters, digits, _, . and -');
+    }
+  }
+  const children = node.children;
+  if (isMap(children)) {
+    for (const key of Object.keys(children)) {
+      if (!NAME_RE.test(key)) throw new InputError(`invalid group name '${key}'`, posOf(children, key), 'names may only contain letters, digits, _, . and -');
+      const child = children[key];
+      if (isMap(child) && ancestors.has(child)) throw new InputError(`recursive YAML alias: group '${key}' contains itself`, posOf(children, key));
       precheckGroup(child, ancestors);
     }
   }
@@ -480,30 +148,35 @@ function precheckGroup(node: unknown, ancestors: Set<object>): void {
 }
 
 /** Validate the top level and the schema; throws positioned InputErrors. */
-function validateDocument(value: unknown, file: string): asserts value is { all: unknown } {
+function validateDocument(value: unknown, file: string): asserts value is Record<string, unknown> {
   const top: SourcePos = { file, line: 1, col: 1 };
-  const example = 'expected:\n    all:\n      vars: {...}\n      clusters: {...}\n      children: {...}';
+  const example = 'expected:\n    all:\n      vars: {...}\n      hosts: {...}     # or clusters: {...}\n      children: {...}';
   if (value === null || value === undefined) throw new InputError('the inventory is empty: expected a top-level `all:` group', top, example);
-  if (!isMap(value)) throw new InputError(`the inventory must be a map with the single top-level key 'all', not ${kindOf(value)}`, posOf(value) ?? top, example);
+  if (!isMap(value)) throw new InputError(`the inventory must be a map of groups (usually the single key 'all'), not ${kindOf(value)}`, posOf(value) ?? top, example);
   const keys = Object.keys(value);
   if (keys.length === 0) throw new InputError('the inventory is empty: expected a top-level `all:` group', posOf(value) ?? top, example);
+  if (keys.includes('plugin')) {
+    throw new InputError('inventory plugin configuration files are not supported', posOf(value, 'plugin') ?? top, 'list the clusters in a YAML or INI inventory (all: hosts: / children:)');
+  }
   for (const key of keys) {
-    if (key !== 'all') {
+    if (SECTION_KEYS.includes(key)) {
       throw new InputError(
-        `the top level of an inventory must be the group 'all', found '${key}'`,
+        `the top level of an inventory holds groups; '${key}' is a section of a group`,
         posOf(value, key) ?? top,
-        `put groups under all.children and clusters under all.clusters, e.g.\n    all:\n      children:\n        ${key}: ...`,
+        `put it under the group 'all':\n    all:\n      ${key}: ...`,
       );
     }
+    if (!NAME_RE.test(key)) throw new InputError(`invalid group name '${key}'`, posOf(value, key) ?? top, 'names may only contain letters, digits, _, . and -');
+    if (key === 'ungrouped') continue;
+    precheckGroup(value[key], new Set());
   }
-  precheckGroup(value.all, new Set());
   try {
     validateOrThrow(inventorySchema, value, 'inventory', { fallbackPos: top });
   } catch (e) {
     if (e instanceof InputError && !e.hint) {
       const m = /unknown key '([^']*)'/.exec(e.message);
       if (m) {
-        const hint = m[1] === 'hosts' ? "kplay calls them 'clusters'" : (didYouMean(m[1] ?? '', KNOWN_KEYS) ?? `allowed keys: groups have vars, clusters, children; clusters have context, kubeconfig, vars`);
+        const hint = didYouMean(m[1] ?? '', KNOWN_KEYS) ?? 'allowed keys: groups have vars, hosts (Ansible) or clusters (kplay), children; clusters have context, kubeconfig, vars';
         throw new InputError(e.message, e.pos, hint);
       }
     }
@@ -511,30 +184,115 @@ function validateDocument(value: unknown, file: string): asserts value is { all:
   }
 }
 
+/** Ansible also reads `group_vars/` and `host_vars/` next to the playbook (they win over the inventory's). */
+async function applyPlaybookVarFiles(b: Builder, playbookDir: string | undefined, cwd: string, inventoryDir: string | undefined): Promise<void> {
+  const pbDir = playbookDir === undefined ? undefined : path.resolve(cwd, playbookDir);
+  if (pbDir === undefined || pbDir === inventoryDir) return;
+  for (const [sub, kind] of [['group_vars', 'group'], ['host_vars', 'cluster']] as const) {
+    const varDir = path.join(pbDir, sub);
+    if ((await kindOfPath(varDir)) === 'dir') await b.applyVarFiles(varDir, kind, false, 'playbookVars');
+  }
+}
+
+/**
+ * No inventory given, for a run: the empty inventory plus the playbook's `group_vars/all` (the
+ * implicit localhost sees the `all` group's vars).
+ */
+export async function loadNoInventory(opts: LoadInventoryOptions): Promise<Inventory> {
+  const cwd = path.resolve(opts.cwd);
+  const b = new Builder(cwd, opts.env ?? process.env);
+  await applyPlaybookVarFiles(b, opts.playbookDir, cwd, undefined);
+  return b.finish('').inventory;
+}
+
+/**
+ * The inventory used when none is given (Ansible: "No inventory was parsed, only implicit
+ * localhost is available"): no clusters and the groups `all` and `ungrouped`; `source` is `''`.
+ * See `withImplicitLocalhost` for the implicit localhost a play may target.
+ */
+export function emptyInventory(opts: LoadInventoryOptions): Inventory {
+  return new Builder(path.resolve(opts.cwd), opts.env ?? process.env).finish('').inventory;
+}
+
+/** True when a parsed YAML value has the shape of a YAML inventory (a map of groups). */
+function looksLikeYamlInventory(value: unknown): boolean {
+  return isMap(value) && Object.values(value).every((v) => v === null || isMap(v));
+}
+
+/**
+ * Read one inventory file: `.yml`/`.yaml`/`.json` as a YAML inventory, `.ini` as an INI one; any
+ * other file as YAML when it parses to a map of groups, else as INI (ansible-core tries its yaml
+ * plugin, then its ini plugin).
+ */
+async function readInventoryFile(file: string): Promise<{ doc: Record<string, unknown>; secrets: string[] }> {
+  const ext = path.extname(file);
+  if (ext !== '.ini') {
+    let loaded: { value: unknown; secrets: string[] } | undefined;
+    let yamlError: unknown;
+    try {
+      loaded = await loadYamlDoc(file);
+    } catch (e) {
+      yamlError = e;
+    }
+    if (YAML_EXTS.includes(ext) || ext === '.json' || (loaded && looksLikeYamlInventory(loaded.value))) {
+      if (!loaded) throw yamlError;
+      validateDocument(loaded.value, file);
+      return { doc: loaded.value, secrets: loaded.secrets };
+    }
+  }
+  const size = (await stat(file)).size;
+  if (size > getMaxInputBytes()) {
+    throw new InputError(`${file} is ${size} bytes, more than the input limit of ${getMaxInputBytes()} bytes`, { file, line: 1, col: 1 }, 'raise the limit with --max-input-bytes N (or KPLAY_MAX_INPUT_BYTES) if this file is meant to be this large');
+  }
+  return { doc: parseIniInventory(await readFile(file, 'utf8'), file), secrets: [] };
+}
+
 /**
  * Load an inventory (see {@link resolveInventory} for what `ref` may be).
  *
- * - the file's top level must be `all`; unknown keys, bad names, conflicting repeated cluster
- *   definitions, group/cluster name clashes and group cycles are errors;
- * - a directory inventory also applies `group_vars/<group>.yml` and `cluster_vars/<cluster>.yml`
- *   (maps; a file for an unknown group/cluster is an error). A file's keys override the inline
- *   `vars` of the same group/cluster;
- * - `kubeconfig` defaults to the first path of `$KUBECONFIG`, else `~/.kube/config`;
+ * - kplay's format (`clusters:`) and Ansible's YAML inventory format (`hosts:`, top-level
+ *   groups, host ranges) may be mixed, even in one group; Ansible INI inventories are read too
+ *   (src/inventory/ini.ts);
+ * - unknown keys, bad names, conflicting repeated cluster definitions, group/cluster name clashes
+ *   and group cycles are errors;
+ * - `group_vars/`, `host_vars/` and `cluster_vars/` next to the inventory are applied (a directory
+ *   inventory: a file for an unknown group/cluster is an error; next to an inventory file: skipped),
+ *   then `group_vars/` and `host_vars/` next to the playbook (`opts.playbookDir`), which win;
+ * - the connection of each entry is resolved (src/inventory/connection.ts);
+ * - Ansible's implicit localhost is not part of the result: see `withImplicitLocalhost`;
  * - `inventory.secrets` collects `!secret` values and values under secret-looking keys.
  */
 export async function loadInventory(ref: string, opts: LoadInventoryOptions): Promise<Inventory> {
   const env = opts.env ?? process.env;
+  const cwd = path.resolve(opts.cwd);
   const where = await resolveInventory(ref, opts);
-  const { value, secrets } = await loadYamlDoc(where.file);
-  validateDocument(value, where.file);
-  const b = new Builder(where.file, where.dir, env, path.resolve(opts.cwd));
-  b.secrets.push(...secrets);
-  b.walkGroup('all', value.all, posOf(value, 'all'), undefined);
-  if (where.isDir) {
-    await b.applyVarFiles('group');
-    await b.applyVarFiles('cluster');
+  const b = new Builder(where.dir, env);
+  for (const file of where.files) {
+    const { doc, secrets } = await readInventoryFile(file);
+    b.secrets.push(...secrets);
+    for (const key of Object.keys(doc)) b.walkGroup(key, doc[key], posOf(doc, key), undefined);
   }
-  return b.finish();
+  for (const [sub, kind] of [['group_vars', 'group'], ['host_vars', 'cluster'], ['cluster_vars', 'cluster']] as const) {
+    const varDir = path.join(where.dir, sub);
+    if ((await kindOfPath(varDir)) === 'dir') await b.applyVarFiles(varDir, kind, where.isDir);
+  }
+  await applyPlaybookVarFiles(b, opts.playbookDir, cwd, where.dir);
+  const source = where.files.length === 1 ? (where.files[0] as string) : where.dir;
+  const { inventory, accs } = b.finish(source);
+  const contexts = new Map<string, string>();
+  for (const c of inventory.clusters.values()) {
+    const acc = accs.get(c.name);
+    const conn = resolveConnection(
+      { name: c.name, context: acc?.context?.value, kubeconfig: acc?.kubeconfig?.value, asCluster: acc?.asCluster === true, vars: inventoryVars(inventory, c.name) },
+      where.dir,
+      cwd,
+      env,
+      contexts,
+    );
+    c.context = conn.context;
+    c.kubeconfig = conn.kubeconfig;
+  }
+  return inventory;
 }
 
 function clusterOf(inv: Inventory, cluster: string): InventoryCluster {
@@ -547,11 +305,23 @@ function clusterOf(inv: Inventory, cluster: string): InventoryCluster {
 }
 
 /**
- * The group vars of `cluster`, ordered low → high precedence: `all` first, then by depth
- * (deeper wins), then by group name (alphabetically later wins). Throws on an unknown cluster.
+ * The group vars of `cluster`, ordered low → high precedence as ansible-core's VariableManager
+ * does: the inline `vars` of `all`, then of every other group of the cluster; then the inventory's
+ * `group_vars/all`, the playbook's `group_vars/all`; then the inventory's `group_vars/` files of
+ * the other groups, then the playbook's (so any group_vars file beats every inline group var). Within each half: by depth (deeper wins), then `ansible_group_priority`, then
+ * by name (alphabetically later wins). The implicit localhost sees the `all` group only.
+ * Throws on an unknown cluster.
  */
 export function groupVarLayers(inv: Inventory, cluster: string): Record<string, unknown>[] {
-  return clusterOf(inv, cluster).groups.map((g) => inv.groups.get(g)?.vars ?? {});
+  const c = clusterOf(inv, cluster);
+  const groups = (c.implicit ? ['all'] : c.groups).map((g) => inv.groups.get(g)).filter((g) => g !== undefined);
+  const [all, ...rest] = groups;
+  return [
+    ...groups.map((g) => g.inlineVars),
+    ...(all ? [all.fileVars, all.playbookVars] : []),
+    ...rest.map((g) => g.fileVars),
+    ...rest.map((g) => g.playbookVars),
+  ];
 }
 
 const varsCache = new WeakMap<Inventory, Map<string, Record<string, unknown>>>();

@@ -8,11 +8,16 @@
  * - evaluation: the union of the plain terms (or every cluster when there are none), then each
  *   intersection, then each exclusion. The result is in inventory order, without duplicates.
  *
+ * - Ansible's implicit localhost (InventoryCluster.implicit) is matched only by the exact names
+ *   `localhost` and `127.0.0.1`: `all`, `*`, globs, groups and an exclusion-only pattern
+ *   never select it (as in ansible-core).
+ *
  * Errors (InputError): an empty or malformed term, a plain or `&` term that matches nothing
  * (with a "did you mean" suggestion), and a pattern whose result is empty. An exclusion that
  * matches nothing is fine.
  */
 import { InputError, type SourcePos } from '../load/errors.js';
+import { LOCALHOST_NAMES } from './connection.js';
 import { groupMembers } from './load.js';
 import { didYouMean, listSome } from '../load/suggest.js';
 import type { Inventory } from './types.js';
@@ -26,6 +31,11 @@ export interface PatternTerm {
 }
 
 const TERM_RE = /^[A-Za-z0-9_.\-*?[\]!^]+$/;
+
+/** The clusters of the inventory that patterns like `all` see (everything but the implicit localhost). */
+function explicitClusters(inv: Inventory): string[] {
+  return [...inv.clusters.values()].filter((c) => !c.implicit).map((c) => c.name);
+}
 
 /** Human-readable form of a pattern for messages. */
 export function showPattern(pattern: string | readonly string[]): string {
@@ -96,9 +106,11 @@ export function globToRegExp(glob: string): RegExp {
 
 /** The clusters one term matches, and whether the term named anything at all. */
 function resolveTerm(inv: Inventory, text: string): { known: boolean; members: string[] } {
-  if (text === 'all' || text === '*') return { known: true, members: [...inv.clusters.keys()] };
+  if (text === 'all' || text === '*') return { known: true, members: explicitClusters(inv) };
   if (inv.groups.has(text)) return { known: true, members: groupMembers(inv, text) };
   if (inv.clusters.has(text)) return { known: true, members: [text] };
+  // Ansible: `127.0.0.1` (and `localhost`) reach the inventory's localhost, else the implicit one.
+  if (LOCALHOST_NAMES.includes(text) && inv.clusters.has('localhost')) return { known: true, members: ['localhost'] };
   if (!isGlob(text)) return { known: false, members: [] };
   const re = globToRegExp(text);
   const out = new Set<string>();
@@ -109,7 +121,7 @@ function resolveTerm(inv: Inventory, text: string): { known: boolean; members: s
       for (const m of groupMembers(inv, name)) out.add(m);
     }
   }
-  for (const name of inv.clusters.keys()) {
+  for (const name of explicitClusters(inv)) {
     if (re.test(name)) {
       known = true;
       out.add(name);
@@ -119,7 +131,9 @@ function resolveTerm(inv: Inventory, text: string): { known: boolean; members: s
 }
 
 function knownNames(inv: Inventory): string {
-  return `known groups: ${listSome([...inv.groups.keys()])}; known clusters: ${listSome([...inv.clusters.keys()])}`;
+  const names = explicitClusters(inv);
+  const none = names.length < inv.clusters.size ? "(none; the implicit localhost is matched only by 'localhost', not by 'all')" : '(none)';
+  return `known groups: ${listSome([...inv.groups.keys()])}; known clusters: ${names.length ? listSome(names) : none}`;
 }
 
 /**
@@ -133,13 +147,13 @@ export function matchClusters(inv: Inventory, pattern: string | string[], where?
     const { known, members } = resolveTerm(inv, t.text);
     if (!known && t.op !== 'exclude') {
       const what = isGlob(t.text) ? `'${t.text}' matches no cluster or group name` : `no cluster or group named '${t.text}'`;
-      const hint = isGlob(t.text) ? undefined : didYouMean(t.text, [...inv.groups.keys(), ...inv.clusters.keys()]);
+      const hint = isGlob(t.text) ? undefined : didYouMean(t.text, [...inv.groups.keys(), ...explicitClusters(inv)]);
       throw new InputError(`host pattern '${shown}': ${what}`, where, hint ?? knownNames(inv));
     }
     return members;
   };
   const unions = terms.filter((t) => t.op === 'union');
-  const selected = new Set<string>(unions.length === 0 ? inv.clusters.keys() : []);
+  const selected = new Set<string>(unions.length === 0 ? explicitClusters(inv) : []);
   for (const t of unions) for (const m of resolve(t)) selected.add(m);
   for (const t of terms.filter((x) => x.op === 'intersect')) {
     const keep = new Set(resolve(t));

@@ -13,9 +13,10 @@ export const inventorySchema: JsonSchema = {
   $id: 'https://kplay.dev/schemas/inventory.schema.json',
   title: 'kplay inventory',
   description:
-    'The Kubernetes clusters kplay manages, organised in groups. The top level holds exactly one group, `all`. ' +
-    'In a directory inventory this is `hosts.yml` (or `hosts.yaml`), next to optional `group_vars/<group>.yml` ' +
-    'and `cluster_vars/<cluster>.yml` files.',
+    'The Kubernetes clusters kplay manages, organised in groups: kplay\u2019s format (`clusters:`) or Ansible\u2019s YAML ' +
+    'inventory format (`hosts:`), mixed freely. The top level holds groups, usually only `all`; any other top-level ' +
+    'group is a child of `all`. Next to the file (or in a directory inventory) optional `group_vars/<group>.yml`, ' +
+    '`host_vars/<host>.yml` and `cluster_vars/<cluster>.yml` files.',
   type: 'object',
   properties: {
     all: {
@@ -23,8 +24,9 @@ export const inventorySchema: JsonSchema = {
       description: 'The root group: every cluster belongs to it.',
     },
   },
-  required: ['all'],
-  additionalProperties: false,
+  propertyNames: { pattern: NAME_PATTERN },
+  additionalProperties: { $ref: '#/definitions/group' },
+  minProperties: 1,
   definitions: {
     vars: {
       type: ['object', 'null'],
@@ -50,14 +52,27 @@ export const inventorySchema: JsonSchema = {
           propertyNames: { pattern: NAME_PATTERN },
           additionalProperties: { $ref: '#/definitions/cluster' },
         },
+        hosts: {
+          type: ['object', 'null', 'string'],
+          description:
+            'Ansible hosts directly in this group (name → map of host vars, or nothing; a single name may be given as a ' +
+            'string). Names may hold ranges (`web[01:10]`) and a `:port` (sets `ansible_port`). A host connects through ' +
+            'the var `kplay_context` (and `kplay_kubeconfig`), else `$K8S_AUTH_CONTEXT`, else the kubeconfig\u2019s current ' +
+            'context. A host listed again merges its vars (the later value wins).',
+          additionalProperties: { $ref: '#/definitions/host' },
+        },
         children: {
-          type: ['object', 'null'],
-          description: 'Child groups (name → group). A child\u2019s clusters are also members of this group.',
+          type: ['object', 'null', 'string'],
+          description: 'Child groups (name → group; a single name may be given as a string). A child\u2019s clusters are also members of this group.',
           propertyNames: { pattern: NAME_PATTERN },
           additionalProperties: { $ref: '#/definitions/group' },
         },
       },
       additionalProperties: false,
+    },
+    host: {
+      type: ['object', 'null'],
+      description: 'An Ansible host: its host vars (name → value), or nothing.',
     },
     cluster: {
       type: ['object', 'null'],
@@ -66,7 +81,7 @@ export const inventorySchema: JsonSchema = {
         context: {
           type: 'string',
           minLength: 1,
-          description: 'The kubeconfig context to use. Default: the cluster\u2019s name.',
+          description: 'The kubeconfig context to use. Default: the var `kplay_context`, else the cluster\u2019s name.',
         },
         kubeconfig: {
           type: 'string',

@@ -10,7 +10,12 @@
 export interface InventoryCluster {
   /** The cluster's inventory name (`[A-Za-z0-9_.-]+`, unique among clusters and groups). */
   name: string;
-  /** Kubeconfig context to use (default: the cluster's name). */
+  /**
+   * Kubeconfig context to use. A `clusters:` entry: its `context`, else the var `kplay_context`,
+   * else its name. A host of an Ansible `hosts:` section (and the implicit localhost): the var
+   * `kplay_context`, else `$K8S_AUTH_CONTEXT`, else the kubeconfig's `current-context` (read when
+   * the inventory loads; `''` when the kubeconfig has none or does not exist: connecting then fails).
+   */
   context: string;
   /**
    * Absolute path of the kubeconfig file (`~` and `$VAR`s expanded, relative paths resolved
@@ -18,7 +23,7 @@ export interface InventoryCluster {
    * not say, it is the first path of `$KUBECONFIG`, else `~/.kube/config`.
    */
   kubeconfig?: string;
-  /** The cluster's own vars (inline `vars` plus `cluster_vars/<name>.yml`, the file winning per key). */
+  /** The cluster's own vars (inline vars, then `host_vars/` and `cluster_vars/` files, then `host_vars/` next to the playbook; later wins per key). */
   vars: Record<string, unknown>;
   /**
    * Every group the cluster belongs to, ancestors included, always including `all` (and
@@ -26,14 +31,28 @@ export interface InventoryCluster {
    * by depth, then by name.
    */
   groups: string[];
+  /**
+   * Ansible's implicit localhost: the host `localhost` (also reached as `127.0.0.1` / `::1`) a play
+   * may target when the inventory has no such host. It is in no group (`all` does not match it) and
+   * sees the `all` group's vars. Absent on every other cluster.
+   */
+  implicit?: true;
 }
 
 /** A group of clusters. `all` is the root; `ungrouped` holds clusters in no other child group. */
 export interface InventoryGroup {
   /** The group name (`[A-Za-z0-9_.-]+`). */
   name: string;
-  /** The group's vars (inline `vars` plus `group_vars/<name>.yml`, the file winning per key). */
+  /** The group's vars (inline `vars`, then `group_vars/<name>` of the inventory, then of the playbook; later wins per key). */
   vars: Record<string, unknown>;
+  /** The inline `vars` of the group (in the inventory file). */
+  inlineVars: Record<string, unknown>;
+  /** The vars of the inventory's `group_vars/<name>` files (they win over every group's inline vars, as in Ansible). */
+  fileVars: Record<string, unknown>;
+  /** The vars of `group_vars/<name>` files next to the playbook (each wins over the inventory's file of the same group). */
+  playbookVars: Record<string, unknown>;
+  /** `ansible_group_priority` (default 1): among groups of the same depth, a higher priority wins. */
+  priority: number;
   /** Direct child groups, in file order. */
   children: string[];
   /** Clusters listed directly in this group, in file order (for `ungrouped`: its computed members). */
@@ -46,7 +65,10 @@ export interface InventoryGroup {
 
 /** A loaded inventory. */
 export interface Inventory {
-  /** Absolute path of the inventory file (for a directory inventory: its `hosts.yml`/`hosts.yaml`). */
+  /**
+   * Absolute path of the inventory file (a directory inventory: its only inventory file, else the
+   * directory); `''` when no inventory was given (only the implicit localhost).
+   */
   source: string;
   /** Absolute path of the directory holding the inventory (`inventory_dir`). */
   dir: string;
@@ -60,4 +82,6 @@ export interface Inventory {
    * registers them with its `Masker`.
    */
   secrets: string[];
+  /** Vars of `host_vars/localhost` files (inventory's, then playbook's) when there is no host `localhost`: the implicit localhost's. */
+  localhostVars?: Record<string, unknown>;
 }

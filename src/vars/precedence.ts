@@ -7,13 +7,16 @@
  *   0. role defaults (`defaults/main.yml`): of every public role of the play (`roles:`,
  *      `import_role`, `include_role` with `public: true`), then those of the task's own role
  *      (its dependencies', its parents', its own) — see src/vars/roles.ts
- *   1. inventory group vars, ordered by the inventory (`groupVarLayers`):
+ *   1. inventory group vars, ordered by the inventory (`groupVarLayers`, ansible-core's order):
+ *      first the inline `vars` of every group of the cluster, then the `group_vars/` files of
+ *      every group of the cluster (any group_vars file beats every inline group var); each half:
  *        a. the `all` group
  *        b. parent groups before child groups: a group's depth is its longest distance from
  *           `all` (all = 0), and deeper groups win
- *        c. groups at the same depth: by group name, alphabetically; the later name wins
- *      (a group's vars are its inline `vars` overridden per key by `group_vars/<group>.yml`)
- *   2. cluster vars (inline `vars` overridden per key by `cluster_vars/<cluster>.yml`)
+ *        c. groups at the same depth: by `ansible_group_priority` (default 1; higher wins), then
+ *           by group name, alphabetically; the later name wins
+ *   2. cluster vars (inline `vars` / Ansible host vars, overridden per key by `host_vars/` and
+ *      `cluster_vars/` files)
  *   3. play `vars`
  *   4. play `vars_files` (in listed order, later files win)
  *   4a. role vars (`vars/main.yml`) of every public role of the play, then the task's own

@@ -1,12 +1,10 @@
 /**
  * A real `ModuleContext` for unit tests of modules: Masker-backed masking, a logger that
- * collects (masked) lines, and Liquid rendering / condition evaluation with the same strict
- * semantics as the engine (undefined variables fail, own properties only).
+ * collects (masked) lines, and rendering / condition evaluation by the engine's own templar
+ * (Jinja2 as ansible-core 2.19 evaluates it).
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Liquid } from 'liquidjs';
+import { templar } from '../../src/template/index.js';
 import { Masker } from '../../src/report/mask.js';
 import type { ClusterRef, ModuleContext, ModuleDefinition, ModuleLogger, ModuleResult } from '../../src/sdk/module.js';
 import type { Static, TObject, TSchema } from '../../src/sdk/args.js';
@@ -47,54 +45,21 @@ interface Engine {
   evaluate(expression: string, vars: Record<string, unknown>): Promise<unknown>;
 }
 
-const liquid = new Liquid({ strictVariables: true, ownPropertyOnly: true });
-
-/** Liquid truthiness: only `false`, `nil` (null/undefined) are falsy. */
-function liquidTruthy(v: unknown): boolean {
-  return v !== false && v !== null && v !== undefined;
-}
-
-/** Plain liquidjs with the engine's strictness, used when src/template/engine.ts is missing. */
-const fallbackEngine: Engine = {
-  evalCondition: async (cond, vars) => liquidTruthy(await liquid.evalValue(cond, vars)),
-  renderString: (template, vars) => liquid.parseAndRender(template, vars),
-  evaluate: (expression, vars) => liquid.evalValue(expression, vars),
+/**
+ * The engine's own `templar` (src/template), so tests see exactly the engine's semantics
+ * (filters, truthiness, errors). It is imported statically: an engine that fails to load fails
+ * the tests that use this helper instead of being replaced by something else.
+ */
+const engine: Engine = {
+  evalCondition: async (cond, vars) => (await templar.evalCondition(cond, vars)) === true,
+  renderString: async (template, vars) => String(await templar.renderString(template, vars)),
+  // A single-expression template keeps its native type in Templar.render.
+  evaluate: (expression, vars) => Promise.resolve(templar.render(`{{ ${expression} }}`, vars)),
 };
 
-let enginePromise: Promise<Engine> | undefined;
-
-/**
- * Use the engine's own `templar` (src/template/engine.ts) so tests see exactly the engine's
- * semantics (filters, truthiness, errors); fall back to liquidjs if it is missing or fails to load.
- */
+/** The engine the helper renders with. */
 function loadEngine(): Promise<Engine> {
-  enginePromise ??= (async () => {
-    const enginePath = fileURLToPath(new URL('../../src/template/engine.ts', import.meta.url));
-    if (!existsSync(enginePath)) return fallbackEngine;
-    try {
-      const mod: unknown = await import('../../src/template/engine.js');
-      return fromTemplar(mod) ?? fallbackEngine;
-    } catch {
-      return fallbackEngine;
-    }
-  })();
-  return enginePromise;
-}
-
-/** Wrap the module's exported `templar` instance, if it has the methods we need. */
-function fromTemplar(mod: unknown): Engine | undefined {
-  if (typeof mod !== 'object' || mod === null) return undefined;
-  const t: unknown = (mod as Record<string, unknown>).templar;
-  if (typeof t !== 'object' || t === null) return undefined;
-  const m = t as Record<string, unknown>;
-  const { evalCondition, renderString, render } = m;
-  if (typeof evalCondition !== 'function' || typeof renderString !== 'function' || typeof render !== 'function') return undefined;
-  return {
-    evalCondition: async (c, v) => (await evalCondition.call(t, c, v)) === true,
-    renderString: async (tpl, v) => String(await renderString.call(t, tpl, v)),
-    // A single-expression template keeps its native type in Templar.render.
-    evaluate: (expr, v) => Promise.resolve(render.call(t, `{{ ${expr} }}`, v)),
-  };
+  return Promise.resolve(engine);
 }
 
 /** Build a real ModuleContext for tests. */

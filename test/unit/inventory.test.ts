@@ -9,7 +9,6 @@ import { groupMembers, groupsMap, groupVarLayers, inventoryVars, loadInventory }
 import { matchClusters } from '../../src/inventory/patterns.js';
 import { inventorySchema } from '../../src/inventory/schema.js';
 import type { Inventory } from '../../src/inventory/types.js';
-import { magicVars } from '../../src/vars/magic.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/inventory/', import.meta.url));
 const HOME = '/home/tester';
@@ -62,7 +61,9 @@ describe('loadInventory: the issue example', () => {
   it('merges inventory vars', () => {
     expect(inventoryVars(inv, 'prod-eu-1')).toEqual({ team: 'platform', replicas: 3, region: 'eu-west-1', weight: 50 });
     expect(inventoryVars(inv, 'prod-eu-2')).toEqual({ team: 'platform', replicas: 3, region: 'eu-west-1' });
-    expect(groupVarLayers(inv, 'prod-eu-2')).toEqual([{ team: 'platform' }, { replicas: 3 }, { region: 'eu-west-1' }]);
+    // inline vars of every group (all, then by depth), then the group_vars files of all (inventory, playbook),
+    // then of the other groups (inventory, then playbook) — none here — as ansible-core
+    expect(groupVarLayers(inv, 'prod-eu-2')).toEqual([{ team: 'platform' }, { replicas: 3 }, { region: 'eu-west-1' }, {}, {}, {}, {}, {}, {}]);
   });
 
   it('groupsMap lists every group transitively, including all and ungrouped', () => {
@@ -82,21 +83,6 @@ describe('loadInventory: the issue example', () => {
 
   it('renders an ansible-inventory --graph like tree', () => {
     expect(graph(inv)).toBe(['@all:', '  |--@ungrouped:', '  |--@prod:', '  |  |--@eu:', '  |  |  |--prod-eu-1', '  |  |  |--prod-eu-2'].join('\n'));
-  });
-
-  it('provides magic vars', () => {
-    const m = magicVars(inv, 'prod-eu-1', { checkMode: true, playName: 'p', runId: 'r1', playbookDir: '/pb' });
-    expect(m).toMatchObject({
-      cluster_name: 'prod-eu-1',
-      group_names: ['eu', 'prod'],
-      check_mode: true,
-      play_name: 'p',
-      run_id: 'r1',
-      inventory_dir: inv.dir,
-      playbook_dir: '/pb',
-    });
-    expect(m.groups).toEqual(groupsMap(inv));
-    expect((m.clusters as Record<string, unknown>)['prod-eu-2']).toEqual({ team: 'platform', replicas: 3, region: 'eu-west-1' });
   });
 });
 
@@ -218,9 +204,9 @@ describe('loadInventory: directory inventories', () => {
     expect(e.describe()).toBe(`${fx('bad-cluster-vars-dir/cluster_vars/c1.yml')}:1:1: cluster_vars/c1.yml must be a map of variables (name: value), not a list`);
   });
 
-  it('a directory without hosts.yml is an error', async () => {
+  it('a directory without inventory files is an error', async () => {
     const e = await inputError(load('project'));
-    expect(e.message).toContain('has no hosts.yml or hosts.yaml');
+    expect(e.message).toContain('has no inventory file');
   });
 });
 
@@ -302,9 +288,9 @@ describe('loadInventory: errors', () => {
     );
   });
 
-  it('an unknown group key is an error (Ansible `hosts` gets a hint)', async () => {
-    const e = await inputError(load('unknown-group-key.yml'));
-    expect(e.describe()).toBe(`${fx('unknown-group-key.yml')}:4:7: inventory.all.children.prod: unknown key 'hosts'\n  hint: kplay calls them 'clusters'`);
+  it('Ansible `hosts:` are accepted (they were an unknown key before)', async () => {
+    const inv = await load('unknown-group-key.yml');
+    expect(inv.clusters.get('prod-eu-1')).toMatchObject({ name: 'prod-eu-1', groups: ['all', 'prod'], vars: {} });
   });
 
   it('a duplicate key is an error at the duplicate', async () => {
@@ -312,10 +298,21 @@ describe('loadInventory: errors', () => {
     expect(e.describe()).toMatch(new RegExp(`^${fx('duplicate-key.yml')}:4:5: YAML error: duplicate key .* \\(first defined at line \\d+, column 5\\)`));
   });
 
-  it('the top level must be all', async () => {
-    const e = await inputError(load('bad-top.yml'));
-    expect(e.describe()).toMatch(new RegExp(`^${fx('bad-top.yml')}:1:1: the top level of an inventory must be the group 'all', found 'prod'`));
-    expect(e.hint).toContain('all.children');
+  it('a top-level group other than all is a child of all (Ansible)', async () => {
+    const inv = await load('bad-top.yml');
+    expect(inv.groups.get('all')?.children).toEqual(['ungrouped', 'prod']);
+    expect(inv.clusters.get('prod-eu-1')?.groups).toEqual(['all', 'prod']);
+  });
+
+  it('a section at the top level is an error: the all: line is missing', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kplay-inv-'));
+    try {
+      await writeFile(path.join(dir, 'h.yml'), 'hosts:\n  web1:\n');
+      const e = await inputError(loadInventory('h.yml', { cwd: dir, env: ENV }));
+      expect(e.describe()).toBe(`${path.join(dir, 'h.yml')}:1:1: the top level of an inventory holds groups; 'hosts' is a section of a group\n  hint: put it under the group 'all':\n    all:\n      hosts: ...`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('an empty inventory is an error saying what is expected', async () => {
