@@ -94,7 +94,8 @@ export interface ManagedRunResult {
 /** Run a playbook with locks, run records and a resume journal (see the file header). */
 export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult> {
   const { inventory, masker } = o;
-  checkPatterns(inventory, o.playbook.plays.map((p) => p.hosts), o.limit);
+  // only the limit: a play whose pattern matches nothing is skipped with a warning (as ansible-playbook)
+  checkPatterns(inventory, [], o.limit);
   const check = o.check === true;
   const tags = o.tags ?? [];
   const skipTags = o.skipTags ?? [];

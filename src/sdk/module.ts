@@ -80,8 +80,14 @@ export interface ModuleContext {
   vars: Readonly<Record<string, unknown>>;
   /** True in `--check` mode (or task `check_mode: true`): change nothing, report what would change. */
   checkMode: boolean;
-  /** True with `--diff`: include `diff` entries in results. */
+  /** True with `--diff` (or the task's `diff: true`): include `diff` entries in results. */
   diffMode: boolean;
+  /**
+   * The task's `environment:` (play, block and task keywords merged, rendered; `{}` when none):
+   * set it on the processes the module starts (`{ ...process.env, ...ctx.environment }`) and read
+   * connection settings from it (`K8S_AUTH_KUBECONFIG`, `K8S_AUTH_CONTEXT`, …) as Ansible's modules do.
+   */
+  environment: Readonly<Record<string, string>>;
   /** Aborted on Ctrl-C / SIGTERM or task `timeout`. Long operations must stop on it. */
   signal: AbortSignal;
   /** Masking logger. */
