@@ -88,7 +88,8 @@ export async function taskKeywords(task: ModuleTask, pr: TaskHost, vars: Obj): P
   return { hide, check, diff, environment };
 }
 
-const HIDDEN = "the output has been hidden due to 'no_log: true'";
+/** What ansible-core shows for a failed result under `no_log` (an ok result shows nothing). */
+const HIDDEN = "the output has been hidden due to the fact that 'no_log: true' was specified for this result";
 
 /** Run a module task on one cluster and report it. */
 export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: TaskHost, taskName: string, extra?: Obj): Promise<TaskOutcome> {
@@ -106,8 +107,9 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       module: task.module,
       cluster: cs.name,
       status,
-      item: r.item,
-      msg: hide && status !== 'skipped' ? HIDDEN : r.msg,
+      // as ansible-core: the item is `None`, an ok result shows no message, a failed one the censored text
+      item: hide && r.item !== undefined ? 'None' : r.item,
+      msg: hide ? (status === 'failed' || status === 'unreachable' ? HIDDEN : undefined) : r.msg,
       ignored: r.ignored || undefined,
       diff: hide ? undefined : r.diff,
       data: hide ? undefined : r.data,
@@ -255,7 +257,7 @@ async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: T
     if (done) return r;
     last = r;
     if (attempt >= total || opts.signal.aborted) break;
-    opts.emit({ type: 'retry', task: task.name ?? task.module, cluster: cs.name, attempt, retries: total - attempt, msg: r.msg });
+    opts.emit({ type: 'retry', task: task.name ?? task.module, cluster: cs.name, attempt, retries: total - attempt, msg: kw.hide ? undefined : r.msg });
     try {
       await sleep(delay * 1000, undefined, { signal: opts.signal });
     } catch {
@@ -362,12 +364,20 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
     signal,
     baseDir: task.baseDir,
     findFile: (rel, kind) => findFile(rel, kind, task.baseDir, task.role?.dir),
-    log: {
-      info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
-      debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
-      warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
-      progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
-    },
+    // under no_log a module's own lines are hidden too (warnings say only that there was one)
+    log: kw.hide
+      ? {
+          info: () => undefined,
+          debug: () => undefined,
+          warn: () => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg: 'a warning (hidden by no_log)' }),
+          progress: () => undefined,
+        }
+      : {
+          info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
+          debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
+          warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
+          progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
+        },
     render: (t, extra) => templar.renderString(t, extendScope(vars, extra), { where: task.pos }),
     evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
     evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),

@@ -106,7 +106,7 @@ function playSchema(): JsonSchema {
       gather_subset: noEffect('Which facts to gather.'),
       gather_timeout: noEffect('Timeout for gathering facts.'),
       fact_path: noEffect('Directory of local facts.'),
-      strategy: { enum: ['linear', 'free', 'host_pinned'], description: '`linear` (kplay\'s way). `free` and `host_pinned` are accepted and run as `linear`: every cluster finishes a task before the next starts (results are the same; only the order of the output differs).' },
+      strategy: { enum: ['linear', 'free', 'host_pinned', 'debug'], description: '`linear` (kplay\'s way). `debug` is refused (no task debugger). `free` and `host_pinned` are accepted and run as `linear`: every cluster finishes a task before the next starts (results are the same; only the order of the output differs).' },
       order: { enum: ['inventory', 'reverse_inventory', 'sorted', 'reverse_sorted', 'shuffle'], description: 'Order in which the clusters run. @default inventory' },
       force_handlers: noEffect('Run notified handlers even on failed hosts.'),
       ignore_unreachable: noEffect('Continue on unreachable hosts.'),
