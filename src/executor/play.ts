@@ -129,7 +129,8 @@ export class PlayRun implements TaskHost {
       playVarsFiles: this.varsFiles,
       blockVars,
       taskVars: node.kind === 'task' || node.kind === 'include' ? node.vars : undefined,
-      facts: cs.facts,
+      // include_vars (18 in Ansible's order) sits just below set_fact/register (19)
+      facts: Object.keys(cs.includedVars).length ? { ...cs.includedVars, ...cs.facts } : cs.facts,
       extraVars: this.opts.extraVars,
       magic,
     });

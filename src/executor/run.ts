@@ -70,6 +70,16 @@ export function playClusters(inv: RunOptions['inventory'], hosts: Play['hosts'])
   }
 }
 
+/** The suggestion matchClusters makes for a pattern that matches nothing (a misspelt name), if any. */
+function noMatchHint(inv: RunOptions['inventory'], hosts: Play['hosts']): string | undefined {
+  try {
+    matchClusters(inv, hosts);
+  } catch (e) {
+    if (e instanceof InputError && e.hint?.startsWith('did you mean')) return e.hint;
+  }
+  return undefined;
+}
+
 /** The clusters in the play's `order`. */
 function ordered(names: string[], order: Play['order']): string[] {
   switch (order) {
@@ -137,7 +147,8 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
     const matched = playClusters(inv, play.hosts);
     if (matched === undefined) {
       // As ansible-playbook: a pattern that matches nothing is a warning, and the play is skipped.
-      opts.emit({ type: 'warning', msg: `Could not match supplied host pattern, ignoring: ${hostsShown} (play '${play.name}' skipped)` });
+      const near = noMatchHint(inv, play.hosts);
+      opts.emit({ type: 'warning', msg: `Could not match supplied host pattern, ignoring: ${hostsShown} (play '${play.name}' skipped${near ? `; ${near}` : ''})` });
       continue;
     }
     let names = ordered(matched, play.order);

@@ -345,7 +345,9 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     if (wrong) return { status: 'failed', msg: `module ${mod.name} returned data that does not match its declared result schema: ${wrong}` };
   }
   if ((result.status === 'ok' || result.status === 'changed') && result.facts) {
-    Object.assign(cs.facts, result.facts);
+    // include_vars' variables are a layer of their own, below set_fact (their templates are rendered when used)
+    if (mod.name === 'include_vars') Object.assign(cs.includedVars, result.facts);
+    else Object.assign(cs.facts, result.facts);
   }
   return result;
 }
@@ -387,9 +389,10 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
   };
 }
 
-export function findFile(rel: string, kind: 'files' | 'templates', baseDir: string, roleDir: string | undefined): string {
+export function findFile(rel: string, kind: 'files' | 'templates' | 'vars', baseDir: string, roleDir: string | undefined): string {
   if (path.isAbsolute(rel)) return rel;
-  const candidates = roleDir ? [path.join(roleDir, kind, rel), path.join(roleDir, rel), path.resolve(baseDir, rel)] : [path.resolve(baseDir, rel)];
+  const own = kind === 'vars' ? [path.resolve(baseDir, kind, rel), path.resolve(baseDir, rel)] : [path.resolve(baseDir, rel)];
+  const candidates = roleDir ? [path.join(roleDir, kind, rel), path.join(roleDir, rel), ...own] : own;
   const exists = (p: string): boolean => {
     const wild = p.search(/[*?[{]/);
     return existsSync(wild < 0 ? p : path.dirname(p.slice(0, wild + 1)));

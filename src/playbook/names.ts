@@ -8,7 +8,7 @@
  */
 
 /** Task keys the loader handles itself (not registry modules), by their short name. */
-export const KEYWORD_ACTIONS: ReadonlySet<string> = new Set(['include_tasks', 'import_tasks', 'include_role', 'import_role', 'meta', 'include_vars']);
+export const KEYWORD_ACTIONS: ReadonlySet<string> = new Set(['include_tasks', 'import_tasks', 'include_role', 'import_role', 'meta']);
 
 /** ansible-core 2.19's modules (`ansible/modules/*.py`): the names `ansible.builtin.X` can take. */
 const ANSIBLE_BUILTIN = new Set([

@@ -99,9 +99,10 @@ export interface ModuleContext {
    * `<role>/<kind>/<rel>`, `<role>/<rel>`, then the task file's directory; elsewhere the task
    * file's directory. Returns the first that exists (the last candidate when none does, so the
    * error names a real place). Absolute paths are returned as they are.
+   * For `vars` (include_vars), outside a role `<dir>/vars/<rel>` is looked at before `<dir>/<rel>`.
    * @example ctx.findFile('web.yaml', 'files')
    */
-  findFile(rel: string, kind: 'files' | 'templates'): string;
+  findFile(rel: string, kind: 'files' | 'templates' | 'vars'): string;
   /** Render a template string (Jinja, as Ansible) with the task's variables (strict: undefined variables fail). */
   render(template: string, extraVars?: Record<string, unknown>): Promise<string>;
   /** Evaluate a condition (`a == 1 and not b`) with the task's variables (+ extra vars). */
