@@ -14,7 +14,7 @@ import { mergeVars } from '../vars/precedence.js';
 import { extendScope, lazyScope } from './lazyvars.js';
 import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
-import { loopItems } from './loops.js';
+import { loopItems, loopVars } from './loops.js';
 import { gatherFacts } from './facts.js';
 
 type Obj = Record<string, unknown>;
@@ -417,8 +417,7 @@ export class PlayRun implements TaskHost {
     for (let i = 0; i < maxItems; i++) {
       const subset = clusters.filter((c) => (items.get(c.name)?.length ?? 0) > i);
       for (const c of subset) {
-        const item = (items.get(c.name) as unknown[])[i];
-        this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), [loopControl.loopVar]: item, ...(loopControl.indexVar ? { [loopControl.indexVar]: i } : {}) });
+        this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), ...loopVars(loopControl, items.get(c.name) as unknown[], i) });
       }
       await this.runList(tasks, subset, false);
     }

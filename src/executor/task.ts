@@ -15,9 +15,10 @@ import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../sdk/module.js';
 import { templar } from '../template/index.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
+import { ansibleBooleans } from '../playbook/booleans.js';
 import { extendScope } from './lazyvars.js';
 import { lookupHost } from './lookups.js';
-import { loopItems } from './loops.js';
+import { loopItems, loopVars } from './loops.js';
 import { taintRendered } from './taint.js';
 import type { ClusterState, RunOptions } from './state.js';
 
@@ -190,7 +191,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     for (const [i, item] of list.entries()) {
       if (opts.signal.aborted) break;
       if (i > 0 && lc.pause) await sleep(lc.pause * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
-      const itemVars: Obj = { [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i } : {}), loop_index: i };
+      const itemVars: Obj = { ...loopVars(lc, list, i), loop_index: i };
       // Each item sees the facts the previous items set (set_fact in a loop accumulates, as in Ansible).
       if (i > 0) vars = pr.scopeFor(cs, task, extra);
       const scope = extendScope(vars, itemVars);
@@ -309,6 +310,8 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     }
     args = { ...rendered, ...(args as Obj) };
   }
+  // `wait: yes`, `force: on`: Ansible's boolean spellings where the module declares a boolean
+  args = ansibleBooleans(mod.schema, args);
   const checked = validateArgs(mod.schema, args, { defaults: true });
   if (!checked.ok) {
     const e = checked.errors[0] ?? { instancePath: '', keyword: 'invalid', params: {}, schemaPath: '', message: 'invalid arguments' };

@@ -12,8 +12,9 @@ import type { ModuleRegistry } from '../sdk/registry.js';
 import type { AnyModule } from '../sdk/module.js';
 import { templar, Templar } from '../template/index.js';
 import { BLOCK_KEYS, importEntrySchema, INHERITED_KEYWORDS, playEntrySchema, playKeys, TASK_KEYWORDS, taskKeywordSchema } from './schema.js';
-import { canonicalTask, checkDebugger, checkDelegate, inheritedKeywords, moduleDefaultsFor, NOTHING_INHERITED, parseKv, staticBool, withLookup, type Inherited } from './keywords.js';
+import { canonicalTask, checkDebugger, checkDelegate, inheritedKeywords, moduleDefaultsFor, NOTHING_INHERITED, parseKv, staticBool, withLookup, yaml11Bool, type Inherited } from './keywords.js';
 import { KEYWORD_ACTIONS } from './names.js';
+import { ansibleBooleans } from './booleans.js';
 import { closest } from '../load/suggest.js';
 import './validators.js';
 import { specProblems, checkOptions } from './argspec.js';
@@ -621,6 +622,7 @@ function loopControlOf(raw: Obj): ModuleTask['loopControl'] {
     label: typeof lc.label === 'string' ? lc.label : undefined,
     indexVar: typeof lc.index_var === 'string' ? lc.index_var : undefined,
     pause: typeof lc.pause === 'number' ? lc.pause : undefined,
+    extended: yaml11Bool(lc.extended) === true ? true : undefined,
   };
 }
 
@@ -664,12 +666,11 @@ function freeFormArgs(mod: AnyModule, value: string): Obj | undefined {
 function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string, extra: Obj | undefined, defaults: unknown[] | undefined): unknown {
   const where = posOf(raw, key);
   let args: unknown = value;
-  const withDefaults = (a: Obj): Obj => {
-    if (!defaults) return a;
-    const literal = defaults.filter(isObj);
-    const merged: Obj = Object.assign({}, ...literal, a) as Obj;
-    copyPos(a, merged);
-    return merged;
+  // what is checked: module_defaults under the arguments, Ansible's boolean spellings read as booleans
+  const withDefaults = (given: Obj): Obj => {
+    const merged: Obj = defaults ? (Object.assign({}, ...defaults.filter(isObj), given) as Obj) : given;
+    if (merged !== given) copyPos(given, merged);
+    return ansibleBooleans(mod.schema, merged) as Obj;
   };
   if (value === null || value === undefined) args = extra ? { ...extra } : {};
   else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {

@@ -81,6 +81,16 @@ export interface TaskCommon {
   pos: SourcePos;
 }
 
+/** `loop_control`. */
+export interface LoopControl {
+  loopVar: string;
+  label?: string;
+  indexVar?: string;
+  pause?: number;
+  /** `extended: true`: `ansible_loop` (index, first, last, previtem, …) is set per item. */
+  extended?: boolean;
+}
+
 /** A task that runs one module. */
 export interface ModuleTask extends TaskCommon {
   kind: 'task';
@@ -91,7 +101,7 @@ export interface ModuleTask extends TaskCommon {
   loop?: unknown;
   /** `with_<lookup>: terms`: the items are `query('<lookup>', *terms)`, as in Ansible. */
   loopLookup?: string;
-  loopControl: { loopVar: string; label?: string; indexVar?: string; pause?: number };
+  loopControl: LoopControl;
   register?: string;
   until?: unknown;
   /** Attempts after the first (a number or a template); with `until` the default is 3, without it a failed result is retried. */
@@ -121,7 +131,7 @@ export interface IncludeNode extends TaskCommon {
   parentInherit: Inherited;
   loop?: unknown;
   loopLookup?: string;
-  loopControl: { loopVar: string; label?: string; indexVar?: string; pause?: number };
+  loopControl: LoopControl;
 }
 
 /** `meta: flush_handlers | end_play | end_cluster | noop`. */
@@ -146,7 +156,7 @@ export interface IncludeRoleNode extends TaskCommon {
   validate: boolean;
   loop?: unknown;
   loopLookup?: string;
-  loopControl: { loopVar: string; label?: string; indexVar?: string; pause?: number };
+  loopControl: LoopControl;
 }
 
 export type TaskNode = ModuleTask | BlockNode | IncludeNode | IncludeRoleNode | MetaNode;

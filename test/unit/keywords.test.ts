@@ -217,3 +217,32 @@ describe('keywords in playbooks', () => {
     expect(e.message).toMatch(/encrypt/);
   });
 });
+
+describe('Ansible boolean spellings in module arguments', () => {
+  it('turn into booleans where the schema declares a boolean (nested too), nowhere else', async () => {
+    const { ansibleBooleans } = await import('../../src/playbook/booleans.js');
+    const schema = {
+      type: 'object',
+      properties: {
+        wait: { type: 'boolean' },
+        name: { type: 'string' },
+        either: { anyOf: [{ type: 'boolean' }, { type: 'string' }] },
+        opts: { type: 'object', properties: { force: { type: 'boolean' } } },
+        list: { type: 'array', items: { type: 'object', properties: { on: { type: 'boolean' } } } },
+      },
+    };
+    expect(ansibleBooleans(schema, { wait: 'yes', name: 'no', either: 'no', opts: { force: 'Off' }, list: [{ on: 'y' }, { on: 'maybe' }] })).toEqual({ wait: true, name: 'no', either: 'no', opts: { force: false }, list: [{ on: true }, { on: 'maybe' }] });
+    const same = { wait: true };
+    expect(ansibleBooleans(schema, same)).toBe(same);
+  });
+});
+
+describe('loop variables', () => {
+  it('extended: ansible_loop as Ansible sets it', async () => {
+    const { loopVars } = await import('../../src/executor/loops.js');
+    const v = loopVars({ loopVar: 'x', indexVar: 'i', extended: true }, ['a', 'b', 'c'], 1);
+    expect(v).toMatchObject({ x: 'b', i: 1, ansible_loop_var: 'x', ansible_index_var: 'i' });
+    expect(v.ansible_loop).toEqual({ allitems: ['a', 'b', 'c'], index: 2, index0: 1, revindex: 2, revindex0: 1, first: false, last: false, length: 3, previtem: 'a', nextitem: 'c' });
+    expect(loopVars({ loopVar: 'item' }, ['a'], 0).ansible_loop).toBeUndefined();
+  });
+});
