@@ -130,6 +130,7 @@ export function withLookup(raw: Obj): { key: string; lookup: string } | undefine
   const key = keys[0] as string;
   if ('loop' in raw) throw new InputError(`a task cannot have both \`loop\` and \`${key}\``, posOf(raw, key), `use \`loop: "{{ query('${key.slice(5)}', …) }}"\` or \`${key}\` alone`);
   const lookup = key.slice('with_'.length);
+  if (raw[key] === null || raw[key] === undefined) throw new InputError(`you must specify a value when using ${key}`, posOf(raw, key), `give the items: \`${key}: [a, b]\` or \`${key}: "{{ list }}"\``);
   if (!REGISTRY.lookups.has(lookup)) {
     const near = closest(lookup, [...REGISTRY.lookups.keys()].filter((n) => !n.includes('.')));
     throw new InputError(`${key}: there is no lookup '${lookup}'`, posOf(raw, key), near.length ? `did you mean with_${near[0]}?` : 'with_<lookup> takes a lookup name: with_items, with_dict, with_fileglob, …');

@@ -144,7 +144,7 @@ function checkPlayEntry(entry: unknown, where: SourcePos, file: string): asserts
     throw new InputError(`${what}: unknown key '${k}'${!isImport && (k in TASK_KEYWORDS || k.startsWith('with_')) ? ' (a task keyword: put it on a task under `tasks:`)' : ''}`, posOf(entry, k) ?? where, hint);
   }
   if (!isImport && !('hosts' in entry)) throw new InputError("play: missing required key 'hosts'", where, 'add `hosts: <pattern>` (e.g. `hosts: all` or `hosts: localhost`)');
-  validateOrThrow(isImport ? importEntrySchema() : playEntrySchema(), entry, isImport ? 'import_playbook' : 'play', { root: entry, fallbackPos: where ?? posFallback(file) });
+  validateOrThrow(isImport ? importEntrySchema() : playEntrySchema(), withoutNulls(entry), isImport ? 'import_playbook' : 'play', { root: entry, fallbackPos: where ?? posFallback(file) });
 }
 
 async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOptions, secrets: string[], stack: string[]): Promise<Play> {
@@ -187,7 +187,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     for (const [i, entry] of (raw.roles as unknown[]).entries()) {
       const where = posOf(raw.roles, i) ?? pos;
       const dep = parseRoleEntry(entry, where);
-      const c: TaskCommon = { ...common({ when: dep.when, tags: dep.tags }, where, scope, opts), name: undefined };
+      const c: TaskCommon = { ...common(roleEntryKeywords(dep, d0(entry)), where, scope, opts), name: undefined };
       const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: true, allowDuplicates: isObj(entry) && entry.allow_duplicates === true }, c, scope, opts, where, isObj(entry) ? entry : undefined);
       if (node) roleBlocks.push(node);
     }
@@ -240,6 +240,19 @@ function varsPrompt(raw: Obj): Obj {
     if (p.default !== undefined) templar.check(p.default, { where: posOf(p, 'default') ?? where });
     out[String(p.name)] = p.default ?? '';
   }
+  return out;
+}
+
+/** The map a role entry's keywords are read from (positions kept: the entry itself when it is a map). */
+function d0(entry: unknown): Obj | undefined {
+  return isObj(entry) ? entry : undefined;
+}
+
+/** A role entry's `when`, `tags` and keywords, as a node's raw keys (read from the entry, for positions). */
+function roleEntryKeywords(dep: { when: unknown[]; tags: string[]; keywords: Obj }, entry: Obj | undefined): Obj {
+  if (!entry) return { when: dep.when, tags: dep.tags };
+  const out: Obj = { ...dep.keywords, when: dep.when, tags: dep.tags };
+  copyPos(entry, out);
   return out;
 }
 
@@ -303,7 +316,7 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
     for (const [i, d] of deps.entries()) {
       const where = posOf(deps, i) ?? pos;
       const dep = parseRoleEntry(d, where);
-      const dc: TaskCommon = { ...common({ when: dep.when, tags: dep.tags }, where, inner, opts), name: undefined };
+      const dc: TaskCommon = { ...common(roleEntryKeywords(dep, d0(d)), where, inner, opts), name: undefined };
       const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: false, allowDuplicates: isObj(d) && d.allow_duplicates === true }, dc, inner, opts, where, isObj(d) ? d : undefined);
       if (node?.role) role.deps.push(node.role);
       if (node) depBlocks.push(node);
@@ -626,9 +639,15 @@ function loopControlOf(raw: Obj): ModuleTask['loopControl'] {
   };
 }
 
+/** `key:` with no value is the keyword left unset (as Ansible reads it): checked as absent. */
+function withoutNulls(raw: Obj): Obj {
+  if (!Object.values(raw).some((v) => v === null)) return raw;
+  return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null));
+}
+
 function validateKeywords(raw: Obj, pos: SourcePos): void {
   const validate = compileSchema(taskKeywordSchema());
-  if (validate(raw)) return;
+  if (validate(withoutNulls(raw))) return;
   const e = (validate.errors ?? [])[0];
   if (!e) throw new InputError('invalid task keywords', pos);
   const p = e.instancePath.slice(1).split('/').filter(Boolean);

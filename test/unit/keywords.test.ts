@@ -246,3 +246,40 @@ describe('loop variables', () => {
     expect(loopVars({ loopVar: 'item' }, ['a'], 0).ansible_loop).toBeUndefined();
   });
 });
+
+describe('role entries', () => {
+  it('keywords of a `roles:` entry pass on to the role\'s tasks; other keys are parameters', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-role-kw-'));
+    try {
+      const { mkdirSync } = await import('node:fs');
+      mkdirSync(path.join(dir, 'roles/r/tasks'), { recursive: true });
+      writeFileSync(path.join(dir, 'roles/r/tasks/main.yml'), '- debug: { msg: "{{ http_port }}" }\n');
+      writeFileSync(path.join(dir, 'pb.yml'), '- hosts: all\n  roles:\n    - { role: r, http_port: 80, become: yes, no_log: on, environment: { A: "1" } }\n');
+      const pb = await loadPlaybook(path.join(dir, 'pb.yml'), { registry: await loadRegistry() });
+      const block = pb.plays[0]?.tasks[0];
+      if (block?.kind !== 'block') throw new Error('expected the role\'s block');
+      expect(block.role?.params).toEqual({ http_port: 80 }); // `port` would be the keyword, as in Ansible
+      const t = block.block[0] as ModuleTask;
+      expect(t.noLog).toBe(true);
+      expect(t.environment).toEqual([{ A: '1' }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('with_X with no value is an error at the key, as in Ansible; a keyword with no value is unset', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-null-kw-'));
+    try {
+      writeFileSync(path.join(dir, 'a.yml'), '- hosts: all\n  tasks:\n    - debug: { msg: x }\n      with_items:\n');
+      await expect(loadPlaybook(path.join(dir, 'a.yml'), { registry: await loadRegistry() })).rejects.toThrow(/you must specify a value when using with_items/);
+      writeFileSync(path.join(dir, 'b.yml'), '- hosts: all\n  gather_facts:\n  environment:\n  become:\n  tasks:\n    - debug: { msg: x }\n      no_log:\n      environment:\n      check_mode:\n');
+      const pb = await loadPlaybook(path.join(dir, 'b.yml'), { registry: await loadRegistry() });
+      const t = pb.plays[0]?.tasks[0] as ModuleTask;
+      expect(pb.plays[0]?.gatherFacts).toBe(false);
+      expect(t.noLog).toBeUndefined();
+      expect(t.environment).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
