@@ -41,6 +41,8 @@ export interface RoleCollector {
   publicRoles: RoleUse[];
   /** Handlers of the roles used. */
   handlers: ModuleTask[];
+  /** Keywords accepted with no effect met on tasks and blocks (said once with -v). */
+  noEffect: Set<string>;
   /** Role directories whose handlers were added. */
   handlerDirs: Set<string>;
   /** Uses of static roles already expanded (a role runs once per play unless its parameters differ). */
@@ -54,7 +56,7 @@ export interface RoleCollector {
 
 /** A fresh collector for a play of a playbook in `playbookDir`. */
 export function roleCollector(playbookDir: string, addSecrets: (values: readonly string[]) => void): RoleCollector {
-  return { playbookDir, publicRoles: [], handlers: [], handlerDirs: new Set(), seen: new Set(), addSecrets };
+  return { playbookDir, publicRoles: [], handlers: [], handlerDirs: new Set(), seen: new Set(), addSecrets, noEffect: new Set() };
 }
 
 /** Inherited context while normalising a task list. */
@@ -214,6 +216,8 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     baseDir,
     pos,
   };
+  // keywords with no effect on tasks and blocks (post_tasks included) are said with the play's
+  play.noEffect = [...new Set([...play.noEffect, ...roles.noEffect])];
   checkNotifications(play);
   return play;
 }
@@ -427,6 +431,7 @@ function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): Task
   if (isObj(raw.vars)) templar.check(raw.vars, { where: posOf(raw, 'vars') });
   checkDelegate(raw);
   checkDebugger(raw);
+  for (const key of Object.keys(raw)) if (NO_EFFECT.has(key) && raw[key] !== null) scope.roles.noEffect.add(key);
   const k = inheritedKeywords(raw, scope.inherit, knownAction(opts));
   return {
     name,
