@@ -55,7 +55,7 @@ export default defineModule({
     const started = Date.now();
     // Own process group, so cancelling kills the whole pipeline (sh and its children); tethered,
     // so the group is stopped even when kplay is killed outright (kill -9).
-    const r = await runProcess(prog, rest, { cwd, env: { ...process.env, ...args.env }, input: args.stdin, signal: ctx.signal, group: true, termGraceMs: 5000, maxOutput: MAX_OUTPUT });
+    const r = await runProcess(prog, rest, { cwd, env: { ...process.env, ...ctx.environment, ...args.env }, input: args.stdin, signal: ctx.signal, group: true, termGraceMs: 5000, maxOutput: MAX_OUTPUT });
     if (r.error) return { status: 'failed', msg: r.error.code === 'ENOENT' ? `command not found: ${prog}` : `cannot run ${prog}: ${r.error.message}` };
     const rc = r.code ?? (r.signal ? 128 : 1);
     const out = r.stdout.replace(/\n$/, '');

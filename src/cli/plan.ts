@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { whoAmI } from '../audit/record.js';
-import { EXIT } from '../executor/run.js';
+import { EXIT, playClusters } from '../executor/run.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { loadInventory } from '../inventory/load.js';
@@ -197,7 +197,7 @@ export function approvalRequired(loaded: Loaded, limit: string | undefined): { c
   const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'yes';
   const out = new Map<string, string>();
   for (const play of loaded.playbook.plays) {
-    for (const c of matchClusters(inv, play.hosts)) {
+    for (const c of playClusters(inv, play.hosts) ?? []) {
       if (limited && !limited.has(c)) continue;
       if (truthy(vars[c]?.require_approval)) out.set(c, 'require_approval in its inventory vars');
       else if (truthy(play.vars.require_approval) && !out.has(c)) out.set(c, `require_approval in play "${play.name ?? play.hosts.toString()}"`);

@@ -101,7 +101,8 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
   const { masker } = o;
   // a play on `localhost` runs on Ansible's implicit localhost when the inventory has none
   const inventory = withImplicitLocalhost(o.inventory, [...o.playbook.plays.map((p) => p.hosts), o.limit], { cwd: process.cwd() });
-  checkPatterns(inventory, o.playbook.plays.map((p) => p.hosts), o.limit);
+  // only the limit: a play whose pattern matches nothing is skipped with a warning (as ansible-playbook)
+  checkPatterns(inventory, [], o.limit);
   const check = o.check === true;
   const tags = o.tags ?? [];
   const skipTags = o.skipTags ?? [];

@@ -13,7 +13,9 @@ import { templar } from '../template/index.js';
 import { mergeVars } from '../vars/precedence.js';
 import { extendScope, lazyScope } from './lazyvars.js';
 import type { ClusterState, RunOptions } from './state.js';
-import { runModuleTask, type TaskHost } from './task.js';
+import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
+import { loopItems, loopVars } from './loops.js';
+import { gatherFacts } from './facts.js';
 
 type Obj = Record<string, unknown>;
 
@@ -66,11 +68,25 @@ export class PlayRun implements TaskHost {
 
   /** Run the play's sections on the batch. */
   async run(): Promise<void> {
+    if (this.play.gatherFacts) this.gather();
     for (const section of [this.play.preTasks, this.play.tasks, this.play.postTasks]) {
       await this.runList(section, this.batch, true);
       if (this.stopped()) break;
       await this.flushHandlers();
       if (this.stopped()) break;
+    }
+  }
+
+  /** `gather_facts: true`: a `Gathering Facts` task (counted ok, as in Ansible) sets the controller's facts on every cluster. */
+  private gather(): void {
+    const name = 'Gathering Facts';
+    this.opts.emit({ type: 'task_start', play: this.play.name, task: name, module: 'gather_facts', where: formatPos(this.play.pos), handler: false });
+    for (const cs of this.batch.filter((c) => c.active)) {
+      const started = Date.now();
+      const facts = gatherFacts();
+      Object.assign(cs.facts, facts.vars);
+      this.opts.emit({ type: 'task_result', task: name, module: 'gather_facts', cluster: cs.name, status: 'ok', duration_ms: Date.now() - started });
+      cs.count('ok');
     }
   }
 
@@ -113,7 +129,8 @@ export class PlayRun implements TaskHost {
       playVarsFiles: this.varsFiles,
       blockVars,
       taskVars: node.kind === 'task' || node.kind === 'include' ? node.vars : undefined,
-      facts: cs.facts,
+      // include_vars (18 in Ansible's order) sits just below set_fact/register (19)
+      facts: Object.keys(cs.includedVars).length ? { ...cs.includedVars, ...cs.facts } : cs.facts,
       extraVars: this.opts.extraVars,
       magic,
     });
@@ -250,7 +267,14 @@ export class PlayRun implements TaskHost {
     this.opts.emit({ type: 'task_start', play: this.play.name, task: name, module: task.module, where: formatPos(task.pos), handler });
     const targets = task.runOnce ? clusters.slice(0, 1) : clusters;
     const before = task.runOnce && targets[0] ? { ...targets[0].facts } : undefined;
-    const outcomes = await Promise.all(targets.map((cs) => this.limit(() => runModuleTask(task, cs, this, name))));
+    const throttle = await this.throttleOf(task, targets[0]);
+    const limit = throttle > 0 && throttle < this.opts.forks ? pLimit(throttle) : undefined;
+    const run = (cs: ClusterState): Promise<TaskOutcome> => this.limit(() => runModuleTask(task, cs, this, name));
+    const outcomes = await Promise.all(targets.map((cs) => (limit ? limit(() => run(cs)) : run(cs))));
+    if (task.anyErrorsFatal && !this.play.anyErrorsFatal && outcomes.some((o) => o.status === 'failed' && !o.ignored) && !this.shared.stopReason) {
+      this.shared.stopReason = `any_errors_fatal: task '${name}' failed`;
+      this.opts.emit({ type: 'play_aborted', play: this.play.name, reason: this.shared.stopReason });
+    }
     if (task.runOnce && outcomes[0] && targets[0]) {
       const o = outcomes[0];
       // As in Ansible, what a run_once task registers or sets (set_fact) applies to every cluster of the batch.
@@ -260,6 +284,16 @@ export class PlayRun implements TaskHost {
         if (task.register) cs.facts[task.register] = o.registered;
         if (o.status === 'changed') for (const n of task.notify) cs.notified.add(n);
       }
+    }
+  }
+
+  /** `throttle:` of a task (0: none); a template is rendered with the first cluster's variables. */
+  private async throttleOf(task: ModuleTask, cs: ClusterState | undefined): Promise<number> {
+    if (task.throttle === undefined || !cs) return 0;
+    try {
+      return await this.intOf(task.throttle, this.scopeFor(cs, task));
+    } catch {
+      return 0;
     }
   }
 
@@ -290,7 +324,7 @@ export class PlayRun implements TaskHost {
           failed_task: lf?.task ?? '',
           failed_result: lf?.result ?? {},
           // Ansible's names: the failed task (with its name) and its result.
-          ansible_failed_task: { name: lf?.task ?? '' },
+          ansible_failed_task: { name: lf?.name ?? '' },
           ansible_failed_result: lf?.result ?? {},
         });
       }
@@ -308,13 +342,13 @@ export class PlayRun implements TaskHost {
   }
 
   /** The last failed task per cluster (for `failed_task` / `failed_result` in rescue). */
-  readonly lastFailure = new Map<string, { task: string; result: Obj }>();
+  readonly lastFailure = new Map<string, { task: string; name: string; result: Obj }>();
 
   private failCluster(cs: ClusterState, task: string, msg: string): void {
     this.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'failed', msg, duration_ms: 0 });
     cs.failed = true;
     cs.count('failed');
-    this.lastFailure.set(cs.name, { task, result: { failed: true, msg } });
+    this.lastFailure.set(cs.name, { task, name: task, result: { failed: true, msg } });
   }
 
   private readonly includeCache = new Map<string, Promise<TaskNode[]>>();
@@ -339,7 +373,7 @@ export class PlayRun implements TaskHost {
         const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
-          const v = typeof node.loop === 'string' ? await templar.render(node.loop, scope, { where: node.pos }) : await templar.renderValue(node.loop, scope, { where: node.pos });
+          const v = await loopItems(node, scope, { where: node.pos });
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
@@ -383,8 +417,7 @@ export class PlayRun implements TaskHost {
     for (let i = 0; i < maxItems; i++) {
       const subset = clusters.filter((c) => (items.get(c.name)?.length ?? 0) > i);
       for (const c of subset) {
-        const item = (items.get(c.name) as unknown[])[i];
-        this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), [loopControl.loopVar]: item, ...(loopControl.indexVar ? { [loopControl.indexVar]: i } : {}) });
+        this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), ...loopVars(loopControl, items.get(c.name) as unknown[], i) });
       }
       await this.runList(tasks, subset, false);
     }
@@ -414,14 +447,15 @@ export class PlayRun implements TaskHost {
         const name = await templar.renderString(node.roleName, scope, { where: node.pos });
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
-          const v = typeof node.loop === 'string' ? await templar.render(node.loop, scope, { where: node.pos }) : await templar.renderValue(node.loop, scope, { where: node.pos });
+          const v = await loopItems(node, scope, { where: node.pos });
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
         const key = `${name}\u0000${JSON.stringify(node.from)}`;
         let p = this.includeRoleCache.get(key);
         if (!p) {
-          const c = { ...node, when: [], vars: undefined, name: undefined };
+          // the role's tasks inherit what the include's parents pass on, not the include's own keywords
+          const c = { ...node, ...node.parentInherit, when: [], vars: undefined, name: undefined };
           p = expandRole({ name, from: node.from, useVars: {}, params: node.vars ?? {}, public: node.public, allowDuplicates: true, validate: node.validate }, c, includeRoleScope(node, this.roles), { registry: this.opts.registry }, node.pos, undefined, true);
           this.includeRoleCache.set(key, p);
         }

@@ -54,6 +54,54 @@ export function makeBatches<T>(items: T[], serial: Play['serial']): T[][] {
   return out;
 }
 
+/** What matchClusters says when a pattern selects nothing (a play is then skipped, as in Ansible). */
+const NO_MATCH = /matches no cluster|no cluster or group named/;
+
+/**
+ * The clusters a play's `hosts:` selects, or undefined when the pattern matches nothing (the play
+ * is skipped with a warning, as ansible-playbook does). A malformed pattern is still an InputError.
+ */
+export function playClusters(inv: RunOptions['inventory'], hosts: Play['hosts']): string[] | undefined {
+  try {
+    return matchClusters(inv, hosts);
+  } catch (e) {
+    if (e instanceof InputError && NO_MATCH.test(e.message)) return undefined;
+    throw e;
+  }
+}
+
+/** The suggestion matchClusters makes for a pattern that matches nothing (a misspelt name), if any. */
+function noMatchHint(inv: RunOptions['inventory'], hosts: Play['hosts']): string | undefined {
+  try {
+    matchClusters(inv, hosts);
+  } catch (e) {
+    if (e instanceof InputError && e.hint?.startsWith('did you mean')) return e.hint;
+  }
+  return undefined;
+}
+
+/** The clusters in the play's `order`. */
+function ordered(names: string[], order: Play['order']): string[] {
+  switch (order) {
+    case 'reverse_inventory':
+      return [...names].reverse();
+    case 'sorted':
+      return [...names].sort();
+    case 'reverse_sorted':
+      return [...names].sort().reverse();
+    case 'shuffle': {
+      const out = [...names];
+      for (let i = out.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [out[i], out[j]] = [out[j] as string, out[i] as string];
+      }
+      return out;
+    }
+    default:
+      return names;
+  }
+}
+
 /** Resolve `--limit` once (an empty match is an error naming the pattern). */
 export function limitSet(opts: Pick<RunOptions, 'inventory' | 'limit'>): Set<string> | undefined {
   if (!opts.limit) return undefined;
@@ -92,10 +140,24 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
   const limit = limitSet(opts);
   const touched = new Set<string>();
   opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString() });
+  const said = new Set<string>();
   for (const [playIndex, play] of opts.playbook.plays.entries()) {
     if (shared.stopReason || opts.signal.aborted) break;
-    let names = matchClusters(inv, play.hosts);
+    const hostsShown = Array.isArray(play.hosts) ? play.hosts.join(':') : play.hosts;
+    const matched = playClusters(inv, play.hosts);
+    if (matched === undefined) {
+      // As ansible-playbook: a pattern that matches nothing is a warning, and the play is skipped.
+      const near = noMatchHint(inv, play.hosts);
+      opts.emit({ type: 'warning', msg: `Could not match supplied host pattern, ignoring: ${hostsShown} (play '${play.name}' skipped${near ? `; ${near}` : ''})` });
+      continue;
+    }
+    let names = ordered(matched, play.order);
     if (limit) names = names.filter((n) => limit.has(n));
+    const quiet = play.noEffect.filter((k) => !said.has(k));
+    if (quiet.length && names[0]) {
+      for (const k of quiet) said.add(k);
+      opts.emit({ type: 'log', level: 'info', cluster: names[0], task: play.name, msg: `accepted for Ansible compatibility, no effect in kplay: ${quiet.join(', ')} (kplay runs every task on the controller against the Kubernetes API${quiet.includes('strategy') ? '; strategy free/host_pinned run as linear' : ''})` });
+    }
     const done = opts.resumeDone;
     if (done) {
       const skipped = names.filter((n) => done.has(`${playIndex}|${n}`));

@@ -52,6 +52,8 @@ export interface RunOptions {
 export class ClusterState {
   /** set_fact / register results, kept across plays. */
   facts: Record<string, unknown> = {};
+  /** Variables of include_vars: just below set_fact in precedence, templates rendered when used (as in Ansible). */
+  includedVars: Record<string, unknown> = {};
   failed = false;
   unreachable = false;
   /** `meta: end_cluster` — done for this play. */

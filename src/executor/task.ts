@@ -14,8 +14,11 @@ import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../sdk/module.js';
 import { templar } from '../template/index.js';
+import { moduleDefaultsFor } from '../playbook/keywords.js';
+import { ansibleBooleans } from '../playbook/booleans.js';
 import { extendScope } from './lazyvars.js';
 import { lookupHost } from './lookups.js';
+import { loopItems, loopVars } from './loops.js';
 import { taintRendered } from './taint.js';
 import type { ClusterState, RunOptions } from './state.js';
 
@@ -46,11 +49,48 @@ export interface TaskHost {
   conditionsHold(cond: unknown, vars: Obj, node: ModuleTask): Promise<boolean>;
   /** A keyword value (`ignore_errors`) is true, templated or not. */
   truthy(value: unknown, vars: Obj): boolean;
-  /** The last failure per cluster, for `ansible_failed_task` / `ansible_failed_result` in a rescue. */
-  readonly lastFailure: Map<string, { task: string; result: Obj }>;
+  /** The last failure per cluster, for `ansible_failed_task` / `ansible_failed_result` in a rescue (`name`: the task's own name, `''` when it has none, as in Ansible). */
+  readonly lastFailure: Map<string, { task: string; name: string; result: Obj }>;
 }
 
-const HIDDEN = "the output has been hidden due to 'no_log: true'";
+/** A task's keywords as they apply on one cluster (templates rendered). */
+export interface TaskKeywords {
+  /** `no_log`: hide results. */
+  hide: boolean;
+  /** Check mode. */
+  check: boolean;
+  /** Diff mode (`--diff` or the `diff:` keyword). */
+  diff: boolean;
+  /** `environment:`, rendered. */
+  environment: Record<string, string>;
+}
+
+/** Python's `str()` of an environment value. */
+function envString(v: unknown): string {
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (v === null || v === undefined) return '';
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+/** Render the keywords of `task` for one cluster (`no_log`, `check_mode`, `diff`, `environment`). */
+export async function taskKeywords(task: ModuleTask, pr: TaskHost, vars: Obj): Promise<TaskKeywords> {
+  const opts = pr.opts;
+  const hide = task.noLog !== undefined && pr.truthy(task.noLog, vars);
+  const forced = task.checkMode === undefined ? undefined : pr.truthy(task.checkMode, vars);
+  const check = taskCheckMode(task, opts, forced);
+  const diff = task.diff === undefined ? opts.diff : pr.truthy(task.diff, vars);
+  const environment: Record<string, string> = {};
+  for (const spec of task.environment) {
+    const v = typeof spec === 'string' ? await templar.render(spec, vars, { where: task.pos }) : await templar.renderValue(spec, vars, { where: task.pos });
+    if (v === null || v === undefined || v === '') continue;
+    if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`environment must be a map of variables, got ${JSON.stringify(v)?.slice(0, 80)}`);
+    for (const [k, x] of Object.entries(v as Obj)) environment[k] = envString(x);
+  }
+  return { hide, check, diff, environment };
+}
+
+/** What ansible-core shows for a failed result under `no_log` (an ok result shows nothing). */
+const HIDDEN = "the output has been hidden due to the fact that 'no_log: true' was specified for this result";
 
 /** Run a module task on one cluster and report it. */
 export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: TaskHost, taskName: string, extra?: Obj): Promise<TaskOutcome> {
@@ -58,16 +98,19 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
   const opts = pr.opts;
   let vars = pr.scopeFor(cs, task, extra);
   const where = { where: task.pos };
+  // `no_log` may be a template: until it is rendered, nothing of this task is shown
+  let kw: TaskKeywords = { hide: task.noLog !== undefined && task.noLog !== false, check: opts.check, diff: opts.diff, environment: {} };
   const report = (status: ResultStatus, r: { msg?: string; data?: Obj; diff?: DiffEntry[]; item?: string; ignored?: boolean; loopSummary?: boolean }): void => {
-    const hide = task.noLog === true;
+    const hide = kw.hide;
     opts.emit({
       type: 'task_result',
       task: taskName,
       module: task.module,
       cluster: cs.name,
       status,
-      item: r.item,
-      msg: hide && status !== 'skipped' ? HIDDEN : r.msg,
+      // as ansible-core: the item is `None`, an ok result shows no message, a failed one the censored text
+      item: hide && r.item !== undefined ? 'None' : r.item,
+      msg: hide ? (status === 'failed' || status === 'unreachable' ? HIDDEN : undefined) : r.msg,
       ignored: r.ignored || undefined,
       diff: hide ? undefined : r.diff,
       data: hide ? undefined : r.data,
@@ -105,7 +148,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       } else {
         cs.failed = true;
         cs.count('failed');
-        pr.lastFailure.set(cs.name, { task: taskName, result: reg });
+        pr.lastFailure.set(cs.name, { task: taskName, name: ownName ?? '', result: reg });
       }
     } else if (status === 'changed') {
       // ansible-playbook counts a changed result in ok= too.
@@ -115,26 +158,30 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     else cs.count('ok');
     if (status === 'changed') {
       for (const n of task.notify) cs.notified.add(n);
-      if (pr.opts.registry.get(task.module)?.usesCluster && !taskCheckMode(task, pr.opts)) cs.clusterChanged = true;
+      if (pr.opts.registry.get(task.module)?.usesCluster && !kw.check) cs.clusterChanged = true;
     }
     if (ignored) status = 'failed';
     return { status, ignored, registered: reg };
   };
 
+  // the task's own name (rendered), for `ansible_failed_task.name`: empty when it has none, as in Ansible
+  let ownName: string | undefined;
   try {
+    kw = await taskKeywords(task, pr, vars);
+    if (task.name) ownName = await templar.renderString(task.name, vars, where).catch(() => task.name);
     // Like Ansible, a looped task's `when` is evaluated per item (it may use `item`).
     if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task))) {
       return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
     }
     const mod = opts.registry.get(task.module) as AnyModule;
     if (task.loop === undefined) {
-      const r = await runOnce(task, mod, cs, pr, vars);
+      const r = await runOnce(task, mod, cs, pr, vars, kw);
       return finish(r, undefined, true);
     }
     // Loops: one result per item, then a summary.
-    const loopHost = await lookupHost([task.loop], vars, moduleContext(task, cs, pr, vars, taskCheckMode(task, opts), opts.signal));
+    const loopHost = await lookupHost([task.loop], vars, moduleContext(task, cs, pr, vars, kw, opts.signal));
     const loopWhere = loopHost ? { ...where, host: loopHost } : where;
-    const list = typeof task.loop === 'string' ? await templar.render(task.loop, vars, loopWhere) : await templar.renderValue(task.loop, vars, loopWhere);
+    const list = await loopItems(task, vars, loopWhere);
     if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
     const results: Obj[] = [];
     let anyChanged = false;
@@ -144,14 +191,14 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     for (const [i, item] of list.entries()) {
       if (opts.signal.aborted) break;
       if (i > 0 && lc.pause) await sleep(lc.pause * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
-      const itemVars: Obj = { [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i } : {}), loop_index: i };
+      const itemVars: Obj = { ...loopVars(lc, list, i), loop_index: i };
       // Each item sees the facts the previous items set (set_fact in a loop accumulates, as in Ansible).
       if (i > 0) vars = pr.scopeFor(cs, task, extra);
       const scope = extendScope(vars, itemVars);
       const label = lc.label ? await templar.renderString(lc.label, scope, where) : labelOf(item);
       let r: ModuleResult;
       if (!(await pr.whenHolds(task.when, scope, task))) r = { status: 'skipped', msg: 'Conditional result was False' };
-      else r = await runOnce(task, mod, cs, pr, scope);
+      else r = await runOnce(task, mod, cs, pr, scope, kw);
       const reg = { ...registeredValue(r), [lc.loopVar]: item, item_label: label };
       results.push(reg);
       const failedItem = r.status === 'failed';
@@ -173,18 +220,25 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
   }
 }
 
-/** Run the module once (one item), with until/retries, and apply changed_when/failed_when. */
-async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj): Promise<ModuleResult> {
+/**
+ * Run the module once (one item), with until/retries, and apply changed_when/failed_when. As
+ * ansible-core 2.19: `retries` counts the attempts after the first (3 when `until` is given and
+ * `retries` is not); without `until` a failed result is retried; `retries: 0` runs once and does
+ * not look at `until`. On giving up, `attempts` is the number of retries (ansible-core's count).
+ */
+async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords): Promise<ModuleResult> {
   const opts = pr.opts;
-  const check = taskCheckMode(task, opts);
-  const retries = task.until !== undefined ? await pr.intOf(task.retries ?? 3, vars) : 0;
-  const delay = task.until !== undefined ? (task.delay ?? 5) : 0;
-  let attempt = 0;
-  for (;;) {
-    attempt++;
-    let r = await invoke(task, mod, cs, pr, vars, check);
+  const retries = task.retries !== undefined ? await pr.intOf(task.retries, vars) : task.until !== undefined ? 3 : 0;
+  const total = 1 + retries;
+  const delayRaw = task.delay !== undefined ? Number(typeof task.delay === 'string' ? await templar.render(task.delay, vars, { where: task.pos }) : task.delay) : 5;
+  const delay = Number.isFinite(delayRaw) && delayRaw >= 0 ? delayRaw : 1;
+  let last: ModuleResult | undefined;
+  for (let attempt = 1; attempt <= total; attempt++) {
+    let r = await invoke(task, mod, cs, pr, vars, kw);
     if (r.status === 'skipped') return r;
-    // The result as conditions see it: under the register name and as `result`.
+    // The result as conditions see it: under the register name and as `result` (with `attempts` when retrying).
+    const withAttempts = (x: ModuleResult): ModuleResult => (total > 1 && x.status !== 'skipped' ? ({ ...x, data: { ...(x.data ?? {}), attempts: attempt } } as ModuleResult) : x);
+    r = withAttempts(r);
     const reg = registeredValue(r);
     const condVars = extendScope(vars, { result: reg, ...(task.register ? { [task.register]: reg } : {}) });
     if (task.changedWhen !== undefined && r.status !== 'failed') {
@@ -197,49 +251,67 @@ async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: T
       if (failed && r.status !== 'failed') r = { status: 'failed', msg: r.msg ?? 'failed_when condition is true', data: r.data, diff };
       else if (!failed && r.status === 'failed') r = { status: 'ok', msg: r.msg, data: r.data, diff };
     }
-    if (task.until === undefined) return r;
+    if (total === 1) return r;
     const reg2 = registeredValue(r);
     const untilVars = extendScope(vars, { result: reg2, ...(task.register ? { [task.register]: reg2 } : {}) });
-    const done = await pr.conditionsHold(task.until, untilVars, task);
-    if (done) return { ...r, data: { ...(r.data ?? {}), attempts: attempt } } as ModuleResult;
-    // As ansible-core: `retries` is the total number of attempts (at least 1).
-    if (attempt >= Math.max(1, retries) || opts.signal.aborted) {
-      // the last attempt's own change is kept (a command that ran changed something), as in Ansible
-      const changed = r.status === 'changed' || (r.status === 'failed' && r.changed === true);
-      return { status: 'failed', msg: `until condition not met after ${attempt} attempt(s)${r.msg ? `: ${r.msg}` : ''}`, data: { ...(r.data ?? {}), attempts: attempt }, ...(changed ? { changed } : {}) };
-    }
-    opts.emit({ type: 'retry', task: task.name ?? task.module, cluster: cs.name, attempt, retries: Math.max(1, retries) - attempt, msg: r.msg });
+    const done = task.until !== undefined ? await pr.conditionsHold(task.until, untilVars, task) : r.status !== 'failed';
+    if (done) return r;
+    last = r;
+    if (attempt >= total || opts.signal.aborted) break;
+    opts.emit({ type: 'retry', task: task.name ?? task.module, cluster: cs.name, attempt, retries: total - attempt, msg: kw.hide ? undefined : r.msg });
     try {
       await sleep(delay * 1000, undefined, { signal: opts.signal });
     } catch {
       return { status: 'failed', msg: 'interrupted while waiting to retry' };
     }
   }
+  const r = last as ModuleResult;
+  const attempts = r.data && typeof r.data.attempts === 'number' ? r.data.attempts : total;
+  // the last attempt's own change is kept (a command that ran changed something), as in Ansible
+  const changed = r.status === 'changed' || (r.status === 'failed' && r.changed === true);
+  const why = task.until !== undefined ? 'until condition not met' : 'still failing';
+  // ansible-core reports `attempts` as the number of retries once it gives up
+  return { status: 'failed', msg: `${why} after ${attempts} attempt(s)${r.msg ? `: ${r.msg}` : ''}`, data: { ...(r.data ?? {}), attempts: total - 1 }, ...(changed ? { changed } : {}) };
 }
 
 /**
  * Whether a task runs in check mode: its own `check_mode`, else the run's; in a repair run
  * (`kplay drift --repair`) only the modules that declare state (`opts.repair`) change anything.
  */
-export function taskCheckMode(task: ModuleTask, opts: RunOptions): boolean {
-  if (task.checkMode !== undefined) return task.checkMode || opts.repair !== undefined;
+export function taskCheckMode(task: ModuleTask, opts: RunOptions, forced: boolean | undefined): boolean {
+  if (forced !== undefined) return forced || opts.repair !== undefined;
   if (opts.repair) return !opts.repair.has(task.module);
   return opts.check;
 }
 
 /** Render and validate the arguments, then call the module with a context. */
-async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, check: boolean): Promise<ModuleResult> {
+async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords): Promise<ModuleResult> {
   const opts = pr.opts;
+  const check = kw.check;
   if (check && mod.checkMode === 'unsupported') {
     return { status: 'skipped', msg: `skipped in check mode: module ${mod.name} does not support check mode` };
   }
   // lookups that produce secrets (password) register them with the run's masker; k8s lookups are read first
-  const host = (await lookupHost([task.args], vars, moduleContext(task, cs, pr, vars, check, opts.signal))) ?? { addSecret: (v: string) => opts.masker.add(v) };
+  const host = (await lookupHost([task.args], vars, moduleContext(task, cs, pr, vars, kw, opts.signal))) ?? { addSecret: (v: string) => opts.masker.add(v) };
   let args = await templar.renderValue(task.args, vars, { where: task.pos, host });
   // Values derived from secrets are secrets too (see taint.ts); only worth a look when there are secrets.
   if (opts.masker.size > 0) taintRendered(task.args, args, vars, opts.masker);
   if (args === null || args === undefined) args = {};
   if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };
+  // module_defaults (play, block, task; groups first, then the module's own): the task's arguments win
+  const defaults = moduleDefaultsFor(task.moduleDefaults, task.module);
+  if (defaults && typeof args === 'object' && !Array.isArray(args)) {
+    const rendered: Obj = {};
+    for (const d of defaults) {
+      const v = typeof d === 'string' ? await templar.render(d, vars, { where: task.pos }) : await templar.renderValue(d, vars, { where: task.pos });
+      if (v === null || v === undefined) continue;
+      if (typeof v !== 'object' || Array.isArray(v)) return { status: 'failed', msg: `${formatPos(task.pos)}: module_defaults for ${mod.name} must give a map of arguments, got ${JSON.stringify(v)?.slice(0, 80)}` };
+      Object.assign(rendered, v);
+    }
+    args = { ...rendered, ...(args as Obj) };
+  }
+  // `wait: yes`, `force: on`: Ansible's boolean spellings where the module declares a boolean
+  args = ansibleBooleans(mod.schema, args);
   const checked = validateArgs(mod.schema, args, { defaults: true });
   if (!checked.ok) {
     const e = checked.errors[0] ?? { instancePath: '', keyword: 'invalid', params: {}, schemaPath: '', message: 'invalid arguments' };
@@ -261,7 +333,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   // A module may have many requests in flight on this signal (k8s_apply plans 16 objects at once,
   // each request and retry sleep listens for abort): not a leak, so no MaxListenersExceededWarning.
   setMaxListeners(0, signal);
-  const ctx = moduleContext(task, cs, pr, vars, check, signal);
+  const ctx = moduleContext(task, cs, pr, vars, kw, signal);
   const timeoutMsg = (): ModuleResult => ({ status: 'failed', msg: `task timed out after ${task.timeout}s` });
   let result: ModuleResult;
   try {
@@ -280,30 +352,41 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     if (wrong) return { status: 'failed', msg: `module ${mod.name} returned data that does not match its declared result schema: ${wrong}` };
   }
   if ((result.status === 'ok' || result.status === 'changed') && result.facts) {
-    Object.assign(cs.facts, result.facts);
+    // include_vars' variables are a layer of their own, below set_fact (their templates are rendered when used)
+    if (mod.name === 'include_vars') Object.assign(cs.includedVars, result.facts);
+    else Object.assign(cs.facts, result.facts);
   }
   return result;
 }
 
 /** See {@link ModuleContext.findFile}. A glob counts as found when the directory before its first wildcard exists. */
 /** The context a module runs with (also what reading the cluster for a `k8s` lookup uses). */
-function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: Obj, check: boolean, signal: AbortSignal): ModuleContext {
+function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, signal: AbortSignal): ModuleContext {
   const opts = pr.opts;
   const taskName = task.name ?? task.module;
   return {
     cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
     vars,
-    checkMode: check,
-    diffMode: opts.diff,
+    checkMode: kw.check,
+    diffMode: kw.diff,
+    environment: kw.environment,
     signal,
     baseDir: task.baseDir,
     findFile: (rel, kind) => findFile(rel, kind, task.baseDir, task.role?.dir),
-    log: {
-      info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
-      debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
-      warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
-      progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
-    },
+    // under no_log a module's own lines are hidden too (warnings say only that there was one)
+    log: kw.hide
+      ? {
+          info: () => undefined,
+          debug: () => undefined,
+          warn: () => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg: 'a warning (hidden by no_log)' }),
+          progress: () => undefined,
+        }
+      : {
+          info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
+          debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
+          warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
+          progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
+        },
     render: (t, extra) => templar.renderString(t, extendScope(vars, extra), { where: task.pos }),
     evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
     evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
@@ -313,9 +396,10 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
   };
 }
 
-export function findFile(rel: string, kind: 'files' | 'templates', baseDir: string, roleDir: string | undefined): string {
+export function findFile(rel: string, kind: 'files' | 'templates' | 'vars', baseDir: string, roleDir: string | undefined): string {
   if (path.isAbsolute(rel)) return rel;
-  const candidates = roleDir ? [path.join(roleDir, kind, rel), path.join(roleDir, rel), path.resolve(baseDir, rel)] : [path.resolve(baseDir, rel)];
+  const own = kind === 'vars' ? [path.resolve(baseDir, kind, rel), path.resolve(baseDir, rel)] : [path.resolve(baseDir, rel)];
+  const candidates = roleDir ? [path.join(roleDir, kind, rel), path.join(roleDir, rel), ...own] : own;
   const exists = (p: string): boolean => {
     const wild = p.search(/[*?[{]/);
     return existsSync(wild < 0 ? p : path.dirname(p.slice(0, wild + 1)));

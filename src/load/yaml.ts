@@ -98,6 +98,21 @@ export function copyPos(from: object, to: object): void {
 }
 
 /**
+ * Record positions for `to`, a copy of `from` whose keys were renamed (`rename`: old → new), so
+ * errors about a renamed key (e.g. `ansible.builtin.debug` → `debug`) still point at it.
+ */
+export function copyPosRenamed(from: object, to: object, rename: ReadonlyMap<string, string>): void {
+  const info = positions.get(from);
+  if (!info) return;
+  const keys = new Map(info.keys);
+  for (const [oldKey, newKey] of rename) {
+    const p = info.keys.get(oldKey);
+    if (p) keys.set(newKey, p);
+  }
+  positions.set(to, { self: info.self, keys });
+}
+
+/**
  * Position of a JSON-pointer-like path inside a loaded value (e.g. from an ajv `instancePath`).
  * Falls back to the closest ancestor that has a position.
  */

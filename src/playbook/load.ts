@@ -7,11 +7,15 @@
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { validateOrThrow, compileSchema, describeAjvError, validateArgs } from '../load/schema.js';
-import { loadYamlDoc, posOf, posOfPath } from '../load/yaml.js';
+import { copyPos, loadYamlDoc, posOf, posOfPath } from '../load/yaml.js';
 import type { ModuleRegistry } from '../sdk/registry.js';
 import type { AnyModule } from '../sdk/module.js';
 import { templar, Templar } from '../template/index.js';
-import { basePlaybookSchema, BLOCK_KEYS, TASK_KEYWORDS, taskKeywordSchema } from './schema.js';
+import { BLOCK_KEYS, importEntrySchema, INHERITED_KEYWORDS, playEntrySchema, playKeys, TASK_KEYWORDS, taskKeywordSchema } from './schema.js';
+import { canonicalTask, checkDebugger, checkDelegate, inheritedKeywords, moduleDefaultsFor, NOTHING_INHERITED, parseKv, staticBool, withLookup, yaml11Bool, type Inherited } from './keywords.js';
+import { KEYWORD_ACTIONS } from './names.js';
+import { ansibleBooleans } from './booleans.js';
+import { closest } from '../load/suggest.js';
 import './validators.js';
 import { specProblems, checkOptions } from './argspec.js';
 import { findRole, parseRoleEntry, roleArgumentSpecs, roleDisplayName, roleFile, roleMap } from './roles.js';
@@ -20,10 +24,11 @@ import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Pla
 type Obj = Record<string, unknown>;
 
 const META_ACTIONS = new Set(['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts']);
-const INCLUDE_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_tasks', 'import_tasks']);
-const ROLE_TASK_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_role', 'import_role']);
+const INHERITED = Object.keys(INHERITED_KEYWORDS);
+const INCLUDE_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_tasks', 'import_tasks', 'args', ...INHERITED]);
+const ROLE_TASK_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_role', 'import_role', ...INHERITED]);
 const ROLE_OPTIONS = new Set(['name', 'tasks_from', 'vars_from', 'defaults_from', 'handlers_from', 'public', 'allow_duplicates', 'rolespec_validate', 'apply']);
-const META_KEYS = new Set(['name', 'when', 'tags', 'meta']);
+const META_KEYS = new Set(['name', 'when', 'tags', 'meta', ...INHERITED]);
 
 /**
  * What loading the roles of one play collects (one owner: the play being loaded, or at run time
@@ -36,6 +41,8 @@ export interface RoleCollector {
   publicRoles: RoleUse[];
   /** Handlers of the roles used. */
   handlers: ModuleTask[];
+  /** Keywords accepted with no effect met on tasks and blocks (said once with -v). */
+  noEffect: Set<string>;
   /** Role directories whose handlers were added. */
   handlerDirs: Set<string>;
   /** Uses of static roles already expanded (a role runs once per play unless its parameters differ). */
@@ -49,7 +56,7 @@ export interface RoleCollector {
 
 /** A fresh collector for a play of a playbook in `playbookDir`. */
 export function roleCollector(playbookDir: string, addSecrets: (values: readonly string[]) => void): RoleCollector {
-  return { playbookDir, publicRoles: [], handlers: [], handlerDirs: new Set(), seen: new Set(), addSecrets };
+  return { playbookDir, publicRoles: [], handlers: [], handlerDirs: new Set(), seen: new Set(), addSecrets, noEffect: new Set() };
 }
 
 /** Inherited context while normalising a task list. */
@@ -63,6 +70,8 @@ export interface Scope {
   /** The role whose files are being loaded. */
   role?: RoleUse;
   roles: RoleCollector;
+  /** Keywords the play and enclosing blocks pass on (no_log, environment, module_defaults, …). */
+  inherit: Inherited;
 }
 
 export interface LoadOptions {
@@ -104,10 +113,10 @@ async function loadPlays(file: string, opts: LoadOptions, stack: string[], secre
   if (!Array.isArray(value)) {
     throw new InputError('a playbook must be a list of plays (each starting with `- name:` / `hosts:`)', posOf(value) ?? { file, line: 1, col: 1 });
   }
-  validateOrThrow(basePlaybookSchema(), value, 'playbook', { root: value, fallbackPos: posFallback(file) });
   const plays: Play[] = [];
-  for (const [i, entry] of (value as Obj[]).entries()) {
+  for (const [i, entry] of (value as unknown[]).entries()) {
     const where = posOf(value, i) ?? posFallback(file);
+    checkPlayEntry(entry, where, file);
     if ('import_playbook' in entry) {
       const target = path.resolve(path.dirname(file), String(entry.import_playbook));
       if (stack.includes(target)) throw new InputError(`import_playbook cycle: ${[...stack, target].map((f) => path.basename(f)).join(' → ')}`, where);
@@ -121,15 +130,38 @@ async function loadPlays(file: string, opts: LoadOptions, stack: string[], secre
   return plays;
 }
 
+/**
+ * Check one entry of a playbook: a play (an unknown key is reported as that, with the nearest
+ * known key) or an `import_playbook` entry.
+ */
+function checkPlayEntry(entry: unknown, where: SourcePos, file: string): asserts entry is Obj {
+  if (!isObj(entry)) throw new InputError('a play must be a map (`- hosts: …` with `tasks:`), or `- import_playbook: file.yml`', where);
+  const isImport = 'import_playbook' in entry;
+  const allowed = isImport ? Object.keys((importEntrySchema().properties ?? {}) as Obj) : playKeys();
+  for (const k of Object.keys(entry)) {
+    if (allowed.includes(k)) continue;
+    const near = closest(k, allowed);
+    const what = isImport ? 'import_playbook entry' : 'play';
+    const hint = near.length ? `did you mean '${near[0]}'?` : `a ${what} accepts: ${allowed.join(', ')}`;
+    throw new InputError(`${what}: unknown key '${k}'${!isImport && (k in TASK_KEYWORDS || k.startsWith('with_')) ? ' (a task keyword: put it on a task under `tasks:`)' : ''}`, posOf(entry, k) ?? where, hint);
+  }
+  if (!isImport && !('hosts' in entry)) throw new InputError("play: missing required key 'hosts'", where, 'add `hosts: <pattern>` (e.g. `hosts: all` or `hosts: localhost`)');
+  validateOrThrow(isImport ? importEntrySchema() : playEntrySchema(), withoutNulls(entry), isImport ? 'import_playbook' : 'play', { root: entry, fallbackPos: where ?? posFallback(file) });
+}
+
 async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOptions, secrets: string[], stack: string[]): Promise<Play> {
   const baseDir = path.dirname(file);
   const pos = posOf(raw) ?? posFallback(file);
   const tags = toList(raw.tags);
   const roles = roleCollector(path.dirname(stack[0] ?? file), (values) => secrets.push(...values));
-  const scope: Scope = { baseDir, tags, blockVars: [], stack, handler: false, roles };
+  checkDebugger(raw);
+  if (raw.strategy === 'debug') throw new InputError("strategy: 'debug' (Ansible's task debugger) is not supported by kplay", posOf(raw, 'strategy'), 'remove it; run with -vv to see each result');
+  const inherit = inheritedKeywords(raw, NOTHING_INHERITED, knownAction(opts));
+  const scope: Scope = { baseDir, tags, blockVars: [], stack, handler: false, roles, inherit };
   const serial = raw.serial === undefined ? undefined : Array.isArray(raw.serial) ? (raw.serial as (number | string)[]) : [raw.serial as number | string];
   const name = typeof raw.name === 'string' ? raw.name : `play ${index + 1}`;
   if (raw.vars !== undefined) templar.check(raw.vars, { where: posOf(raw, 'vars') });
+  const promptVars = varsPrompt(raw);
   const varsFiles = Array.isArray(raw.vars_files) ? (raw.vars_files as string[]) : [];
   const filesVars: Obj = {};
   for (const [i, vf] of varsFiles.entries()) {
@@ -157,7 +189,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     for (const [i, entry] of (raw.roles as unknown[]).entries()) {
       const where = posOf(raw.roles, i) ?? pos;
       const dep = parseRoleEntry(entry, where);
-      const c: TaskCommon = { ...common({ when: dep.when, tags: dep.tags }, where, scope), name: undefined };
+      const c: TaskCommon = { ...common(roleEntryKeywords(dep, d0(entry)), where, scope, opts), name: undefined };
       const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: true, allowDuplicates: isObj(entry) && entry.allow_duplicates === true }, c, scope, opts, where, isObj(entry) ? entry : undefined);
       if (node) roleBlocks.push(node);
     }
@@ -166,10 +198,13 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   const play: Play = {
     name,
     hosts: raw.hosts as string | string[],
+    gatherFacts: staticBool(raw, 'gather_facts') ?? false,
+    order: typeof raw.order === 'string' ? (raw.order as Play['order']) : 'inventory',
+    noEffect: Object.keys(raw).filter((k) => NO_EFFECT.has(k)),
     serial,
     maxFailPercentage: typeof raw.max_fail_percentage === 'number' ? raw.max_fail_percentage : undefined,
-    anyErrorsFatal: raw.any_errors_fatal === true,
-    vars: isObj(raw.vars) ? raw.vars : {},
+    anyErrorsFatal: inherit.anyErrorsFatal === true,
+    vars: { ...promptVars, ...(isObj(raw.vars) ? raw.vars : {}) },
     varsFiles,
     varsFromFiles: filesVars,
     tags,
@@ -181,8 +216,48 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     baseDir,
     pos,
   };
+  // keywords with no effect on tasks and blocks (post_tasks included) are said with the play's
+  play.noEffect = [...new Set([...play.noEffect, ...roles.noEffect])];
   checkNotifications(play);
   return play;
+}
+
+/** Keywords accepted for Ansible compatibility that change nothing in kplay. */
+const NO_EFFECT = new Set(['become', 'become_user', 'become_method', 'become_flags', 'become_exe', 'connection', 'remote_user', 'port', 'gather_subset', 'gather_timeout', 'fact_path', 'force_handlers', 'ignore_unreachable', 'collections', 'strategy']);
+
+/** Whether `short` is an action kplay has: a registry module or a keyword action. */
+function knownAction(opts: LoadOptions): (short: string) => boolean {
+  return (short) => opts.registry.has(short) || KEYWORD_ACTIONS.has(short);
+}
+
+/**
+ * `vars_prompt`: kplay never prompts. Each variable is a play variable with its `default` (an
+ * `-e name=…` wins, as extra vars do); without a default it is the empty string.
+ */
+function varsPrompt(raw: Obj): Obj {
+  const list = raw.vars_prompt;
+  if (list === undefined || list === null) return {};
+  const out: Obj = {};
+  for (const [i, p] of (list as Obj[]).entries()) {
+    const where = posOf(list, i);
+    if (p.encrypt !== undefined && p.encrypt !== null) throw new InputError(`vars_prompt '${String(p.name)}': \`encrypt\` (hashing the answer) is not supported by kplay`, posOf(p, 'encrypt') ?? where, 'hash the value with the password_hash filter where it is used');
+    if (p.default !== undefined) templar.check(p.default, { where: posOf(p, 'default') ?? where });
+    out[String(p.name)] = p.default ?? '';
+  }
+  return out;
+}
+
+/** The map a role entry's keywords are read from (positions kept: the entry itself when it is a map). */
+function d0(entry: unknown): Obj | undefined {
+  return isObj(entry) ? entry : undefined;
+}
+
+/** A role entry's `when`, `tags` and keywords, as a node's raw keys (read from the entry, for positions). */
+function roleEntryKeywords(dep: { when: unknown[]; tags: string[]; keywords: Obj }, entry: Obj | undefined): Obj {
+  if (!entry) return { when: dep.when, tags: dep.tags };
+  const out: Obj = { ...dep.keywords, when: dep.when, tags: dep.tags };
+  copyPos(entry, out);
+  return out;
 }
 
 /** Handlers are module tasks with a name or topics. */
@@ -236,7 +311,7 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
   };
   templar.check(spec.params, { where: pos });
   templar.check(spec.useVars, { where: pos });
-  const inner: Scope = { ...scope, role, tags: c.tags, stack: [...scope.stack, dir], handler: false };
+  const inner: Scope = { ...scope, role, tags: c.tags, stack: [...scope.stack, dir], handler: false, inherit: inheritOf(c) };
   // dependencies (meta/main.yml) run first, each once per play
   const depBlocks: TaskNode[] = [];
   const deps = meta.dependencies;
@@ -245,7 +320,7 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
     for (const [i, d] of deps.entries()) {
       const where = posOf(deps, i) ?? pos;
       const dep = parseRoleEntry(d, where);
-      const dc: TaskCommon = { ...common({ when: dep.when, tags: dep.tags }, where, inner), name: undefined };
+      const dc: TaskCommon = { ...common(roleEntryKeywords(dep, d0(d)), where, inner, opts), name: undefined };
       const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: false, allowDuplicates: isObj(d) && d.allow_duplicates === true }, dc, inner, opts, where, isObj(d) ? d : undefined);
       if (node?.role) role.deps.push(node.role);
       if (node) depBlocks.push(node);
@@ -264,7 +339,7 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
     staticRoleArgs(role.name, options, spec.params, raw, pos);
     const name = `Validating arguments against arg spec '${entry}'${typeof argSpec.short_description === 'string' ? ` - ${argSpec.short_description}` : ''}`;
     const task: ModuleTask = {
-      ...common({ name }, pos, inner),
+      ...common({ name }, pos, inner, opts),
       name,
       tags: [...new Set([...inner.tags, 'always'])],
       kind: 'task',
@@ -348,40 +423,56 @@ async function normaliseList(list: unknown[], scope: Scope, opts: LoadOptions): 
   return out;
 }
 
-function common(raw: Obj, pos: SourcePos, scope: Scope): TaskCommon {
+function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): TaskCommon {
   const name = typeof raw.name === 'string' ? raw.name : undefined;
   if (name) templar.check(name, { where: posOf(raw, 'name') });
   const when = conditionList(raw.when);
   for (const c of when) templar.checkCondition(c, { where: posOf(raw, 'when') });
   if (isObj(raw.vars)) templar.check(raw.vars, { where: posOf(raw, 'vars') });
+  checkDelegate(raw);
+  checkDebugger(raw);
+  for (const key of Object.keys(raw)) if (NO_EFFECT.has(key) && raw[key] !== null) scope.roles.noEffect.add(key);
+  const k = inheritedKeywords(raw, scope.inherit, knownAction(opts));
   return {
     name,
     when,
     tags: [...new Set([...scope.tags, ...toList(raw.tags)])],
     vars: isObj(raw.vars) ? raw.vars : undefined,
     blockVars: scope.blockVars,
-    checkMode: typeof raw.check_mode === 'boolean' ? raw.check_mode : undefined,
-    ignoreErrors: raw.ignore_errors,
-    noLog: raw.no_log === true ? true : undefined,
-    runOnce: raw.run_once === true ? true : undefined,
-    timeout: typeof raw.timeout === 'number' ? raw.timeout : undefined,
+    checkMode: k.checkMode,
+    ignoreErrors: k.ignoreErrors,
+    noLog: k.noLog,
+    runOnce: k.runOnce,
+    timeout: k.timeout,
+    diff: k.diff,
+    environment: k.environment,
+    moduleDefaults: k.moduleDefaults,
+    anyErrorsFatal: k.anyErrorsFatal,
+    throttle: k.throttle,
     baseDir: scope.baseDir,
     role: scope.role,
     pos,
   };
 }
 
-function unknownKeyError(raw: Obj, key: string, allowed: Iterable<string>, what: string): InputError {
-  return new InputError(`${what}: unknown key '${key}'`, posOf(raw, key), `allowed here: ${[...allowed].join(', ')}`);
+/** What a node passes on to the tasks inside it (a block's, an import's). */
+function inheritOf(c: TaskCommon): Inherited {
+  return { checkMode: c.checkMode, noLog: c.noLog, diff: c.diff, ignoreErrors: c.ignoreErrors, runOnce: c.runOnce, timeout: c.timeout, anyErrorsFatal: c.anyErrorsFatal, throttle: c.throttle, environment: c.environment, moduleDefaults: c.moduleDefaults };
 }
 
-async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): Promise<TaskNode> {
+function unknownKeyError(raw: Obj, key: string, allowed: Iterable<string>, what: string): InputError {
+  const near = closest(key, allowed);
+  return new InputError(`${what}: unknown key '${key}'`, posOf(raw, key), near.length ? `did you mean '${near[0]}'?` : `allowed here: ${[...allowed].join(', ')}`);
+}
+
+async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): Promise<TaskNode> {
   // Blocks.
-  if ('block' in raw) {
+  if ('block' in original) {
+    const raw = original;
     for (const k of Object.keys(raw)) if (!BLOCK_KEYS.has(k)) throw unknownKeyError(raw, k, BLOCK_KEYS, 'block');
     validateKeywords(raw, pos);
-    const c = common(raw, pos, scope);
-    const inner: Scope = { ...scope, tags: c.tags, blockVars: c.vars ? [...scope.blockVars, c.vars] : scope.blockVars };
+    const c = common(raw, pos, scope, opts);
+    const inner: Scope = { ...scope, tags: c.tags, blockVars: c.vars ? [...scope.blockVars, c.vars] : scope.blockVars, inherit: inheritOf(c) };
     const list = (k: string): Promise<TaskNode[]> => {
       const v = raw[k];
       if (v === undefined || v === null) return Promise.resolve([]);
@@ -392,19 +483,30 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
     const node: BlockNode = { ...c, kind: 'block', block: await list('block'), rescue: await list('rescue'), always: await list('always') };
     return node;
   }
+  // `ansible.builtin.debug` → `debug`, `action: …` → the module key, with_<lookup> → a loop.
+  const raw = canonicalTask(original, knownAction(opts));
+  const withLoop = withLookup(raw);
+  const loopOf = (r: Obj): { loop?: unknown; loopLookup?: string } => (withLoop ? { loop: r[withLoop.key], loopLookup: withLoop.lookup } : { loop: r.loop });
+  const allowedWith = (keys: Set<string>): Set<string> => (withLoop ? new Set([...keys, withLoop.key]) : keys);
   // Static and dynamic task file inclusion.
   if ('import_tasks' in raw || 'include_tasks' in raw) {
-    for (const k of Object.keys(raw)) if (!INCLUDE_KEYS.has(k)) throw unknownKeyError(raw, k, INCLUDE_KEYS, 'include');
+    const allowed = allowedWith(INCLUDE_KEYS);
+    for (const k of Object.keys(raw)) if (!allowed.has(k)) throw unknownKeyError(raw, k, INCLUDE_KEYS, 'include');
     validateKeywords(raw, pos);
-    const c = common(raw, pos, scope);
+    const c = common(raw, pos, scope, opts);
     const dynamic = 'include_tasks' in raw;
-    const fileRaw = raw[dynamic ? 'include_tasks' : 'import_tasks'];
-    if (typeof fileRaw !== 'string' || !fileRaw) throw new InputError(`\`${dynamic ? 'include_tasks' : 'import_tasks'}\` needs a file name`, pos);
+    const key = dynamic ? 'include_tasks' : 'import_tasks';
+    let fileRaw = raw[key];
+    // `include_tasks: {file: x.yml}` (Ansible's long form) and `args: {file: …}`
+    if (isObj(fileRaw) && typeof fileRaw.file === 'string') fileRaw = fileRaw.file;
+    if ((fileRaw === null || fileRaw === undefined) && isObj(raw.args) && typeof raw.args.file === 'string') fileRaw = raw.args.file;
+    if (typeof fileRaw !== 'string' || !fileRaw) throw new InputError(`\`${key}\` needs a file name`, pos);
     const loopControl = loopControlOf(raw);
+    const { loop, loopLookup } = loopOf(raw);
     if (dynamic) {
       templar.check(fileRaw, { where: posOf(raw, 'include_tasks') });
-      if (raw.loop !== undefined) templar.check(raw.loop, { where: posOf(raw, 'loop') });
-      const node: IncludeNode = { ...c, kind: 'include', file: fileRaw, loop: raw.loop, loopControl };
+      if (loop !== undefined) templar.check(loop, { where: posOf(raw, 'loop') });
+      const node: IncludeNode = { ...c, kind: 'include', file: fileRaw, loop, loopLookup, loopControl, parentInherit: scope.inherit };
       if (!Templar.isTemplated(fileRaw)) {
         // Check the file statically now (it is loaded again, per cluster, at run time).
         await loadTaskFile(path.resolve(scope.baseDir, fileRaw), { ...scope, tags: c.tags }, opts, posOf(raw, 'include_tasks') ?? pos);
@@ -412,15 +514,16 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
       return node;
     }
     if (Templar.isTemplated(fileRaw)) throw new InputError('import_tasks is static and cannot be templated; use include_tasks', posOf(raw, 'import_tasks'));
-    if (raw.loop !== undefined) throw new InputError('import_tasks cannot loop; use include_tasks', posOf(raw, 'loop'));
+    if (loop !== undefined) throw new InputError('import_tasks cannot loop; use include_tasks', posOf(raw, withLoop?.key ?? 'loop'));
     const target = path.resolve(scope.baseDir, fileRaw);
-    const inner: Scope = { ...scope, tags: c.tags, blockVars: c.vars ? [...scope.blockVars, c.vars] : scope.blockVars };
+    const inner: Scope = { ...scope, tags: c.tags, blockVars: c.vars ? [...scope.blockVars, c.vars] : scope.blockVars, inherit: inheritOf(c) };
     const tasks = await loadTaskFile(target, inner, opts, posOf(raw, 'import_tasks') ?? pos);
     const node: BlockNode = { ...c, name: c.name ?? `import_tasks: ${fileRaw}`, kind: 'block', block: tasks, rescue: [], always: [] };
     return node;
   }
   if ('import_role' in raw || 'include_role' in raw) {
-    for (const k of Object.keys(raw)) if (!ROLE_TASK_KEYS.has(k)) throw unknownKeyError(raw, k, ROLE_TASK_KEYS, 'role task');
+    const allowed = allowedWith(ROLE_TASK_KEYS);
+    for (const k of Object.keys(raw)) if (!allowed.has(k)) throw unknownKeyError(raw, k, ROLE_TASK_KEYS, 'role task');
     validateKeywords(raw, pos);
     const dynamic = 'include_role' in raw;
     const key = dynamic ? 'include_role' : 'import_role';
@@ -432,17 +535,18 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
     const validate = o.rolespec_validate !== false;
     const str = (k: string): string | undefined => (typeof o[k] === 'string' ? (o[k] as string) : undefined);
     const from = { tasks: str('tasks_from'), vars: str('vars_from'), defaults: str('defaults_from'), handlers: str('handlers_from') };
-    const c = common(raw, pos, scope);
+    const c = common(raw, pos, scope, opts);
     // `vars:` of import_role/include_role are include params (above facts), not block vars.
     const cc: TaskCommon = { ...c, vars: undefined };
     const params = c.vars ?? {};
+    const { loop, loopLookup } = loopOf(raw);
     if (!dynamic) {
       if (Templar.isTemplated(o.name)) throw new InputError('import_role is static and its name cannot be templated; use include_role', posOf(o, 'name'));
-      if (raw.loop !== undefined) throw new InputError('import_role cannot loop; use include_role', posOf(raw, 'loop'));
+      if (loop !== undefined) throw new InputError('import_role cannot loop; use include_role', posOf(raw, withLoop?.key ?? 'loop'));
       const node = await expandRole({ name: o.name, from, useVars: {}, params, public: o.public !== false, allowDuplicates: o.allow_duplicates !== false, validate }, cc, scope, opts, posOf(raw, key) ?? pos, isObj(raw.vars) ? raw.vars : raw);
       return node ?? { ...cc, kind: 'block', block: [], rescue: [], always: [] };
     }
-    if (raw.loop !== undefined) templar.check(raw.loop, { where: posOf(raw, 'loop') });
+    if (loop !== undefined) templar.check(loop, { where: posOf(raw, withLoop?.key ?? 'loop') });
     const node: IncludeRoleNode = {
       ...c,
       kind: 'include_role',
@@ -451,8 +555,10 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
       public: o.public === true,
       allowDuplicates: o.allow_duplicates !== false,
       validate,
-      loop: raw.loop,
+      loop,
+      loopLookup,
       loopControl: loopControlOf(raw),
+      parentInherit: scope.inherit,
     };
     if (!Templar.isTemplated(o.name)) {
       // Check the role statically now (it is loaded again, per cluster, at run time); its handlers
@@ -467,11 +573,11 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
     const action = String(raw.meta);
     if (!META_ACTIONS.has(action)) throw new InputError(`unknown meta action '${action}'`, posOf(raw, 'meta'), `use one of: ${[...META_ACTIONS].join(', ')}`);
     // `end_host` is Ansible's name for kplay's `end_cluster`.
-    const node: MetaNode = { ...common(raw, pos, scope), kind: 'meta', action: (action === 'end_host' ? 'end_cluster' : action) as MetaNode['action'] };
+    const node: MetaNode = { ...common(raw, pos, scope, opts), kind: 'meta', action: (action === 'end_host' ? 'end_cluster' : action) as MetaNode['action'] };
     return node;
   }
   // A module task.
-  const moduleKeys = Object.keys(raw).filter((k) => !(k in TASK_KEYWORDS));
+  const moduleKeys = Object.keys(raw).filter((k) => !(k in TASK_KEYWORDS) && k !== withLoop?.key);
   if (moduleKeys.length === 0) {
     throw new InputError('task has no module: add one module key (e.g. `debug: {msg: hi}`)', pos, `modules: ${opts.registry.names().join(', ')}`);
   }
@@ -487,31 +593,32 @@ async function normaliseTask(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadO
   const name = moduleKeys[0] ?? '';
   const mod = opts.registry.get(name) as AnyModule;
   await opts.registry.prepare(name);
-  const args = normaliseArgs(mod, raw[name], raw, name);
-  const c = common(raw, pos, scope);
+  const c = common(raw, pos, scope, opts);
+  const defaults = moduleDefaultsFor(c.moduleDefaults, name);
+  const args = normaliseArgs(mod, raw[name], raw, name, isObj(raw.args) ? raw.args : undefined, defaults);
   for (const k of ['until', 'failed_when', 'changed_when'] as const) {
     for (const cond of conditionList(raw[k])) templar.checkCondition(cond, { where: posOf(raw, k) });
   }
+  const { loop, loopLookup } = loopOf(raw);
   if (raw.loop !== undefined) templar.check(raw.loop, { where: posOf(raw, 'loop') });
+  for (const k of ['retries', 'delay'] as const) if (typeof raw[k] === 'string') templar.check(raw[k], { where: posOf(raw, k) });
   const task: ModuleTask = {
     ...c,
     kind: 'task',
     module: name,
     args,
-    loop: raw.loop,
+    loop,
+    loopLookup,
     loopControl: loopControlOf(raw),
     register: typeof raw.register === 'string' ? raw.register : undefined,
     until: raw.until,
-    retries: typeof raw.retries === 'number' ? raw.retries : undefined,
-    delay: typeof raw.delay === 'number' ? raw.delay : undefined,
+    retries: typeof raw.retries === 'number' || typeof raw.retries === 'string' ? raw.retries : undefined,
+    delay: typeof raw.delay === 'number' || typeof raw.delay === 'string' ? raw.delay : undefined,
     failedWhen: raw.failed_when,
     changedWhen: raw.changed_when,
     notify: toList(raw.notify),
     listen: toList(raw.listen),
   };
-  if (task.until === undefined && task.retries !== undefined) {
-    throw new InputError('`retries` without `until`: nothing decides when to stop retrying', posOf(raw, 'retries'), 'add `until: <condition>`');
-  }
   return task;
 }
 
@@ -533,38 +640,82 @@ function loopControlOf(raw: Obj): ModuleTask['loopControl'] {
     label: typeof lc.label === 'string' ? lc.label : undefined,
     indexVar: typeof lc.index_var === 'string' ? lc.index_var : undefined,
     pause: typeof lc.pause === 'number' ? lc.pause : undefined,
+    extended: yaml11Bool(lc.extended) === true ? true : undefined,
   };
+}
+
+/** `key:` with no value is the keyword left unset (as Ansible reads it): checked as absent. */
+function withoutNulls(raw: Obj): Obj {
+  if (!Object.values(raw).some((v) => v === null)) return raw;
+  return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null));
 }
 
 function validateKeywords(raw: Obj, pos: SourcePos): void {
   const validate = compileSchema(taskKeywordSchema());
-  if (validate(raw)) return;
+  if (validate(withoutNulls(raw))) return;
   const e = (validate.errors ?? [])[0];
   if (!e) throw new InputError('invalid task keywords', pos);
   const p = e.instancePath.slice(1).split('/').filter(Boolean);
   throw new InputError(describeAjvError(e, 'task'), posOfPath(raw, p) ?? pos);
 }
 
-/** Normalise a module's arguments and check what can be checked without variables. */
-function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string): unknown {
+/** Modules whose free-form string is a command line: only their few `key=value` options are taken out of it (Ansible's RAW_PARAM_MODULES). */
+const RAW_MODULES = new Set(['command', 'shell', 'script', 'raw']);
+const RAW_OPTIONS = new Set(['chdir', 'creates', 'removes', 'executable', 'stdin', 'stdin_add_newline', 'strip_empty_ends', 'argv']);
+
+/**
+ * A free-form string as Ansible splits it: `key=value` pairs naming the module's arguments become
+ * arguments (`file: path=/x state=touch`); the rest is the free-form argument.
+ */
+function freeFormArgs(mod: AnyModule, value: string): Obj | undefined {
+  const props = isObj(mod.schema.properties) ? mod.schema.properties : {};
+  if (RAW_MODULES.has(mod.name)) {
+    const { kv, rest } = parseKv(value, (k) => RAW_OPTIONS.has(k) && k in props);
+    if (Object.keys(kv).length === 0 || !mod.freeForm) return undefined;
+    return { ...kv, [mod.freeForm]: rest };
+  }
+  const { kv, rest } = parseKv(value);
+  const keys = Object.keys(kv);
+  if (keys.length === 0) return undefined;
+  if (!keys.every((k) => k in props)) return undefined;
+  if (rest === '') return kv;
+  return mod.freeForm ? { ...kv, [mod.freeForm]: rest } : undefined;
+}
+
+/**
+ * Normalise a module's arguments and check what can be checked without variables. `extra`: the
+ * task's `args:` (the module key's arguments win); `defaults`: `module_defaults` that apply (the
+ * task's arguments win; checked together, applied again at run time once rendered).
+ */
+function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string, extra: Obj | undefined, defaults: unknown[] | undefined): unknown {
   const where = posOf(raw, key);
   let args: unknown = value;
-  if (value === null || value === undefined) args = {};
+  // what is checked: module_defaults under the arguments, Ansible's boolean spellings read as booleans
+  const withDefaults = (given: Obj): Obj => {
+    const merged: Obj = defaults ? (Object.assign({}, ...defaults.filter(isObj), given) as Obj) : given;
+    if (merged !== given) copyPos(given, merged);
+    return ansibleBooleans(mod.schema, merged) as Obj;
+  };
+  if (value === null || value === undefined) args = extra ? { ...extra } : {};
   else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
     if (typeof value === 'string' && /^\s*\{\{[^]*\}\}\s*$/.test(value) && !mod.freeForm) {
       templar.check(value, { where });
       return value; // the whole argument map comes from a template
     }
-    if (!mod.freeForm) throw new InputError(`${mod.name}: arguments must be a map`, where, `see \`kplay modules ${mod.name}\``);
-    args = { [mod.freeForm]: value };
-    templar.check(value, { where });
-    staticValidate(mod, args, where, raw, key);
+    const split = typeof value === 'string' ? freeFormArgs(mod, value) : undefined;
+    if (!mod.freeForm && !split) throw new InputError(`${mod.name}: arguments must be a map`, where, `see \`kplay modules ${mod.name}\``);
+    args = { ...(extra ?? {}), ...(split ?? { [mod.freeForm as string]: value }) };
+    templar.check(args, { where });
+    staticValidate(mod, withDefaults(args as Obj), where, raw, key);
     return args;
   } else if (!isObj(value)) {
     throw new InputError(`${mod.name}: arguments must be a map`, where, `see \`kplay modules ${mod.name}\``);
+  } else if (extra) {
+    args = { ...extra, ...value };
+    copyPos(value, args as Obj);
   }
   templar.check(args, { where });
-  staticValidate(mod, args, where, value, undefined);
+  staticValidate(mod, withDefaults(args as Obj), where, value, undefined);
   return args;
 }
 
@@ -613,10 +764,10 @@ export async function loadTaskFile(file: string, scope: Scope, opts: LoadOptions
 
 /** Scope used to load an include_tasks file at run time (`roles`: the play run's collector). */
 export function includeScope(node: IncludeNode, roles: RoleCollector): Scope {
-  return { baseDir: node.baseDir, tags: node.tags, blockVars: node.vars ? [...node.blockVars, node.vars] : node.blockVars, stack: [], handler: false, role: node.role, roles };
+  return { baseDir: node.baseDir, tags: node.tags, blockVars: node.vars ? [...node.blockVars, node.vars] : node.blockVars, stack: [], handler: false, role: node.role, roles, inherit: node.parentInherit };
 }
 
 /** Scope used to expand an `include_role` at run time. */
 export function includeRoleScope(node: IncludeRoleNode, roles: RoleCollector): Scope {
-  return { baseDir: node.baseDir, tags: node.tags, blockVars: node.blockVars, stack: [], handler: false, role: node.role, roles };
+  return { baseDir: node.baseDir, tags: node.tags, blockVars: node.blockVars, stack: [], handler: false, role: node.role, roles, inherit: node.parentInherit };
 }

@@ -4,6 +4,7 @@
  * `templates/`, as in Ansible. The loader (load.ts) turns a use of a role into task nodes; the
  * variables it brings are layered by src/vars/roles.ts.
  */
+import { INHERITED_KEYWORDS } from './schema.js';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
@@ -101,14 +102,16 @@ export interface RoleDependency {
   params: Obj;
   when: unknown[];
   tags: string[];
+  /** Keywords of the entry passed on to the role's tasks (`environment`, `no_log`, `become`, …), as written. */
+  keywords: Obj;
 }
 
 /** Keys of a role entry (in `roles:` or `dependencies:`) that are not role params. */
-export const ROLE_ENTRY_KEYWORDS = new Set(['role', 'name', 'vars', 'when', 'tags', 'allow_duplicates', 'public']);
+export const ROLE_ENTRY_KEYWORDS = new Set(['role', 'name', 'vars', 'when', 'tags', 'allow_duplicates', 'public', ...Object.keys(INHERITED_KEYWORDS)]);
 
 /** Split a role entry into its name, `vars:`, keywords and (inline) params. */
 export function parseRoleEntry(entry: unknown, pos: SourcePos | undefined): RoleDependency {
-  if (typeof entry === 'string') return { name: entry, useVars: {}, params: {}, when: [], tags: [] };
+  if (typeof entry === 'string') return { name: entry, useVars: {}, params: {}, when: [], tags: [], keywords: {} };
   if (!isRecord(entry)) throw new InputError('a role entry must be a role name or a map with `role:`', pos);
   const name = entry.role ?? entry.name;
   if (typeof name !== 'string' || !name) throw new InputError('a role entry needs `role: <name>`', pos);
@@ -116,7 +119,8 @@ export function parseRoleEntry(entry: unknown, pos: SourcePos | undefined): Role
   for (const [k, v] of Object.entries(entry)) if (!ROLE_ENTRY_KEYWORDS.has(k)) params[k] = v;
   const when = entry.when === undefined || entry.when === null ? [] : Array.isArray(entry.when) ? entry.when : [entry.when];
   const tags = entry.tags === undefined || entry.tags === null ? [] : Array.isArray(entry.tags) ? entry.tags.map(String) : String(entry.tags).split(',').map((t) => t.trim()).filter(Boolean);
-  return { name, useVars: isRecord(entry.vars) ? entry.vars : {}, params, when, tags };
+  const keywords = Object.fromEntries(Object.entries(entry).filter(([k]) => k in INHERITED_KEYWORDS));
+  return { name, useVars: isRecord(entry.vars) ? entry.vars : {}, params, when, tags, keywords };
 }
 
 /** The `argument_specs` of a role: `meta/argument_specs.yml` wins over `meta/main.yml`, as in Ansible. */

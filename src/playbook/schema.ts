@@ -19,11 +19,42 @@ const templatedInt = (description: string): JsonSchema => ({
   anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '\\{\\{' }],
 });
 
+/** A boolean keyword: `true`/`false`, YAML 1.1's `yes`/`no`/`on`/`off` (as Ansible reads them), or a template. */
+const boolish = (description: string): JsonSchema => ({ description, anyOf: [{ type: 'boolean' }, { type: 'string' }] });
+const mapOrTemplate = (description: string): JsonSchema => ({ description, anyOf: [{ type: 'object' }, { type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'object' }, { type: 'string' }] } }] });
+const noEffect = (what: string): JsonSchema => ({ description: `${what} Accepted for Ansible compatibility; no effect in kplay (said once with -v).` });
+
+/** Keywords every task-like node (task, block, play) inherits from its parents, with the same meaning. */
+export const INHERITED_KEYWORDS: Record<string, JsonSchema> = {
+  check_mode: boolish('Force check mode on (true) or off (false); a template is rendered per cluster.'),
+  no_log: boolish('Hide results, messages and diffs from all output; a template is rendered per cluster.'),
+  diff: boolish('Force diff mode on (true) or off (false), as `--diff` does.'),
+  ignore_errors: boolish('Continue when the task fails (counted as ignored); a template is rendered per cluster.'),
+  environment: mapOrTemplate('Environment variables (a map, a template giving one, or a list of them; later keys win) for the processes the task starts; modules see them as `ctx.environment` (K8S_AUTH_* included).'),
+  module_defaults: mapOrTemplate('Default arguments per module (`k8s`, `kubernetes.core.k8s`, `ansible.builtin.command`) or action group (`group/kubernetes.core.k8s`, `group/k8s`, `group/kubernetes.core.helm`): the task\'s own arguments win. Values may be templated.'),
+  any_errors_fatal: boolish('A failure of this task stops the whole run, on every cluster.'),
+  throttle: { description: 'At most this many clusters run the task at once.', anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string' }] },
+  collections: { description: 'Collections short module names are searched in (Ansible\'s `collections:`): accepted; kplay\'s short names resolve already.', anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'string' }] },
+  become: noEffect('Privilege escalation on the managed host.'),
+  become_user: noEffect('User to become.'),
+  become_method: noEffect('How to become.'),
+  become_flags: noEffect('Flags for become.'),
+  become_exe: noEffect('Program used to become.'),
+  connection: noEffect('Connection plug-in (kplay talks to the Kubernetes API from the controller: `local`).'),
+  remote_user: noEffect('SSH user.'),
+  port: noEffect('SSH port.'),
+  timeout: { type: 'number', exclusiveMinimum: 0, description: 'Seconds before the task is cancelled and fails.' },
+  run_once: boolish('Run on the first cluster of the batch only; the result applies to all.'),
+  delegate_to: { type: 'string', description: '`localhost`/`127.0.0.1` (or the running cluster itself): runs as usual, kplay\'s modules always run on the controller. Another host is refused.' },
+  delegate_facts: boolish('With `delegate_to: localhost`: accepted (facts stay with the cluster the task runs for).'),
+  debugger: { type: 'string', description: 'Ansible\'s task debugger: refused (only `never` is accepted).' },
+};
+
 /** Keywords of a module task (besides its one module key). */
 export const TASK_KEYWORDS: Record<string, JsonSchema> = {
   name: { type: 'string', description: 'Task name shown in output (templated).' },
   when: condition,
-  loop: { description: 'A list (or a template giving a list): the task runs once per item, as `item`.', anyOf: [{ type: 'array' }, { type: 'string' }] },
+  loop: { description: 'A list (or a template giving a list): the task runs once per item, as `item`. `with_<lookup>: terms` is the same as `loop: "{{ query(\'<lookup>\', terms) }}"` (with_items flattens one level), as in Ansible.', anyOf: [{ type: 'array' }, { type: 'string' }] },
   loop_control: {
     type: 'object',
     description: 'Loop settings.',
@@ -33,27 +64,26 @@ export const TASK_KEYWORDS: Record<string, JsonSchema> = {
       label: { type: 'string', description: 'Template shown per item instead of the whole item.' },
       index_var: { type: 'string', description: 'Variable holding the 0-based item index.' },
       pause: { type: 'number', minimum: 0, description: 'Seconds to wait between items.' },
+      extended: { anyOf: [{ type: 'boolean' }, { type: 'string' }], description: 'Set `ansible_loop` per item (`index`, `index0`, `revindex`, `revindex0`, `first`, `last`, `length`, `allitems`, `previtem`, `nextitem`), as Ansible does.' },
+      extended_allitems: { anyOf: [{ type: 'boolean' }, { type: 'string' }], description: 'Accepted for Ansible compatibility (`allitems` is always set).' },
     },
   },
   register: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'Store the result in this variable (per cluster).' },
   until: condition,
-  retries: templatedInt('Attempts after the first for `until`. @default 3'),
-  delay: { description: 'Seconds between `until` attempts. @default 5', anyOf: [{ type: 'number', minimum: 0 }, { type: 'string' }] },
+  retries: templatedInt('Attempts after the first (as ansible-core 2.19): with `until`, retry until it holds (default 3 retries); without `until`, retry while the task fails. On giving up, `attempts` reports the number of retries. `retries: 0` runs once and ignores `until`.'),
+  delay: { description: 'Seconds between attempts. @default 5', anyOf: [{ type: 'number', minimum: 0 }, { type: 'string' }] },
   failed_when: condition,
   changed_when: condition,
-  ignore_errors: { description: 'Continue when the task fails (counted as ignored).', anyOf: [{ type: 'boolean' }, { type: 'string' }] },
   notify: { ...stringOrList, description: 'Handler names (or `listen` topics) to notify when the task changed something.' },
   tags: { ...stringOrList, description: 'Tags for `--tags` / `--skip-tags`. `always` and `never` are special.' },
-  run_once: { type: 'boolean', description: 'Run on the first cluster of the batch only; the result applies to all.' },
-  check_mode: { type: 'boolean', description: 'Force check mode on (true) or off (false) for this task.' },
-  no_log: { type: 'boolean', description: 'Hide the result and diff of this task from all output.' },
   vars: varsMap,
-  timeout: { type: 'number', exclusiveMinimum: 0, description: 'Seconds before the task is cancelled and fails.' },
+  args: { type: 'object', description: 'Module arguments given apart (Ansible\'s `args:`); the arguments under the module key win.' },
   listen: { ...stringOrList, description: 'Handlers only: topics this handler also answers to.' },
+  ...INHERITED_KEYWORDS,
 };
 
 /** Keywords of a block. */
-const BLOCK_KEYWORDS = ['name', 'when', 'tags', 'vars', 'check_mode', 'no_log', 'ignore_errors', 'run_once', 'timeout'];
+const BLOCK_KEYWORDS = ['name', 'when', 'tags', 'vars', ...Object.keys(INHERITED_KEYWORDS)];
 
 function taskListSchema(): JsonSchema {
   return { type: 'array', items: { $ref: '#/definitions/task' } };
@@ -71,7 +101,35 @@ function playSchema(): JsonSchema {
         anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+%?$' }, { type: 'array', minItems: 1, items: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+%?$' }] } }],
       },
       max_fail_percentage: { type: 'number', minimum: 0, maximum: 100, description: 'Abort the run when more than this percentage of a batch failed.' },
-      any_errors_fatal: { type: 'boolean', description: 'Abort the run at the first failure on any cluster.' },
+      ...Object.fromEntries(Object.entries(INHERITED_KEYWORDS).filter(([k]) => k !== 'delegate_to' && k !== 'delegate_facts')),
+      any_errors_fatal: boolish('Abort the run at the first failure on any cluster.'),
+      gather_facts: boolish('Run a `Gathering Facts` task first that sets facts about the controller (kplay runs every task there): `ansible_date_time`, `ansible_env`, `ansible_hostname`, … (see the README). Not set: no facts are gathered (as with ANSIBLE_GATHERING=explicit).'),
+      gather_subset: noEffect('Which facts to gather.'),
+      gather_timeout: noEffect('Timeout for gathering facts.'),
+      fact_path: noEffect('Directory of local facts.'),
+      strategy: { enum: ['linear', 'free', 'host_pinned', 'debug'], description: '`linear` (kplay\'s way). `debug` is refused (no task debugger). `free` and `host_pinned` are accepted and run as `linear`: every cluster finishes a task before the next starts (results are the same; only the order of the output differs).' },
+      order: { enum: ['inventory', 'reverse_inventory', 'sorted', 'reverse_sorted', 'shuffle'], description: 'Order in which the clusters run. @default inventory' },
+      force_handlers: noEffect('Run notified handlers even on failed hosts.'),
+      ignore_unreachable: noEffect('Continue on unreachable hosts.'),
+      vars_prompt: {
+        type: 'array',
+        description: 'Variables Ansible asks for: kplay does not prompt; it uses `-e name=…` when given, else `default` (a play variable); with neither the variable is empty.',
+        items: {
+          type: 'object',
+          required: ['name'],
+          properties: {
+            name: { type: 'string', description: 'Variable name.' },
+            prompt: { type: 'string', description: 'Question (not asked by kplay).' },
+            default: { description: 'Value used (templated).' },
+            private: { description: 'Accepted (nothing is typed).' },
+            confirm: { description: 'Accepted (nothing is typed).' },
+            encrypt: { description: 'Accepted; the value is not hashed.' },
+            salt_size: { description: 'Accepted.' },
+            unsafe: { description: 'Accepted.' },
+          },
+          additionalProperties: false,
+        },
+      },
       vars: varsMap,
       vars_files: { type: 'array', items: { type: 'string' }, description: 'YAML files of variables, relative to the playbook.' },
       tags: { ...stringOrList, description: 'Tags inherited by every task of the play.' },
@@ -113,7 +171,7 @@ export function basePlaybookSchema(): JsonSchema {
     type: 'array',
     items: {
       anyOf: [
-        { type: 'object', additionalProperties: false, required: ['import_playbook'], properties: { import_playbook: { type: 'string' }, name: { type: 'string' }, vars: varsMap, when: condition } },
+        IMPORT_PLAYBOOK,
         { $ref: '#/definitions/play' },
       ],
     },
@@ -122,6 +180,26 @@ export function basePlaybookSchema(): JsonSchema {
   return basePlaybook;
 }
 let basePlaybook: JsonSchema | undefined;
+
+/** Keys of an `- import_playbook:` entry. */
+const IMPORT_PLAYBOOK: JsonSchema = { type: 'object', additionalProperties: false, required: ['import_playbook'], properties: { import_playbook: { type: 'string' }, name: { type: 'string' }, vars: varsMap, when: condition, tags: stringOrList } };
+
+/** Schema of one play (validated per entry, so an error is about the play, not about `import_playbook`). */
+export function playEntrySchema(): JsonSchema {
+  playEntry ??= { ...playSchema(), definitions: { task: { type: 'object' } } };
+  return playEntry;
+}
+let playEntry: JsonSchema | undefined;
+
+/** Schema of one `- import_playbook: file` entry. */
+export function importEntrySchema(): JsonSchema {
+  return IMPORT_PLAYBOOK;
+}
+
+/** The keys a play accepts. */
+export function playKeys(): string[] {
+  return Object.keys((playSchema().properties ?? {}) as Record<string, unknown>);
+}
 
 /** Schema of one task's keywords (module key excluded). */
 export function taskKeywordSchema(): JsonSchema {

@@ -30,6 +30,20 @@ export interface RoleUse {
   public: boolean;
 }
 
+/** What a block or play passes on to the tasks inside it. */
+export interface Inherited {
+  checkMode?: boolean | string;
+  noLog?: boolean | string;
+  diff?: boolean | string;
+  ignoreErrors?: unknown;
+  runOnce?: boolean;
+  timeout?: number;
+  anyErrorsFatal?: boolean;
+  throttle?: number | string;
+  environment: unknown[];
+  moduleDefaults: Record<string, unknown>[];
+}
+
 /** Keywords every task-like node (task, block, include) accepts. */
 export interface TaskCommon {
   /** Display name. Templated. */
@@ -42,18 +56,39 @@ export interface TaskCommon {
   vars?: Record<string, unknown>;
   /** Variables of enclosing blocks, outer → inner. */
   blockVars: Record<string, unknown>[];
-  /** Force check mode on (`true`) or off (`false`) for this node. */
-  checkMode?: boolean;
+  /** Force check mode on (`true`) or off (`false`) for this node: a boolean or a template (own or inherited). */
+  checkMode?: boolean | string;
   ignoreErrors?: unknown;
-  noLog?: boolean;
+  /** Hide results: a boolean or a template (own or inherited from a block or the play). */
+  noLog?: boolean | string;
   runOnce?: boolean;
   /** Seconds. */
   timeout?: number;
+  /** Force diff mode on or off (`diff:` keyword): a boolean or a template. */
+  diff?: boolean | string;
+  /** `environment:` specs, outer (play) → inner (task): maps or templates giving maps; later keys win. */
+  environment: unknown[];
+  /** `module_defaults:` maps, outer (play) → inner (task); keys are registry names or `group/<name>`. */
+  moduleDefaults: Record<string, unknown>[];
+  /** `any_errors_fatal` on a task or block: a failure here stops the run. */
+  anyErrorsFatal?: boolean;
+  /** At most this many clusters run the task at once (`throttle:`; a number or a template). */
+  throttle?: number | string;
   /** Directory relative paths are resolved against (the file that holds the node). */
   baseDir: string;
   /** The role this node belongs to (its variables apply; relative paths search the role). */
   role?: RoleUse;
   pos: SourcePos;
+}
+
+/** `loop_control`. */
+export interface LoopControl {
+  loopVar: string;
+  label?: string;
+  indexVar?: string;
+  pause?: number;
+  /** `extended: true`: `ansible_loop` (index, first, last, previtem, …) is set per item. */
+  extended?: boolean;
 }
 
 /** A task that runs one module. */
@@ -62,12 +97,17 @@ export interface ModuleTask extends TaskCommon {
   module: string;
   /** Raw (untemplated) arguments, normalised to a map or a template string. */
   args: unknown;
+  /** The items: a list or a template (`loop:`), or the terms of `with_<lookup>:` (see {@link loopLookup}). */
   loop?: unknown;
-  loopControl: { loopVar: string; label?: string; indexVar?: string; pause?: number };
+  /** `with_<lookup>: terms`: the items are `query('<lookup>', *terms)`, as in Ansible. */
+  loopLookup?: string;
+  loopControl: LoopControl;
   register?: string;
   until?: unknown;
-  retries?: number;
-  delay?: number;
+  /** Attempts after the first (a number or a template); with `until` the default is 3, without it a failed result is retried. */
+  retries?: number | string;
+  /** Seconds between attempts (a number or a template). */
+  delay?: number | string;
   failedWhen?: unknown;
   changedWhen?: unknown;
   notify: string[];
@@ -87,8 +127,11 @@ export interface BlockNode extends TaskCommon {
 export interface IncludeNode extends TaskCommon {
   kind: 'include';
   file: string;
+  /** What the include's parents pass on: the included tasks inherit that, not the include's own keywords (as in Ansible). */
+  parentInherit: Inherited;
   loop?: unknown;
-  loopControl: { loopVar: string; label?: string; indexVar?: string; pause?: number };
+  loopLookup?: string;
+  loopControl: LoopControl;
 }
 
 /** `meta: flush_handlers | end_play | end_cluster | noop`. */
@@ -100,6 +143,8 @@ export interface MetaNode extends TaskCommon {
 /** `include_role:` — loaded and run per cluster at run time (the name may be templated). */
 export interface IncludeRoleNode extends TaskCommon {
   kind: 'include_role';
+  /** What the include's parents pass on (see {@link IncludeNode.parentInherit}). */
+  parentInherit: Inherited;
   /** Role name (may be templated). */
   roleName: string;
   /** `tasks_from`, `vars_from`, `defaults_from`, `handlers_from`. */
@@ -110,7 +155,8 @@ export interface IncludeRoleNode extends TaskCommon {
   /** Validate the role's argument spec first (`rolespec_validate`). */
   validate: boolean;
   loop?: unknown;
-  loopControl: { loopVar: string; label?: string; indexVar?: string; pause?: number };
+  loopLookup?: string;
+  loopControl: LoopControl;
 }
 
 export type TaskNode = ModuleTask | BlockNode | IncludeNode | IncludeRoleNode | MetaNode;
@@ -122,6 +168,12 @@ export type SerialSpec = (number | string)[];
 export interface Play {
   name: string;
   hosts: string | string[];
+  /** `gather_facts: true`: a `Gathering Facts` task sets the controller's facts first (see src/executor/facts.ts). */
+  gatherFacts: boolean;
+  /** `order:` of the clusters (`inventory`, `reverse_inventory`, `sorted`, `reverse_sorted`, `shuffle`). */
+  order: 'inventory' | 'reverse_inventory' | 'sorted' | 'reverse_sorted' | 'shuffle';
+  /** Keywords accepted for compatibility that change nothing in kplay (said once with -v). */
+  noEffect: string[];
   serial?: SerialSpec;
   maxFailPercentage?: number;
   anyErrorsFatal: boolean;

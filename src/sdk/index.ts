@@ -21,6 +21,7 @@ export { checkOptions as checkArgumentSpec } from '../playbook/argspec.js';
 export { Default, StringEnum, Type, type Args, type Static, type TDefault, type TObject, type TSchema } from './args.js';
 export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from './module.js';
 export { errorMessage } from '../load/errors.js';
+export { loadYamlDoc } from '../load/yaml.js';
 export { MASK } from '../report/mask.js';
 export { spawnTethered, tether } from './tether.js';
 export { runProcess, type ProcessOptions, type ProcessResult } from './process.js';

@@ -80,8 +80,14 @@ export interface ModuleContext {
   vars: Readonly<Record<string, unknown>>;
   /** True in `--check` mode (or task `check_mode: true`): change nothing, report what would change. */
   checkMode: boolean;
-  /** True with `--diff`: include `diff` entries in results. */
+  /** True with `--diff` (or the task's `diff: true`): include `diff` entries in results. */
   diffMode: boolean;
+  /**
+   * The task's `environment:` (play, block and task keywords merged, rendered; `{}` when none):
+   * set it on the processes the module starts (`{ ...process.env, ...ctx.environment }`) and read
+   * connection settings from it (`K8S_AUTH_KUBECONFIG`, `K8S_AUTH_CONTEXT`, …) as Ansible's modules do.
+   */
+  environment: Readonly<Record<string, string>>;
   /** Aborted on Ctrl-C / SIGTERM or task `timeout`. Long operations must stop on it. */
   signal: AbortSignal;
   /** Masking logger. */
@@ -93,9 +99,10 @@ export interface ModuleContext {
    * `<role>/<kind>/<rel>`, `<role>/<rel>`, then the task file's directory; elsewhere the task
    * file's directory. Returns the first that exists (the last candidate when none does, so the
    * error names a real place). Absolute paths are returned as they are.
+   * For `vars` (include_vars), outside a role `<dir>/vars/<rel>` is looked at before `<dir>/<rel>`.
    * @example ctx.findFile('web.yaml', 'files')
    */
-  findFile(rel: string, kind: 'files' | 'templates'): string;
+  findFile(rel: string, kind: 'files' | 'templates' | 'vars'): string;
   /** Render a template string (Jinja, as Ansible) with the task's variables (strict: undefined variables fail). */
   render(template: string, extraVars?: Record<string, unknown>): Promise<string>;
   /** Evaluate a condition (`a == 1 and not b`) with the task's variables (+ extra vars). */

@@ -81,6 +81,7 @@ export function makeCtx(overrides: CtxOverrides = {}): TestContext {
     vars,
     checkMode: overrides.checkMode ?? false,
     diffMode: overrides.diffMode ?? false,
+    environment: overrides.environment ?? {},
     signal: overrides.signal ?? abort.signal,
     baseDir: overrides.baseDir ?? process.cwd(),
     findFile: (rel: string) => path.resolve(overrides.baseDir ?? process.cwd(), rel),

@@ -78,7 +78,7 @@ describe('kplay run: loops, register, until/retries, set_fact', () => {
     expect(results(ev, 'record attempts')[0]?.msg).toBe('attempts=3');
     const never = results(ev, 'never succeeds')[0];
     expect(never).toMatchObject({ status: 'failed', ignored: true });
-    expect(String(never?.msg)).toContain('until condition not met after 1 attempt(s)'); // retries = total attempts, as in ansible-core
+    expect(String(never?.msg)).toContain('until condition not met after 2 attempt(s)'); // retries: 1 = one attempt after the first, as in ansible-core 2.19
     expect(results(ev, 'fact visible')[0]?.msg).toBe('computed=staging-2');
     expect(recap(ev).clusters['stg-1']).toMatchObject({ ignored: 1, failed: 0 });
   });
