@@ -61,3 +61,6 @@ export { parseFreeForm, shlexSplit, splitArgs } from '../local/kv.js';
 export { expandUserVars, globExists, localPath } from '../local/paths.js';
 export { delta, pyNow, splitLines, type PyTime } from '../local/time.js';
 export { applyAttrs, digest, fileState, gidOf, groupName, lexists, octal, pathInfo, sha1File, uidOf, userName, wantedMode, type AttrChange, type ModeArg, type PathInfo, type WantedAttrs } from '../local/files.js';
+export { attrDiff, contentDiff } from '../local/diff.js';
+export { applyAttrsRecursive } from '../local/tree.js';
+export { writeDest, type WriteData, type WriteSpec } from '../local/write.js';
