@@ -64,3 +64,5 @@ export { applyAttrs, digest, fileState, gidOf, groupName, lexists, octal, pathIn
 export { attrDiff, contentDiff } from '../local/diff.js';
 export { applyAttrsRecursive } from '../local/tree.js';
 export { writeDest, type WriteData, type WriteSpec } from '../local/write.js';
+export { httpRequest, maskUrl, secretHeaderValues, type HttpRequest, type HttpResponse } from '../local/http.js';
+export { activeConnections, waitLocal, type LocalWaitArgs, type LocalWaitData } from '../local/waitfor.js';
