@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { applyAttrs, defineModule, localPath, writeDest, Default, Type, type Args, type DiffEntry, type ModuleContext, type ModuleResult, type WriteData } from 'kplay/sdk';
+import { applyAttrs, defineModule, findSource, localPath, writeDest, Default, Type, type Args, type DiffEntry, type ModuleContext, type ModuleResult, type WriteData } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -69,7 +69,7 @@ export default defineModule({
       if (trailing || (existsSync(dest) && statSync(dest).isDirectory())) return { status: 'failed', msg: 'can not use content with a dir as dest' };
       return writeDest({ dest: followed(dest, args.follow), content: Buffer.from(args.content, 'utf8'), mode: args.mode, owner: args.owner, group: args.group, force, backup: args.backup, validate: args.validate }, ctx);
     }
-    const src = args.remote_src ? localPath(args.src as string) : ctx.findFile(args.src as string, 'files');
+    const src = args.remote_src ? localPath(args.src as string) : findSource(ctx, args.src as string, 'files');
     if (!existsSync(src)) {
       return { status: 'failed', msg: args.remote_src ? `Source ${src} not found` : `Could not find or access '${args.src}' (looked at ${src}). If you are using a module and expect the file to exist on the remote, see the remote_src option` };
     }

@@ -30,13 +30,13 @@ export default defineModule({
     const p = localPath(src);
     let data: Buffer;
     try {
-      if (statSync(p).isDirectory()) return { status: 'failed', msg: `file is a directory: ${src}` };
+      if (statSync(p).isDirectory()) return { status: 'failed', msg: `Source is a directory and must be a file: ${src}` };
       data = readFileSync(p);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return { status: 'failed', msg: `file not found: ${src}` };
-      if (code === 'EACCES') return { status: 'failed', msg: `file is not readable: ${src}` };
-      return { status: 'failed', msg: `unable to slurp file: ${(e as Error).message}` };
+      if (code === 'ENOENT') return { status: 'failed', msg: `File not found: ${src}` };
+      if (code === 'EACCES') return { status: 'failed', msg: `File is not readable: ${src}` };
+      return { status: 'failed', msg: `Unable to slurp file: ${src}: ${(e as Error).message}` };
     }
     return { status: 'ok', data: { content: data.toString('base64'), encoding: 'base64', source: src } };
   },

@@ -19,7 +19,7 @@ function randomName(): string {
 export default defineModule({
   name: 'tempfile',
   summary: 'Create a local temporary file or directory (ansible.builtin.tempfile)',
-  description: 'Creates `PREFIXrandomSUFFIX` (mode 0600 for a file, 0700 for a directory) in `path` (default: `$TMPDIR`, else /tmp), as `ansible.builtin.tempfile` with `connection: local`; the result `path` is the new path. Always changed. In check mode nothing is created and `path` is not returned (as Ansible). Remove it with `file: state=absent` when done.',
+  description: 'Creates `PREFIXrandomSUFFIX` (mode 0600 for a file, 0700 for a directory) in `path` (default: `$TMPDIR`, else /tmp), as `ansible.builtin.tempfile` with `connection: local`; the result `path` is the new path. Always changed. Not run in check mode (as Ansible: skipped). Remove it with `file: state=absent` when done.',
   schema: Type.Object(
     {
       state: Default(StringEnum(['file', 'directory'], { description: 'Create a file or a directory.' }), 'file'),
@@ -40,10 +40,12 @@ export default defineModule({
     size: Type.Optional(Type.Integer({ description: 'Size in bytes.' })),
   }),
   diffMode: 'unsupported',
-  checkMode: 'supported',
+  checkMode: 'unsupported',
   examples: [{ title: 'A scratch directory', yaml: '- tempfile:\n    state: directory\n    suffix: render\n  register: scratch\n- debug:\n    msg: "rendering into {{ scratch.path }}"' }],
-  async run(args, ctx) {
-    if (ctx.checkMode) return { status: 'changed', data: {} };
+  async run(args) {
+    for (const [k, v] of [['prefix', args.prefix], ['suffix', args.suffix]] as const) {
+      if (v && v !== path.basename(v)) return { status: 'failed', msg: `${k} must be a valid file name component, got '${v}'` };
+    }
     const dir = args.path !== undefined ? localPath(args.path) : process.env.TMPDIR || process.env.TEMP || process.env.TMP || os.tmpdir();
     if (!existsSync(dir)) return { status: 'failed', msg: `No such file or directory: '${dir}'` };
     try {

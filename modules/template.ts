@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defineModule, localPath, userName, writeDest, Default, StringEnum, Type } from 'kplay/sdk';
+import { defineModule, findSource, localPath, userName, writeDest, Default, StringEnum, Type } from 'kplay/sdk';
 
 export default defineModule({
   name: 'template',
@@ -65,7 +65,7 @@ export default defineModule({
     const delims: [string, string][] = [[args.block_start_string, '{%'], [args.block_end_string, '%}'], [args.variable_start_string, '{{'], [args.variable_end_string, '}}'], [args.comment_start_string, '{#'], [args.comment_end_string, '#}']];
     for (const [v, d] of delims) if (v !== d) unsupported.push(`a delimiter other than ${d} (${v})`);
     if (unsupported.length) return { status: 'failed', msg: `template: not supported by kplay: ${unsupported.join(', ')}`, data: { dest: args.dest } };
-    const src = ctx.findFile(args.src, 'templates');
+    const src = findSource(ctx, args.src, 'templates');
     if (!existsSync(src) || statSync(src).isDirectory()) return { status: 'failed', msg: `Could not find or access '${args.src}' (looked at ${src})` };
     const text = readFileSync(src, 'utf8');
     if (text.startsWith('$ANSIBLE_VAULT;')) return { status: 'failed', msg: `${src} is vault-encrypted: kplay does not decrypt Ansible Vault files` };

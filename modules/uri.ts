@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { defineModule, httpRequest, localPath, maskUrl, secretHeaderValues, writeDest, Default, StringEnum, Type } from 'kplay/sdk';
+import { defineModule, findSource, httpRequest, localPath, maskUrl, secretHeaderValues, writeDest, Default, StringEnum, Type } from 'kplay/sdk';
 
 const JSON_TYPES = ['json', 'javascript'];
 
@@ -112,7 +112,7 @@ export default defineModule({
     const hasType = Object.keys(headers).some((h) => h.toLowerCase() === 'content-type');
     let body: Buffer | undefined;
     if (args.src !== undefined) {
-      const f = args.remote_src ? localPath(args.src) : ctx.findFile(args.src, 'files');
+      const f = args.remote_src ? localPath(args.src) : findSource(ctx, args.src, 'files');
       if (!existsSync(f)) return { status: 'failed', msg: `Could not find or access '${args.src}' (looked at ${f})` };
       body = readFileSync(f);
     } else if (args.body !== undefined && args.body !== null) {
@@ -128,6 +128,8 @@ export default defineModule({
       } else text = typeof args.body === 'string' ? args.body : pyJson(args.body);
       body = Buffer.from(text, 'utf8');
     }
+    // Python's urllib sends a body as a form unless told otherwise
+    if (body !== undefined && !hasType && headers['Content-Type'] === undefined) headers['Content-Type'] = 'application/x-www-form-urlencoded';
     if (args.creates !== undefined && existsSync(localPath(args.creates))) return { status: 'ok', data: { stdout: `skipped, since '${args.creates}' exists` } };
     if (args.removes !== undefined && !existsSync(localPath(args.removes))) return { status: 'ok', data: { stdout: `skipped, since '${args.removes}' does not exist` } };
     const started = Date.now();

@@ -4,7 +4,8 @@
  * directory kplay was started in (the module's cwd under ansible-playbook), and `creates`/`removes`
  * are globs.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import type { ModuleContext } from '../sdk/module.js';
 import os from 'node:os';
 import path from 'node:path';
 import { lexists } from './files.js';
@@ -69,4 +70,15 @@ export function globExists(pattern: string): boolean {
     return names.some((n) => (!n.startsWith('.') || seg.startsWith('.')) && re.test(n) && walk(path.join(dir, n), i + 1));
   };
   return walk('/', 0);
+}
+
+/**
+ * A controller-side source file (`copy`/`uri` `src`, `template` `src`) as Ansible searches for it:
+ * `files/` (or `templates/`) first — a role's, then next to the playbook or task file — then the
+ * path itself ({@link ModuleContext.findFile}). Returns the last candidate when none exists.
+ */
+export function findSource(ctx: Pick<ModuleContext, 'findFile'>, rel: string, kind: 'files' | 'templates'): string {
+  if (path.isAbsolute(rel)) return rel;
+  const inKind = ctx.findFile(path.join(kind, rel), kind);
+  return existsSync(inKind) ? inKind : ctx.findFile(rel, kind);
 }

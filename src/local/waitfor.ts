@@ -8,6 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import type { ModuleContext, ModuleResult } from '../sdk/module.js';
 import { sleep } from '../sdk/sleep.js';
+import { pathInfo } from './files.js';
 import { localPath } from './paths.js';
 
 /** The arguments of Ansible's form (after defaults). */
@@ -217,5 +218,8 @@ export async function waitLocal(args: LocalWaitArgs, ctx: ModuleContext): Promis
       if (!(await pause())) return interrupted();
     }
   }
-  return { status: 'ok', data: { state: args.state, port: args.port ?? null, search_regex: args.search_regex ?? null, match_groups: groups, match_groupdict: groupdict, path: args.path ?? null, elapsed: elapsed() } };
+  const data: LocalWaitData = { state: args.state, port: args.port ?? null, search_regex: args.search_regex ?? null, match_groups: groups, match_groupdict: groupdict, path: args.path ?? null, elapsed: elapsed() };
+  // as ansible-core's exit_json: a result with a path gets the path's attributes (its `state` too)
+  if (file !== undefined) Object.assign(data, pathInfo(file));
+  return { status: 'ok', data };
 }

@@ -58,7 +58,7 @@ export { GATE_NAME, gateRef, gateState, openGate } from '../audit/gate.js';
 // ---- controller-local modules (command, shell, file, copy, template, stat, uri, get_url, …): Ansible's semantics
 export { commandResult, runCommand, type CommandArgs, type CommandData } from '../local/command.js';
 export { parseFreeForm, shlexSplit, splitArgs } from '../local/kv.js';
-export { expandUserVars, globExists, localPath } from '../local/paths.js';
+export { expandUserVars, findSource, globExists, localPath } from '../local/paths.js';
 export { delta, pyNow, splitLines, type PyTime } from '../local/time.js';
 export { applyAttrs, digest, fileState, gidOf, groupName, lexists, octal, pathInfo, sha1File, uidOf, userName, wantedMode, type AttrChange, type ModeArg, type PathInfo, type WantedAttrs } from '../local/files.js';
 export { attrDiff, contentDiff } from '../local/diff.js';
