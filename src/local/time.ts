@@ -32,10 +32,14 @@ export function delta(start: PyTime, end: PyTime): string {
   return days ? `${days} day${days > 1 ? 's' : ''}, ${hms}` : hms;
 }
 
+/** Every line boundary of Python's `str.splitlines()` (\r\n, \n, \r, \v, \f, \x1c-\x1e, \x85, \u2028, \u2029). */
+// eslint-disable-next-line no-control-regex -- Python counts the file/group/record separators as line breaks
+const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+
 /** Python's `str.splitlines()`: split on every line boundary Python knows, no trailing empty line. */
 export function splitLines(s: string): string[] {
   if (s === '') return [];
-  const parts = s.split(/\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/);
-  if (/(\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029])$/.test(s)) parts.pop();
+  const parts = s.split(LINE_BREAK);
+  if (new RegExp(`(?:${LINE_BREAK.source})$`).test(s)) parts.pop();
   return parts;
 }
