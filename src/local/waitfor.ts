@@ -10,6 +10,7 @@ import type { ModuleContext, ModuleResult } from '../sdk/module.js';
 import { sleep } from '../sdk/sleep.js';
 import { pathInfo } from './files.js';
 import { localPath } from './paths.js';
+import { pyRegex } from './pyre.js';
 
 /** The arguments of Ansible's form (after defaults). */
 export interface LocalWaitArgs {
@@ -35,19 +36,6 @@ export interface LocalWaitData {
 
 /** TCP states of /proc/net/tcp (hex) by name, as ansible's wait_for knows them. */
 const TCP_STATES: Record<string, string> = { ESTABLISHED: '01', SYN_SENT: '02', SYN_RECV: '03', FIN_WAIT1: '04', FIN_WAIT2: '05', TIME_WAIT: '06' };
-
-/** A Python `re` pattern as a JavaScript one (named groups `(?P<n>…)`, inline `(?m)`-style flags at the start). */
-function pyRegex(src: string): RegExp {
-  let s = src.replace(/\(\?P<(\w+)>/g, '(?<$1>').replace(/\(\?P=(\w+)\)/g, '\\k<$1>');
-  let flags = 'm';
-  const lead = /^\(\?([aiLmsux]+)\)/.exec(s);
-  if (lead) {
-    if (lead[1]?.includes('i')) flags += 'i';
-    if (lead[1]?.includes('s')) flags += 's';
-    s = s.slice(lead[0].length);
-  }
-  return new RegExp(s, flags);
-}
 
 /** Connect once; resolves the socket or undefined. */
 function connect(host: string, port: number, timeoutMs: number): Promise<net.Socket | undefined> {

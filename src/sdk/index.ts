@@ -66,3 +66,4 @@ export { applyAttrsRecursive } from '../local/tree.js';
 export { writeDest, type WriteData, type WriteSpec } from '../local/write.js';
 export { httpRequest, maskUrl, secretHeaderValues, type HttpRequest, type HttpResponse } from '../local/http.js';
 export { activeConnections, waitLocal, type LocalWaitArgs, type LocalWaitData } from '../local/waitfor.js';
+export { pyExpand, pyRegex } from '../local/pyre.js';

@@ -94,3 +94,18 @@ describe('Python renderings', () => {
     expect(expandUserVars('a~b')).toBe('a~b');
   });
 });
+
+describe('Python regular expressions (pyre)', () => {
+  it('named groups and inline flags translate; $ matches before a final newline', async () => {
+    const { pyRegex } = await import('../../src/local/pyre.js');
+    expect(pyRegex('(?P<k>\\w+)=(?P=k)').exec('a=a')?.groups).toEqual({ k: 'a' });
+    expect(pyRegex('(?i)^ABC$').test('abc\n')).toBe(true);
+  });
+  it('expand fills \\1, \\g<1>, \\g<name>, unmatched groups as empty, and rejects unknown groups', async () => {
+    const { pyExpand, pyRegex } = await import('../../src/local/pyre.js');
+    const m = pyRegex('^(?P<k>\\w+)=(\\d+)?(x)?').exec('key=12') as RegExpExecArray;
+    expect(pyExpand(m, '\\g<k>:\\2\\g<2>[\\3]\\n\\q')).toBe('key:1212[]\n\\q');
+    expect(() => pyExpand(m, '\\9')).toThrow('invalid group reference 9');
+    expect(() => pyExpand(m, '\\g<nope>')).toThrow("unknown group name 'nope'");
+  });
+});
