@@ -55,3 +55,16 @@ export { runManaged, type ManagedRunOptions, type ManagedRunResult } from '../ex
 // ---- load balancers, gates
 export { PROVIDERS, type LbSwitchArgs } from '../lb/index.js';
 export { GATE_NAME, gateRef, gateState, openGate } from '../audit/gate.js';
+
+// ---- controller-local modules (command, shell, file, copy, template, stat, uri, get_url, …): Ansible's semantics
+export { commandResult, runCommand, type CommandArgs, type CommandData } from '../local/command.js';
+export { parseFreeForm, shlexSplit, splitArgs } from '../local/kv.js';
+export { expandUserVars, findSource, globExists, localPath } from '../local/paths.js';
+export { delta, pyNow, splitLines, type PyTime } from '../local/time.js';
+export { applyAttrs, digest, fileState, gidOf, groupName, lexists, octal, pathInfo, sha1File, uidOf, userName, wantedMode, type AttrChange, type ModeArg, type PathInfo, type WantedAttrs } from '../local/files.js';
+export { attrDiff, contentDiff } from '../local/diff.js';
+export { applyAttrsRecursive } from '../local/tree.js';
+export { writeDest, type WriteData, type WriteSpec } from '../local/write.js';
+export { httpRequest, maskUrl, secretHeaderValues, type HttpRequest, type HttpResponse } from '../local/http.js';
+export { activeConnections, waitLocal, type LocalWaitArgs, type LocalWaitData } from '../local/waitfor.js';
+export { pyExpand, pyRegex } from '../local/pyre.js';
