@@ -73,6 +73,13 @@ export interface HelmRun {
   signal: NodeJS.Signals | null;
 }
 
+/** A command that changed something, as run (masked), with its output (masked). */
+export interface HelmWrite {
+  command: string;
+  stdout: string;
+  stderr: string;
+}
+
 /** Per-call options. */
 export interface CallOptions {
   /** Abort (SIGTERM, then wait) when this aborts. */
@@ -159,24 +166,37 @@ export class HelmCli {
     return [...(t.kubeContext ? ['--kube-context', t.kubeContext] : []), ...(t.kubeconfig ? ['--kubeconfig', t.kubeconfig] : [])];
   }
 
-  /** Run helm with `args` (+ the target flags). Resolves with the output; never throws for a non-zero exit. */
-  async run(args: string[], call: CallOptions = {}): Promise<HelmRun> {
+  /**
+   * The last command that changed a release or a repository (install, upgrade, rollback,
+   * uninstall, `repo add`/`remove`): its masked command line and output, as kubernetes.core
+   * registers them (`command`, `stdout`, `stderr`).
+   */
+  lastWrite: HelmWrite | undefined;
+
+  /**
+   * Run helm with `args` (+ the target flags). Resolves with the output; never throws for a
+   * non-zero exit. `write`: remember it as {@link HelmCli.lastWrite}.
+   */
+  async run(args: string[], call: CallOptions = {}, write = false): Promise<HelmRun> {
     const full = [...args, ...this.targetArgs()];
-    this.opts.log?.(this.mask(`${this.binary} ${full.join(' ')}`));
-    return runHelm(this.binary, full, this.opts, call.signal);
+    const command = this.mask(`${this.binary} ${full.join(' ')}`);
+    this.opts.log?.(command);
+    const r = await runHelm(this.binary, full, this.opts, call.signal);
+    if (write) this.lastWrite = { command, stdout: this.mask(r.stdout), stderr: this.mask(r.stderr) };
+    return r;
   }
 
   /** Run helm and throw a {@link HelmError} (stderr trimmed and masked) unless it exits 0. */
-  async runOk(what: string, args: string[], call: CallOptions = {}): Promise<HelmRun> {
-    const r = await this.run(args, call);
+  async runOk(what: string, args: string[], call: CallOptions = {}, write = false): Promise<HelmRun> {
+    const r = await this.run(args, call, write);
     if (r.code !== 0) throw this.error(what, r, call.signal);
     return r;
   }
 
   /** Run helm with `values` passed as a private temporary file (`-f FILE`). */
-  async runWithValues(what: string, args: string[], values: ValuesInput, call: CallOptions = {}): Promise<HelmRun> {
-    if (values === undefined) return this.runOk(what, args, call);
-    return withValuesFile(values, (file) => this.runOk(what, [...args, '-f', file], call));
+  async runWithValues(what: string, args: string[], values: ValuesInput, call: CallOptions = {}, write = false): Promise<HelmRun> {
+    if (values === undefined) return this.runOk(what, args, call, write);
+    return withValuesFile(values, (file) => this.runOk(what, [...args, '-f', file], call, write));
   }
 
   /** The error for a failed run. */
@@ -260,18 +280,19 @@ export class HelmCli {
   /** `helm upgrade --install … -o json` with exactly `values`; resolves with the new release. */
   async upgradeInstall(name: string, namespace: string, ref: ChartRef, values: Values, o: UpgradeFlagOptions, call: CallOptions = {}): Promise<ReleaseInfo> {
     const args = ['upgrade', name, ...chartArgs(ref), '-n', namespace, ...upgradeFlags(this.major, o), '-o', 'json'];
-    const r = await this.runWithValues(`helm upgrade ${name}`, args, values, call);
+    const r = await this.runWithValues(`helm upgrade ${name}`, args, values, call, true);
     return parseReleaseInfo(parseHelmJson(r.stdout, 'helm upgrade'));
   }
 
   /** `helm rollback NAME REVISION`. */
   async rollback(name: string, namespace: string, revision: number, o: { wait: boolean; timeout?: number }, call: CallOptions = {}): Promise<void> {
-    await this.runOk(`helm rollback ${name} ${revision}`, ['rollback', name, String(revision), '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call);
+    await this.runOk(`helm rollback ${name} ${revision}`, ['rollback', name, String(revision), '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call, true);
   }
 
-  /** `helm uninstall`; resolves false when the release did not exist. */
-  async uninstall(name: string, namespace: string, o: { wait: boolean; timeout?: number }, call: CallOptions = {}): Promise<boolean> {
-    const r = await this.run(['uninstall', name, '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call);
+  /** `helm uninstall` (`--keep-history`, `--no-hooks` when asked); resolves false when the release did not exist. */
+  async uninstall(name: string, namespace: string, o: { wait: boolean; timeout?: number; keepHistory?: boolean; noHooks?: boolean }, call: CallOptions = {}): Promise<boolean> {
+    const flags = [...(o.keepHistory ? ['--keep-history'] : []), ...(o.noHooks ? ['--no-hooks'] : [])];
+    const r = await this.run(['uninstall', name, '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout), ...flags], call, true);
     if (r.code !== 0) {
       if (isReleaseNotFound(r.stderr)) return false;
       throw this.error(`helm uninstall ${name}`, r, call.signal);

@@ -54,3 +54,4 @@ export { runManaged, type ManagedRunOptions, type ManagedRunResult } from '../ex
 // ---- load balancers, gates
 export { PROVIDERS, type LbSwitchArgs } from '../lb/index.js';
 export { GATE_NAME, gateRef, gateState, openGate } from '../audit/gate.js';
+export { runRelease, TaskFailure, type EngineArgs, type EngineOutcome, type EngineTarget, type ReleaseData } from '../helm/engine.js';
