@@ -84,6 +84,8 @@ export interface HelmWrite {
 export interface CallOptions {
   /** Abort (SIGTERM, then wait) when this aborts. */
   signal?: AbortSignal;
+  /** Text for helm's standard input (`--password-stdin`). */
+  input?: string;
 }
 
 /** Values for a command: written to a temporary file and passed with `-f`. */
@@ -181,7 +183,7 @@ export class HelmCli {
     const full = [...args, ...this.targetArgs()];
     const command = this.mask(`${this.binary} ${full.join(' ')}`);
     this.opts.log?.(command);
-    const r = await runHelm(this.binary, full, this.opts, call.signal);
+    const r = await runHelm(this.binary, full, this.opts, call.signal, call.input);
     if (write) this.lastWrite = { command, stdout: this.mask(r.stdout), stderr: this.mask(r.stderr) };
     return r;
   }
@@ -277,6 +279,19 @@ export class HelmCli {
     return parseStoredChart(isMap(v) ? v.chart : undefined);
   }
 
+  /**
+   * The user-supplied values helm stores for a release made with `flags` (`-f FILE`, `--set*`)
+   * and then `values` (a private values file, after the flags' files): the `config` of `helm
+   * install --dry-run=client -o json` (no cluster is read or written). Helm parses the files (YAML
+   * 1.1) and the `--set` syntax itself, so the values compare exactly with a stored release's.
+   */
+  async suppliedValues(name: string, namespace: string, ref: ChartRef, flags: string[], values: Values, call: CallOptions = {}): Promise<Values> {
+    const args = ['install', name, ...chartArgs(ref), '-n', namespace, '--dry-run=client', '-o', 'json', ...flags];
+    const r = await this.runWithValues(`helm install --dry-run=client ${name}`, args, values, call);
+    const v = parseHelmJson(r.stdout, 'helm install --dry-run=client');
+    return isMap(v) && isMap(v.config) ? v.config : {};
+  }
+
   /** `helm upgrade --install … -o json` with exactly `values`; resolves with the new release. */
   async upgradeInstall(name: string, namespace: string, ref: ChartRef, values: Values, o: UpgradeFlagOptions, call: CallOptions = {}): Promise<ReleaseInfo> {
     const args = ['upgrade', name, ...chartArgs(ref), '-n', namespace, ...upgradeFlags(this.major, o), '-o', 'json'];
@@ -319,14 +334,14 @@ function binaryProblem(binary: string, env: NodeJS.ProcessEnv): string | undefin
  * Spawn a program and collect its output. On `signal` abort: SIGTERM, then wait for exit
  * (SIGKILL only after `termGraceMs`). A program that cannot start resolves as a HelmError throw.
  */
-async function runHelm(binary: string, args: string[], opts: Pick<HelmCliOptions, 'env' | 'termGraceMs'>, signal?: AbortSignal): Promise<HelmRun> {
+async function runHelm(binary: string, args: string[], opts: Pick<HelmCliOptions, 'env' | 'termGraceMs'>, signal?: AbortSignal, input?: string): Promise<HelmRun> {
   const what = `${path.basename(binary)} ${args[0] ?? ''}`.trim();
   if (signal?.aborted) throw new HelmError(`helm ${args[0] ?? ''}`.trim(), 'interrupted before it started', null, null, true);
   const missing = binaryProblem(binary, opts.env ?? process.env);
   if (missing) throw new HelmError(what, missing, null);
   // Tethered (no orphaned `helm upgrade --wait` if kplay dies); on Ctrl-C helm gets SIGTERM and
   // time to mark the release failed before SIGKILL.
-  const r = await runProcess(binary, args, { env: opts.env, signal, termGraceMs: opts.termGraceMs ?? 600_000, maxOutput: MAX_OUTPUT });
+  const r = await runProcess(binary, args, { env: opts.env, signal, termGraceMs: opts.termGraceMs ?? 600_000, maxOutput: MAX_OUTPUT, ...(input !== undefined ? { input } : {}) });
   if (r.error) {
     const e = r.error;
     throw new HelmError(what, e.code === 'ENOENT' ? helmNotFoundMessage(binary) : e.code === 'EACCES' ? `${binary} is not executable; ${helmNotFoundMessage(binary)}` : e.message, null);

@@ -16,7 +16,7 @@ import { parseManifests } from '../k8s/load.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../k8s/types.js';
 import { UnreachableError, type DiffEntry, type ModuleContext, type ModuleResult } from '../sdk/module.js';
 import { chartDifferences, chartDigestDescription, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, recordedChartDigest, type LocalChart } from './chart.js';
-import { HelmCli, type ChartRef } from './cli.js';
+import { HelmCli, type ChartRef, type HelmTarget } from './cli.js';
 import { HelmError } from './errors.js';
 import { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from './manifests.js';
 import { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from './release.js';
@@ -51,7 +51,7 @@ export interface EngineArgs {
    * The user-supplied values the release must have, given the values of the installed release
    * (`undefined` when not installed); may run helm (`helm()`) to compute them. Registers secrets.
    */
-  desiredValues: (current: Values | undefined, helm: () => Promise<HelmCli>) => Promise<Values>;
+  desiredValues: (current: Values | undefined, helm: () => Promise<HelmCli>, chart: ChartRef) => Promise<Values>;
   /** `--reuse-values` instead of `--reset-values` (the desired values already include the old ones). */
   reuse_values?: boolean;
   /** More `helm upgrade` flags (`--history-max 5`, `--no-hooks`, `--post-renderer x`). */
@@ -264,7 +264,7 @@ async function runPresent(args: EngineArgs, ctx: ModuleContext, t: Target): Prom
   }
 
   // ---- desired state: chart and values, compared with what the release stores
-  const values = await args.desiredValues(release?.config, t.helm);
+  const values = await args.desiredValues(release?.config, t.helm, ref);
   const { chart, localChart } = await desiredChart(ref, local, args.dependency_update, t, signal);
   if (local && args.version && args.version !== chart.version) {
     return { status: 'failed', msg: `chart ${args.chart} is version ${chart.version}, not ${args.version} (a local chart's version is checked, not selected)` };
@@ -481,6 +481,22 @@ async function runAbsent(args: EngineArgs, ctx: ModuleContext, t: Target): Promi
   const kept = objects.length - removed.length;
   return { status: 'changed', msg: `uninstalled ${ns}/${name} (was revision ${release.revision})${kept ? `; ${kept} object(s) kept by helm.sh/resource-policy: keep` : ''}`, data: { ...data, status: 'uninstalled' }, diff };
 }
+
+/**
+ * The helm of a task, bound to a cluster: its version is detected once per binary (and cached
+ * across runs), nothing else runs until the first command.
+ */
+export async function helmFor(ctx: ModuleContext, binary: string, target: HelmTarget): Promise<HelmCli> {
+  const mask = (s: string): string => ctx.mask(s);
+  const version = await ctx.adapter<HelmVersion>(`helm-version:${binary}`, () => cachedHelmVersion(binary, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal })));
+  return new HelmCli(version, { binary, target, mask, log: (m) => ctx.log.debug(m) });
+}
+
+/** The Kubernetes client of the cluster helm talks to (the task's own when the context and kubeconfig are the inventory's). */
+export function releaseClient(ctx: ModuleContext, kubeContext: string, kubeconfig: string | undefined): Promise<KubeClient> {
+  return clientFor(ctx, kubeContext, kubeconfig);
+}
+
 /**
  * Install/upgrade (`state: present`) or uninstall (`absent`) the release `args.name` in
  * `args.namespace` with helm `target.binary`, honestly idempotent. Never throws for expected
@@ -488,13 +504,9 @@ async function runAbsent(args: EngineArgs, ctx: ModuleContext, t: Target): Promi
  */
 export async function runRelease(args: EngineArgs, ctx: ModuleContext, target: EngineTarget): Promise<EngineOutcome> {
   const { binary, kubeContext, kubeconfig } = target;
-  const mask = (s: string): string => ctx.mask(s);
   let cli: Promise<HelmCli> | undefined;
   let started: HelmCli | undefined;
-  const helm = (): Promise<HelmCli> =>
-    (cli ??= ctx
-      .adapter<HelmVersion>(`helm-version:${binary}`, () => cachedHelmVersion(binary, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal })))
-      .then((version) => (started = new HelmCli(version, { binary, target: { kubeContext, kubeconfig }, mask, log: (m) => ctx.log.debug(m) }))));
+  const helm = (): Promise<HelmCli> => (cli ??= helmFor(ctx, binary, { kubeContext, kubeconfig }).then((h) => (started = h)));
   const t: Target = { name: args.name, ns: args.namespace, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(process.env.HELM_DRIVER) };
   try {
     const result = args.state === 'absent' ? await runAbsent(args, ctx, t) : await runPresent(args, ctx, t);
