@@ -181,7 +181,7 @@ export class HelmCli {
    */
   async run(args: string[], call: CallOptions = {}, write = false): Promise<HelmRun> {
     const full = [...args, ...this.targetArgs()];
-    const command = this.mask(`${this.binary} ${full.join(' ')}`);
+    const command = this.mask(`${this.binary} ${full.map(shellWord).join(' ')}`);
     this.opts.log?.(command);
     const r = await runHelm(this.binary, full, this.opts, call.signal, call.input);
     if (write) this.lastWrite = { command, stdout: this.mask(r.stdout), stderr: this.mask(r.stderr) };
@@ -296,7 +296,10 @@ export class HelmCli {
   async upgradeInstall(name: string, namespace: string, ref: ChartRef, values: Values, o: UpgradeFlagOptions, call: CallOptions = {}): Promise<ReleaseInfo> {
     const args = ['upgrade', name, ...chartArgs(ref), '-n', namespace, ...upgradeFlags(this.major, o), '-o', 'json'];
     const r = await this.runWithValues(`helm upgrade ${name}`, args, values, call, true);
-    return parseReleaseInfo(parseHelmJson(r.stdout, 'helm upgrade'));
+    const json = parseHelmJson(r.stdout, 'helm upgrade');
+    // what helm prints without `-o json` (kubernetes.core registers it as `stdout`)
+    if (this.lastWrite) this.lastWrite.stdout = this.mask(releaseSummaryText(json, this.major));
+    return parseReleaseInfo(json);
   }
 
   /** `helm rollback NAME REVISION`. */
@@ -317,6 +320,49 @@ export class HelmCli {
 }
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
+
+/** A word of a command line as a shell needs it (quoted when it has spaces or shell characters). */
+export function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** A time as Go's `time.ANSIC` layout prints it in local time (`Thu Nov 26 12:45:02 2026`), as helm's `LAST DEPLOYED`. */
+export function ansicTime(rfc3339: string): string {
+  const d = new Date(rfc3339);
+  if (Number.isNaN(d.getTime())) return rfc3339;
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${DAYS[d.getDay()] ?? ''} ${MONTHS[d.getMonth()] ?? ''} ${String(d.getDate()).padStart(2, ' ')} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${d.getFullYear()}`;
+}
+
+/**
+ * What `helm upgrade --install` prints without `-o json`, from its JSON release: the first line
+ * (`Release "x" has been upgraded. Happy Helming!`, or `… does not exist. Installing it now.` for
+ * revision 1), NAME, LAST DEPLOYED, NAMESPACE, STATUS, REVISION, DESCRIPTION (helm 4), TEST SUITE
+ * and NOTES.
+ */
+export function releaseSummaryText(v: unknown, major: number): string {
+  const r = isMap(v) ? v : {};
+  const info = isMap(r.info) ? r.info : {};
+  const s = (x: unknown): string => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : '');
+  const name = s(r.name);
+  const revision = s(r.version);
+  const out = [
+    revision === '1' ? `Release "${name}" does not exist. Installing it now.` : `Release "${name}" has been upgraded. Happy Helming!`,
+    `NAME: ${name}`,
+    `LAST DEPLOYED: ${ansicTime(s(info.last_deployed))}`,
+    `NAMESPACE: ${s(r.namespace)}`,
+    `STATUS: ${s(info.status)}`,
+    `REVISION: ${revision}`,
+    ...(major >= 4 ? [`DESCRIPTION: ${s(info.description)}`] : []),
+    'TEST SUITE: None',
+  ];
+  const notes = s(info.notes);
+  if (notes.trim()) out.push('NOTES:', notes.replace(/\n$/, ''));
+  return `${out.join('\n')}\n`;
+}
 
 /** Why `binary` cannot be run (not found, not executable), or undefined. */
 function binaryProblem(binary: string, env: NodeJS.ProcessEnv): string | undefined {
