@@ -107,7 +107,8 @@ function expandHome(p: string): string {
 /** The chart reference for helm, with local paths resolved against the playbook. */
 function chartRef(args: EngineArgs, ctx: ModuleContext): { ref: ChartRef; local: boolean } {
   const chart = args.chart ?? fail(`${args.module}: '${args.chartArg}' is required when state is present`);
-  if (chart.startsWith('oci://') || args.repo_url) return { ref: { chart, version: args.version, repoUrl: args.repo_url }, local: false };
+  // oci://, https:// (a chart archive URL) and a name in a repository are helm's to fetch
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(chart) || args.repo_url) return { ref: { chart, version: args.version, repoUrl: args.repo_url }, local: false };
   const local = ctx.findFile(expandHome(chart), 'files');
   if (existsSync(local)) return { ref: { chart: local }, local: true };
   if (/^(\.{1,2}\/|\/|~)/.test(chart) || chart.endsWith('.tgz')) fail(`${args.module}: chart ${chart} not found (looked at ${local})`);

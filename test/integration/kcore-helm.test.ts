@@ -218,6 +218,14 @@ describe.sequential('kubernetes.core helm modules against the sandbox', () => {
     expect(result(results, 'dir2').status).toBe('ok');
   });
 
+  it('chart_ref may be a chart archive URL', async () => {
+    const url = { name: 'release', helm: { name: rel, chart_ref: `${repoUrl}/webapp-1.1.0.tgz`, release_namespace: ns, values: { replicaCount: 2 } }, register: 'out' };
+    const first = await play([url]);
+    expect(result(first.results, 'release'), first.r.stdout).toMatchObject({ status: 'changed', data: { status: { revision: '4', chart: 'webapp-1.1.0' } } });
+    const again = await play([url]);
+    expect(result(again.results, 'release')).toMatchObject({ status: 'ok', data: { status: { revision: '4' } } });
+  });
+
   it('state absent uninstalls (changed, status null), then is ok', async () => {
     const task = { name: 'release', helm: { name: rel, release_namespace: ns, state: 'absent', wait: true }, register: 'out' };
     const first = await play([task]);
