@@ -195,6 +195,26 @@ describe.sequential('kubernetes.core helm modules against the sandbox', () => {
     expect(result(results, 'superseded').data?.status).toMatchObject({ revision: '2', status: 'superseded' });
   });
 
+  it('host, api_key and validate_certs connect helm and kplay; the token never shows', async () => {
+    await kubectl(['-n', ns, 'create', 'serviceaccount', 'reader']);
+    await kubectl(['-n', ns, 'create', 'rolebinding', 'reader', '--clusterrole', 'admin', `--serviceaccount=${ns}:reader`]);
+    const token = (await kubectl(['-n', ns, 'create', 'token', 'reader', '--duration', '10m'])).stdout.trim();
+    const kc = YAML.parse(readFileSync(env.kubeconfig, 'utf8')) as { clusters: { name: string; cluster: { server: string } }[] };
+    const host = kc.clusters.find((c) => c.name === 'sandbox-1')?.cluster.server;
+    const auth = { host, api_key: token, validate_certs: false };
+    const { r, results } = await play([
+      { name: 'info', helm_info: { name: rel, release_namespace: ns, ...auth } },
+      { name: 'release', helm: { name: rel, chart_ref: 'myrepo/webapp', chart_version: '1.0.0', release_namespace: ns, set_values: [{ value: 'ui.message=hi,replicaCount=2' }, { value: 'logLevel=5', value_type: 'string' }], ...auth } },
+      { name: 'denied', helm_info: { name: rel, release_namespace: 'default', ...auth }, ignore_errors: true },
+    ]);
+    expect(result(results, 'info'), r.stdout + r.stderr).toMatchObject({ status: 'ok', data: { status: { name: rel, revision: '3' } } });
+    expect(result(results, 'release')).toMatchObject({ status: 'ok', data: { status: { revision: '3' } } });
+    // the service account may not read releases elsewhere: the cluster's refusal, not a crash
+    expect(result(results, 'denied').status).toBe('failed');
+    expect(result(results, 'denied').msg).toMatch(/forbidden/i);
+    expect(r.stdout + r.stderr).not.toContain(token);
+  });
+
   it('helm_template renders without changing anything; output_dir is changed only when a file differs', async () => {
     const out = path.join(tmp, 'rendered');
     const tpl = (name: string, extra: Record<string, unknown> = {}): unknown => ({
