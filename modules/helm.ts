@@ -10,6 +10,8 @@ import {
   Default,
   HelmAuthProps,
   helmConnection,
+  HelmError,
+  KubeApiError,
   helmFor,
   isMap,
   listReleaseWithHelm,
@@ -261,6 +263,7 @@ export default defineModule({
       return { status: r.status, msg: r.msg, diff: r.diff, data: { status: statusOf(after), ...out } };
     } catch (e) {
       if (e instanceof TaskFailure) return { status: 'failed', msg: ctx.mask(e.message) };
+      if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: ctx.mask(`helm: release ${ns}/${name}: ${e.message}`) };
       throw e;
     } finally {
       await conn.cleanup();

@@ -9,6 +9,7 @@ import {
   Default,
   HelmAuthProps,
   HelmError,
+  KubeApiError,
   helmConnection,
   helmFor,
   isMap,
@@ -125,7 +126,7 @@ export default defineModule({
       };
       return { status: 'ok', msg: `release ${ns}/${name}: revision ${found.entry.revision}, ${found.entry.status}`, data: { status } };
     } catch (e) {
-      if (e instanceof HelmError) return { status: 'failed', msg: ctx.mask(e.message) };
+      if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: ctx.mask(`helm_info: cannot read release ${ns}/${name}: ${e.message}`) };
       throw e;
     } finally {
       await conn.cleanup();
