@@ -246,6 +246,21 @@ describe.sequential('kubernetes.core helm modules against the sandbox', () => {
     expect(result(again.results, 'release')).toMatchObject({ status: 'ok', data: { status: { revision: '4' } } });
   });
 
+  it('purge: false keeps the history; replace installs again under the same name', async () => {
+    const base = { name: rel, release_namespace: ns };
+    const { r, results } = await play([
+      { name: 'keep', helm: { ...base, state: 'absent', purge: false } },
+      { name: 'default', helm_info: base },
+      { name: 'uninstalled', helm_info: { ...base, release_state: ['uninstalled'] } },
+      { name: 'again', helm: { ...base, chart_ref: `${repoUrl}/webapp-1.1.0.tgz`, values: { replicaCount: 2 }, replace: true } },
+    ]);
+    expect(result(results, 'keep'), r.stdout).toMatchObject({ status: 'changed', data: { status: { status: 'uninstalled', revision: '4' } } });
+    expect(result(results, 'keep').data?.command).toMatch(/ uninstall kweb .*--keep-history/);
+    expect(result(results, 'default').data?.status).toBeUndefined();
+    expect(result(results, 'uninstalled').data?.status).toMatchObject({ status: 'uninstalled', revision: '4' });
+    expect(result(results, 'again')).toMatchObject({ status: 'changed', data: { status: { status: 'deployed', revision: '5' } } });
+  });
+
   it('state absent uninstalls (changed, status null), then is ok', async () => {
     const task = { name: 'release', helm: { name: rel, release_namespace: ns, state: 'absent', wait: true }, register: 'out' };
     const first = await play([task]);
