@@ -94,8 +94,9 @@ export default defineModule({
       ];
       const r = await helm.runWithValues(`helm template ${args.chart_ref}`, cmd, Object.keys(values).length ? values : undefined, { signal: ctx.signal }, true);
       const fromTmp = (s: string): string => (tmp !== undefined && outDir !== undefined ? s.split(tmp).join(outDir) : s);
-      const stdout = ctx.mask(fromTmp(r.stdout));
-      const stderr = ctx.mask(fromTmp(r.stderr));
+      // registered as rendered (later tasks use it); secret values are masked wherever it is printed
+      const stdout = fromTmp(r.stdout);
+      const stderr = fromTmp(r.stderr);
       const command = fromTmp(helm.lastWrite?.command ?? `${binary} ${cmd.join(' ')}`);
       const data = { stdout, stdout_lines: lines(stdout), stderr, stderr_lines: lines(stderr), command, rc: r.code ?? 0 };
       if (tmp === undefined || outDir === undefined) return { status: 'ok', data };

@@ -65,9 +65,9 @@ interface TaskResult {
 }
 
 /** Run a playbook of `tasks` (YAML) against sandbox-1; the task results by task name. */
-async function play(tasks: unknown[], args: string[] = []): Promise<{ r: KplayResult; results: Record<string, TaskResult> }> {
+async function play(tasks: unknown[], args: string[] = [], vars: Record<string, unknown> = {}): Promise<{ r: KplayResult; results: Record<string, TaskResult> }> {
   const file = path.join(tmp, `play-${randomBytes(3).toString('hex')}.yml`);
-  writeFileSync(file, YAML.stringify([{ hosts: 'all', tasks }]));
+  writeFileSync(file, YAML.stringify([{ hosts: 'all', vars, tasks }]));
   const r = await kplay(['run', file, '-i', inventory, '--no-lock', '-o', 'json', ...args], {
     env: { KPLAY_HELM: path.join(env.binDir, 'helm'), ...helmEnv, KPLAY_RECORD_DIR: path.join(tmp, 'records') },
     timeoutMs: 200_000,
@@ -222,7 +222,24 @@ describe.sequential('kubernetes.core helm modules against the sandbox', () => {
       helm_template: { chart_ref: chartDir('1.1.0'), release_name: 'tpl', release_namespace: 'tplns', values: { replicaCount: 4 }, ...extra },
       register: name,
     });
-    const { results } = await play([tpl('stdout'), tpl('only', { show_only: ['templates/service.yaml'] }), tpl('dir1', { output_dir: out }), tpl('dir2', { output_dir: out })]);
+    const canary = `tpl-canary-${suffix}`;
+    const { r, results } = await play(
+      [
+        tpl('stdout'),
+        tpl('only', { show_only: ['templates/service.yaml'] }),
+        tpl('dir1', { output_dir: out }),
+        tpl('dir2', { output_dir: out }),
+        tpl('secret', { values: { extraEnvs: [{ name: 'API_TOKEN', value: '{{ api_token }}' }] } }),
+        { name: 'uses', assert: { that: [`'${canary}' in secret.stdout`] } },
+        { name: 'shows', debug: { var: 'secret.stdout' } },
+      ],
+      [],
+      { api_token: canary },
+    );
+    // the registered text keeps the value for later tasks; every output masks it
+    expect(result(results, 'uses').status, r.stdout).toBe('ok');
+    expect(result(results, 'shows').status).toBe('ok');
+    expect(r.stdout + r.stderr).not.toContain(canary);
     const s = result(results, 'stdout');
     expect(s.status).toBe('ok');
     const docs = YAML.parseAllDocuments(String(s.data?.stdout)).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string }; spec?: { replicas?: number } });
