@@ -23,14 +23,15 @@ export function helmNotFoundMessage(binary: string): string {
 }
 
 /**
- * Parse the output of `helm version --template '{{.Version}}'` (`v3.14.2`, `v4.1.4+g05fa379`).
+ * Parse the output of `helm version --template '{{.Version}}'` (`v3.14.2`, `v4.1.4+g05fa379`, `v3.19`).
  * @throws Error when the text is not a version.
  */
 export function parseHelmVersion(text: string): HelmVersion {
   const raw = text.trim();
-  const m = /^v?(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]*)?$/.exec(raw);
+  // a helm built from source without release flags prints `v3.19` (no patch)
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.+-]*)?$/.exec(raw);
   if (!m) throw new Error(`cannot parse helm version '${raw.slice(0, 80)}'`);
-  return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]), raw };
+  return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0), raw };
 }
 
 /**

@@ -9,7 +9,7 @@ import { ansicTime, releaseSummaryText, shellWord } from '../../src/helm/cli.js'
 import { aliased, parseGoDuration, parseRepositories, repositoryConfigPath, setValuesFlags, yamlDocuments } from '../../src/helm/kcore.js';
 import { goTimeString, listedRelease, statusMatches } from '../../src/helm/list.js';
 import { syncDir } from '../../src/helm/sync-dir.js';
-import { upgradeFlags } from '../../src/helm/version.js';
+import { parseHelmVersion, upgradeFlags } from '../../src/helm/version.js';
 
 const dirs: string[] = [];
 const tmpdir = (): string => {
@@ -88,6 +88,10 @@ describe('arguments', () => {
     expect(setValuesFlags([{ value: 'a=1' }, { value: 'b=2', value_type: 'string' }, { value: 'c={"x":1}', value_type: 'json' }, { value: 'd=a,b', value_type: 'literal' }, { value: 'e=f.txt', value_type: 'file' }])).toEqual([
       '--set', 'a=1', '--set-string', 'b=2', '--set-json', 'c={"x":1}', '--set-literal', 'd=a,b', '--set-file', 'e=f.txt',
     ]);
+  });
+
+  it('reads the version of a helm built from source (no patch number)', () => {
+    expect(parseHelmVersion('v3.19')).toMatchObject({ major: 3, minor: 19, patch: 0 });
   });
 
   it('adds --reuse-values and extra flags to an upgrade', () => {
