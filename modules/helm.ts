@@ -129,10 +129,16 @@ function valuesFor(args: HelmArgs, ctx: ModuleContext, name: string, ns: string,
     if (files.length || sets.length) {
       // helm parses the files (YAML 1.1) and the --set syntax: it is asked for the exact result
       for (const f of files) {
+        let text: string;
         try {
-          for (const s of valuesSecrets(YAML.parse(await readFile(f, 'utf8')))) ctx.addSecret(s);
+          text = await readFile(f, 'utf8');
         } catch (e) {
-          return fail(`values file ${f}: ${e instanceof Error ? e.message : String(e)}`);
+          return fail(`values file ${f}: cannot read it: ${e instanceof Error ? e.message : String(e)}`);
+        }
+        try {
+          for (const s of valuesSecrets(YAML.parse(text, { version: '1.1' }))) ctx.addSecret(s);
+        } catch {
+          // helm parses the file below and reports what is wrong with it
         }
       }
       supplied = await (await helm()).suppliedValues(name, ns, chart, [...files.flatMap((f) => ['-f', f]), ...sets], given, { signal: ctx.signal });
@@ -194,6 +200,13 @@ export default defineModule({
     if (args.api_key) ctx.addSecret(args.api_key);
     if (isMap(auth.kubeconfig)) for (const s of valuesSecrets(auth.kubeconfig)) ctx.addSecret(s);
     for (const s of valuesSecrets(given)) ctx.addSecret(s);
+    // `key=value` pairs of set_values under secret-looking keys, before any helm command line shows them
+    for (const item of args.set_values ?? []) {
+      for (const pair of item.value.split(',')) {
+        const eq = pair.indexOf('=');
+        if (eq > 0) for (const s of valuesSecrets({ [pair.slice(0, eq).split('.').pop() ?? '']: pair.slice(eq + 1) })) ctx.addSecret(s);
+      }
+    }
     const missing = [!name && 'release_name', !ns && 'release_namespace', state === 'present' && !args.chart_ref && 'chart_ref'].filter(Boolean);
     if (missing.length || !name || !ns) return { status: 'failed', msg: `helm: missing required arguments: ${missing.join(', ')} (state is ${state})` };
     const exclusive: [string, boolean][] = [

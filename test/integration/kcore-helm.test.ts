@@ -168,9 +168,11 @@ describe.sequential('kubernetes.core helm modules against the sandbox', () => {
   it('a values change upgrades (changed, new revision); set_values are parsed by helm and compare exactly', async () => {
     const changed = await play([release({ replicaCount: 2 })]);
     expect(result(changed.results, 'release')).toMatchObject({ status: 'changed', data: { status: { revision: '2', values: { replicaCount: 2 } } } });
-    const set = { set_values: [{ value: 'ui.message=hi,replicaCount=2' }, { value: 'logLevel=5', value_type: 'string' }] };
-    const withSet = await play([release({}, set)]);
+    const canary = `set-canary-${suffix}`;
+    const set = { set_values: [{ value: 'ui.message=hi,replicaCount=2' }, { value: 'logLevel=5', value_type: 'string' }, { value: `auth.password=${canary}` }] };
+    const withSet = await play([release({}, set)], ['-vv']);
     expect(result(withSet.results, 'release')).toMatchObject({ status: 'changed', data: { status: { revision: '3', values: { ui: { message: 'hi' }, replicaCount: 2, logLevel: '5' } } } });
+    expect(withSet.r.stdout + withSet.r.stderr).not.toContain(canary);
     const again = await play([release({}, set)]);
     expect(result(again.results, 'release')).toMatchObject({ status: 'ok', data: { status: { revision: '3' } } });
     expect(await history()).toHaveLength(3);
@@ -204,7 +206,7 @@ describe.sequential('kubernetes.core helm modules against the sandbox', () => {
     const auth = { host, api_key: token, validate_certs: false };
     const { r, results } = await play([
       { name: 'info', helm_info: { name: rel, release_namespace: ns, ...auth } },
-      { name: 'release', helm: { name: rel, chart_ref: 'myrepo/webapp', chart_version: '1.0.0', release_namespace: ns, set_values: [{ value: 'ui.message=hi,replicaCount=2' }, { value: 'logLevel=5', value_type: 'string' }], ...auth } },
+      { name: 'release', helm: { name: rel, chart_ref: 'myrepo/webapp', chart_version: '1.0.0', release_namespace: ns, set_values: [{ value: 'ui.message=hi,replicaCount=2' }, { value: 'logLevel=5', value_type: 'string' }, { value: `auth.password=set-canary-${suffix}` }], ...auth } },
       { name: 'denied', helm_info: { name: rel, release_namespace: 'default', ...auth }, ignore_errors: true },
     ]);
     expect(result(results, 'info'), r.stdout + r.stderr).toMatchObject({ status: 'ok', data: { status: { name: rel, revision: '3' } } });
