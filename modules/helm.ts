@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import YAML from 'yaml';
 import {
   aliased,
+  kcoreMessage,
   defineModule,
   Default,
   HelmAuthProps,
@@ -266,7 +267,7 @@ export default defineModule({
       const stdout = write?.stdout ?? '';
       const stderr = write?.stderr ?? '';
       const out = { stdout, stdout_lines: lines(stdout), stderr, stderr_lines: lines(stderr), command: write?.command ?? idle };
-      if (r.status === 'failed') return { ...r, data: { ...(r.data ?? {}), ...out } };
+      if (r.status === 'failed') return { ...r, msg: kcoreMessage(r.msg), data: { ...(r.data ?? {}), ...out } };
       if (r.status === 'skipped') return r;
       if (ctx.checkMode) {
         const status = { values: { current: before?.config ?? {}, declared: statusOf(before) ?? {} } };
@@ -276,7 +277,7 @@ export default defineModule({
       return { status: r.status, msg: r.msg, diff: r.diff, data: { status: statusOf(after), ...out } };
     } catch (e) {
       if (e instanceof TaskFailure) return { status: 'failed', msg: ctx.mask(e.message) };
-      if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: ctx.mask(`helm: release ${ns}/${name}: ${e.message}`) };
+      if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: kcoreMessage(ctx.mask(`helm: release ${ns}/${name}: ${e.message}`)) };
       throw e;
     } finally {
       await conn.cleanup();

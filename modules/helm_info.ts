@@ -5,6 +5,7 @@
  */
 import {
   aliased,
+  kcoreMessage,
   defineModule,
   Default,
   HelmAuthProps,
@@ -126,7 +127,7 @@ export default defineModule({
       };
       return { status: 'ok', msg: `release ${ns}/${name}: revision ${found.entry.revision}, ${found.entry.status}`, data: { status } };
     } catch (e) {
-      if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: ctx.mask(`helm_info: cannot read release ${ns}/${name}: ${e.message}`) };
+      if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: kcoreMessage(ctx.mask(`helm_info: cannot read release ${ns}/${name}: ${e.message}`)) };
       throw e;
     } finally {
       await conn.cleanup();

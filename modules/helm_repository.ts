@@ -3,7 +3,7 @@
  * repositories file, with `helm repo add`/`helm repo remove` — only when the file must change.
  */
 import { readFile } from 'node:fs/promises';
-import { aliased, TaskFailure, defineModule, Default, HelmError, helmFor, parseRepositories, repositoryConfigPath, StringEnum, Type, type HelmCli, type RepoEntry } from 'kplay/sdk';
+import { aliased, kcoreMessage, TaskFailure, defineModule, Default, HelmError, helmFor, parseRepositories, repositoryConfigPath, StringEnum, Type, type HelmCli, type RepoEntry } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -129,7 +129,7 @@ export default defineModule({
       const stderr = ctx.mask(r.stderr);
       return { status: 'changed', msg: `${what.replace(/^(\w+)/, (w) => (w === 'add' ? 'added' : w === 'remove' ? 'removed' : 'updated'))}`, data: { stdout, stdout_lines: lines(stdout), stderr, stderr_lines: lines(stderr), command } };
     } catch (e) {
-      if (e instanceof HelmError || e instanceof TaskFailure) return { status: 'failed', msg: ctx.mask(e.message) };
+      if (e instanceof HelmError || e instanceof TaskFailure) return { status: 'failed', msg: kcoreMessage(ctx.mask(e.message)) };
       throw e;
     }
   },

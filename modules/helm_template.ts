@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { aliased, defineModule, Default, HelmError, helmFor, SetValuesProp, setValuesFlags, syncDir, Type, valuesSecrets, type Values } from 'kplay/sdk';
+import { aliased, kcoreMessage, defineModule, Default, HelmError, helmFor, SetValuesProp, setValuesFlags, syncDir, Type, valuesSecrets, type Values } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -104,7 +104,7 @@ export default defineModule({
       if (!written.length) return { status: 'ok', msg: `${outDir} is up to date`, data };
       return { status: 'changed', msg: `${ctx.checkMode ? 'would write' : 'wrote'} ${written.length} file(s) under ${outDir}: ${written.slice(0, 10).join(', ')}${written.length > 10 ? ', …' : ''}`, data };
     } catch (e) {
-      if (e instanceof HelmError) return { status: 'failed', msg: ctx.mask(e.message) };
+      if (e instanceof HelmError) return { status: 'failed', msg: kcoreMessage(ctx.mask(e.message)) };
       throw e;
     } finally {
       if (tmp !== undefined) await rm(tmp, { recursive: true, force: true });

@@ -99,3 +99,8 @@ export function repositoryConfigPath(helmEnv: string): string {
   if (!m?.[1]) throw new Error('helm env did not print HELM_REPOSITORY_CONFIG');
   return m[1];
 }
+
+/** A helm error message worded for the kubernetes.core modules (their helm argument is `binary_path`, not `helm_binary`). */
+export function kcoreMessage(msg: string): string {
+  return msg.replace(/set helm_binary \/ KPLAY_HELM/g, 'set binary_path / KPLAY_HELM');
+}

@@ -58,7 +58,7 @@ export { runRelease, TaskFailure, type EngineArgs, type EngineOutcome, type Engi
 export { helmFor, releaseClient } from '../helm/engine.js';
 export { helmConnection, overriddenKubeconfig, withAuthEnv, type HelmAuthArgs, type HelmConnection } from '../helm/auth.js';
 export { goTimeString, listReleaseWithHelm, listStoredRelease, LIST_STATES, statusMatches, type ListEntry, type ListedRelease, type ListState } from '../helm/list.js';
-export { aliased, parseGoDuration, parseHelmValuesJson, parseRepositories, repositoryConfigPath, setValuesFlags, yamlDocuments, type RepoEntry, type SetValue } from '../helm/kcore.js';
+export { aliased, kcoreMessage, parseGoDuration, parseHelmValuesJson, parseRepositories, repositoryConfigPath, setValuesFlags, yamlDocuments, type RepoEntry, type SetValue } from '../helm/kcore.js';
 export { HelmAuthProps, SetValuesProp } from '../helm/kcore-schema.js';
 export { chartArgs, withValuesFile, type HelmWrite } from '../helm/cli.js';
 export { syncDir } from '../helm/sync-dir.js';

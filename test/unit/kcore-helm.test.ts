@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { helmConnection, overriddenKubeconfig, withAuthEnv } from '../../src/helm/auth.js';
 import { ansicTime, releaseSummaryText, shellWord } from '../../src/helm/cli.js';
-import { aliased, parseGoDuration, parseRepositories, repositoryConfigPath, setValuesFlags, yamlDocuments } from '../../src/helm/kcore.js';
+import { aliased, kcoreMessage, parseGoDuration, parseRepositories, repositoryConfigPath, setValuesFlags, yamlDocuments } from '../../src/helm/kcore.js';
 import { goTimeString, listedRelease, statusMatches } from '../../src/helm/list.js';
 import { syncDir } from '../../src/helm/sync-dir.js';
 import { parseHelmVersion, upgradeFlags } from '../../src/helm/version.js';
@@ -98,6 +98,10 @@ describe('arguments', () => {
     const base = { wait: false, atomic: false, force: false, skipCrds: false, dependencyUpdate: false, createNamespace: false };
     expect(upgradeFlags(4, { ...base, reuseValues: true, extra: ['--history-max', '3', '--no-hooks'] })).toEqual(['--install', '--reuse-values', '--force-conflicts', '--history-max', '3', '--no-hooks']);
     expect(upgradeFlags(3, base)).toEqual(['--install', '--reset-values']);
+  });
+
+  it('names binary_path in helm-not-found messages', () => {
+    expect(kcoreMessage("helm not found on PATH; install helm ≥ 3.14 or set helm_binary / KPLAY_HELM")).toBe('helm not found on PATH; install helm ≥ 3.14 or set binary_path / KPLAY_HELM');
   });
 
   it('reads YAML lists as PyYAML safe_load_all (YAML 1.1)', () => {
