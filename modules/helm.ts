@@ -179,9 +179,9 @@ export default defineModule({
   examples: [
     {
       title: 'Install a chart from a repository added with helm_repository',
-      yaml: '- kubernetes.core.helm:\n    name: web\n    chart_ref: myrepo/webapp\n    chart_version: 1.1.0\n    release_namespace: web\n    create_namespace: true\n    values:\n      replicaCount: 2\n    wait: true\n  register: web',
+      yaml: '- helm:\n    name: web\n    chart_ref: myrepo/webapp\n    chart_version: 1.1.0\n    release_namespace: web\n    create_namespace: true\n    values:\n      replicaCount: 2\n    wait: true\n  register: web',
     },
-    { title: 'Uninstall', yaml: '- kubernetes.core.helm:\n    name: web\n    release_namespace: web\n    state: absent' },
+    { title: 'Uninstall', yaml: '- helm:\n    name: web\n    release_namespace: web\n    state: absent' },
   ],
   async run(args, ctx) {
     const name = pick<string>(args, ctx, 'release_name', 'name');

@@ -70,8 +70,8 @@ export default defineModule({
   usesCluster: true,
   readOnly: true,
   examples: [
-    { title: 'Read a release', yaml: '- kubernetes.core.helm_info:\n    name: web\n    release_namespace: web\n  register: web\n- debug:\n    msg: "{{ web.status.revision }} {{ web.status.values }}"' },
-    { title: 'Also a release that failed or is pending', yaml: '- kubernetes.core.helm_info:\n    name: web\n    release_namespace: web\n    release_state: [all]\n  register: web' },
+    { title: 'Read a release', yaml: '- helm_info:\n    name: web\n    release_namespace: web\n  register: web\n- debug:\n    msg: "{{ web.status.revision }} {{ web.status.values }}"' },
+    { title: 'Also a release that failed or is pending', yaml: '- helm_info:\n    name: web\n    release_namespace: web\n    release_state: [all]\n  register: web' },
   ],
   async run(args, ctx) {
     const warn = (w: string | undefined): void => {

@@ -76,8 +76,8 @@ export default defineModule({
   diffMode: 'unsupported',
   declaresState: true,
   examples: [
-    { title: 'Add a repository', yaml: '- kubernetes.core.helm_repository:\n    name: myrepo\n    repo_url: https://charts.example.com' },
-    { title: 'Remove it', yaml: '- kubernetes.core.helm_repository:\n    name: myrepo\n    repo_state: absent' },
+    { title: 'Add a repository', yaml: '- helm_repository:\n    name: myrepo\n    repo_url: https://charts.example.com' },
+    { title: 'Remove it', yaml: '- helm_repository:\n    name: myrepo\n    repo_state: absent' },
   ],
   async run(args, ctx) {
     const get = <T>(name: string, alias: string): T | undefined => {

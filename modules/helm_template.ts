@@ -55,7 +55,7 @@ export default defineModule({
   checkMode: 'supported',
   diffMode: 'unsupported',
   examples: [
-    { title: 'Render a local chart', yaml: '- kubernetes.core.helm_template:\n    chart_ref: charts/webapp\n    release_name: web\n    release_namespace: web\n    values: { replicaCount: 2 }\n  register: rendered\n- debug:\n    msg: "{{ rendered.stdout | from_yaml_all | list | length }} objects"' },
+    { title: 'Render a local chart', yaml: '- helm_template:\n    chart_ref: charts/webapp\n    release_name: web\n    release_namespace: web\n    values: { replicaCount: 2 }\n  register: rendered\n- debug:\n    msg: "{{ rendered.stdout | from_yaml_all | list | length }} objects"' },
   ],
   async run(args, ctx) {
     const warn = (w: string | undefined): void => {
