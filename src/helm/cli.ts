@@ -73,10 +73,19 @@ export interface HelmRun {
   signal: NodeJS.Signals | null;
 }
 
+/** A command that changed something, as run (masked), with its output (masked). */
+export interface HelmWrite {
+  command: string;
+  stdout: string;
+  stderr: string;
+}
+
 /** Per-call options. */
 export interface CallOptions {
   /** Abort (SIGTERM, then wait) when this aborts. */
   signal?: AbortSignal;
+  /** Text for helm's standard input (`--password-stdin`). */
+  input?: string;
 }
 
 /** Values for a command: written to a temporary file and passed with `-f`. */
@@ -159,24 +168,37 @@ export class HelmCli {
     return [...(t.kubeContext ? ['--kube-context', t.kubeContext] : []), ...(t.kubeconfig ? ['--kubeconfig', t.kubeconfig] : [])];
   }
 
-  /** Run helm with `args` (+ the target flags). Resolves with the output; never throws for a non-zero exit. */
-  async run(args: string[], call: CallOptions = {}): Promise<HelmRun> {
+  /**
+   * The last command that changed a release or a repository (install, upgrade, rollback,
+   * uninstall, `repo add`/`remove`): its masked command line and output, as kubernetes.core
+   * registers them (`command`, `stdout`, `stderr`).
+   */
+  lastWrite: HelmWrite | undefined;
+
+  /**
+   * Run helm with `args` (+ the target flags). Resolves with the output; never throws for a
+   * non-zero exit. `write`: remember it as {@link HelmCli.lastWrite}.
+   */
+  async run(args: string[], call: CallOptions = {}, write = false): Promise<HelmRun> {
     const full = [...args, ...this.targetArgs()];
-    this.opts.log?.(this.mask(`${this.binary} ${full.join(' ')}`));
-    return runHelm(this.binary, full, this.opts, call.signal);
+    const command = this.mask(`${this.binary} ${full.map(shellWord).join(' ')}`);
+    this.opts.log?.(command);
+    const r = await runHelm(this.binary, full, this.opts, call.signal, call.input);
+    if (write) this.lastWrite = { command, stdout: this.mask(r.stdout), stderr: this.mask(r.stderr) };
+    return r;
   }
 
   /** Run helm and throw a {@link HelmError} (stderr trimmed and masked) unless it exits 0. */
-  async runOk(what: string, args: string[], call: CallOptions = {}): Promise<HelmRun> {
-    const r = await this.run(args, call);
+  async runOk(what: string, args: string[], call: CallOptions = {}, write = false): Promise<HelmRun> {
+    const r = await this.run(args, call, write);
     if (r.code !== 0) throw this.error(what, r, call.signal);
     return r;
   }
 
   /** Run helm with `values` passed as a private temporary file (`-f FILE`). */
-  async runWithValues(what: string, args: string[], values: ValuesInput, call: CallOptions = {}): Promise<HelmRun> {
-    if (values === undefined) return this.runOk(what, args, call);
-    return withValuesFile(values, (file) => this.runOk(what, [...args, '-f', file], call));
+  async runWithValues(what: string, args: string[], values: ValuesInput, call: CallOptions = {}, write = false): Promise<HelmRun> {
+    if (values === undefined) return this.runOk(what, args, call, write);
+    return withValuesFile(values, (file) => this.runOk(what, [...args, '-f', file], call, write));
   }
 
   /** The error for a failed run. */
@@ -257,21 +279,38 @@ export class HelmCli {
     return parseStoredChart(isMap(v) ? v.chart : undefined);
   }
 
+  /**
+   * The user-supplied values helm stores for a release made with `flags` (`-f FILE`, `--set*`)
+   * and then `values` (a private values file, after the flags' files): the `config` of `helm
+   * install --dry-run=client -o json` (no cluster is read or written). Helm parses the files (YAML
+   * 1.1) and the `--set` syntax itself, so the values compare exactly with a stored release's.
+   */
+  async suppliedValues(name: string, namespace: string, ref: ChartRef, flags: string[], values: Values, call: CallOptions = {}): Promise<Values> {
+    const args = ['install', name, ...chartArgs(ref), '-n', namespace, '--dry-run=client', '-o', 'json', ...flags];
+    const r = await this.runWithValues(`helm install --dry-run=client ${name}`, args, values, call);
+    const v = parseHelmJson(r.stdout, 'helm install --dry-run=client');
+    return isMap(v) && isMap(v.config) ? v.config : {};
+  }
+
   /** `helm upgrade --install … -o json` with exactly `values`; resolves with the new release. */
   async upgradeInstall(name: string, namespace: string, ref: ChartRef, values: Values, o: UpgradeFlagOptions, call: CallOptions = {}): Promise<ReleaseInfo> {
     const args = ['upgrade', name, ...chartArgs(ref), '-n', namespace, ...upgradeFlags(this.major, o), '-o', 'json'];
-    const r = await this.runWithValues(`helm upgrade ${name}`, args, values, call);
-    return parseReleaseInfo(parseHelmJson(r.stdout, 'helm upgrade'));
+    const r = await this.runWithValues(`helm upgrade ${name}`, args, values, call, true);
+    const json = parseHelmJson(r.stdout, 'helm upgrade');
+    // what helm prints without `-o json` (kubernetes.core registers it as `stdout`)
+    if (this.lastWrite) this.lastWrite.stdout = this.mask(releaseSummaryText(json, this.major));
+    return parseReleaseInfo(json);
   }
 
   /** `helm rollback NAME REVISION`. */
   async rollback(name: string, namespace: string, revision: number, o: { wait: boolean; timeout?: number }, call: CallOptions = {}): Promise<void> {
-    await this.runOk(`helm rollback ${name} ${revision}`, ['rollback', name, String(revision), '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call);
+    await this.runOk(`helm rollback ${name} ${revision}`, ['rollback', name, String(revision), '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call, true);
   }
 
-  /** `helm uninstall`; resolves false when the release did not exist. */
-  async uninstall(name: string, namespace: string, o: { wait: boolean; timeout?: number }, call: CallOptions = {}): Promise<boolean> {
-    const r = await this.run(['uninstall', name, '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call);
+  /** `helm uninstall` (`--keep-history`, `--no-hooks` when asked); resolves false when the release did not exist. */
+  async uninstall(name: string, namespace: string, o: { wait: boolean; timeout?: number; keepHistory?: boolean; noHooks?: boolean }, call: CallOptions = {}): Promise<boolean> {
+    const flags = [...(o.keepHistory ? ['--keep-history'] : []), ...(o.noHooks ? ['--no-hooks'] : [])];
+    const r = await this.run(['uninstall', name, '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout), ...flags], call, true);
     if (r.code !== 0) {
       if (isReleaseNotFound(r.stderr)) return false;
       throw this.error(`helm uninstall ${name}`, r, call.signal);
@@ -281,6 +320,49 @@ export class HelmCli {
 }
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
+
+/** A word of a command line as a shell needs it (quoted when it has spaces or shell characters). */
+export function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** A time as Go's `time.ANSIC` layout prints it in local time (`Thu Nov 26 12:45:02 2026`), as helm's `LAST DEPLOYED`. */
+export function ansicTime(rfc3339: string): string {
+  const d = new Date(rfc3339);
+  if (Number.isNaN(d.getTime())) return rfc3339;
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${DAYS[d.getDay()] ?? ''} ${MONTHS[d.getMonth()] ?? ''} ${String(d.getDate()).padStart(2, ' ')} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${d.getFullYear()}`;
+}
+
+/**
+ * What `helm upgrade --install` prints without `-o json`, from its JSON release: the first line
+ * (`Release "x" has been upgraded. Happy Helming!`, or `… does not exist. Installing it now.` for
+ * revision 1), NAME, LAST DEPLOYED, NAMESPACE, STATUS, REVISION, DESCRIPTION (helm 4), TEST SUITE
+ * and NOTES.
+ */
+export function releaseSummaryText(v: unknown, major: number): string {
+  const r = isMap(v) ? v : {};
+  const info = isMap(r.info) ? r.info : {};
+  const s = (x: unknown): string => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : '');
+  const name = s(r.name);
+  const revision = s(r.version);
+  const out = [
+    revision === '1' ? `Release "${name}" does not exist. Installing it now.` : `Release "${name}" has been upgraded. Happy Helming!`,
+    `NAME: ${name}`,
+    `LAST DEPLOYED: ${ansicTime(s(info.last_deployed))}`,
+    `NAMESPACE: ${s(r.namespace)}`,
+    `STATUS: ${s(info.status)}`,
+    `REVISION: ${revision}`,
+    ...(major >= 4 ? [`DESCRIPTION: ${s(info.description)}`] : []),
+    'TEST SUITE: None',
+  ];
+  const notes = s(info.notes);
+  if (notes.trim()) out.push('NOTES:', notes.replace(/\n$/, ''));
+  return `${out.join('\n')}\n`;
+}
 
 /** Why `binary` cannot be run (not found, not executable), or undefined. */
 function binaryProblem(binary: string, env: NodeJS.ProcessEnv): string | undefined {
@@ -298,14 +380,14 @@ function binaryProblem(binary: string, env: NodeJS.ProcessEnv): string | undefin
  * Spawn a program and collect its output. On `signal` abort: SIGTERM, then wait for exit
  * (SIGKILL only after `termGraceMs`). A program that cannot start resolves as a HelmError throw.
  */
-async function runHelm(binary: string, args: string[], opts: Pick<HelmCliOptions, 'env' | 'termGraceMs'>, signal?: AbortSignal): Promise<HelmRun> {
+async function runHelm(binary: string, args: string[], opts: Pick<HelmCliOptions, 'env' | 'termGraceMs'>, signal?: AbortSignal, input?: string): Promise<HelmRun> {
   const what = `${path.basename(binary)} ${args[0] ?? ''}`.trim();
   if (signal?.aborted) throw new HelmError(`helm ${args[0] ?? ''}`.trim(), 'interrupted before it started', null, null, true);
   const missing = binaryProblem(binary, opts.env ?? process.env);
   if (missing) throw new HelmError(what, missing, null);
   // Tethered (no orphaned `helm upgrade --wait` if kplay dies); on Ctrl-C helm gets SIGTERM and
   // time to mark the release failed before SIGKILL.
-  const r = await runProcess(binary, args, { env: opts.env, signal, termGraceMs: opts.termGraceMs ?? 600_000, maxOutput: MAX_OUTPUT });
+  const r = await runProcess(binary, args, { env: opts.env, signal, termGraceMs: opts.termGraceMs ?? 600_000, maxOutput: MAX_OUTPUT, ...(input !== undefined ? { input } : {}) });
   if (r.error) {
     const e = r.error;
     throw new HelmError(what, e.code === 'ENOENT' ? helmNotFoundMessage(binary) : e.code === 'EACCES' ? `${binary} is not executable; ${helmNotFoundMessage(binary)}` : e.message, null);

@@ -23,14 +23,15 @@ export function helmNotFoundMessage(binary: string): string {
 }
 
 /**
- * Parse the output of `helm version --template '{{.Version}}'` (`v3.14.2`, `v4.1.4+g05fa379`).
+ * Parse the output of `helm version --template '{{.Version}}'` (`v3.14.2`, `v4.1.4+g05fa379`, `v3.19`).
  * @throws Error when the text is not a version.
  */
 export function parseHelmVersion(text: string): HelmVersion {
   const raw = text.trim();
-  const m = /^v?(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]*)?$/.exec(raw);
+  // a helm built from source without release flags prints `v3.19` (no patch)
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.+-]*)?$/.exec(raw);
   if (!m) throw new Error(`cannot parse helm version '${raw.slice(0, 80)}'`);
-  return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]), raw };
+  return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0), raw };
 }
 
 /**
@@ -76,6 +77,14 @@ export interface UpgradeFlagOptions {
   clientSideApply?: boolean;
   /** The release description helm stores with the new revision (`--description`); helm's own when unset. */
   description?: string;
+  /**
+   * `--reuse-values` instead of `--reset-values`: helm merges the old release's values (and keeps
+   * its chart's default values), as kubernetes.core's `reuse_values`/`reset_values: false` ask.
+   * @default false
+   */
+  reuseValues?: boolean;
+  /** More flags, appended as they are (`--history-max 5`, `--no-hooks`). */
+  extra?: string[];
 }
 
 /** What decides whether helm's client-side OpenAPI check adds anything, see {@link serverChecksFields}. */
@@ -134,7 +143,7 @@ export function timeoutFlag(seconds: number): string[] {
  * upgrading a release stored as `csa` or by helm 3) repairs them by itself with a three-way merge.
  */
 export function upgradeFlags(major: number, o: UpgradeFlagOptions): string[] {
-  const f: string[] = ['--install', '--reset-values'];
+  const f: string[] = ['--install', o.reuseValues ? '--reuse-values' : '--reset-values'];
   if (o.createNamespace) f.push('--create-namespace');
   if (o.wait) f.push(waitFlag(major));
   if (o.timeout !== undefined) f.push(...timeoutFlag(o.timeout));
@@ -145,6 +154,7 @@ export function upgradeFlags(major: number, o: UpgradeFlagOptions): string[] {
   if (o.dependencyUpdate) f.push('--dependency-update');
   if (o.skipClientCheck) f.push('--disable-openapi-validation');
   if (o.description) f.push('--description', o.description);
+  if (o.extra) f.push(...o.extra);
   return f;
 }
 
