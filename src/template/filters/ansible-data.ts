@@ -275,7 +275,8 @@ export const ANSIBLE_DATA_FILTERS: Readonly<Record<string, FilterDef>> = {
     if (!isMap(v)) throw new ExprError(`dict2items requires a dictionary, got <class '${typeName(v)}'> instead.`);
     const k = text(a.get('key_name'));
     const val = text(a.get('value_name'));
-    return Object.entries(v).map(([key, x]) => dict([[k, key], [val, x]]));
+    // reading the dict's items resolves its values: an undefined or failed one is what the filter gives
+    return Object.entries(v).map(([key, x]) => dict([[k, key], [val, touch(x)]]));
   }),
   items2dict: filter({ fn: 'list_of_dict_key_value_elements_to_dict', params: [opt('key_name', 'key'), opt('value_name', 'value')] }, (v, a) => {
     if (!Array.isArray(v)) throw new ExprError(`items2dict requires a list, got <class '${typeName(v)}'> instead.`);

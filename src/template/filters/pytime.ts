@@ -28,6 +28,8 @@ export interface Tm {
   readonly zone: string;
   /** Seconds since the epoch (for `%s`). */
   readonly epoch: number;
+  /** A naive datetime's fields: `%z` and `%Z` print nothing, as Python's `datetime.strftime`. */
+  readonly naive?: boolean;
 }
 
 /** A UTC or local `struct tm` for an epoch in seconds (`time.gmtime`/`time.localtime`). */
@@ -106,6 +108,10 @@ export function strftime(format: string, t: Tm): string {
       case 'y': out = pad(t.year % 100); break;
       case 'Y': out = String(t.year); break;
       case 'z': {
+        if (t.naive) {
+          out = '';
+          break;
+        }
         const o = Math.abs(t.offset);
         out = `${t.offset < 0 ? '-' : '+'}${pad(Math.floor(o / 60))}${pad(o % 60)}`;
         break;
@@ -164,7 +170,7 @@ export class PyDatetime extends PyObject {
       case 'strftime':
         return (args: unknown[]) => {
           if (typeof args[0] !== 'string') throw new ExprError('strftime() argument 1 must be str');
-          return strftime(args[0], tmOf(this.micros / 1e6, true));
+          return strftime(args[0], { ...tmOf(Math.floor(this.micros / 1e6), true), microsecond: this.microsecond, zone: '', naive: true });
         };
       case 'weekday':
         return () => (new Date(Date.UTC(this.year, this.month - 1, this.day)).getUTCDay() + 6) % 7;
