@@ -124,3 +124,15 @@ export function actionGroup(key: string): readonly string[] | undefined {
   const m = /^(?:kubernetes\.core\.|community\.kubernetes\.)?([a-z0-9_]+)$/.exec(g);
   return m?.[1] ? ACTION_GROUPS[m[1]] : undefined;
 }
+
+/**
+ * The fully qualified names under which Ansible finds the action `short` and kplay resolves them
+ * to it (`ansible.builtin.X`/`ansible.legacy.X`, `kubernetes.core.X`/`community.kubernetes.X`):
+ * for the editor schema, which lists every key a task may use.
+ */
+export function qualifiedNames(short: string): string[] {
+  const out: string[] = [];
+  if (ANSIBLE_BUILTIN.has(short)) out.push(`ansible.builtin.${short}`, `ansible.legacy.${short}`);
+  if (KUBERNETES_CORE.has(short)) for (const c of KUBERNETES_COLLECTIONS) out.push(`${c}.${short}`);
+  return out;
+}

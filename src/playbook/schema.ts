@@ -5,6 +5,7 @@
  * `schemas/playbook.schema.json`).
  */
 import type { JsonSchema, AnyModule } from '../sdk/module.js';
+import { qualifiedNames } from './names.js';
 
 const stringOrList: JsonSchema = {
   anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
@@ -219,14 +220,20 @@ export const BLOCK_KEYS = new Set([...BLOCK_KEYWORDS, 'block', 'rescue', 'always
 export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
   const base = basePlaybookSchema();
   const sorted = [...modules].sort((a, b) => a.name.localeCompare(b.name));
+  // `with_<lookup>:` loops, on module tasks and includes
+  const withLoops = { '^with_[a-z0-9_]+$': { description: '`with_<lookup>: terms`: loop over `query(\'<lookup>\', terms)`, as in Ansible.' } };
   const moduleTasks = sorted.map((m) => {
     const args = templatableArgs(m.schema);
-    const argSchema: JsonSchema = m.freeForm ? { anyOf: [{ type: 'string' }, args] } : args;
+    // a string is the free-form argument or Ansible's `key=value` form; null: the arguments are in `args:`
+    const argSchema: JsonSchema = { anyOf: [{ type: 'string' }, { type: 'null' }, args] };
+    const names = [m.name, ...qualifiedNames(m.name)];
+    const body = { description: m.summary, ...stripSchemaMeta(argSchema) };
     return {
       type: 'object',
       description: m.summary,
-      required: [m.name],
-      properties: { ...TASK_KEYWORDS, [m.name]: { description: m.summary, ...stripSchemaMeta(argSchema) } },
+      ...(names.length === 1 ? { required: [m.name] } : { anyOf: names.map((n) => ({ required: [n] })) }),
+      properties: { ...TASK_KEYWORDS, ...Object.fromEntries(names.map((n) => [n, body])) },
+      patternProperties: withLoops,
       additionalProperties: false,
     };
   });
@@ -244,9 +251,11 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
   };
   const includeTask = (key: string): JsonSchema => ({
     type: 'object',
-    required: [key],
+    anyOf: [key, ...qualifiedNames(key)].map((n) => ({ required: [n] })),
     additionalProperties: false,
+    patternProperties: withLoops,
     properties: {
+      ...Object.fromEntries(qualifiedNames(key).map((n) => [n, { type: 'string', description: `Same as \`${key}\`.` }])),
       name: TASK_KEYWORDS.name,
       when: TASK_KEYWORDS.when,
       tags: TASK_KEYWORDS.tags,
@@ -296,6 +305,17 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
       meta: { enum: ['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts'] },
     },
   };
+  // `action: module args` / `local_action: {module: x, …}`: the module is named inside
+  const actionTask = (key: string): JsonSchema => ({
+    type: 'object',
+    required: [key],
+    additionalProperties: false,
+    patternProperties: withLoops,
+    properties: {
+      ...TASK_KEYWORDS,
+      [key]: { description: `The module and its arguments, as Ansible's \`${key}\`: \`module key=value …\` or \`{module: name, …arguments}\`.`, anyOf: [{ type: 'string' }, { type: 'object', required: ['module'], properties: { module: { type: 'string' } } }] },
+    },
+  });
   const defs = base.definitions as Record<string, JsonSchema>;
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
@@ -306,12 +326,13 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
     items: base.items,
     definitions: {
       play: defs.play,
-      task: { anyOf: [...moduleTasks, blockTask, includeTask('include_tasks'), includeTask('import_tasks'), roleTask('include_role'), roleTask('import_role'), metaTask] },
+      task: { anyOf: [...moduleTasks, actionTask('action'), actionTask('local_action'), blockTask, includeTask('include_tasks'), includeTask('import_tasks'), roleTask('include_role'), roleTask('import_role'), metaTask] },
     },
   };
 }
 
 /** A string that is (or contains) a template: kplay renders it, then coerces and validates the result. */
+const ANSIBLE_BOOLEAN: JsonSchema = { type: 'string', pattern: '^([yY]([eE][sS])?|[nN]([oO])?|[oO]([nN]|[fF][fF])|[tT]([rR][uU][eE])?|[fF]([aA][lL][sS][eE])?|[01])$', description: 'A boolean as Ansible spells it (yes/no, on/off, y/n, true/false, 1/0).' };
 const TEMPLATED: JsonSchema = { type: 'string', pattern: '\\{\\{|\\{%', description: 'A template, rendered (and coerced to the expected type) before the argument is checked.' };
 
 /**
@@ -328,6 +349,11 @@ export function templatable(schema: JsonSchema): JsonSchema {
   if (typeof out.additionalProperties === 'object' && out.additionalProperties !== null) out.additionalProperties = map(out.additionalProperties);
   for (const k of ['anyOf', 'oneOf'] as const) if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map(map);
   const constrained = out.enum !== undefined || out.const !== undefined || out.pattern !== undefined || out.format !== undefined || out.minLength !== undefined || out.maxLength !== undefined;
+  // a boolean also takes the spellings Ansible reads as one (`yes`, `on`, `n`, `1`, any case)
+  if (out.type === 'boolean') {
+    const { description, default: dflt, ...rest } = out;
+    return { ...(description !== undefined ? { description } : {}), ...(dflt !== undefined ? { default: dflt } : {}), anyOf: [rest, ANSIBLE_BOOLEAN, TEMPLATED] };
+  }
   const acceptsAnyString = out.type === 'string' && !constrained;
   const untyped = out.type === undefined && out.anyOf === undefined && out.oneOf === undefined && !constrained;
   if (acceptsAnyString || untyped) return out;
