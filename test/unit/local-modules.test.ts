@@ -199,6 +199,22 @@ describe('wait_for, Ansible\'s form', () => {
     const r = await runModule(waitFor, { path: f, search_regex: 'on (?P<port>\\d+)$' });
     expect(data(r)).toMatchObject({ match_groups: ['8080'], match_groupdict: { port: '8080' }, state: 'file' });
   });
+  it('drained counts active connections to the port from /proc/net/tcp*, minus exclude_hosts', async () => {
+    const server = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const client = net.connect({ host: '127.0.0.1', port });
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    const { activeConnections } = await import('../../src/local/waitfor.js');
+    expect(activeConnections(port, ['ESTABLISHED'], [])).toBeGreaterThanOrEqual(1);
+    expect(activeConnections(port, ['ESTABLISHED'], ['127.0.0.1'])).toBe(0);
+    const busy = await runModule(waitFor, { port, state: 'drained', timeout: 1, active_connection_states: ['ESTABLISHED'] });
+    expect(busy).toMatchObject({ status: 'failed', msg: `Timeout when waiting for 127.0.0.1:${port} to drain` });
+    const excluded = await runModule(waitFor, { port, state: 'drained', timeout: 5, active_connection_states: ['ESTABLISHED'], exclude_hosts: ['127.0.0.1'] });
+    expect(excluded.status).toBe('ok');
+    client.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   it('is skipped in check mode (as Ansible), after validating', async () => {
     expect((await runModule(waitFor, { port: 1 }, makeCtx({ checkMode: true }))).status).toBe('skipped');
   });
