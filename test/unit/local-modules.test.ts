@@ -71,6 +71,17 @@ describe('command and shell', () => {
     expect(await runModule(shell, { _raw_params: 'true strip_empty_ends=maybe' })).toMatchObject({ status: 'failed', msg: expect.stringContaining('not a valid boolean') });
     expect(await runModule(command, { _raw_params: 'true warn=no' })).toMatchObject({ status: 'failed', msg: expect.stringContaining('warn') });
   });
+  it('relative creates/removes are relative to chdir (chdir happens first, as in Ansible)', async () => {
+    const dir = path.join(tmp, 'chdir-base');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'made'), '');
+    const r = await runModule(command, { _raw_params: `touch ran chdir=${dir} creates=made` });
+    expect(r).toMatchObject({ status: 'ok', msg: "Did not run command since 'made' exists" });
+    expect(existsSync(path.join(dir, 'ran'))).toBe(false);
+    const g = await runModule(command, { _raw_params: `touch ran chdir=${dir} removes=ma*` });
+    expect(g.status).toBe('changed');
+    expect(existsSync(path.join(dir, 'ran'))).toBe(true);
+  });
   it('shell has no argv', async () => {
     const checked = await runModule(shell, { cmd: 'true' });
     expect(checked.status).toBe('changed');
