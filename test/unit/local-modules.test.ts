@@ -160,6 +160,19 @@ describe('copy and template', () => {
     expect(existsSync(path.join(into, 'in/run.sh'))).toBe(true);
     expect((await runModule(copy, { src: `${src}/`, dest: into })).status).toBe('ok');
   });
+  it('a relative src is looked up in files/ first, then next to the playbook (as Ansible)', async () => {
+    const base = path.join(tmp, 'pb');
+    mkdirSync(path.join(base, 'files'), { recursive: true });
+    writeFileSync(path.join(base, 'files/app.conf'), 'from files/');
+    writeFileSync(path.join(base, 'app.conf'), 'next to the playbook');
+    writeFileSync(path.join(base, 'only-here.conf'), 'only here');
+    const ctx = makeCtx({ baseDir: base });
+    await runModule(copy, { src: 'app.conf', dest: path.join(tmp, 'found1') }, ctx);
+    expect(readFileSync(path.join(tmp, 'found1'), 'utf8')).toBe('from files/');
+    await runModule(copy, { src: 'only-here.conf', dest: path.join(tmp, 'found2') }, ctx);
+    expect(readFileSync(path.join(tmp, 'found2'), 'utf8')).toBe('only here');
+    expect(await runModule(copy, { src: 'nowhere.conf', dest: path.join(tmp, 'found3') }, ctx)).toMatchObject({ status: 'failed', msg: expect.stringContaining("Could not find or access 'nowhere.conf'") });
+  });
   it('a vault-encrypted source fails clearly', async () => {
     const src = path.join(tmp, 'vaulted');
     writeFileSync(src, '$ANSIBLE_VAULT;1.1;AES256\n6162\n');
