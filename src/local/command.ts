@@ -5,6 +5,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
+import path from 'node:path';
 import type { ModuleContext, ModuleResult } from '../sdk/module.js';
 import { runProcess } from '../sdk/process.js';
 import { Type } from '../sdk/args.js';
@@ -92,7 +93,8 @@ export async function runCommand(input: CommandArgs, ctx: ModuleContext, shell: 
   const env = { ...process.env, ...taskEnvironment(ctx), ...args.env };
   const cwd = args.chdir !== undefined && args.chdir !== '' ? localPath(args.chdir) : process.cwd();
   if (!existsSync(cwd) || !statSync(cwd).isDirectory()) return { status: 'failed', msg: `Unable to change directory before execution: ${cwd} is not a directory`, data };
-  const at = (p: string): string => localPath(p).replace(/^(?!\/)/, `${cwd}/`);
+  // as Ansible: `chdir` happens first, so relative `creates`/`removes` are relative to it
+  const at = (p: string): string => path.resolve(cwd, expandUserVars(p));
   const would = ctx.checkMode ? 'Would' : 'Did';
   if (args.creates && globExists(at(args.creates))) {
     return { status: 'ok', msg: `${would} not run command since '${args.creates}' exists`, data: { ...data, rc: 0, stdout: `skipped, since ${args.creates} exists`, stdout_lines: [`skipped, since ${args.creates} exists`] } };

@@ -71,6 +71,17 @@ describe('command and shell', () => {
     expect(await runModule(shell, { _raw_params: 'true strip_empty_ends=maybe' })).toMatchObject({ status: 'failed', msg: expect.stringContaining('not a valid boolean') });
     expect(await runModule(command, { _raw_params: 'true warn=no' })).toMatchObject({ status: 'failed', msg: expect.stringContaining('warn') });
   });
+  it('relative creates/removes are relative to chdir (chdir happens first, as in Ansible)', async () => {
+    const dir = path.join(tmp, 'chdir-base');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'made'), '');
+    const r = await runModule(command, { _raw_params: `touch ran chdir=${dir} creates=made` });
+    expect(r).toMatchObject({ status: 'ok', msg: "Did not run command since 'made' exists" });
+    expect(existsSync(path.join(dir, 'ran'))).toBe(false);
+    const g = await runModule(command, { _raw_params: `touch ran chdir=${dir} removes=ma*` });
+    expect(g.status).toBe('changed');
+    expect(existsSync(path.join(dir, 'ran'))).toBe(true);
+  });
   it('shell has no argv', async () => {
     const checked = await runModule(shell, { cmd: 'true' });
     expect(checked.status).toBe('changed');
@@ -149,6 +160,19 @@ describe('copy and template', () => {
     expect(existsSync(path.join(into, 'in/run.sh'))).toBe(true);
     expect((await runModule(copy, { src: `${src}/`, dest: into })).status).toBe('ok');
   });
+  it('a relative src is looked up in files/ first, then next to the playbook (as Ansible)', async () => {
+    const base = path.join(tmp, 'pb');
+    mkdirSync(path.join(base, 'files'), { recursive: true });
+    writeFileSync(path.join(base, 'files/app.conf'), 'from files/');
+    writeFileSync(path.join(base, 'app.conf'), 'next to the playbook');
+    writeFileSync(path.join(base, 'only-here.conf'), 'only here');
+    const ctx = makeCtx({ baseDir: base });
+    await runModule(copy, { src: 'app.conf', dest: path.join(tmp, 'found1') }, ctx);
+    expect(readFileSync(path.join(tmp, 'found1'), 'utf8')).toBe('from files/');
+    await runModule(copy, { src: 'only-here.conf', dest: path.join(tmp, 'found2') }, ctx);
+    expect(readFileSync(path.join(tmp, 'found2'), 'utf8')).toBe('only here');
+    expect(await runModule(copy, { src: 'nowhere.conf', dest: path.join(tmp, 'found3') }, ctx)).toMatchObject({ status: 'failed', msg: expect.stringContaining("Could not find or access 'nowhere.conf'") });
+  });
   it('a vault-encrypted source fails clearly', async () => {
     const src = path.join(tmp, 'vaulted');
     writeFileSync(src, '$ANSIBLE_VAULT;1.1;AES256\n6162\n');
@@ -198,6 +222,22 @@ describe('wait_for, Ansible\'s form', () => {
     writeFileSync(f, 'starting\nlistening on 8080\n');
     const r = await runModule(waitFor, { path: f, search_regex: 'on (?P<port>\\d+)$' });
     expect(data(r)).toMatchObject({ match_groups: ['8080'], match_groupdict: { port: '8080' }, state: 'file' });
+  });
+  it('drained counts active connections to the port from /proc/net/tcp*, minus exclude_hosts', async () => {
+    const server = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const client = net.connect({ host: '127.0.0.1', port });
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    const { activeConnections } = await import('../../src/local/waitfor.js');
+    expect(activeConnections(port, ['ESTABLISHED'], [])).toBeGreaterThanOrEqual(1);
+    expect(activeConnections(port, ['ESTABLISHED'], ['127.0.0.1'])).toBe(0);
+    const busy = await runModule(waitFor, { port, state: 'drained', timeout: 1, active_connection_states: ['ESTABLISHED'] });
+    expect(busy).toMatchObject({ status: 'failed', msg: `Timeout when waiting for 127.0.0.1:${port} to drain` });
+    const excluded = await runModule(waitFor, { port, state: 'drained', timeout: 5, active_connection_states: ['ESTABLISHED'], exclude_hosts: ['127.0.0.1'] });
+    expect(excluded.status).toBe('ok');
+    client.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   it('is skipped in check mode (as Ansible), after validating', async () => {
     expect((await runModule(waitFor, { port: 1 }, makeCtx({ checkMode: true }))).status).toBe('skipped');
