@@ -59,13 +59,17 @@ const NO_MATCH = /matches no cluster|no cluster or group named/;
 
 /**
  * The clusters a play's `hosts:` selects, or undefined when the pattern matches nothing (the play
- * is skipped with a warning, as ansible-playbook does). A malformed pattern is still an InputError.
+ * is skipped with a warning, as ansible-playbook does). A malformed pattern is still an InputError,
+ * and so is `localhost` when the inventory has no such cluster (Ansible's implicit localhost has no
+ * counterpart: skipping would run nothing without saying so).
  */
 export function playClusters(inv: RunOptions['inventory'], hosts: Play['hosts']): string[] | undefined {
   try {
     return matchClusters(inv, hosts);
   } catch (e) {
-    if (e instanceof InputError && NO_MATCH.test(e.message)) return undefined;
+    // Ansible's implicit localhost has no counterpart here: skipping the play would silently do nothing
+    const names = (Array.isArray(hosts) ? hosts : [hosts]).flatMap((h) => h.split(/[:,]/)).map((h) => h.trim());
+    if (e instanceof InputError && NO_MATCH.test(e.message) && !names.some((h) => h === 'localhost' || h === '127.0.0.1')) return undefined;
     throw e;
   }
 }

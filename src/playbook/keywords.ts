@@ -262,6 +262,17 @@ export function checkDelegate(raw: Obj): void {
   );
 }
 
+/** `connection: kubernetes.core.kubectl` runs tasks inside containers: refused; other connections are accepted with no effect. */
+export function checkConnection(raw: Obj): void {
+  const c = raw.connection;
+  if (typeof c !== 'string' || !/^(?:(?:kubernetes\.core|community\.kubernetes)\.)?kubectl$/.test(c)) return;
+  throw new InputError(
+    `connection: '${c}' is not supported by kplay: it runs tasks inside running containers (kubectl exec)`,
+    posOf(raw, 'connection'),
+    'kplay runs every task on the controller against the Kubernetes API: remove the keyword, and run in-container commands as a Job (kubernetes.core.k8s)',
+  );
+}
+
 /** `debugger:` is refused unless `never`. */
 export function checkDebugger(raw: Obj): void {
   const d = raw.debugger;

@@ -12,7 +12,7 @@ import type { ModuleRegistry } from '../sdk/registry.js';
 import type { AnyModule } from '../sdk/module.js';
 import { templar, Templar } from '../template/index.js';
 import { BLOCK_KEYS, importEntrySchema, INHERITED_KEYWORDS, playEntrySchema, playKeys, TASK_KEYWORDS, taskKeywordSchema } from './schema.js';
-import { canonicalTask, checkDebugger, checkDelegate, inheritedKeywords, moduleDefaultsFor, NOTHING_INHERITED, parseKv, staticBool, withLookup, yaml11Bool, type Inherited } from './keywords.js';
+import { canonicalTask, checkConnection, checkDebugger, checkDelegate, inheritedKeywords, moduleDefaultsFor, NOTHING_INHERITED, parseKv, staticBool, withLookup, yaml11Bool, type Inherited } from './keywords.js';
 import { KEYWORD_ACTIONS } from './names.js';
 import { ansibleBooleans } from './booleans.js';
 import { closest } from '../load/suggest.js';
@@ -155,6 +155,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   const tags = toList(raw.tags);
   const roles = roleCollector(path.dirname(stack[0] ?? file), (values) => secrets.push(...values));
   checkDebugger(raw);
+  checkConnection(raw);
   if (raw.strategy === 'debug') throw new InputError("strategy: 'debug' (Ansible's task debugger) is not supported by kplay", posOf(raw, 'strategy'), 'remove it; run with -vv to see each result');
   const inherit = inheritedKeywords(raw, NOTHING_INHERITED, knownAction(opts));
   const scope: Scope = { baseDir, tags, blockVars: [], stack, handler: false, roles, inherit };
@@ -431,6 +432,7 @@ function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): Task
   if (isObj(raw.vars)) templar.check(raw.vars, { where: posOf(raw, 'vars') });
   checkDelegate(raw);
   checkDebugger(raw);
+  checkConnection(raw);
   for (const key of Object.keys(raw)) if (NO_EFFECT.has(key) && raw[key] !== null) scope.roles.noEffect.add(key);
   const k = inheritedKeywords(raw, scope.inherit, knownAction(opts));
   return {

@@ -283,3 +283,21 @@ describe('role entries', () => {
     }
   });
 });
+
+describe('connection', () => {
+  it('kubernetes.core.kubectl (tasks inside containers) is refused at the key; local is accepted', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-conn-'));
+    try {
+      const registry = await loadRegistry();
+      writeFileSync(path.join(dir, 'a.yml'), '- hosts: all\n  connection: kubernetes.core.kubectl\n  tasks: []\n');
+      const e = await loadPlaybook(path.join(dir, 'a.yml'), { registry }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InputError).message).toMatch(/connection: 'kubernetes\.core\.kubectl' is not supported by kplay: .*running containers/);
+      expect((e as InputError).pos).toMatchObject({ line: 2, col: 3 });
+      writeFileSync(path.join(dir, 'b.yml'), '- hosts: all\n  connection: local\n  tasks:\n    - debug: { msg: x }\n      connection: local\n');
+      await loadPlaybook(path.join(dir, 'b.yml'), { registry });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

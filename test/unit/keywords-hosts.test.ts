@@ -1,0 +1,32 @@
+// A play's `hosts:` that matches nothing: skipped with a warning as ansible-playbook does
+// (src/executor/run.ts playClusters), except a malformed pattern and an absent `localhost`.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { playClusters } from '../../src/executor/run.js';
+import { loadInventory } from '../../src/inventory/load.js';
+import type { Inventory } from '../../src/inventory/types.js';
+
+describe('playClusters', () => {
+  let dir: string;
+  let inv: Inventory;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-hosts-'));
+    writeFileSync(path.join(dir, 'inventory.yml'), 'all:\n  children:\n    g1:\n      clusters: { c1: {}, c2: {} }\n');
+    inv = await loadInventory(path.join(dir, 'inventory.yml'), { cwd: dir, env: {} });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('selects the clusters of a pattern', () => {
+    expect(playClusters(inv, 'g1')).toEqual(['c1', 'c2']);
+    expect(playClusters(inv, ['c2'])).toEqual(['c2']);
+  });
+  it('is undefined for a name that matches nothing, or an empty intersection (the play is skipped)', () => {
+    expect(playClusters(inv, 'no_such_group')).toBeUndefined();
+    expect(playClusters(inv, 'g1:!c1:!c2')).toBeUndefined();
+  });
+  it('an absent localhost is still an error (skipping would run nothing without saying so)', () => {
+    expect(() => playClusters(inv, 'localhost')).toThrow(/localhost/);
+  });
+});
