@@ -80,7 +80,7 @@ function fastCredentials(cluster: ClusterRef): Credentials | undefined {
   const user = ctx.user === undefined ? {} : named(doc.users, ctx.user, 'user');
   if (!kcluster || !user || typeof kcluster.server !== 'string' || !kcluster.server) return undefined;
   const clusterKeys = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions']);
-  const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'extensions']);
+  const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'as', 'as-groups', 'extensions']);
   if (Object.keys(kcluster).some((k) => !clusterKeys.has(k)) || Object.keys(user).some((k) => !userKeys.has(k))) return undefined;
   const dir = path.dirname(path.resolve(cluster.kubeconfig));
   const data = (inline: unknown, file: unknown): Buffer | undefined => {
@@ -97,11 +97,16 @@ function fastCredentials(cluster: ClusterRef): Credentials | undefined {
     rejectUnauthorized: !skipTLSVerify,
   };
   const tokenFile = typeof user.tokenFile === 'string' ? path.resolve(dir, user.tokenFile) : undefined;
-  const headers = (): Record<string, string> => {
+  // impersonation (kubeconfig `as`/`as-groups`, kubectl's --as/--as-group)
+  const impersonate: Record<string, string | string[]> = {};
+  if (typeof user.as === 'string' && user.as) impersonate['Impersonate-User'] = user.as;
+  const groups = Array.isArray(user['as-groups']) ? user['as-groups'].filter((g): g is string => typeof g === 'string' && g !== '') : [];
+  if (groups.length) impersonate['Impersonate-Group'] = groups;
+  const headers = (): Record<string, string | string[]> => {
     const token = typeof user.token === 'string' && user.token ? user.token : tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
-    if (token) return { Authorization: `Bearer ${token}` };
-    if (typeof user.username === 'string' && typeof user.password === 'string') return { Authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` };
-    return {};
+    if (token) return { ...impersonate, Authorization: `Bearer ${token}` };
+    if (typeof user.username === 'string' && typeof user.password === 'string') return { ...impersonate, Authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` };
+    return impersonate;
   };
   // a token file is re-read (it may be rotated), like client-go does
   let cached = headers();

@@ -54,3 +54,6 @@ export { runManaged, type ManagedRunOptions, type ManagedRunResult } from '../ex
 // ---- load balancers, gates
 export { PROVIDERS, type LbSwitchArgs } from '../lb/index.js';
 export { GATE_NAME, gateRef, gateState, openGate } from '../audit/gate.js';
+
+// ---- kubernetes.core connection arguments (k8s_auth_options) and the client they select
+export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';
