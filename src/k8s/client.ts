@@ -13,7 +13,7 @@ import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/mo
 import { AGGREGATED_ACCEPT, apiVersionOf, coreKind, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
 import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
-import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
+import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
 import { parseWarnings } from './warnings.js';
 import { isRecord as isObj } from '../load/shape.js';
@@ -561,7 +561,7 @@ export class KubeClientImpl implements KubeClient {
         method: 'DELETE',
         path,
         query: { dryRun: opts.dryRun ? 'All' : undefined },
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy ?? 'Background' },
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy ?? 'Background', gracePeriodSeconds: opts.gracePeriodSeconds, preconditions: opts.preconditions },
         retry: 'idempotent',
         write: !opts.dryRun,
         signal: opts.signal,
@@ -571,9 +571,11 @@ export class KubeClientImpl implements KubeClient {
     return r.status !== 404;
   }
 
-  async mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
+  async mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts: PatchOptions = {}): Promise<KubeObject> {
     const { path } = await this.objectPath(ref);
-    const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: patch, contentType: 'application/merge-patch+json', retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    const contentType = opts.strategic ? 'application/strategic-merge-patch+json' : 'application/merge-patch+json';
+    const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined, fieldManager: opts.fieldManager }, body: patch, contentType, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, ref.apiVersion, ref.kind);
   }
 
@@ -583,17 +585,19 @@ export class KubeClientImpl implements KubeClient {
     return asObject(r.body, ref.apiVersion, ref.kind);
   }
 
-  async create(obj: KubeObject, opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
+  async create(obj: KubeObject, opts: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void } = {}): Promise<KubeObject> {
     const info = await this.resource(obj.apiVersion, obj.kind);
     const ns = info.namespaced ? (obj.metadata.namespace ?? 'default') : undefined;
     const path = this.path(info, ns);
     const r = await this.call({ method: 'POST', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: ns ? withNamespace(obj, ns) : obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, obj.apiVersion, obj.kind);
   }
 
-  async replace(obj: KubeObject, opts: { signal?: AbortSignal } = {}): Promise<KubeObject> {
+  async replace(obj: KubeObject, opts: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void } = {}): Promise<KubeObject> {
     const { path } = await this.objectPath(refOf(obj));
-    const r = await this.call({ method: 'PUT', path, body: obj, retry: 'unsafe', write: true, signal: opts.signal });
+    const r = await this.call({ method: 'PUT', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, obj.apiVersion, obj.kind);
   }
 

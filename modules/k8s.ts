@@ -1,0 +1,531 @@
+/**
+ * `k8s` (kubernetes.core.k8s): create, update, patch, replace, server-side apply or delete
+ * Kubernetes objects with kubernetes.core's arguments and results, over kplay's engines
+ * (`applyObjects` for `apply`, dry-runs for honest `changed`, `waitFor` for `wait`).
+ */
+import { readFile } from 'node:fs/promises';
+import {
+  defineModule,
+  applyObjects,
+  ApplyConflictError,
+  asList,
+  buildDefinitions,
+  conditionMet,
+  Default,
+  definitionHash,
+  diffEntry,
+  errorMessage,
+  hideFields,
+  k8sAuthProperties,
+  kcoreDeleteOptions,
+  kcoreWaitProperties,
+  KubeApiError,
+  kubeClientFor,
+  labelOf,
+  loadAllDocuments,
+  maskObject,
+  normalizeObject,
+  secretValues,
+  selectorsMatch,
+  StringEnum,
+  Type,
+  waitFor,
+  type Args,
+  type DiffEntry,
+  type KubeClient,
+  type KubeObject,
+  type ModuleContext,
+  type ObjectRef,
+  type WaitMode,
+} from 'kplay/sdk';
+
+const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
+
+const schema = Type.Object(
+  {
+    state: Default(
+      StringEnum(['present', 'absent', 'patched'], {
+        description: '`present`: create the object, or update it when it differs. `absent`: delete it. `patched`: patch an existing object; an absent one is left alone (with a warning).',
+      }),
+      'present',
+    ),
+    resource_definition: Type.Optional(raw('The object(s): a map, a list of maps, or YAML text (several documents allowed). Its kind, apiVersion, name and namespace win over the arguments of the same name. Aliases: `definition`, `inline`.')),
+    definition: Type.Optional(raw('Alias of `resource_definition`.')),
+    inline: Type.Optional(raw('Alias of `resource_definition`.')),
+    src: Type.Optional(Type.String({ minLength: 1, description: 'A YAML file of object(s) (several documents allowed), relative paths found like Ansible\'s (`files/` of the role, then the playbook directory); or an http(s) URL.' })),
+    template: Type.Optional(
+      Type.Unsafe<unknown>({
+        type: ['string', 'object', 'array'],
+        description:
+          'Template file(s) (found in `templates/`), rendered with the task\'s variables (Jinja, `trim_blocks` as Ansible), then read as YAML: a path, `{path: …}`, or a list of them. Custom delimiters (`variable_start_string`, …) are not supported.',
+      }),
+    ),
+    kind: Type.Optional(Type.String({ description: 'Kind of the object, when the definition does not say (or to name an object without a definition).' })),
+    name: Type.Optional(Type.String({ description: 'Name of the object, when the definition does not say.' })),
+    namespace: Type.Optional(Type.String({ description: 'Namespace of the object, when the definition does not say. A namespaced object needs one (as kubernetes.core; there is no default namespace).' })),
+    api_version: Default(Type.String({ description: 'API version, when the definition does not say. Aliases: `api`, `version`.' }), 'v1'),
+    api: Type.Optional(Type.String({ description: 'Alias of `api_version`.' })),
+    version: Type.Optional(Type.String({ description: 'Alias of `api_version`.' })),
+    force: Default(Type.Boolean({ description: 'With `state: present`: replace (PUT) an existing object with the definition instead of patching it.' }), false),
+    merge_type: Type.Optional(
+      Type.Unsafe<string | string[]>({
+        type: ['array', 'string'],
+        items: { type: 'string', enum: ['merge', 'strategic-merge'] },
+        description: 'Patch types to try in order when updating (default `[strategic-merge, merge]`: custom resources need `merge`). Not with `apply`.',
+      }),
+    ),
+    apply: Default(Type.Boolean({ description: 'Apply the definition (fields removed from it since the last apply are removed from the object): kplay always applies server-side (server-side apply) with field manager `kplay` unless `server_side_apply` names one.' }), false),
+    server_side_apply: Type.Optional(
+      Type.Object(
+        {
+          field_manager: Type.String({ minLength: 1, description: 'Field manager of the server-side apply.' }),
+          force_conflicts: Default(Type.Boolean({ description: 'Take over fields another field manager owns.' }), false),
+        },
+        { additionalProperties: false, description: 'With `apply: true`: the field manager (and `force_conflicts`) of the server-side apply.' },
+      ),
+    ),
+    validate: Type.Optional(
+      Type.Object(
+        {
+          fail_on_error: Type.Optional(Type.Boolean({ description: 'Accepted: the apiserver validates every write (and check-mode dry-run) and kplay fails on what it refuses.' })),
+          version: Type.Optional(Type.String({ description: 'Accepted and ignored (the cluster\'s own schema is used).' })),
+          strict: Default(Type.Boolean({ description: 'Accepted and ignored (unknown fields are refused by the server as configured).' }), true),
+        },
+        { additionalProperties: false, description: 'Accepted for compatibility: kplay relies on the apiserver\'s validation (server-side dry-run in check mode) instead of kubernetes-validate.' },
+      ),
+    ),
+    append_hash: Default(Type.Boolean({ description: 'Append a hash of the content to the name of a ConfigMap or Secret (other kinds are not changed), as kubernetes.core computes it.' }), false),
+    delete_options: Type.Optional(kcoreDeleteOptions),
+    continue_on_error: Default(Type.Boolean({ description: 'With several objects: record an object\'s failure in its result (`error`) and go on with the others.' }), false),
+    label_selectors: Type.Optional(
+      Type.Unsafe<string | string[]>({
+        type: ['array', 'string'],
+        items: { type: 'string' },
+        description: 'Label selectors: with `state: absent` and no name, delete the objects they select; with `present`, skip definitions whose labels do not match.',
+      }),
+    ),
+    generate_name: Type.Optional(Type.String({ description: 'Create the object with a server-generated name with this prefix (`metadata.generateName`). Not with `name`.' })),
+    delete_all: Default(Type.Boolean({ description: 'With `state: absent`, `kind` and no name/definition: delete every object of the kind in `namespace` (restricted by `label_selectors`). Alias: `all`.' }), false),
+    all: Type.Optional(Type.Boolean({ description: 'Alias of `delete_all`.' })),
+    hidden_fields: Type.Optional(Type.Array(Type.String(), { description: 'Fields left out of `result` and `diff`, e.g. `metadata.managedFields`, `spec.template.spec.containers[0].env[3].value`.' })),
+    ...kcoreWaitProperties,
+    ...k8sAuthProperties,
+  },
+  { additionalProperties: false },
+);
+
+/** Arguments of `k8s` (after defaults). */
+export type K8sArgs = Args<typeof schema>;
+
+const objectResult = Type.Record(Type.String(), Type.Unknown(), { description: 'The object as the apiserver returned it (the dry-run answer in check mode); `{}` after a deletion in check mode or when nothing was done.' });
+
+const itemResult = Type.Object(
+  {
+    changed: Type.Boolean({ description: 'Whether this object changed.' }),
+    result: Type.Unknown({ description: 'The object (see `result`).' }),
+    method: Type.Optional(StringEnum(['create', 'update', 'replace', 'apply', 'delete'], { description: 'What was done.' })),
+    diff: Type.Optional(Type.Unknown({ description: 'The change (with `--diff`).' })),
+    duration: Type.Optional(Type.Integer({ description: 'Seconds waited (with `wait`).' })),
+    warnings: Type.Optional(Type.Array(Type.String(), { description: 'Warnings for this object.' })),
+    msg: Type.Optional(Type.String({ description: 'Why nothing was done (filtered by `label_selectors`).' })),
+    error: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'With `continue_on_error`: why this object failed (`msg`, `reason`).' })),
+  },
+  { description: 'The result of one object.' },
+);
+
+const result = Type.Object({
+  result: Type.Union([objectResult, Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'The objects deleted by `label_selectors`.' }), Type.Object({ results: Type.Array(itemResult, { description: 'One result per object.' }) }, { description: 'With several objects: `{results: [...]}`.' })], {
+    description: 'One object: the object as the apiserver returned it. Several: `{results: [{changed, result, method, …}, …]}`.',
+  }),
+  method: Type.Optional(StringEnum(['create', 'update', 'replace', 'apply', 'delete'], { description: 'One object: what was done (`create`, `update` (a patch), `replace`, `apply`, `delete`).' })),
+  duration: Type.Optional(Type.Integer({ description: 'One object with `wait`: seconds waited.' })),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: 'One object: the apiserver\'s warnings (deprecations) and why nothing was done.' })),
+  error: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'One object with `continue_on_error`: why it failed (`msg`, `reason`); the task is then ok, as kubernetes.core.' })),
+});
+
+type Item = {
+  changed: boolean;
+  result: Record<string, unknown> | Record<string, unknown>[];
+  method?: 'create' | 'update' | 'replace' | 'apply' | 'delete';
+  diff?: DiffEntry;
+  duration?: number;
+  warnings?: string[];
+  msg?: string;
+  error?: Record<string, unknown>;
+};
+
+/** A failure of one object, with what kubernetes.core registers with it (`reason`, partial result). */
+class ObjectFailure extends Error {
+  constructor(
+    msg: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(msg);
+  }
+}
+
+const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+const READY_KINDS = new Set(['Deployment', 'DaemonSet', 'StatefulSet', 'Pod']);
+
+export default defineModule({
+  name: 'k8s',
+  summary: 'kubernetes.core.k8s: create, patch, replace, apply or delete Kubernetes objects (kubernetes.core arguments and results)',
+  description: `kubernetes.core's \`k8s\` module on kplay's Kubernetes engine: the same arguments (aliases included), connection settings (\`kubeconfig\`, \`context\`, \`host\`, \`api_key\`, … and \`K8S_AUTH_*\`) and registered results (\`result\`, \`method\`, \`duration\`, \`warnings\`; \`result.results\` with several objects), so playbooks written for Ansible run unchanged.
+
+- \`state: present\`: an absent object is created (POST); an existing one is patched (strategic merge, then JSON merge for custom resources, or \`merge_type\`), replaced (\`force: true\`) or applied (\`apply: true\`, always server-side apply: kplay's \`k8s_apply\` engine, field manager \`server_side_apply.field_manager\` or \`kplay\`).
+- Every write is tried first as a server-side dry-run: when the object would not change, nothing is written and the task is \`ok\` (kplay's \`changed\` is honest). In check mode only the dry-run is sent.
+- \`state: absent\` deletes (\`delete_options\`), by name or by \`label_selectors\`; \`delete_all\` deletes every object of a kind.
+- \`wait\`: Deployments, DaemonSets, StatefulSets and Pods until ready, \`wait_condition\` (type/status/reason) for any kind, deletion for \`state: absent\`; by watching, not polling (\`wait_sleep\` is accepted).
+- Secret values in results are registered as secrets: usable in later tasks, masked in all output.`,
+  usesCluster: true,
+  declaresState: true,
+  checkMode: 'supported',
+  diffMode: 'supported',
+  schema,
+  result,
+  examples: [
+    { title: 'Create a namespace', yaml: '- kubernetes.core.k8s:\n    name: testing\n    api_version: v1\n    kind: Namespace\n    state: present' },
+    {
+      title: 'Create or update a Service from an inline definition',
+      yaml: '- kubernetes.core.k8s:\n    state: present\n    definition:\n      apiVersion: v1\n      kind: Service\n      metadata: { name: web, namespace: testing }\n      spec:\n        selector: { app: web }\n        ports: [{ port: 8000, targetPort: 8000 }]',
+    },
+    { title: 'Apply a file of objects server-side and wait for them', yaml: '- kubernetes.core.k8s:\n    src: deployment.yml\n    apply: true\n    server_side_apply:\n      field_manager: ansible\n    wait: true' },
+    { title: 'Patch a label onto an existing namespace', yaml: '- kubernetes.core.k8s:\n    state: patched\n    kind: Namespace\n    name: testing\n    definition:\n      metadata:\n        labels: { support: patch }' },
+    { title: 'Delete a Service', yaml: '- kubernetes.core.k8s:\n    state: absent\n    api_version: v1\n    kind: Service\n    namespace: testing\n    name: web' },
+  ],
+  async run(args, ctx) {
+    const definitionArg = args.resource_definition ?? args.definition ?? args.inline;
+    const exclusive: [string, boolean, boolean][] = [
+      ['resource_definition|src', definitionArg !== undefined, args.src !== undefined],
+      ['merge_type|apply', args.merge_type !== undefined, args.apply],
+      ['template|resource_definition', args.template !== undefined, definitionArg !== undefined],
+      ['template|src', args.template !== undefined, args.src !== undefined],
+      ['name|generate_name', args.name !== undefined, args.generate_name !== undefined],
+    ];
+    const both = exclusive.find(([, a, b]) => a && b);
+    if (both) return { status: 'failed', msg: `parameters are mutually exclusive: ${both[0]}` };
+    const mergeTypes = asList(args.merge_type);
+    const badMerge = mergeTypes.find((m) => m !== 'merge' && m !== 'strategic-merge');
+    if (badMerge !== undefined) return { status: 'failed', msg: `value of merge_type must be one or more of: merge, strategic-merge. Got no match for: ${badMerge}` };
+
+    let defs: Record<string, unknown>[];
+    let client: KubeClient;
+    try {
+      const docs = await sourceDocuments(args, definitionArg, ctx);
+      client = await kubeClientFor(ctx, args, process.env);
+      const params = { kind: args.kind, apiVersion: args.version ?? args.api ?? args.api_version, name: args.name, namespace: args.namespace, generateName: args.generate_name };
+      defs = buildDefinitions(docs, params);
+      const deleteAll = args.delete_all || args.all === true;
+      if (deleteAll && args.state === 'absent' && args.name === undefined && definitionArg === undefined && args.src === undefined) {
+        if (args.kind === undefined) return { status: 'failed', msg: "'kind' option is required to specify the resource type." };
+        defs = await everyObject(client, params.apiVersion, args.kind, args.namespace, asList(args.label_selectors), ctx.signal);
+      }
+    } catch (e) {
+      if (e instanceof Error && e.name === 'UnreachableError') throw e;
+      return { status: 'failed', msg: ctx.mask(`Failed to load resource definition: ${errorMessage(e)}`) };
+    }
+    for (const d of defs) for (const v of secretValues(d as unknown as KubeObject)) ctx.addSecret(v);
+
+    const items: Item[] = [];
+    for (const def of defs) {
+      try {
+        items.push(await perform(client, def, args, mergeTypes, ctx));
+      } catch (e) {
+        if (e instanceof Error && e.name === 'UnreachableError') throw e;
+        const error = { ...(e instanceof ObjectFailure ? e.extra : {}), msg: ctx.mask(e instanceof ObjectFailure ? e.message : errorMessage(e)) };
+        if (!args.continue_on_error) {
+          const { msg, ...data } = error;
+          return { status: 'failed', msg: String(msg), data };
+        }
+        items.push({ changed: false, result: {}, error });
+      }
+    }
+    const changed = items.some((i) => i.changed);
+    const diff = ctx.diffMode ? items.flatMap((i) => (i.changed && i.diff ? [i.diff] : [])) : undefined;
+    const warnings = items.flatMap((i) => i.warnings ?? []);
+    for (const w of warnings) ctx.log.warn(w);
+    const failedItems = items.filter((i) => i.error);
+    if (items.length === 1 && items[0]) {
+      const { diff: _d, msg, changed: _c, ...data } = items[0];
+      return changed ? { status: 'changed', msg: msg ?? summary(items, ctx.checkMode), data, diff } : { status: 'ok', msg: msg ?? summary(items, ctx.checkMode), data, diff };
+    }
+    const results = items.map(({ diff: d, ...rest }) => (ctx.diffMode && d ? { ...rest, diff: d } : rest));
+    const msg = `${summary(items, ctx.checkMode)}${failedItems.length ? `; ${failedItems.length} failed (continue_on_error)` : ''}`;
+    return changed ? { status: 'changed', msg, data: { result: { results } }, diff } : { status: 'ok', msg, data: { result: { results } }, diff };
+  },
+});
+
+function summary(items: Item[], check: boolean): string {
+  if (items.length === 0) return 'no objects';
+  const counts = new Map<string, number>();
+  for (const i of items) {
+    const what = i.error ? 'failed' : !i.changed ? 'unchanged' : `${check ? 'would be ' : ''}${{ create: 'created', update: 'patched', replace: 'replaced', apply: 'applied', delete: 'deleted' }[i.method ?? 'update']}`;
+    counts.set(what, (counts.get(what) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+}
+
+/** The documents of `resource_definition`, `src` or `template` (undefined: none given). */
+async function sourceDocuments(args: K8sArgs, definitionArg: unknown, ctx: ModuleContext): Promise<unknown[] | undefined> {
+  if (args.template !== undefined) {
+    const docs: unknown[] = [];
+    for (const t of Array.isArray(args.template) ? (args.template as unknown[]) : [args.template]) docs.push(...(await renderTemplate(t, ctx)));
+    return docs;
+  }
+  if (definitionArg !== undefined && definitionArg !== null && definitionArg !== '') {
+    if (typeof definitionArg === 'string') return loadAllDocuments(definitionArg, 'resource_definition');
+    if (Array.isArray(definitionArg)) return (definitionArg as unknown[]).flatMap((d) => (typeof d === 'string' ? loadAllDocuments(d, 'resource_definition') : d === null ? [] : [d]));
+    return [definitionArg];
+  }
+  if (args.src !== undefined) {
+    if (/^(https?|ftp):\/\//.test(args.src)) {
+      if (args.src.startsWith('ftp:')) throw new Error(`src ${args.src}: ftp is not supported by kplay; use http(s) or a local file`);
+      const res = await fetch(args.src, { signal: ctx.signal });
+      if (!res.ok) throw new Error(`src ${args.src}: HTTP ${res.status} ${res.statusText}`);
+      return loadAllDocuments(await res.text(), args.src);
+    }
+    const file = ctx.findFile(args.src, 'files');
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new Error(`could not read src ${args.src} (${file}): ${errorMessage(e)}`, { cause: e });
+    }
+    return loadAllDocuments(text, args.src);
+  }
+  return undefined;
+}
+
+const TEMPLATE_KEYS = new Set(['path', 'newline_sequence', 'trim_blocks', 'lstrip_blocks', 'variable_start_string', 'variable_end_string', 'block_start_string', 'block_end_string']);
+
+async function renderTemplate(t: unknown, ctx: ModuleContext): Promise<unknown[]> {
+  let rel: string;
+  if (typeof t === 'string') rel = t;
+  else if (t !== null && typeof t === 'object' && !Array.isArray(t)) {
+    const o = t as Record<string, unknown>;
+    if (typeof o.path !== 'string' || !o.path) throw new Error('Please specify path for template.');
+    const unknown = Object.keys(o).filter((k) => !TEMPLATE_KEYS.has(k));
+    if (unknown.length) throw new Error(`template: unknown key(s) ${unknown.join(', ')}; valid: ${[...TEMPLATE_KEYS].join(', ')}`);
+    const defaults: Record<string, unknown> = { variable_start_string: '{{', variable_end_string: '}}', block_start_string: '{%', block_end_string: '%}', trim_blocks: true, lstrip_blocks: false, newline_sequence: '\n' };
+    const custom = Object.keys(defaults).filter((k) => o[k] !== undefined && o[k] !== null && String(o[k]) !== String(defaults[k]) && !(k === 'newline_sequence' && o[k] === '\\n'));
+    if (custom.length) throw new Error(`template ${o.path}: ${custom.join(', ')} other than the defaults are not supported by kplay (templates use Jinja's standard delimiters and trim_blocks); rewrite the template with {{ }} and {% %}`);
+    rel = o.path;
+  } else throw new Error(`Error while reading template file - a string or dict for template expected, but got ${Array.isArray(t) ? 'list' : typeof t} instead`);
+  const file = ctx.findFile(rel, 'templates');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new Error(`could not find template=${rel}, ${file} does not exist`);
+  }
+  const rendered = await ctx.render(text, { template_path: rel, template_fullpath: file, template_host: '', template_uid: '', template_run_date: new Date().toISOString(), template_destpath: null });
+  return loadAllDocuments(rendered, rel);
+}
+
+/** Every object of a kind (in a namespace, matching selectors), as definitions (`delete_all`). */
+async function everyObject(client: KubeClient, apiVersion: string, kind: string, namespace: string | undefined, selectors: string[], signal: AbortSignal): Promise<Record<string, unknown>[]> {
+  const info = await findResource(client, apiVersion, kind);
+  if (!info) throw new Error(`Failed to find exact match for ${apiVersion}.${kind} by [kind, name, singularName, shortNames]`);
+  const list = await client.list(apiVersion, kind, { namespace: info.namespaced ? namespace : undefined, labelSelector: selectors.length ? selectors.join(',') : undefined, signal });
+  return list.items.map((o) => ({ ...o, apiVersion, kind }) as Record<string, unknown>);
+}
+
+/** What kubernetes.core's `perform_action` does for one definition. */
+async function perform(client: KubeClient, def: Record<string, unknown>, args: K8sArgs, mergeTypes: string[], ctx: ModuleContext): Promise<Item> {
+  const kind = typeof def.kind === 'string' ? def.kind : undefined;
+  const apiVersion = typeof def.apiVersion === 'string' ? def.apiVersion : String(def.apiVersion);
+  const info = kind ? await findResource(client, apiVersion, kind) : undefined;
+  if (!kind || !info) throw new ObjectFailure(`Failed to find exact match for ${apiVersion}.${String(kind)} by [kind, name, singularName, shortNames]`);
+  const md = def.metadata as Record<string, unknown>;
+  if (args.append_hash) {
+    const hash = definitionHash(def);
+    if (hash && typeof md.name === 'string' && md.name) md.name = `${md.name}-${hash}`;
+    else if (hash && typeof md.generateName === 'string' && md.generateName) md.generateName = `${md.generateName}-${hash}`;
+  }
+  const name = typeof md.name === 'string' && md.name ? md.name : undefined;
+  const namespace = info.namespaced && typeof md.namespace === 'string' && md.namespace ? md.namespace : undefined;
+  if (!info.namespaced) delete md.namespace;
+  const selectors = asList(args.label_selectors);
+  const ref: ObjectRef = { apiVersion, kind, name: name ?? '', namespace };
+  const hidden = args.hidden_fields;
+  const show = (o: KubeObject | Record<string, unknown>): Record<string, unknown> => {
+    const copy = { ...o } as Record<string, unknown>;
+    if (isMap(copy.metadata)) {
+      const m = { ...copy.metadata };
+      delete m.managedFields;
+      copy.metadata = m;
+    }
+    for (const v of secretValues(copy as unknown as KubeObject)) ctx.addSecret(v);
+    return hideFields(copy, hidden);
+  };
+  const diffOf = (before: KubeObject | undefined, after: KubeObject | undefined): DiffEntry => diffEntry(labelOf(ref), before && maskObject(normalizeObject(before)), after && maskObject(normalizeObject(after)), (s) => ctx.mask(s));
+  const warnings: string[] = [];
+  const onWarning = (w: string): void => void warnings.push(ctx.mask(w));
+  // A namespaced object without a namespace cannot be read (kubernetes.core reads no such path).
+  const existing = name && (namespace || !info.namespaced) ? await client.get(ref, ctx.signal) : undefined;
+
+  if (args.state === 'absent') {
+    let targets: KubeObject[] = existing ? [existing] : [];
+    if (!name && selectors.length) targets = (await client.list(apiVersion, kind, { namespace, labelSelector: selectors.join(','), signal: ctx.signal })).items;
+    const item: Item = { changed: targets.length > 0, result: {}, method: 'delete' };
+    const results: Record<string, unknown>[] = [];
+    for (const t of targets) {
+      const tref: ObjectRef = { apiVersion, kind, name: t.metadata.name ?? '', namespace: t.metadata.namespace };
+      try {
+        const o = args.delete_options ?? {};
+        await client.delete(tref, { dryRun: ctx.checkMode, signal: ctx.signal, propagationPolicy: o.propagationPolicy, gracePeriodSeconds: ctx.checkMode ? undefined : o.gracePeriodSeconds, preconditions: ctx.checkMode ? undefined : o.preconditions });
+      } catch (e) {
+        throw apiFailure('Failed to delete object', e);
+      }
+      if (!ctx.checkMode) results.push(show(t));
+    }
+    item.result = !name && selectors.length ? results : (results[0] ?? {});
+    if (targets.length) item.diff = diffOf(targets[0], undefined);
+    if (args.wait && !ctx.checkMode) {
+      const started = Date.now();
+      const w = await waitFor(client, targets.map((t) => ({ apiVersion, kind, name: t.metadata.name, namespace: t.metadata.namespace })), { type: 'absent' }, { timeoutMs: args.wait_timeout * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
+      item.duration = Math.round((Date.now() - started) / 1000);
+      if (!w.ok) throw new ObjectFailure(`"${kind}" "${name ?? ''}": Timed out waiting on resource`, { changed: item.changed, result: item.result, method: 'delete', duration: item.duration });
+    }
+    return item;
+  }
+
+  if (selectors.length && !selectorsMatch(selectors, def)) {
+    return { changed: false, result: {}, msg: `resource 'kind=${kind},name=${String(md.name ?? null)},namespace=${String(md.namespace ?? null)}' filtered by label_selectors.` };
+  }
+  if (info.namespaced && !namespace) {
+    const verb = args.apply ? 'apply' : existing || args.state === 'patched' ? 'patch' : 'create';
+    if (args.state === 'patched') return { changed: false, result: {}, warnings: [`resource 'kind=${kind},name=${String(md.name ?? null)}' was not found but will not be created as 'state' parameter has been set to 'patched'`] };
+    throw new ObjectFailure(`Failed to ${verb} object: Namespace is required for ${apiVersion}.${kind}`);
+  }
+  const obj = def as unknown as KubeObject;
+  let item: Item;
+  if (args.apply) item = await applyServerSide(client, obj, existing, args, ctx, onWarning, show, diffOf);
+  else if (!existing) {
+    if (args.state === 'patched') return { changed: false, result: {}, warnings: [`resource 'kind=${kind},name=${String(md.name ?? null)}' was not found but will not be created as 'state' parameter has been set to 'patched'`] };
+    let created: KubeObject;
+    try {
+      created = await client.create(obj, { dryRun: ctx.checkMode, signal: ctx.signal, onWarning });
+    } catch (e) {
+      throw apiFailure('Failed to create object', e);
+    }
+    ref.name = created.metadata.name ?? ref.name;
+    item = { changed: true, result: show(created), method: 'create', diff: diffOf(undefined, created) };
+  } else if (args.force) {
+    const body: KubeObject = { ...obj, metadata: { ...obj.metadata, resourceVersion: existing.metadata.resourceVersion } };
+    item = await writeIfChanged('replace', existing, (dryRun) => client.replace(body, { dryRun, signal: ctx.signal, onWarning }), ctx, show, diffOf, 'Failed to replace object');
+  } else {
+    const types = mergeTypes.length ? mergeTypes : ['strategic-merge', 'merge'];
+    const patch = (dryRun: boolean): Promise<KubeObject> => patchInTurn(client, ref, def, types, dryRun, ctx.signal, onWarning);
+    item = await writeIfChanged('update', existing, patch, ctx, show, diffOf, 'Failed to patch object');
+  }
+  if (warnings.length) item.warnings = [...(item.warnings ?? []), ...new Set(warnings)];
+  if (args.wait && !ctx.checkMode) await waitPresent(client, { ...ref, name: ref.name }, item, args, ctx, show);
+  return item;
+}
+
+/** Write only when the server's dry-run of the write differs from the live object (honest `changed`). */
+async function writeIfChanged(
+  method: 'update' | 'replace',
+  live: KubeObject,
+  write: (dryRun: boolean) => Promise<KubeObject>,
+  ctx: ModuleContext,
+  show: (o: KubeObject) => Record<string, unknown>,
+  diffOf: (a: KubeObject | undefined, b: KubeObject | undefined) => DiffEntry,
+  failure: string,
+): Promise<Item> {
+  try {
+    const dry = await write(true);
+    if (sameObject(live, dry)) return { changed: false, result: show(live), method };
+    const after = ctx.checkMode ? dry : await write(false);
+    return { changed: true, result: show(after), method, diff: diffOf(live, after) };
+  } catch (e) {
+    throw apiFailure(failure, e);
+  }
+}
+
+const sameObject = (a: KubeObject, b: KubeObject): boolean => JSON.stringify(normalizeObject(a)) === JSON.stringify(normalizeObject(b));
+
+/** Patch with each merge type in turn until one is accepted (kubernetes.core's `update`). */
+async function patchInTurn(client: KubeClient, ref: ObjectRef, def: Record<string, unknown>, types: string[], dryRun: boolean, signal: AbortSignal, onWarning: (w: string) => void): Promise<KubeObject> {
+  let last: unknown;
+  for (const t of types) {
+    try {
+      return await client.mergePatch(ref, def, { dryRun, signal, strategic: t === 'strategic-merge', onWarning });
+    } catch (e) {
+      if (!(e instanceof KubeApiError)) throw e;
+      last = e;
+    }
+  }
+  throw last instanceof Error ? last : new Error('no merge type');
+}
+
+/** `apply: true`: server-side apply with kplay's engine (`applyObjects`: dry-run first, no write when unchanged). */
+async function applyServerSide(
+  client: KubeClient,
+  obj: KubeObject,
+  existing: KubeObject | undefined,
+  args: K8sArgs,
+  ctx: ModuleContext,
+  onWarning: (w: string) => void,
+  show: (o: KubeObject) => Record<string, unknown>,
+  diffOf: (a: KubeObject | undefined, b: KubeObject | undefined) => DiffEntry,
+): Promise<Item> {
+  const ssa = args.server_side_apply;
+  try {
+    const [r] = await applyObjects(client, [obj], {
+      fieldManager: ssa?.field_manager ?? 'kplay',
+      force: ssa?.force_conflicts ?? false,
+      defaultNamespace: obj.metadata.namespace ?? 'default',
+      checkMode: ctx.checkMode,
+      signal: ctx.signal,
+      mask: (s) => ctx.mask(s),
+      log: (m) => ctx.log.info(m),
+      warn: onWarning,
+    });
+    if (!r) throw new Error('nothing applied');
+    const changed = r.action !== 'unchanged';
+    const live = ctx.checkMode ? undefined : await client.get(r.ref, ctx.signal);
+    const shown = live ?? (changed ? (r.plan.desired ?? r.object) : existing) ?? obj;
+    return { changed, result: show(shown), method: 'apply', diff: changed ? r.plan.diff : diffOf(existing, existing) };
+  } catch (e) {
+    if (e instanceof ApplyConflictError) throw new ObjectFailure(`Failed to apply object: ${e.message}`, { reason: 'Conflict' });
+    throw apiFailure('Failed to apply object', e);
+  }
+}
+
+/** `wait` for a present object: readiness of the kinds kubernetes.core knows, else `wait_condition`, else existence. */
+async function waitPresent(client: KubeClient, ref: ObjectRef, item: Item, args: K8sArgs, ctx: ModuleContext, show: (o: KubeObject) => Record<string, unknown>): Promise<void> {
+  const cond = args.wait_condition?.type ? { ...args.wait_condition, type: args.wait_condition.type } : undefined;
+  let mode: WaitMode | undefined;
+  if (cond) mode = { type: 'check', describe: `condition ${cond.type}=${cond.status}${cond.reason ? ` (${cond.reason})` : ''}`, check: (o) => Promise.resolve(conditionMet(cond, o)) };
+  else if (READY_KINDS.has(ref.kind)) mode = { type: 'ready' };
+  const started = Date.now();
+  if (mode) {
+    const w = await waitFor(client, [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace: ref.namespace }], mode, { timeoutMs: args.wait_timeout * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
+    item.duration = Math.round((Date.now() - started) / 1000);
+    const last = w.objects[0];
+    if (last) item.result = show(last);
+    if (!w.ok) throw new ObjectFailure(`"${ref.kind}" "${ref.name}": Timed out waiting on resource`, { changed: item.changed, result: item.result, method: item.method, duration: item.duration, ...(w.msg ? { wait_msg: ctx.mask(w.msg) } : {}) });
+  } else item.duration = 0;
+}
+
+/** A failed API call as kubernetes.core words it (`Failed to create object: …`, `reason`). */
+function apiFailure(prefix: string, e: unknown): Error {
+  if (e instanceof ObjectFailure || (e instanceof Error && e.name === 'UnreachableError')) return e;
+  if (e instanceof KubeApiError) return new ObjectFailure(`${prefix}: ${e.message}`, { reason: HTTP_REASON[e.status] ?? e.reason, status: e.status });
+  return new ObjectFailure(`${prefix}: ${errorMessage(e)}`);
+}
+
+/** Discovery of a kind; `undefined` when the cluster does not serve it. */
+async function findResource(client: KubeClient, apiVersion: string, kind: string): Promise<Awaited<ReturnType<KubeClient['resource']>> | undefined> {
+  try {
+    return await client.resource(apiVersion, kind);
+  } catch (e) {
+    if (e instanceof KubeApiError && e.verb === 'DISCOVER') return undefined;
+    throw e;
+  }
+}
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
