@@ -212,8 +212,13 @@ export default defineModule({
     let defs: Record<string, unknown>[];
     let client: KubeClient;
     try {
-      const docs = await sourceDocuments(args, definitionArg, ctx);
       client = await kubeClientFor(ctx, args, process.env);
+    } catch (e) {
+      if (e instanceof Error && e.name === 'UnreachableError') throw e;
+      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
+    }
+    try {
+      const docs = await sourceDocuments(args, definitionArg, ctx);
       const params = { kind: args.kind, apiVersion: args.version ?? args.api ?? args.api_version, name: args.name, namespace: args.namespace, generateName: args.generate_name };
       defs = buildDefinitions(docs, params);
       const deleteAll = args.delete_all || args.all === true;

@@ -561,7 +561,8 @@ export class KubeClientImpl implements KubeClient {
         method: 'DELETE',
         path,
         query: { dryRun: opts.dryRun ? 'All' : undefined },
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy ?? 'Background', gracePeriodSeconds: opts.gracePeriodSeconds, preconditions: opts.preconditions },
+        // the apiserver reads DeleteOptions from the body when there is one, ignoring the query: dryRun goes in both
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy ?? 'Background', gracePeriodSeconds: opts.gracePeriodSeconds, preconditions: opts.preconditions, dryRun: opts.dryRun ? ['All'] : undefined },
         retry: 'idempotent',
         write: !opts.dryRun,
         signal: opts.signal,
