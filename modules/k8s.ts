@@ -10,7 +10,6 @@ import {
   ApplyConflictError,
   asList,
   buildDefinitions,
-  conditionMet,
   Default,
   definitionHash,
   diffEntry,
@@ -30,13 +29,13 @@ import {
   StringEnum,
   Type,
   waitFor,
+  waitLikeKcore,
   type Args,
   type DiffEntry,
   type KubeClient,
   type KubeObject,
   type ModuleContext,
   type ObjectRef,
-  type WaitMode,
 } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
@@ -165,8 +164,6 @@ class ObjectFailure extends Error {
 }
 
 const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
-
-const READY_KINDS = new Set(['Deployment', 'DaemonSet', 'StatefulSet', 'Pod']);
 
 export default defineModule({
   name: 'k8s',
@@ -500,20 +497,12 @@ async function applyServerSide(
   }
 }
 
-/** `wait` for a present object: readiness of the kinds kubernetes.core knows, else `wait_condition`, else existence. */
+/** `wait` for a present object (see `waitLikeKcore`); the result becomes the object as last seen. */
 async function waitPresent(client: KubeClient, ref: ObjectRef, item: Item, args: K8sArgs, ctx: ModuleContext, show: (o: KubeObject) => Record<string, unknown>): Promise<void> {
-  const cond = args.wait_condition?.type ? { ...args.wait_condition, type: args.wait_condition.type } : undefined;
-  let mode: WaitMode | undefined;
-  if (cond) mode = { type: 'check', describe: `condition ${cond.type}=${cond.status}${cond.reason ? ` (${cond.reason})` : ''}`, check: (o) => Promise.resolve(conditionMet(cond, o)) };
-  else if (READY_KINDS.has(ref.kind)) mode = { type: 'ready' };
-  const started = Date.now();
-  if (mode) {
-    const w = await waitFor(client, [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace: ref.namespace }], mode, { timeoutMs: args.wait_timeout * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
-    item.duration = Math.round((Date.now() - started) / 1000);
-    const last = w.objects[0];
-    if (last) item.result = show(last);
-    if (!w.ok) throw new ObjectFailure(`"${ref.kind}" "${ref.name}": Timed out waiting on resource`, { changed: item.changed, result: item.result, method: item.method, duration: item.duration, ...(w.msg ? { wait_msg: ctx.mask(w.msg) } : {}) });
-  } else item.duration = 0;
+  const w = await waitLikeKcore(client, ref, { condition: args.wait_condition, timeoutSeconds: args.wait_timeout, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
+  item.duration = w.duration;
+  if (w.object) item.result = show(w.object);
+  if (!w.ok) throw new ObjectFailure(`"${ref.kind}" "${ref.name}": Timed out waiting on resource`, { changed: item.changed, result: item.result, method: item.method, duration: item.duration, ...(w.msg ? { wait_msg: ctx.mask(w.msg) } : {}) });
 }
 
 /** A failed API call as kubernetes.core words it (`Failed to create object: …`, `reason`). */

@@ -9,7 +9,8 @@ import YAML from 'yaml';
 import { fastLoadAll } from '../load/fast-yaml.js';
 import { isRecord } from '../load/shape.js';
 import { Default, StringEnum, Type } from '../sdk/args.js';
-import type { KubeObject } from './types.js';
+import type { KubeClient, KubeObject, ObjectRef } from './types.js';
+import { waitFor, type WaitMode } from './wait.js';
 
 /** kubernetes.core's `wait`, `wait_sleep`, `wait_timeout`, `wait_condition` (k8s_wait_options). */
 export const kcoreWaitProperties = {
@@ -260,4 +261,38 @@ export function definitionHash(def: Record<string, unknown>): string | undefined
   const hex = createHash('sha256').update(`{${parts.join(',')}}`, 'utf8').digest('hex').slice(0, 10);
   const tr: Record<string, string> = { '0': 'g', '1': 'h', '3': 'k', a: 'm', e: 't' };
   return hex.replace(/[013ae]/g, (c) => tr[c] ?? c);
+}
+
+/** Kinds kubernetes.core waits to be ready (its `RESOURCE_PREDICATES`); other kinds only need to exist. */
+const READY_KINDS = new Set(['Deployment', 'DaemonSet', 'StatefulSet', 'Pod']);
+
+/** Outcome of {@link waitLikeKcore}. */
+export interface KcoreWaitOutcome {
+  ok: boolean;
+  /** The object as last seen (undefined when no wait was needed). */
+  object?: KubeObject;
+  /** Whole seconds waited (kubernetes.core's `duration`). */
+  duration: number;
+  /** Why it did not finish. */
+  msg: string;
+}
+
+/**
+ * kubernetes.core's `wait` of a present object with kplay's watcher: `wait_condition` (type,
+ * status, reason) when it has a type, else readiness of Deployments, DaemonSets, StatefulSets and
+ * Pods (kplay's rules), else nothing to wait for.
+ */
+export async function waitLikeKcore(
+  client: KubeClient,
+  ref: ObjectRef,
+  opts: { condition?: WaitCondition; timeoutSeconds: number; signal?: AbortSignal; progress?: (m: string) => void },
+): Promise<KcoreWaitOutcome> {
+  const cond = opts.condition?.type ? opts.condition : undefined;
+  let mode: WaitMode | undefined;
+  if (cond) mode = { type: 'check', describe: `condition ${cond.type ?? ''}=${cond.status}${cond.reason ? ` (${cond.reason})` : ''}`, check: (o) => Promise.resolve(conditionMet(cond, o)) };
+  else if (READY_KINDS.has(ref.kind)) mode = { type: 'ready' };
+  if (!mode) return { ok: true, duration: 0, msg: '' };
+  const started = Date.now();
+  const w = await waitFor(client, [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace: ref.namespace }], mode, { timeoutMs: opts.timeoutSeconds * 1000, signal: opts.signal, progress: opts.progress });
+  return { ok: w.ok, object: w.objects[0], duration: Math.round((Date.now() - started) / 1000), msg: w.msg };
 }

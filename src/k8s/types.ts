@@ -8,7 +8,7 @@ import type { DriftField, HiddenField } from './drift.js';
 import type { FieldAddition } from './fields.js';
 
 /** One operation of an RFC 6902 JSON patch. */
-export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
+export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string } | { op: 'move' | 'copy'; from: string; path: string };
 
 /** A Kubernetes object as plain JSON. */
 export interface KubeObject {

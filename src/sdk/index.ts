@@ -57,5 +57,5 @@ export { GATE_NAME, gateRef, gateState, openGate } from '../audit/gate.js';
 
 // ---- kubernetes.core connection arguments (k8s_auth_options) and the client they select
 export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';
-export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, type DefinitionParams, type WaitCondition } from '../k8s/kcore.js';
+export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, waitLikeKcore, type DefinitionParams, type KcoreWaitOutcome, type WaitCondition } from '../k8s/kcore.js';
 export { normalize as normalizeObject } from '../k8s/normalize.js';
