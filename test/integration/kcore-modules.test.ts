@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import jsonPatch from '../../modules/k8s_json_patch.js';
+import scale from '../../modules/k8s_scale.js';
 import type { ModuleDefinition, ModuleResult } from '../../src/sdk/module.js';
 import type { TObject, TSchema } from '../../src/sdk/args.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
@@ -23,6 +24,10 @@ beforeAll(async () => {
   await kubectl(['create', 'namespace', ns]);
   await kubectl(['-n', ns, 'create', 'deployment', 'web', '--image=nginx', '--replicas=1']);
   await kubectl(['-n', ns, 'create', 'configmap', 'cfg', '--from-literal=a=1']);
+  for (const d of ['s1', 's2']) {
+    await kubectl(['-n', ns, 'create', 'deployment', d, '--image=nginx', '--replicas=1']);
+    await kubectl(['-n', ns, 'label', 'deployment', d, 'group=scale']);
+  }
 });
 
 afterAll(async () => {
@@ -62,5 +67,48 @@ describe('k8s_json_patch', () => {
     const r = await run(jsonPatch, { kind: 'Deployment', api_version: 'apps/v1', name: 'web', namespace: ns, patch: [{ op: 'add', path: '/metadata/labels/patched', value: 'yes' }], wait: true });
     expect(r.status, r.msg).toBe('changed');
     expect(data(r).duration).toEqual(expect.any(Number));
+  });
+});
+
+describe('k8s_scale', () => {
+  const dep = { kind: 'Deployment', api_version: 'apps/v1', name: 's1' };
+  it('scales and waits (check mode writes nothing), then is ok at the wanted count', async () => {
+    const check = await run(scale, { ...dep, namespace: ns, replicas: 2 }, { checkMode: true });
+    expect(check.status).toBe('changed');
+    expect(result(check).spec?.replicas).toBe(2);
+    expect(await get(['deployment', 's1', '-o', 'jsonpath={.spec.replicas}'])).toBe('1');
+    const r = await run(scale, { ...dep, namespace: ns, replicas: 2, wait_timeout: 120 });
+    expect(r.status, r.msg).toBe('changed');
+    expect(data(r).duration).toEqual(expect.any(Number));
+    expect(result(r).status?.readyReplicas).toBe(2);
+    const again = await run(scale, { ...dep, namespace: ns, replicas: 2 });
+    expect(again.status).toBe('ok');
+    expect(data(again)).toMatchObject({ duration: 0, result: { spec: { replicas: 2 } } });
+  });
+
+  it('does nothing but warn when current_replicas or resource_version do not hold', async () => {
+    const r = await run(scale, { ...dep, namespace: ns, replicas: 3, current_replicas: 5 });
+    expect(r.status).toBe('ok');
+    expect(data(r)).toEqual({ warning: `current replicas 5 does not match with actual 2 for object kind=Deployment name=s1 namespace=${ns}.`, result: {}, duration: 0 });
+    const v = await run(scale, { ...dep, namespace: ns, replicas: 3, resource_version: '1', wait: false });
+    expect(data(v).warning).toMatch(/^expected resource version 1 does not match with actual \d+/);
+    expect(await get(['deployment', 's1', '-o', 'jsonpath={.spec.replicas}'])).toBe('2');
+  });
+
+  it('scales every object label_selectors select, returning results', async () => {
+    const r = await run(scale, { kind: 'Deployment', api_version: 'apps/v1', namespace: ns, label_selectors: ['group=scale'], replicas: 0, wait: false });
+    expect(r.status).toBe('changed');
+    const results = data(r).results as { changed: boolean; result: { metadata: { name: string } } }[];
+    expect(results.map((x) => [x.result.metadata.name, x.changed]).sort()).toEqual([
+      ['s1', true],
+      ['s2', true],
+    ]);
+    expect(await get(['deployment', '-l', 'group=scale', '-o', 'jsonpath={.items[*].spec.replicas}'])).toBe('0 0');
+  });
+
+  it('fails for a missing object', async () => {
+    const r = await run(scale, { kind: 'Deployment', api_version: 'apps/v1', name: 'missing', namespace: ns, replicas: 1 });
+    expect(r.status).toBe('failed');
+    expect(r.msg).toMatch(/^Failed to retrieve requested object: /);
   });
 });
