@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import jsonPatch from '../../modules/k8s_json_patch.js';
 import scale from '../../modules/k8s_scale.js';
+import rollback from '../../modules/k8s_rollback.js';
 import type { ModuleDefinition, ModuleResult } from '../../src/sdk/module.js';
 import type { TObject, TSchema } from '../../src/sdk/args.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
@@ -110,5 +111,27 @@ describe('k8s_scale', () => {
     const r = await run(scale, { kind: 'Deployment', api_version: 'apps/v1', name: 'missing', namespace: ns, replicas: 1 });
     expect(r.status).toBe('failed');
     expect(r.msg).toMatch(/^Failed to retrieve requested object: /);
+  });
+});
+
+describe('k8s_rollback', () => {
+  it('rolls a Deployment back to the previous revision (check mode changes nothing); without history it warns', async () => {
+    await kubectl(['-n', ns, 'create', 'deployment', 'rb', '--image=nginx:1.1', '--replicas=1']);
+    const none = await run(rollback, { kind: 'Deployment', api_version: 'apps/v1', name: 'rb', namespace: ns });
+    expect(none.status).toBe('ok');
+    expect(data(none).rollback_info).toEqual([{ changed: false, warnings: ['No rollout history found for resource Deployment/rb'] }]);
+    await kubectl(['-n', ns, 'set', 'image', 'deployment/rb', 'nginx=nginx:1.2']);
+    await kubectl(['-n', ns, 'rollout', 'status', 'deployment/rb', '--timeout=120s']);
+    const image = (): Promise<string> => get(['deployment', 'rb', '-o', 'jsonpath={.spec.template.spec.containers[0].image}']);
+    const check = await run(rollback, { kind: 'Deployment', api_version: 'apps/v1', name: 'rb', namespace: ns }, { checkMode: true });
+    expect(check.status).toBe('changed');
+    expect(await image()).toBe('nginx:1.2');
+    const r = await run(rollback, { kind: 'Deployment', api_version: 'apps/v1', name: 'rb', namespace: ns });
+    expect(r.status, r.msg).toBe('changed');
+    const [info] = data(r).rollback_info as { changed: boolean; method: string; body: { op: string; path: string }[]; resources: { spec: { template: { spec: { containers: { image: string }[] } } } } }[];
+    expect(info?.method).toBe('patch');
+    expect(info?.body.map((o) => o.path)).toEqual(['/spec/template', '/metadata/annotations']);
+    expect(info?.resources.spec.template.spec.containers[0]?.image).toBe('nginx:1.1');
+    expect(await image()).toBe('nginx:1.1');
   });
 });
