@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import jsonPatch from '../../modules/k8s_json_patch.js';
 import scale from '../../modules/k8s_scale.js';
 import rollback from '../../modules/k8s_rollback.js';
+import service from '../../modules/k8s_service.js';
 import type { ModuleDefinition, ModuleResult } from '../../src/sdk/module.js';
 import type { TObject, TSchema } from '../../src/sdk/args.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
@@ -133,5 +134,32 @@ describe('k8s_rollback', () => {
     expect(info?.body.map((o) => o.path)).toEqual(['/spec/template', '/metadata/annotations']);
     expect(info?.resources.spec.template.spec.containers[0]?.image).toBe('nginx:1.1');
     expect(await image()).toBe('nginx:1.1');
+  });
+});
+
+describe('k8s_service', () => {
+  const svc = (): Record<string, unknown> => ({ name: 'websvc', namespace: ns, type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP', name: 'http' }], selector: { app: 'web' } });
+  it('creates a Service, is ok on the second run, patches a change and deletes it', async () => {
+    const check = await run(service, svc(), { checkMode: true });
+    expect(check.status).toBe('changed');
+    expect(await get(['service', 'websvc'])).toBe('');
+    const r = await run(service, svc());
+    expect(r.status, r.msg).toBe('changed');
+    expect(data(r).method).toBe('create');
+    expect(result(r).spec?.clusterIP).toEqual(expect.any(String));
+    const again = await run(service, svc());
+    expect(again.status, again.msg).toBe('ok');
+    expect(data(again).method).toBe('update');
+    const changed = await run(service, { ...svc(), selector: { app: 'api' } }, { diffMode: true });
+    expect(changed.status).toBe('changed');
+    expect(await get(['service', 'websvc', '-o', 'jsonpath={.spec.selector.app}'])).toBe('api');
+    // a definition under the arguments: its labels kept, the arguments win
+    const merged = await run(service, { ...svc(), definition: { metadata: { labels: { team: 'a' } }, spec: { selector: { app: 'ignored' } } } });
+    expect(merged.status).toBe('changed');
+    expect(await get(['service', 'websvc', '-o', 'jsonpath={.metadata.labels.team}/{.spec.selector.app}'])).toBe('a/web');
+    const del = await run(service, { name: 'websvc', namespace: ns, state: 'absent' });
+    expect(del.status).toBe('changed');
+    expect(data(del).method).toBe('delete');
+    expect((await run(service, { name: 'websvc', namespace: ns, state: 'absent' })).status).toBe('ok');
   });
 });
