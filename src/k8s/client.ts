@@ -510,6 +510,11 @@ export class KubeClientImpl implements KubeClient {
     return r.status === 404 ? undefined : asObject(r.body, ref.apiVersion, ref.kind);
   }
 
+  async getPath(path: string, signal?: AbortSignal): Promise<unknown> {
+    const r = await this.call({ method: 'GET', path, verb: 'discovery', retry: 'read', signal });
+    return r.body;
+  }
+
   async list(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<{ items: KubeObject[]; resourceVersion: string }> {
     const info = await this.resource(apiVersion, kind);
     const path = this.path(info, info.namespaced ? opts.namespace : undefined);

@@ -153,6 +153,8 @@ export interface KubeClient {
    * An empty list forgets the CRD's kinds (it was deleted).
    */
   learnKinds(crd: string, kinds: readonly ResourceInfo[]): void;
+  /** GET a discovery path (`/version`, `/api/v1`, `/apis/apps/v1`): the parsed JSON answer. */
+  getPath(path: string, signal?: AbortSignal): Promise<unknown>;
   /** GET one object; `undefined` when it does not exist. */
   get(ref: ObjectRef, signal?: AbortSignal): Promise<KubeObject | undefined>;
   list(apiVersion: string, kind: string, opts?: ListOptions): Promise<{ items: KubeObject[]; resourceVersion: string }>;

@@ -6,6 +6,7 @@ import jsonPatch from '../../modules/k8s_json_patch.js';
 import scale from '../../modules/k8s_scale.js';
 import rollback from '../../modules/k8s_rollback.js';
 import service from '../../modules/k8s_service.js';
+import clusterInfo from '../../modules/k8s_cluster_info.js';
 import type { ModuleDefinition, ModuleResult } from '../../src/sdk/module.js';
 import type { TObject, TSchema } from '../../src/sdk/args.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
@@ -161,5 +162,20 @@ describe('k8s_service', () => {
     expect(del.status).toBe('changed');
     expect(data(del).method).toBe('delete');
     expect((await run(service, { name: 'websvc', namespace: ns, state: 'absent' })).status).toBe('ok');
+  });
+});
+
+describe('k8s_cluster_info', () => {
+  it('lists the served kinds per group version, the server version and the host', async () => {
+    const r = await run(clusterInfo, {});
+    expect(r.status).toBe('ok');
+    const apis = data(r).apis as Record<string, Record<string, Record<string, unknown>>>;
+    expect(apis.v1?.Pod).toEqual({ categories: ['all'], name: 'pods', namespaced: true, preferred: true, short_names: ['po'], singular_name: 'pod' });
+    expect(apis['apps/v1']?.Deployment).toMatchObject({ name: 'deployments', namespaced: true, short_names: ['deploy'] });
+    expect(apis.v1?.['Pod/status']).toBeUndefined();
+    expect(apis.v1?.PodList).toBeUndefined();
+    const version = data(r).version as { server: { kubernetes: { gitVersion: string } }; client: string };
+    expect(version.server.kubernetes.gitVersion).toMatch(/^v1\./);
+    expect((data(r).connection as { host: string }).host).toMatch(/^https:/);
   });
 });
