@@ -7,6 +7,7 @@ import scale from '../../modules/k8s_scale.js';
 import rollback from '../../modules/k8s_rollback.js';
 import service from '../../modules/k8s_service.js';
 import clusterInfo from '../../modules/k8s_cluster_info.js';
+import taint from '../../modules/k8s_taint.js';
 import type { ModuleDefinition, ModuleResult } from '../../src/sdk/module.js';
 import type { TObject, TSchema } from '../../src/sdk/args.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
@@ -177,5 +178,38 @@ describe('k8s_cluster_info', () => {
     const version = data(r).version as { server: { kubernetes: { gitVersion: string } }; client: string };
     expect(version.server.kubernetes.gitVersion).toMatch(/^v1\./);
     expect((data(r).connection as { host: string }).host).toMatch(/^https:/);
+  });
+});
+
+describe('k8s_taint', () => {
+  // a harmless taint (PreferNoSchedule) with a key of its own, removed at the end
+  const key = `k8smods-${randomBytes(3).toString('hex')}`;
+  let node = '';
+  const taints = async (): Promise<string> => (await kubectl(['get', 'node', node, '-o', `jsonpath={.spec.taints[?(@.key=="${key}")].value}`])).stdout.trim();
+  beforeAll(async () => {
+    node = (await kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).stdout.trim();
+  });
+  afterAll(async () => {
+    await kubectl(['taint', 'node', node, `${key}-`], { check: false });
+  });
+
+  it('adds a taint (check mode does not), is ok when present, updates its value, removes it', async () => {
+    const t = { key, value: 'a', effect: 'PreferNoSchedule' };
+    const check = await run(taint, { name: node, taints: [t] }, { checkMode: true });
+    expect(check).toMatchObject({ status: 'changed', data: { result: {} } });
+    expect(await taints()).toBe('');
+    const r = await run(taint, { name: node, taints: [t] });
+    expect(r.status, r.msg).toBe('changed');
+    expect(await taints()).toBe('a');
+    expect(result(r).metadata?.name).toBe(node);
+    expect((await run(taint, { name: node, taints: [t] })).status).toBe('ok');
+    expect((await run(taint, { name: node, taints: [{ ...t, value: 'b' }] })).status).toBe('changed');
+    expect(await taints()).toBe('b');
+    // absent matches by key alone when no effect is given
+    const del = await run(taint, { name: node, state: 'absent', taints: [{ key }] });
+    expect(del).toMatchObject({ status: 'changed', data: { result: {} } });
+    expect(await taints()).toBe('');
+    expect((await run(taint, { name: node, state: 'absent', taints: [{ key }] })).status).toBe('ok');
+    expect(await run(taint, { name: 'no-such-node', taints: [t] })).toMatchObject({ status: 'failed', msg: "Node 'no-such-node' has not been found." });
   });
 });
