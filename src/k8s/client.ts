@@ -574,6 +574,7 @@ export class KubeClientImpl implements KubeClient {
       },
       { allow404: true },
     );
+    if (r.status !== 404) opts.onResponse?.(r.body);
     return r.status !== 404;
   }
 

@@ -75,11 +75,6 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
   const hidden = args.hidden_fields;
   const show = (o: KubeObject | Record<string, unknown>): Record<string, unknown> => {
     const copy = { ...o } as Record<string, unknown>;
-    if (isMap(copy.metadata)) {
-      const m = { ...copy.metadata };
-      delete m.managedFields;
-      copy.metadata = m;
-    }
     for (const v of secretValues(copy as unknown as KubeObject)) ctx.addSecret(v);
     return hideFields(copy, hidden);
   };
@@ -96,13 +91,15 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
     const results: Record<string, unknown>[] = [];
     for (const t of targets) {
       const tref: ObjectRef = { apiVersion, kind, name: t.metadata.name ?? '', namespace: t.metadata.namespace };
+      let answer: unknown;
       try {
         const o = args.delete_options ?? {};
-        await client.delete(tref, { dryRun: ctx.checkMode, signal: ctx.signal, propagationPolicy: o.propagationPolicy, gracePeriodSeconds: ctx.checkMode ? undefined : o.gracePeriodSeconds, preconditions: ctx.checkMode ? undefined : o.preconditions });
+        await client.delete(tref, { dryRun: ctx.checkMode, signal: ctx.signal, propagationPolicy: o.propagationPolicy, gracePeriodSeconds: ctx.checkMode ? undefined : o.gracePeriodSeconds, preconditions: ctx.checkMode ? undefined : o.preconditions, onResponse: (b) => (answer = b) });
       } catch (e) {
         throw apiFailure('Failed to delete object', e);
       }
-      if (!ctx.checkMode) results.push(show(t));
+      // the apiserver's answer (the object being deleted, or a Status), the dry-run's in check mode
+      results.push(isMap(answer) ? show(answer) : {});
     }
     item.result = !name && selectors.length ? results : (results[0] ?? {});
     if (targets.length) item.diff = diffOf(targets[0], undefined);

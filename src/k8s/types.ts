@@ -113,6 +113,8 @@ export interface DeleteOptions {
   /** Delete only if the object still has this uid / resourceVersion. */
   preconditions?: { uid?: string; resourceVersion?: string };
   signal?: AbortSignal;
+  /** Called with the apiserver's answer when the object existed: the object (being deleted) or a `Status`. */
+  onResponse?: (body: unknown) => void;
 }
 
 /** Options of `KubeClient.mergePatch`. */

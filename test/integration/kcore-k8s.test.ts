@@ -173,14 +173,17 @@ describe('k8s: absent', () => {
     expect(await get(['configmap', 'gone', '-o', 'name'])).toBe('configmap/gone');
     const check = await run({ state: 'absent', kind: 'ConfigMap', name: 'gone', namespace: ns }, { checkMode: true });
     expect(check.status).toBe('changed');
-    expect(obj(check)).toEqual({});
+    // the apiserver's answer to the (dry-run) DELETE, as kubernetes.core registers it
+    expect(obj(check)).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'gone', kind: 'configmaps' } });
     expect(await get(['configmap', 'gone', '-o', 'name'])).toBe('configmap/gone');
     const del = await run({ state: 'absent', kind: 'ConfigMap', name: 'gone', namespace: ns, wait: true });
     expect(del.status).toBe('changed');
     expect(data(del).method).toBe('delete');
+    expect(obj(del)).toMatchObject({ kind: 'Status', status: 'Success' });
     expect(await get(['configmap', 'gone'])).toBe('');
     const again = await run({ state: 'absent', kind: 'ConfigMap', name: 'gone', namespace: ns });
     expect(again.status).toBe('ok');
+    expect(data(again)).toEqual({ result: {}, method: 'delete' });
   });
 
   it('deletes what label_selectors select, and every object of a kind with delete_all', async () => {
