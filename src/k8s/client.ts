@@ -578,6 +578,13 @@ export class KubeClientImpl implements KubeClient {
     return r.status !== 404;
   }
 
+  async evict(ref: ObjectRef, opts: { gracePeriodSeconds?: number; signal?: AbortSignal } = {}): Promise<boolean> {
+    const { path } = await this.objectPath(ref);
+    const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: ref.name, namespace: ref.namespace }, ...(opts.gracePeriodSeconds !== undefined ? { deleteOptions: { gracePeriodSeconds: opts.gracePeriodSeconds } } : {}) };
+    const r = await this.call({ method: 'POST', path: `${path}/eviction`, body, retry: 'unsafe', write: true, signal: opts.signal }, { allow404: true });
+    return r.status !== 404;
+  }
+
   async mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts: PatchOptions = {}): Promise<KubeObject> {
     const { path } = await this.objectPath(ref);
     const contentType = opts.strategic ? 'application/strategic-merge-patch+json' : 'application/merge-patch+json';

@@ -164,6 +164,8 @@ export interface KubeClient {
   apply(obj: KubeObject, opts: ApplyOptions): Promise<KubeObject>;
   /** DELETE; resolves false when the object was already gone. */
   delete(ref: ObjectRef, opts?: DeleteOptions): Promise<boolean>;
+  /** Evict a Pod (POST its `eviction` subresource: PodDisruptionBudgets are honoured); resolves false when the pod was already gone. */
+  evict(ref: ObjectRef, opts?: { gracePeriodSeconds?: number; signal?: AbortSignal }): Promise<boolean>;
   /** JSON merge patch (used for small edits such as lease renewals); not retried on conflict. */
   mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts?: PatchOptions): Promise<KubeObject>;
   /** Create (POST). A 409 AlreadyExists throws `KubeApiError` with status 409. */

@@ -8,6 +8,7 @@ import rollback from '../../modules/k8s_rollback.js';
 import service from '../../modules/k8s_service.js';
 import clusterInfo from '../../modules/k8s_cluster_info.js';
 import taint from '../../modules/k8s_taint.js';
+import drain from '../../modules/k8s_drain.js';
 import type { ModuleDefinition, ModuleResult } from '../../src/sdk/module.js';
 import type { TObject, TSchema } from '../../src/sdk/args.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
@@ -211,5 +212,44 @@ describe('k8s_taint', () => {
     expect(await taints()).toBe('');
     expect((await run(taint, { name: node, state: 'absent', taints: [{ key }] })).status).toBe('ok');
     expect(await run(taint, { name: 'no-such-node', taints: [t] })).toMatchObject({ status: 'failed', msg: "Node 'no-such-node' has not been found." });
+  });
+});
+
+describe('k8s_drain', () => {
+  // a node of its own (kwok simulates it), tainted so that nobody else's pods land on it; deleted at the end
+  const node = `k8smods-drain-${randomBytes(3).toString('hex')}`;
+  const unschedulable = async (): Promise<string> => (await kubectl(['get', 'node', node, '-o', 'jsonpath={.spec.unschedulable}'])).stdout.trim();
+  beforeAll(async () => {
+    const manifest = `apiVersion: v1\nkind: Node\nmetadata:\n  name: ${node}\n  annotations: { kwok.x-k8s.io/node: fake }\n  labels: { type: kwok }\nspec:\n  taints: [{ key: k8smods-drain, value: only, effect: NoSchedule }]\n`;
+    await kubectl(['apply', '-f', '-'], { input: manifest });
+  });
+  afterAll(async () => {
+    await kubectl(['delete', 'node', node, '--wait=false'], { check: false });
+  });
+
+  it('cordons and uncordons, ok when already so', async () => {
+    expect(await run(drain, { name: node, state: 'cordon' })).toMatchObject({ status: 'changed', data: { result: `node ${node} marked unschedulable.` } });
+    expect(await unschedulable()).toBe('true');
+    expect(await run(drain, { name: node, state: 'cordon' })).toMatchObject({ status: 'ok', data: { result: `node ${node} already marked unschedulable.` } });
+    expect(await run(drain, { name: node, state: 'uncordon' })).toMatchObject({ status: 'changed', data: { result: `node ${node} marked schedulable.` } });
+    expect(await unschedulable()).toBe('');
+    expect(await run(drain, { name: node, state: 'uncordon' })).toMatchObject({ status: 'ok' });
+    expect(await run(drain, { name: 'no-such-node', state: 'cordon' })).toMatchObject({ status: 'failed', msg: 'Node no-such-node not found.' });
+  });
+
+  it('refuses unmanaged pods without force (undoing its cordon), evicts them with force and waits for them to go', async () => {
+    const pod = `apiVersion: v1\nkind: Pod\nmetadata: { name: lonely, namespace: ${ns} }\nspec:\n  nodeName: ${node}\n  containers: [{ name: c, image: nginx }]\n`;
+    await kubectl(['apply', '-f', '-'], { input: pod });
+    const refused = await run(drain, { name: node });
+    expect(refused.status).toBe('failed');
+    expect(refused.msg).toBe(`Pod deletion errors: cannot delete Pods not managed by ReplicationController, ReplicaSet, Job, DaemonSet or StatefulSet (use option force set to yes): ${ns}/lonely.`);
+    expect(await unschedulable()).toBe('');
+    const r = await run(drain, { name: node, delete_options: { force: true, wait_timeout: 120, terminate_grace_period: 0 } });
+    expect(r.status, r.msg).toBe('changed');
+    expect(data(r)).toEqual({ result: `node ${node} marked unschedulable. 1 Pod(s) deleted from node.`, warnings: [`Deleting Pods not managed by ReplicationController, ReplicaSet, Job, DaemonSet or StatefulSet: ${ns}/lonely.`] });
+    expect(await get(['pod', 'lonely'])).toBe('');
+    expect(await unschedulable()).toBe('true');
+    // nothing left to evict, already cordoned
+    expect(await run(drain, { name: node })).toMatchObject({ status: 'ok', data: { result: `node ${node} already marked unschedulable.` } });
   });
 });
