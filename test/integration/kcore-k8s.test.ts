@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { compileSchema } from '../../src/load/schema.js';
+import type { JsonSchema } from '../../src/sdk/module.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import k8s from '../../modules/k8s.js';
 import type { ModuleResult } from '../../src/sdk/module.js';
@@ -19,7 +21,17 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'kcore-k8s-'));
 function ctx(over: CtxOverrides = {}): ReturnType<typeof makeCtx> {
   return makeCtx({ cluster: { name: 'sandbox-1', context: 'sandbox-1', kubeconfig: env.kubeconfig }, baseDir: dir, ...over });
 }
-const run = (args: Record<string, unknown>, over: CtxOverrides = {}): Promise<ModuleResult> => runModule(k8s, args, ctx(over)) as Promise<ModuleResult>;
+const run = async (args: Record<string, unknown>, over: CtxOverrides = {}): Promise<ModuleResult> => checkResult(k8s, (await runModule(k8s, args, ctx(over))) as ModuleResult);
+
+/** Every successful result must match the module's declared `result` schema (as KPLAY_CHECK_RESULTS checks in runs). */
+function checkResult(mod: { name: string; result: unknown }, r: ModuleResult): ModuleResult {
+  if ((r.status === 'ok' || r.status === 'changed') && r.data) {
+    const validate = compileSchema(mod.result as JsonSchema);
+    if (!validate(r.data)) throw new Error(`${mod.name} result does not match its schema: ${JSON.stringify(validate.errors?.[0])}`);
+  }
+  return r;
+}
+
 const data = (r: ModuleResult): Record<string, unknown> => ('data' in r && r.data ? r.data : {});
 const obj = (r: ModuleResult): Record<string, unknown> => data(r).result as Record<string, unknown>;
 const meta = (o: Record<string, unknown>): Record<string, unknown> => o.metadata as Record<string, unknown>;

@@ -1,6 +1,8 @@
 // `k8s_info` with kubernetes.core.k8s_info's arguments against the real sandbox (module run as the
 // executor runs it). Objects live in a namespace k8smods-info-<random> on sandbox-1.
 import { randomBytes } from 'node:crypto';
+import { compileSchema } from '../../src/load/schema.js';
+import type { JsonSchema } from '../../src/sdk/module.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import k8sInfo from '../../modules/k8s_info.js';
 import type { ModuleResult } from '../../src/sdk/module.js';
@@ -10,8 +12,18 @@ import { kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 const ns = `k8smods-info-${randomBytes(3).toString('hex')}`;
 let env: SandboxEnv;
 
-const run = (args: Record<string, unknown>, checkMode = false): Promise<ModuleResult> =>
-  runModule(k8sInfo, args, makeCtx({ cluster: { name: 'sandbox-1', context: 'sandbox-1', kubeconfig: env.kubeconfig }, checkMode })) as Promise<ModuleResult>;
+const run = async (args: Record<string, unknown>, checkMode = false): Promise<ModuleResult> =>
+  checkResult(k8sInfo, (await runModule(k8sInfo, args, makeCtx({ cluster: { name: 'sandbox-1', context: 'sandbox-1', kubeconfig: env.kubeconfig }, checkMode }))) as ModuleResult);
+
+/** Every successful result must match the module's declared `result` schema (as KPLAY_CHECK_RESULTS checks in runs). */
+function checkResult(mod: { name: string; result: unknown }, r: ModuleResult): ModuleResult {
+  if ((r.status === 'ok' || r.status === 'changed') && r.data) {
+    const validate = compileSchema(mod.result as JsonSchema);
+    if (!validate(r.data)) throw new Error(`${mod.name} result does not match its schema: ${JSON.stringify(validate.errors?.[0])}`);
+  }
+  return r;
+}
+
 const data = (r: ModuleResult): Record<string, unknown> => ('data' in r && r.data ? r.data : {});
 const names = (r: ModuleResult): string[] => ((data(r).resources ?? []) as { metadata: { name: string } }[]).map((o) => o.metadata.name).sort();
 

@@ -1,6 +1,8 @@
 // The smaller kubernetes.core adapters (k8s_json_patch, k8s_scale, …) against the real sandbox, run
 // as the executor runs them. Objects live in a namespace k8smods-mods-<random> on sandbox-1.
 import { randomBytes } from 'node:crypto';
+import { compileSchema } from '../../src/load/schema.js';
+import type { JsonSchema } from '../../src/sdk/module.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import jsonPatch from '../../modules/k8s_json_patch.js';
 import scale from '../../modules/k8s_scale.js';
@@ -18,7 +20,17 @@ const ns = `k8smods-mods-${randomBytes(3).toString('hex')}`;
 let env: SandboxEnv;
 
 function run<S extends TSchema, R extends TObject>(mod: ModuleDefinition<S, R>, args: Record<string, unknown>, opts: { checkMode?: boolean; diffMode?: boolean } = {}): Promise<ModuleResult> {
-  return runModule(mod, args, makeCtx({ cluster: { name: 'sandbox-1', context: 'sandbox-1', kubeconfig: env.kubeconfig }, ...opts })) as Promise<ModuleResult>;
+  return runModule(mod, args, makeCtx({ cluster: { name: 'sandbox-1', context: 'sandbox-1', kubeconfig: env.kubeconfig }, ...opts })).then((r) => checkResult(mod, r as ModuleResult));
+
+/** Every successful result must match the module's declared `result` schema (as KPLAY_CHECK_RESULTS checks in runs). */
+function checkResult(mod: { name: string; result: unknown }, r: ModuleResult): ModuleResult {
+  if ((r.status === 'ok' || r.status === 'changed') && r.data) {
+    const validate = compileSchema(mod.result as JsonSchema);
+    if (!validate(r.data)) throw new Error(`${mod.name} result does not match its schema: ${JSON.stringify(validate.errors?.[0])}`);
+  }
+  return r;
+}
+
 }
 const data = (r: ModuleResult): Record<string, unknown> => ('data' in r && r.data ? r.data : {});
 const result = (r: ModuleResult): Record<string, Record<string, unknown>> => data(r).result as Record<string, Record<string, unknown>>;
