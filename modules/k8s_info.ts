@@ -1,14 +1,16 @@
 /**
- * `k8s_info`: read one object or a list of objects (for `register`), optionally waiting for
- * them like `wait_for`. Never changes anything.
+ * `k8s_info` (also kubernetes.core.k8s_info): read one object or a list of objects (for
+ * `register`), optionally waiting for them like `wait_for`. Never changes anything.
  */
-import { defineModule, kubeFor, KubeApiError, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type WaitMode, type KubeObject } from 'kplay/sdk';
+import { asList, conditionMet, defineModule, hideFields, k8sAuthProperties, KubeApiError, kubeClientFor, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type KubeClient, type WaitMode, type KubeObject } from 'kplay/sdk';
+
+const list = (description: string): ReturnType<typeof Type.Unsafe<string | string[]>> => Type.Unsafe<string | string[]>({ type: ['array', 'string'], items: { type: 'string' }, description });
 
 export default defineModule({
   name: 'k8s_info',
-  summary: 'Read Kubernetes objects (one by name, or a list by namespace/selectors) for register',
+  summary: 'Read Kubernetes objects (one by name, or a list by namespace/selectors) for register (kubernetes.core.k8s_info arguments too)',
   description:
-    'Registers `resources`: a list of the objects found (empty when the object does not exist — that is not an error). Secret values are registered as secrets: they stay usable in later tasks through the registered variable but are masked (`********`) in every output. Never reports changed.',
+    'Registers `resources`: a list of the objects found (empty when the object does not exist — that is not an error) and `api_found` (false, with an empty list and a message, when the cluster does not serve the kind: a CRD that is not installed). Accepts kubernetes.core.k8s_info\'s arguments too (`label_selectors`/`field_selectors` lists, `api`/`version`, `wait_sleep`, `wait_condition.reason`, `hidden_fields`, and the connection settings `kubeconfig`, `context`, `host`, `api_key`, … or `K8S_AUTH_*`). Secret values are registered as secrets: they stay usable in later tasks through the registered variable but are masked (`********`) in every output. Never reports changed.',
   usesCluster: true,
   readOnly: true,
   checkMode: 'supported',
@@ -16,41 +18,72 @@ export default defineModule({
   schema: Type.Object(
     {
       kind: Type.String({ minLength: 1, description: 'Kind to read.', examples: ['Deployment', 'Secret'] }),
-      api_version: Default(Type.String({ minLength: 1, description: 'API version of `kind`.', examples: ['apps/v1'] }), 'v1'),
+      api_version: Default(Type.String({ minLength: 1, description: 'API version of `kind`. Aliases: `api`, `version`.', examples: ['apps/v1'] }), 'v1'),
+      api: Type.Optional(Type.String({ minLength: 1, description: 'Alias of `api_version`.' })),
+      version: Type.Optional(Type.String({ minLength: 1, description: 'Alias of `api_version`.' })),
       namespace: Type.Optional(Type.String({ minLength: 1, description: 'Namespace of namespaced kinds; omitted: `default` with `name`, all namespaces for lists.', examples: ['web'] })),
       name: Type.Optional(Type.String({ minLength: 1, description: 'Name of a single object; omit to list objects.', examples: ['web'] })),
       label_selector: Type.Optional(Type.String({ minLength: 1, description: 'Label selector (lists only).', examples: ['app=web'] })),
       field_selector: Type.Optional(Type.String({ minLength: 1, description: 'Field selector (lists only).', examples: ['status.phase=Running'] })),
+      label_selectors: Type.Optional(list('Label selectors (kubernetes.core), all of which must match; combined with `label_selector`.')),
+      field_selectors: Type.Optional(list('Field selectors (kubernetes.core), all of which must match; combined with `field_selector`.')),
+      hidden_fields: Type.Optional(Type.Array(Type.String(), { description: 'Fields left out of `resources`, e.g. `status`, `spec.containers[0].env[3].value`, `metadata.annotations[kubectl.kubernetes.io/last-applied-configuration]`.' })),
       wait: Default(Type.Boolean({ description: 'Wait until the object(s) exist and are ready (rules of `wait_for`) before reading them.' }), false),
       wait_condition: Type.Optional(
         Type.Object(
           {
-            type: Type.String({ minLength: 1, description: 'Condition type, e.g. `Ready`.' }),
+            type: Type.Optional(Type.String({ minLength: 1, description: 'Condition type, e.g. `Ready`. Without it `wait_condition` is ignored.' })),
             status: Default(StringEnum(['True', 'False', 'Unknown'], { description: 'Wanted status.' }), 'True'),
+            reason: Type.Optional(Type.String({ description: 'Wanted reason of the condition (kubernetes.core).' })),
           },
           { additionalProperties: false, description: 'With `wait: true`: wait for this status condition instead of the readiness rules.' },
         ),
       ),
+      wait_sleep: Default(Type.Integer({ minimum: 0, description: 'Accepted for kubernetes.core compatibility: kplay watches instead of polling.' }), 5),
       wait_timeout: Default(Type.Number({ exclusiveMinimum: 0, description: 'Seconds to wait with `wait: true`.' }), 120),
+      ...k8sAuthProperties,
     },
     { additionalProperties: false },
   ),
   result: Type.Object({
     resources: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'The objects found (without `managedFields`); empty when none exists.' }),
+    api_found: Type.Boolean({ description: 'Whether the cluster serves `api_version`/`kind` (false: `resources` is empty).' }),
   }),
   examples: [
     { title: 'Read a Deployment', yaml: '- k8s_info:\n    kind: Deployment\n    api_version: apps/v1\n    name: web\n    namespace: web\n  register: web\n- debug:\n    msg: "{{ web.resources[0].status.readyReplicas }}"' },
     { title: 'List running pods of an app', yaml: '- k8s_info:\n    kind: Pod\n    namespace: web\n    label_selector: app=web\n    field_selector: status.phase=Running\n  register: pods' },
+    { title: 'kubernetes.core style: selectors as lists, wait for a condition', yaml: '- kubernetes.core.k8s_info:\n    kind: Pod\n    namespace: web\n    label_selectors: [app=web]\n    wait: true\n    wait_condition: { type: Ready, status: "True" }\n  register: pods' },
   ],
   async run(args, ctx) {
-    const apiVersion = args.api_version;
-    const client = await kubeFor(ctx);
+    const apiVersion = args.version ?? args.api ?? args.api_version;
+    const labelSelector = [...(args.label_selector ? [args.label_selector] : []), ...asList(args.label_selectors)].join(',') || undefined;
+    const fieldSelector = [...(args.field_selector ? [args.field_selector] : []), ...asList(args.field_selectors)].join(',') || undefined;
+    let client: KubeClient;
     try {
-      const info = await client.resource(apiVersion, args.kind);
+      client = await kubeClientFor(ctx, args, process.env);
+    } catch (e) {
+      if (e instanceof Error && e.name === 'UnreachableError') throw e;
+      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
+    }
+    try {
+      let info;
+      try {
+        info = await client.resource(apiVersion, args.kind);
+      } catch (e) {
+        if (e instanceof KubeApiError && e.verb === 'DISCOVER') {
+          return { status: 'ok', msg: `Failed to find API for resource with apiVersion "${apiVersion}" and kind "${args.kind}"`, data: { resources: [], api_found: false } };
+        }
+        throw e;
+      }
       const namespace = info.namespaced ? (args.namespace ?? (args.name ? 'default' : undefined)) : undefined;
       if (args.wait) {
-        const mode: WaitMode = args.wait_condition ? { type: 'condition', condition: args.wait_condition.type, status: args.wait_condition.status } : { type: 'ready' };
-        const w = await waitFor(client, [{ apiVersion, kind: args.kind, name: args.name, namespace, labelSelector: args.label_selector }], mode, {
+        const cond = args.wait_condition?.type ? { ...args.wait_condition, type: args.wait_condition.type } : undefined;
+        const mode: WaitMode = !cond
+          ? { type: 'ready' }
+          : cond.reason
+            ? { type: 'check', describe: `condition ${cond.type}=${cond.status} (${cond.reason})`, check: (o) => Promise.resolve(conditionMet(cond, o)) }
+            : { type: 'condition', condition: cond.type, status: cond.status };
+        const w = await waitFor(client, [{ apiVersion, kind: args.kind, name: args.name, namespace, labelSelector }], mode, {
           timeoutMs: args.wait_timeout * 1000,
           signal: ctx.signal,
           progress: (m) => ctx.log.progress(m),
@@ -62,14 +95,15 @@ export default defineModule({
         const o = await client.get({ apiVersion, kind: args.kind, name: args.name, namespace }, ctx.signal);
         resources = o ? [o] : [];
       } else {
-        resources = (await client.list(apiVersion, args.kind, { namespace, labelSelector: args.label_selector, fieldSelector: args.field_selector, signal: ctx.signal })).items;
+        resources = (await client.list(apiVersion, args.kind, { namespace, labelSelector, fieldSelector, signal: ctx.signal })).items;
       }
       for (const o of resources) {
         const md = o.metadata as Record<string, unknown>;
         delete md.managedFields;
         for (const v of secretValues(o)) ctx.addSecret(v);
       }
-      return { status: 'ok', msg: `${resources.length} ${args.kind}${resources.length === 1 ? '' : ' objects'} found`, data: { resources } };
+      if (args.hidden_fields) resources = resources.map((o) => hideFields(o, args.hidden_fields));
+      return { status: 'ok', msg: `${resources.length} ${args.kind}${resources.length === 1 ? '' : ' objects'} found`, data: { resources, api_found: true } };
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(e instanceof KubeApiError ? e.message : `k8s_info: ${errorMessage(e)}`) };

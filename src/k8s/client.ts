@@ -13,7 +13,7 @@ import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/mo
 import { AGGREGATED_ACCEPT, apiVersionOf, coreKind, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
 import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
-import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
+import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
 import { parseExecConfig, runExecPlugin, type ExecConfig, type ExecCredential } from './exec-credential.js';
 import { errorMessage } from '../load/errors.js';
@@ -91,7 +91,7 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
   const user = ctx.user === undefined ? {} : named(doc.users, ctx.user, 'user');
   if (!kcluster || !user || typeof kcluster.server !== 'string' || !kcluster.server) return undefined;
   const clusterKeys = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions']);
-  const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'exec', 'extensions']);
+  const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'exec', 'as', 'as-groups', 'extensions']);
   if (Object.keys(kcluster).some((k) => !clusterKeys.has(k)) || Object.keys(user).some((k) => !userKeys.has(k))) return undefined;
   const exec = user.exec === undefined ? undefined : parseExecConfig(user.exec);
   if (user.exec !== undefined && !exec) return undefined;
@@ -119,11 +119,16 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
     rejectUnauthorized: !skipTLSVerify,
   };
   const tokenFile = typeof user.tokenFile === 'string' ? path.resolve(dir, user.tokenFile) : undefined;
-  const headers = (): Record<string, string> => {
+  // impersonation (kubeconfig `as`/`as-groups`, kubectl's --as/--as-group)
+  const impersonate: Record<string, string | string[]> = {};
+  if (typeof user.as === 'string' && user.as) impersonate['Impersonate-User'] = user.as;
+  const groups = Array.isArray(user['as-groups']) ? user['as-groups'].filter((g): g is string => typeof g === 'string' && g !== '') : [];
+  if (groups.length) impersonate['Impersonate-Group'] = groups;
+  const headers = (): Record<string, string | string[]> => {
     const token = typeof user.token === 'string' && user.token ? user.token : tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
-    if (token) return { Authorization: `Bearer ${token}` };
-    if (typeof user.username === 'string' && typeof user.password === 'string') return { Authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` };
-    return {};
+    if (token) return { ...impersonate, Authorization: `Bearer ${token}` };
+    if (typeof user.username === 'string' && typeof user.password === 'string') return { ...impersonate, Authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` };
+    return impersonate;
   };
   if (cred?.token) {
     // an exec plugin's token: asked again (bounded) shortly before it expires, and after a 401
@@ -133,12 +138,12 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
       skipTLSVerify,
       tls,
       auth: {
-        headers: async (): Promise<Record<string, string>> => {
+        headers: async (): Promise<Record<string, string | string[]>> => {
           if (stale || (cred?.expiresAt !== undefined && Date.now() > cred.expiresAt - 10_000)) {
             stale = false;
             cred = await runPlugin();
           }
-          return cred?.token ? { Authorization: `Bearer ${cred.token}` } : {};
+          return cred?.token ? { ...impersonate, Authorization: `Bearer ${cred.token}` } : impersonate;
         },
         invalidate: () => {
           stale = true;
@@ -578,6 +583,11 @@ export class KubeClientImpl implements KubeClient {
     return r.status === 404 ? undefined : asObject(r.body, ref.apiVersion, ref.kind);
   }
 
+  async getPath(path: string, signal?: AbortSignal): Promise<unknown> {
+    const r = await this.call({ method: 'GET', path, verb: 'discovery', retry: 'read', signal });
+    return r.body;
+  }
+
   async list(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<{ items: KubeObject[]; resourceVersion: string }> {
     const info = await this.resource(apiVersion, kind);
     const path = this.path(info, info.namespaced ? opts.namespace : undefined);
@@ -631,19 +641,30 @@ export class KubeClientImpl implements KubeClient {
         method: 'DELETE',
         path,
         query: { dryRun: opts.dryRun ? 'All' : undefined },
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy ?? 'Background' },
+        // the apiserver reads DeleteOptions from the body when there is one, ignoring the query: dryRun goes in both
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy ?? 'Background', gracePeriodSeconds: opts.gracePeriodSeconds, preconditions: opts.preconditions, dryRun: opts.dryRun ? ['All'] : undefined },
         retry: 'idempotent',
         write: !opts.dryRun,
         signal: opts.signal,
       },
       { allow404: true },
     );
+    if (r.status !== 404) opts.onResponse?.(r.body);
     return r.status !== 404;
   }
 
-  async mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
+  async evict(ref: ObjectRef, opts: { gracePeriodSeconds?: number; signal?: AbortSignal } = {}): Promise<boolean> {
     const { path } = await this.objectPath(ref);
-    const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: patch, contentType: 'application/merge-patch+json', retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: ref.name, namespace: ref.namespace }, ...(opts.gracePeriodSeconds !== undefined ? { deleteOptions: { gracePeriodSeconds: opts.gracePeriodSeconds } } : {}) };
+    const r = await this.call({ method: 'POST', path: `${path}/eviction`, body, retry: 'unsafe', write: true, signal: opts.signal }, { allow404: true });
+    return r.status !== 404;
+  }
+
+  async mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts: PatchOptions = {}): Promise<KubeObject> {
+    const { path } = await this.objectPath(ref);
+    const contentType = opts.strategic ? 'application/strategic-merge-patch+json' : 'application/merge-patch+json';
+    const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined, fieldManager: opts.fieldManager }, body: patch, contentType, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, ref.apiVersion, ref.kind);
   }
 
@@ -653,17 +674,19 @@ export class KubeClientImpl implements KubeClient {
     return asObject(r.body, ref.apiVersion, ref.kind);
   }
 
-  async create(obj: KubeObject, opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
+  async create(obj: KubeObject, opts: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void } = {}): Promise<KubeObject> {
     const info = await this.resource(obj.apiVersion, obj.kind);
     const ns = info.namespaced ? (obj.metadata.namespace ?? 'default') : undefined;
     const path = this.path(info, ns);
     const r = await this.call({ method: 'POST', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: ns ? withNamespace(obj, ns) : obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, obj.apiVersion, obj.kind);
   }
 
-  async replace(obj: KubeObject, opts: { signal?: AbortSignal } = {}): Promise<KubeObject> {
+  async replace(obj: KubeObject, opts: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void } = {}): Promise<KubeObject> {
     const { path } = await this.objectPath(refOf(obj));
-    const r = await this.call({ method: 'PUT', path, body: obj, retry: 'unsafe', write: true, signal: opts.signal });
+    const r = await this.call({ method: 'PUT', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, obj.apiVersion, obj.kind);
   }
 

@@ -129,7 +129,7 @@ export function abortReason(signal: AbortSignal | undefined): Error {
 /** TLS and auth material for the transport. */
 export interface TransportAuth {
   /** Headers to send (Authorization, Impersonate-User, …); re-evaluated so exec-plugin tokens can refresh. */
-  headers(): Promise<Record<string, string>>;
+  headers(): Promise<Record<string, string | string[]>>;
   /** Called after a 401 so the next `headers()` fetches fresh credentials. */
   invalidate?(): void;
 }
@@ -314,7 +314,7 @@ export class Transport {
    */
   async open(req: TransportRequest, timeoutMs: number): Promise<{ res: http.IncomingMessage; done: () => void; abort: () => void; wrap: (e: unknown, sent: boolean) => TransportError }> {
     await this.bucket.take(req.signal);
-    const headers: Record<string, string> = { Accept: req.accept ?? 'application/json', 'User-Agent': 'kplay', ...(await this.opts.auth?.headers()) };
+    const headers: Record<string, string | string[]> = { Accept: req.accept ?? 'application/json', 'User-Agent': 'kplay', ...(await this.opts.auth?.headers()) };
     // The signal may have aborted while waiting for a token or credentials.
     if (req.signal?.aborted) throw abortReason(req.signal);
     let payload: string | undefined;

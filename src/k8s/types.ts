@@ -8,7 +8,7 @@ import type { DriftField, HiddenField } from './drift.js';
 import type { FieldAddition } from './fields.js';
 
 /** One operation of an RFC 6902 JSON patch. */
-export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
+export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string } | { op: 'move' | 'copy'; from: string; path: string };
 
 /** A Kubernetes object as plain JSON. */
 export interface KubeObject {
@@ -108,7 +108,25 @@ export interface ApplyOptions {
 export interface DeleteOptions {
   dryRun?: boolean;
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  /** Seconds before the object (a Pod) is killed; the kind's default when absent. */
+  gracePeriodSeconds?: number;
+  /** Delete only if the object still has this uid / resourceVersion. */
+  preconditions?: { uid?: string; resourceVersion?: string };
   signal?: AbortSignal;
+  /** Called with the apiserver's answer when the object existed: the object (being deleted) or a `Status`. */
+  onResponse?: (body: unknown) => void;
+}
+
+/** Options of `KubeClient.mergePatch`. */
+export interface PatchOptions {
+  dryRun?: boolean;
+  signal?: AbortSignal;
+  /** A strategic merge patch (built-in kinds only) instead of a JSON merge patch. */
+  strategic?: boolean;
+  /** Field manager of the update. @default derived from the user agent (`kplay`) */
+  fieldManager?: string;
+  /** Called with each warning the apiserver answers with. */
+  onWarning?: (warning: string) => void;
 }
 
 /** A client for one cluster. Every method retries what is safe to retry (see client.ts). */
@@ -137,6 +155,8 @@ export interface KubeClient {
    * An empty list forgets the CRD's kinds (it was deleted).
    */
   learnKinds(crd: string, kinds: readonly ResourceInfo[]): void;
+  /** GET a discovery path (`/version`, `/api/v1`, `/apis/apps/v1`): the parsed JSON answer. */
+  getPath(path: string, signal?: AbortSignal): Promise<unknown>;
   /** GET one object; `undefined` when it does not exist. */
   get(ref: ObjectRef, signal?: AbortSignal): Promise<KubeObject | undefined>;
   list(apiVersion: string, kind: string, opts?: ListOptions): Promise<{ items: KubeObject[]; resourceVersion: string }>;
@@ -144,14 +164,16 @@ export interface KubeClient {
   apply(obj: KubeObject, opts: ApplyOptions): Promise<KubeObject>;
   /** DELETE; resolves false when the object was already gone. */
   delete(ref: ObjectRef, opts?: DeleteOptions): Promise<boolean>;
+  /** Evict a Pod (POST its `eviction` subresource: PodDisruptionBudgets are honoured); resolves false when the pod was already gone. */
+  evict(ref: ObjectRef, opts?: { gracePeriodSeconds?: number; signal?: AbortSignal }): Promise<boolean>;
   /** JSON merge patch (used for small edits such as lease renewals); not retried on conflict. */
-  mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
+  mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts?: PatchOptions): Promise<KubeObject>;
   /** Create (POST). A 409 AlreadyExists throws `KubeApiError` with status 409. */
   /** RFC 6902 JSON patch (e.g. `test` the resourceVersion, then `remove` fields). */
   jsonPatch(ref: ObjectRef, ops: JsonPatchOp[], opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
-  create(obj: KubeObject, opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
+  create(obj: KubeObject, opts?: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void }): Promise<KubeObject>;
   /** Replace (PUT) with optimistic concurrency (metadata.resourceVersion). */
-  replace(obj: KubeObject, opts?: { signal?: AbortSignal }): Promise<KubeObject>;
+  replace(obj: KubeObject, opts?: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void }): Promise<KubeObject>;
   /**
    * List-then-watch from the list's resourceVersion; re-lists on 410 Gone, reconnects on a
    * silent stall. Calls `onEvent` for each event (and once with SYNC after each (re)list);

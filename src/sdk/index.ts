@@ -76,3 +76,8 @@ export { aliased, kcoreMessage, parseGoDuration, parseHelmValuesJson, parseRepos
 export { HelmAuthProps, SetValuesProp } from '../helm/kcore-schema.js';
 export { chartArgs, withValuesFile, type HelmWrite } from '../helm/cli.js';
 export { syncDir } from '../helm/sync-dir.js';
+// ---- kubernetes.core connection arguments (k8s_auth_options) and the client they select
+export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';
+export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, waitLikeKcore, type DefinitionParams, type KcoreWaitOutcome, type WaitCondition } from '../k8s/kcore.js';
+export { normalize as normalizeObject } from '../k8s/normalize.js';
+export { findResource, HTTP_REASON, KcoreObjectFailure, performAction, type KcoreActionParams, type KcoreItem } from '../k8s/kcore-action.js';

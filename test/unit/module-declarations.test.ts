@@ -62,7 +62,7 @@ describe('module declarations', () => {
     if (!info) throw new Error('k8s_info missing');
     const raw = { kind: 'Pod', wait_condition: { type: 'Ready' } };
     const checked = validateArgs(info.schema, raw, { defaults: true });
-    expect(checked).toEqual({ ok: true, value: { kind: 'Pod', api_version: 'v1', wait: false, wait_timeout: 120, wait_condition: { type: 'Ready', status: 'True' } } });
+    expect(checked).toEqual({ ok: true, value: { kind: 'Pod', api_version: 'v1', wait: false, wait_sleep: 5, wait_timeout: 120, wait_condition: { type: 'Ready', status: 'True' } } });
     expect(raw).toEqual({ kind: 'Pod', wait_condition: { type: 'Ready' } });
     // coerced arguments (a templated "30") get their defaults too
     const http = mods.get('http_check');

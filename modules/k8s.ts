@@ -1,0 +1,281 @@
+/**
+ * `k8s` (kubernetes.core.k8s): create, update, patch, replace, server-side apply or delete
+ * Kubernetes objects with kubernetes.core's arguments and results, over kplay's engines
+ * (`applyObjects` for `apply`, dry-runs for honest `changed`, `waitFor` for `wait`).
+ */
+import { readFile } from 'node:fs/promises';
+import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, kubeClientFor, loadAllDocuments, performAction, secretValues, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type KubeObject, type ModuleContext } from 'kplay/sdk';
+
+const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
+
+const schema = Type.Object(
+  {
+    state: Default(
+      StringEnum(['present', 'absent', 'patched'], {
+        description: '`present`: create the object, or update it when it differs. `absent`: delete it. `patched`: patch an existing object; an absent one is left alone (with a warning).',
+      }),
+      'present',
+    ),
+    resource_definition: Type.Optional(raw('The object(s): a map, a list of maps, or YAML text (several documents allowed). Its kind, apiVersion, name and namespace win over the arguments of the same name. Aliases: `definition`, `inline`.')),
+    definition: Type.Optional(raw('Alias of `resource_definition`.')),
+    inline: Type.Optional(raw('Alias of `resource_definition`.')),
+    src: Type.Optional(Type.String({ minLength: 1, description: 'A YAML file of object(s) (several documents allowed), relative paths found like Ansible\'s (`files/` of the role, then the playbook directory); or an http(s) URL.' })),
+    template: Type.Optional(
+      Type.Unsafe<unknown>({
+        type: ['string', 'object', 'array'],
+        description:
+          'Template file(s) (found in `templates/`), rendered with the task\'s variables (Jinja, `trim_blocks` as Ansible), then read as YAML: a path, `{path: …}`, or a list of them. Custom delimiters (`variable_start_string`, …) are not supported.',
+      }),
+    ),
+    kind: Type.Optional(Type.String({ description: 'Kind of the object, when the definition does not say (or to name an object without a definition).' })),
+    name: Type.Optional(Type.String({ description: 'Name of the object, when the definition does not say.' })),
+    namespace: Type.Optional(Type.String({ description: 'Namespace of the object, when the definition does not say. A namespaced object needs one (as kubernetes.core; there is no default namespace).' })),
+    api_version: Default(Type.String({ description: 'API version, when the definition does not say. Aliases: `api`, `version`.' }), 'v1'),
+    api: Type.Optional(Type.String({ description: 'Alias of `api_version`.' })),
+    version: Type.Optional(Type.String({ description: 'Alias of `api_version`.' })),
+    force: Default(Type.Boolean({ description: 'With `state: present`: replace (PUT) an existing object with the definition instead of patching it.' }), false),
+    merge_type: Type.Optional(
+      Type.Unsafe<string | string[]>({
+        type: ['array', 'string'],
+        items: { type: 'string', enum: ['merge', 'strategic-merge'] },
+        description: 'Patch types to try in order when updating (default `[strategic-merge, merge]`: custom resources need `merge`). Not with `apply`.',
+      }),
+    ),
+    apply: Default(Type.Boolean({ description: 'Apply the definition (fields removed from it since the last apply are removed from the object): kplay always applies server-side (server-side apply) with field manager `kplay` unless `server_side_apply` names one.' }), false),
+    server_side_apply: Type.Optional(
+      Type.Object(
+        {
+          field_manager: Type.String({ minLength: 1, description: 'Field manager of the server-side apply.' }),
+          force_conflicts: Default(Type.Boolean({ description: 'Take over fields another field manager owns.' }), false),
+        },
+        { additionalProperties: false, description: 'With `apply: true`: the field manager (and `force_conflicts`) of the server-side apply.' },
+      ),
+    ),
+    validate: Type.Optional(
+      Type.Object(
+        {
+          fail_on_error: Type.Optional(Type.Boolean({ description: 'Accepted: the apiserver validates every write (and check-mode dry-run) and kplay fails on what it refuses.' })),
+          version: Type.Optional(Type.String({ description: 'Accepted and ignored (the cluster\'s own schema is used).' })),
+          strict: Default(Type.Boolean({ description: 'Accepted and ignored (unknown fields are refused by the server as configured).' }), true),
+        },
+        { additionalProperties: false, description: 'Accepted for compatibility: kplay relies on the apiserver\'s validation (server-side dry-run in check mode) instead of kubernetes-validate.' },
+      ),
+    ),
+    append_hash: Default(Type.Boolean({ description: 'Append a hash of the content to the name of a ConfigMap or Secret (other kinds are not changed), as kubernetes.core computes it.' }), false),
+    delete_options: Type.Optional(kcoreDeleteOptions),
+    continue_on_error: Default(Type.Boolean({ description: 'With several objects: record an object\'s failure in its result (`error`) and go on with the others.' }), false),
+    label_selectors: Type.Optional(
+      Type.Unsafe<string | string[]>({
+        type: ['array', 'string'],
+        items: { type: 'string' },
+        description: 'Label selectors: with `state: absent` and no name, delete the objects they select; with `present`, skip definitions whose labels do not match.',
+      }),
+    ),
+    generate_name: Type.Optional(Type.String({ description: 'Create the object with a server-generated name with this prefix (`metadata.generateName`). Not with `name`.' })),
+    delete_all: Default(Type.Boolean({ description: 'With `state: absent`, `kind` and no name/definition: delete every object of the kind in `namespace` (restricted by `label_selectors`). Alias: `all`.' }), false),
+    all: Type.Optional(Type.Boolean({ description: 'Alias of `delete_all`.' })),
+    hidden_fields: Type.Optional(Type.Array(Type.String(), { description: 'Fields left out of `result` and `diff`, e.g. `metadata.managedFields`, `spec.template.spec.containers[0].env[3].value`.' })),
+    ...kcoreWaitProperties,
+    ...k8sAuthProperties,
+  },
+  { additionalProperties: false },
+);
+
+/** Arguments of `k8s` (after defaults). */
+export type K8sArgs = Args<typeof schema>;
+
+const objectResult = Type.Record(Type.String(), Type.Unknown(), { description: 'The object as the apiserver returned it (the dry-run answer in check mode); `{}` after a deletion in check mode or when nothing was done.' });
+
+const itemResult = Type.Object(
+  {
+    changed: Type.Boolean({ description: 'Whether this object changed.' }),
+    result: Type.Unknown({ description: 'The object (see `result`).' }),
+    method: Type.Optional(StringEnum(['create', 'update', 'replace', 'apply', 'delete'], { description: 'What was done.' })),
+    diff: Type.Optional(Type.Unknown({ description: 'The change (with `--diff`).' })),
+    duration: Type.Optional(Type.Integer({ description: 'Seconds waited (with `wait`).' })),
+    warnings: Type.Optional(Type.Array(Type.String(), { description: 'Warnings for this object.' })),
+    msg: Type.Optional(Type.String({ description: 'Why nothing was done (filtered by `label_selectors`).' })),
+    error: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'With `continue_on_error`: why this object failed (`msg`, `reason`).' })),
+  },
+  { description: 'The result of one object.' },
+);
+
+const result = Type.Object({
+  result: Type.Union([objectResult, Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'The objects deleted by `label_selectors`.' }), Type.Object({ results: Type.Array(itemResult, { description: 'One result per object.' }) }, { description: 'With several objects: `{results: [...]}`.' })], {
+    description: 'One object: the object as the apiserver returned it. Several: `{results: [{changed, result, method, …}, …]}`.',
+  }),
+  method: Type.Optional(StringEnum(['create', 'update', 'replace', 'apply', 'delete'], { description: 'One object: what was done (`create`, `update` (a patch), `replace`, `apply`, `delete`).' })),
+  duration: Type.Optional(Type.Integer({ description: 'One object with `wait`: seconds waited.' })),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: 'One object: the apiserver\'s warnings (deprecations) and why nothing was done.' })),
+  error: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'One object with `continue_on_error`: why it failed (`msg`, `reason`); the task is then ok, as kubernetes.core.' })),
+});
+
+
+export default defineModule({
+  name: 'k8s',
+  summary: 'kubernetes.core.k8s: create, patch, replace, apply or delete Kubernetes objects (kubernetes.core arguments and results)',
+  description: `kubernetes.core's \`k8s\` module on kplay's Kubernetes engine: the same arguments (aliases included), connection settings (\`kubeconfig\`, \`context\`, \`host\`, \`api_key\`, … and \`K8S_AUTH_*\`) and registered results (\`result\`, \`method\`, \`duration\`, \`warnings\`; \`result.results\` with several objects), so playbooks written for Ansible run unchanged.
+
+- \`state: present\`: an absent object is created (POST); an existing one is patched (strategic merge, then JSON merge for custom resources, or \`merge_type\`), replaced (\`force: true\`) or applied (\`apply: true\`, always server-side apply: kplay's \`k8s_apply\` engine, field manager \`server_side_apply.field_manager\` or \`kplay\`).
+- Every write is tried first as a server-side dry-run: when the object would not change, nothing is written and the task is \`ok\` (kplay's \`changed\` is honest). In check mode only the dry-run is sent.
+- \`state: absent\` deletes (\`delete_options\`), by name or by \`label_selectors\`; \`delete_all\` deletes every object of a kind.
+- \`wait\`: Deployments, DaemonSets, StatefulSets and Pods until ready, \`wait_condition\` (type/status/reason) for any kind, deletion for \`state: absent\`; by watching, not polling (\`wait_sleep\` is accepted).
+- Secret values in results are registered as secrets: usable in later tasks, masked in all output.`,
+  usesCluster: true,
+  declaresState: true,
+  checkMode: 'supported',
+  diffMode: 'supported',
+  schema,
+  result,
+  examples: [
+    { title: 'Create a namespace', yaml: '- kubernetes.core.k8s:\n    name: testing\n    api_version: v1\n    kind: Namespace\n    state: present' },
+    {
+      title: 'Create or update a Service from an inline definition',
+      yaml: '- kubernetes.core.k8s:\n    state: present\n    definition:\n      apiVersion: v1\n      kind: Service\n      metadata: { name: web, namespace: testing }\n      spec:\n        selector: { app: web }\n        ports: [{ port: 8000, targetPort: 8000 }]',
+    },
+    { title: 'Apply a file of objects server-side and wait for them', yaml: '- kubernetes.core.k8s:\n    src: deployment.yml\n    apply: true\n    server_side_apply:\n      field_manager: ansible\n    wait: true' },
+    { title: 'Patch a label onto an existing namespace', yaml: '- kubernetes.core.k8s:\n    state: patched\n    kind: Namespace\n    name: testing\n    definition:\n      metadata:\n        labels: { support: patch }' },
+    { title: 'Delete a Service', yaml: '- kubernetes.core.k8s:\n    state: absent\n    api_version: v1\n    kind: Service\n    namespace: testing\n    name: web' },
+  ],
+  async run(args, ctx) {
+    const definitionArg = args.resource_definition ?? args.definition ?? args.inline;
+    const exclusive: [string, boolean, boolean][] = [
+      ['resource_definition|src', definitionArg !== undefined, args.src !== undefined],
+      ['merge_type|apply', args.merge_type !== undefined, args.apply],
+      ['template|resource_definition', args.template !== undefined, definitionArg !== undefined],
+      ['template|src', args.template !== undefined, args.src !== undefined],
+      ['name|generate_name', args.name !== undefined, args.generate_name !== undefined],
+    ];
+    const both = exclusive.find(([, a, b]) => a && b);
+    if (both) return { status: 'failed', msg: `parameters are mutually exclusive: ${both[0]}` };
+    const mergeTypes = asList(args.merge_type);
+    const badMerge = mergeTypes.find((m) => m !== 'merge' && m !== 'strategic-merge');
+    if (badMerge !== undefined) return { status: 'failed', msg: `value of merge_type must be one or more of: merge, strategic-merge. Got no match for: ${badMerge}` };
+
+    let defs: Record<string, unknown>[];
+    let client: KubeClient;
+    try {
+      client = await kubeClientFor(ctx, args, process.env);
+    } catch (e) {
+      if (e instanceof Error && e.name === 'UnreachableError') throw e;
+      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
+    }
+    try {
+      const docs = await sourceDocuments(args, definitionArg, ctx);
+      const params = { kind: args.kind, apiVersion: args.version ?? args.api ?? args.api_version, name: args.name, namespace: args.namespace, generateName: args.generate_name };
+      defs = buildDefinitions(docs, params);
+      const deleteAll = args.delete_all || args.all === true;
+      if (deleteAll && args.state === 'absent' && args.name === undefined && definitionArg === undefined && args.src === undefined) {
+        if (args.kind === undefined) return { status: 'failed', msg: "'kind' option is required to specify the resource type." };
+        defs = await everyObject(client, params.apiVersion, args.kind, args.namespace, asList(args.label_selectors), ctx.signal);
+      }
+    } catch (e) {
+      if (e instanceof Error && e.name === 'UnreachableError') throw e;
+      return { status: 'failed', msg: ctx.mask(`Failed to load resource definition: ${errorMessage(e)}`) };
+    }
+    for (const d of defs) for (const v of secretValues(d as unknown as KubeObject)) ctx.addSecret(v);
+
+    const items: KcoreItem[] = [];
+    for (const def of defs) {
+      try {
+        items.push(await performAction(client, def, args, mergeTypes, ctx));
+      } catch (e) {
+        if (e instanceof Error && e.name === 'UnreachableError') throw e;
+        const error = { ...(e instanceof KcoreObjectFailure ? e.extra : {}), msg: ctx.mask(e instanceof KcoreObjectFailure ? e.message : errorMessage(e)) };
+        if (!args.continue_on_error) {
+          const { msg, ...data } = error;
+          return { status: 'failed', msg: String(msg), data };
+        }
+        items.push({ changed: false, result: {}, error });
+      }
+    }
+    const changed = items.some((i) => i.changed);
+    const diff = ctx.diffMode ? items.flatMap((i) => (i.changed && i.diff ? [i.diff] : [])) : undefined;
+    const warnings = items.flatMap((i) => i.warnings ?? []);
+    for (const w of warnings) ctx.log.warn(w);
+    const failedItems = items.filter((i) => i.error);
+    if (items.length === 1 && items[0]) {
+      const { diff: _d, msg, changed: _c, ...data } = items[0];
+      return changed ? { status: 'changed', msg: msg ?? summary(items, ctx.checkMode), data, diff } : { status: 'ok', msg: msg ?? summary(items, ctx.checkMode), data, diff };
+    }
+    const results = items.map(({ diff: d, ...rest }) => (ctx.diffMode && d ? { ...rest, diff: d } : rest));
+    const msg = `${summary(items, ctx.checkMode)}${failedItems.length ? `; ${failedItems.length} failed (continue_on_error)` : ''}`;
+    return changed ? { status: 'changed', msg, data: { result: { results } }, diff } : { status: 'ok', msg, data: { result: { results } }, diff };
+  },
+});
+
+function summary(items: KcoreItem[], check: boolean): string {
+  if (items.length === 0) return 'no objects';
+  const counts = new Map<string, number>();
+  for (const i of items) {
+    const what = i.error ? 'failed' : !i.changed ? 'unchanged' : `${check ? 'would be ' : ''}${{ create: 'created', update: 'patched', replace: 'replaced', apply: 'applied', delete: 'deleted' }[i.method ?? 'update']}`;
+    counts.set(what, (counts.get(what) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+}
+
+/** The documents of `resource_definition`, `src` or `template` (undefined: none given). */
+async function sourceDocuments(args: K8sArgs, definitionArg: unknown, ctx: ModuleContext): Promise<unknown[] | undefined> {
+  if (args.template !== undefined) {
+    const docs: unknown[] = [];
+    for (const t of Array.isArray(args.template) ? (args.template as unknown[]) : [args.template]) docs.push(...(await renderTemplate(t, ctx)));
+    return docs;
+  }
+  if (definitionArg !== undefined && definitionArg !== null && definitionArg !== '') {
+    if (typeof definitionArg === 'string') return loadAllDocuments(definitionArg, 'resource_definition');
+    if (Array.isArray(definitionArg)) return (definitionArg as unknown[]).flatMap((d) => (typeof d === 'string' ? loadAllDocuments(d, 'resource_definition') : d === null ? [] : [d]));
+    return [definitionArg];
+  }
+  if (args.src !== undefined) {
+    if (/^(https?|ftp):\/\//.test(args.src)) {
+      if (args.src.startsWith('ftp:')) throw new Error(`src ${args.src}: ftp is not supported by kplay; use http(s) or a local file`);
+      const res = await fetch(args.src, { signal: ctx.signal });
+      if (!res.ok) throw new Error(`src ${args.src}: HTTP ${res.status} ${res.statusText}`);
+      return loadAllDocuments(await res.text(), args.src);
+    }
+    const file = ctx.findFile(args.src, 'files');
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new Error(`could not read src ${args.src} (${file}): ${errorMessage(e)}`, { cause: e });
+    }
+    return loadAllDocuments(text, args.src);
+  }
+  return undefined;
+}
+
+const TEMPLATE_KEYS = new Set(['path', 'newline_sequence', 'trim_blocks', 'lstrip_blocks', 'variable_start_string', 'variable_end_string', 'block_start_string', 'block_end_string']);
+
+async function renderTemplate(t: unknown, ctx: ModuleContext): Promise<unknown[]> {
+  let rel: string;
+  if (typeof t === 'string') rel = t;
+  else if (t !== null && typeof t === 'object' && !Array.isArray(t)) {
+    const o = t as Record<string, unknown>;
+    if (typeof o.path !== 'string' || !o.path) throw new Error('Please specify path for template.');
+    const unknown = Object.keys(o).filter((k) => !TEMPLATE_KEYS.has(k));
+    if (unknown.length) throw new Error(`template: unknown key(s) ${unknown.join(', ')}; valid: ${[...TEMPLATE_KEYS].join(', ')}`);
+    const defaults: Record<string, unknown> = { variable_start_string: '{{', variable_end_string: '}}', block_start_string: '{%', block_end_string: '%}', trim_blocks: true, lstrip_blocks: false, newline_sequence: '\n' };
+    const custom = Object.keys(defaults).filter((k) => o[k] !== undefined && o[k] !== null && String(o[k]) !== String(defaults[k]) && !(k === 'newline_sequence' && o[k] === '\\n'));
+    if (custom.length) throw new Error(`template ${o.path}: ${custom.join(', ')} other than the defaults are not supported by kplay (templates use Jinja's standard delimiters and trim_blocks); rewrite the template with {{ }} and {% %}`);
+    rel = o.path;
+  } else throw new Error(`Error while reading template file - a string or dict for template expected, but got ${Array.isArray(t) ? 'list' : typeof t} instead`);
+  const file = ctx.findFile(rel, 'templates');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new Error(`could not find template=${rel}, ${file} does not exist`);
+  }
+  const rendered = await ctx.render(text, { template_path: rel, template_fullpath: file, template_host: '', template_uid: '', template_run_date: new Date().toISOString(), template_destpath: null });
+  return loadAllDocuments(rendered, rel);
+}
+
+/** Every object of a kind (in a namespace, matching selectors), as definitions (`delete_all`). */
+async function everyObject(client: KubeClient, apiVersion: string, kind: string, namespace: string | undefined, selectors: string[], signal: AbortSignal): Promise<Record<string, unknown>[]> {
+  const info = await findResource(client, apiVersion, kind);
+  if (!info) throw new Error(`Failed to find exact match for ${apiVersion}.${kind} by [kind, name, singularName, shortNames]`);
+  const list = await client.list(apiVersion, kind, { namespace: info.namespaced ? namespace : undefined, labelSelector: selectors.length ? selectors.join(',') : undefined, signal });
+  return list.items.map((o) => ({ ...o, apiVersion, kind }) as Record<string, unknown>);
+}
+

@@ -1,0 +1,244 @@
+/**
+ * kubernetes.core's `perform_action` (module_utils/k8s/runner.py) for one resource definition, on
+ * kplay's client and engines: what `k8s` and `k8s_service` do with each object. Create (POST), update
+ * (strategic merge, then JSON merge patch), replace (PUT) and apply (server-side, `applyObjects`),
+ * each sent as a dry-run first so nothing is written when nothing would change; delete with
+ * `delete_options`; `wait` through `waitLikeKcore`.
+ */
+import { applyObjects } from './apply.js';
+import { ApplyConflictError, KubeApiError } from './errors.js';
+import { asList, definitionHash, hideFields, selectorsMatch, waitLikeKcore, type WaitCondition } from './kcore.js';
+import { diffEntry, maskObject, normalize as normalizeObject, secretValues } from './normalize.js';
+import { labelOf } from './plan.js';
+import type { KubeClient, KubeObject, ObjectRef, ResourceInfo } from './types.js';
+import { waitFor } from './wait.js';
+import { errorMessage } from '../load/errors.js';
+import type { DiffEntry, ModuleContext } from '../sdk/module.js';
+
+/** The module arguments `perform_action` reads (kubernetes.core's names, after defaults). */
+export interface KcoreActionParams {
+  state: 'present' | 'absent' | 'patched';
+  apply: boolean;
+  force: boolean;
+  append_hash: boolean;
+  server_side_apply?: { field_manager: string; force_conflicts: boolean };
+  delete_options?: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; gracePeriodSeconds?: number; preconditions?: { resourceVersion?: string; uid?: string } };
+  label_selectors?: string | string[];
+  hidden_fields?: string[];
+  wait: boolean;
+  wait_timeout: number;
+  wait_condition?: WaitCondition;
+}
+
+/** The result of one definition (kubernetes.core's per-object result). */
+export type KcoreItem = {
+  changed: boolean;
+  result: Record<string, unknown> | Record<string, unknown>[];
+  method?: 'create' | 'update' | 'replace' | 'apply' | 'delete';
+  diff?: DiffEntry;
+  duration?: number;
+  warnings?: string[];
+  msg?: string;
+  error?: Record<string, unknown>;
+};
+
+/** A failure of one object, with what kubernetes.core registers with it (`reason`, partial result). */
+export class KcoreObjectFailure extends Error {
+  constructor(
+    msg: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(msg);
+  }
+}
+
+/** HTTP reason phrases, as the Python client reports them in `reason`. */
+export const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+/** What kubernetes.core's `perform_action` does for one definition. */
+export async function performAction(client: KubeClient, def: Record<string, unknown>, args: KcoreActionParams, mergeTypes: string[], ctx: ModuleContext): Promise<KcoreItem> {
+  const kind = typeof def.kind === 'string' ? def.kind : undefined;
+  const apiVersion = typeof def.apiVersion === 'string' ? def.apiVersion : String(def.apiVersion);
+  const info = kind ? await findResource(client, apiVersion, kind) : undefined;
+  if (!kind || !info) throw new KcoreObjectFailure(`Failed to find exact match for ${apiVersion}.${String(kind)} by [kind, name, singularName, shortNames]`);
+  const md = def.metadata as Record<string, unknown>;
+  if (args.append_hash) {
+    const hash = definitionHash(def);
+    if (hash && typeof md.name === 'string' && md.name) md.name = `${md.name}-${hash}`;
+    else if (hash && typeof md.generateName === 'string' && md.generateName) md.generateName = `${md.generateName}-${hash}`;
+  }
+  const name = typeof md.name === 'string' && md.name ? md.name : undefined;
+  const namespace = info.namespaced && typeof md.namespace === 'string' && md.namespace ? md.namespace : undefined;
+  if (!info.namespaced) delete md.namespace;
+  const selectors = asList(args.label_selectors);
+  const ref: ObjectRef = { apiVersion, kind, name: name ?? '', namespace };
+  const hidden = args.hidden_fields;
+  const show = (o: KubeObject | Record<string, unknown>): Record<string, unknown> => {
+    const copy = { ...o } as Record<string, unknown>;
+    for (const v of secretValues(copy as unknown as KubeObject)) ctx.addSecret(v);
+    return hideFields(copy, hidden);
+  };
+  const diffOf = (before: KubeObject | undefined, after: KubeObject | undefined): DiffEntry => diffEntry(labelOf(ref), before && maskObject(normalizeObject(before)), after && maskObject(normalizeObject(after)), (s) => ctx.mask(s));
+  const warnings: string[] = [];
+  const onWarning = (w: string): void => void warnings.push(ctx.mask(w));
+  // A namespaced object without a namespace cannot be read (kubernetes.core reads no such path).
+  const existing = name && (namespace || !info.namespaced) ? await client.get(ref, ctx.signal) : undefined;
+
+  if (args.state === 'absent') {
+    let targets: KubeObject[] = existing ? [existing] : [];
+    if (!name && selectors.length) targets = (await client.list(apiVersion, kind, { namespace, labelSelector: selectors.join(','), signal: ctx.signal })).items;
+    const item: KcoreItem = { changed: targets.length > 0, result: {}, method: 'delete' };
+    const results: Record<string, unknown>[] = [];
+    for (const t of targets) {
+      const tref: ObjectRef = { apiVersion, kind, name: t.metadata.name ?? '', namespace: t.metadata.namespace };
+      let answer: unknown;
+      try {
+        const o = args.delete_options ?? {};
+        await client.delete(tref, { dryRun: ctx.checkMode, signal: ctx.signal, propagationPolicy: o.propagationPolicy, gracePeriodSeconds: ctx.checkMode ? undefined : o.gracePeriodSeconds, preconditions: ctx.checkMode ? undefined : o.preconditions, onResponse: (b) => (answer = b) });
+      } catch (e) {
+        throw apiFailure('Failed to delete object', e);
+      }
+      // the apiserver's answer (the object being deleted, or a Status), the dry-run's in check mode
+      results.push(isMap(answer) ? show(answer) : {});
+    }
+    item.result = !name && selectors.length ? results : (results[0] ?? {});
+    if (targets.length) item.diff = diffOf(targets[0], undefined);
+    if (args.wait && !ctx.checkMode) {
+      const started = Date.now();
+      const w = await waitFor(client, targets.map((t) => ({ apiVersion, kind, name: t.metadata.name, namespace: t.metadata.namespace })), { type: 'absent' }, { timeoutMs: args.wait_timeout * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
+      item.duration = Math.round((Date.now() - started) / 1000);
+      if (!w.ok) throw new KcoreObjectFailure(`"${kind}" "${name ?? ''}": Timed out waiting on resource`, { changed: item.changed, result: item.result, method: 'delete', duration: item.duration });
+    }
+    return item;
+  }
+
+  if (selectors.length && !selectorsMatch(selectors, def)) {
+    return { changed: false, result: {}, msg: `resource 'kind=${kind},name=${String(md.name ?? null)},namespace=${String(md.namespace ?? null)}' filtered by label_selectors.` };
+  }
+  if (info.namespaced && !namespace) {
+    const verb = args.apply ? 'apply' : existing || args.state === 'patched' ? 'patch' : 'create';
+    if (args.state === 'patched') return { changed: false, result: {}, warnings: [`resource 'kind=${kind},name=${String(md.name ?? null)}' was not found but will not be created as 'state' parameter has been set to 'patched'`] };
+    throw new KcoreObjectFailure(`Failed to ${verb} object: Namespace is required for ${apiVersion}.${kind}`);
+  }
+  const obj = def as unknown as KubeObject;
+  let item: KcoreItem;
+  if (args.apply) item = await applyServerSide(client, obj, existing, args, ctx, onWarning, show, diffOf);
+  else if (!existing) {
+    if (args.state === 'patched') return { changed: false, result: {}, warnings: [`resource 'kind=${kind},name=${String(md.name ?? null)}' was not found but will not be created as 'state' parameter has been set to 'patched'`] };
+    let created: KubeObject;
+    try {
+      created = await client.create(obj, { dryRun: ctx.checkMode, signal: ctx.signal, onWarning });
+    } catch (e) {
+      throw apiFailure('Failed to create object', e);
+    }
+    ref.name = created.metadata.name ?? ref.name;
+    item = { changed: true, result: show(created), method: 'create', diff: diffOf(undefined, created) };
+  } else if (args.force) {
+    const body: KubeObject = { ...obj, metadata: { ...obj.metadata, resourceVersion: existing.metadata.resourceVersion } };
+    item = await writeIfChanged('replace', existing, (dryRun) => client.replace(body, { dryRun, signal: ctx.signal, onWarning }), ctx, show, diffOf, 'Failed to replace object');
+  } else {
+    const types = mergeTypes.length ? mergeTypes : ['strategic-merge', 'merge'];
+    const patch = (dryRun: boolean): Promise<KubeObject> => patchInTurn(client, ref, def, types, dryRun, ctx.signal, onWarning);
+    item = await writeIfChanged('update', existing, patch, ctx, show, diffOf, 'Failed to patch object');
+  }
+  if (warnings.length) item.warnings = [...(item.warnings ?? []), ...new Set(warnings)];
+  if (args.wait && !ctx.checkMode) await waitPresent(client, { ...ref, name: ref.name }, item, args, ctx, show);
+  return item;
+}
+
+/** Write only when the server's dry-run of the write differs from the live object (honest `changed`). */
+async function writeIfChanged(
+  method: 'update' | 'replace',
+  live: KubeObject,
+  write: (dryRun: boolean) => Promise<KubeObject>,
+  ctx: ModuleContext,
+  show: (o: KubeObject) => Record<string, unknown>,
+  diffOf: (a: KubeObject | undefined, b: KubeObject | undefined) => DiffEntry,
+  failure: string,
+): Promise<KcoreItem> {
+  try {
+    const dry = await write(true);
+    if (sameObject(live, dry)) return { changed: false, result: show(live), method };
+    const after = ctx.checkMode ? dry : await write(false);
+    return { changed: true, result: show(after), method, diff: diffOf(live, after) };
+  } catch (e) {
+    throw apiFailure(failure, e);
+  }
+}
+
+const sameObject = (a: KubeObject, b: KubeObject): boolean => JSON.stringify(normalizeObject(a)) === JSON.stringify(normalizeObject(b));
+
+/** Patch with each merge type in turn until one is accepted (kubernetes.core's `update`). */
+async function patchInTurn(client: KubeClient, ref: ObjectRef, def: Record<string, unknown>, types: string[], dryRun: boolean, signal: AbortSignal, onWarning: (w: string) => void): Promise<KubeObject> {
+  let last: unknown;
+  for (const t of types) {
+    try {
+      return await client.mergePatch(ref, def, { dryRun, signal, strategic: t === 'strategic-merge', onWarning });
+    } catch (e) {
+      if (!(e instanceof KubeApiError)) throw e;
+      last = e;
+    }
+  }
+  throw last instanceof Error ? last : new Error('no merge type');
+}
+
+/** `apply: true`: server-side apply with kplay's engine (`applyObjects`: dry-run first, no write when unchanged). */
+async function applyServerSide(
+  client: KubeClient,
+  obj: KubeObject,
+  existing: KubeObject | undefined,
+  args: KcoreActionParams,
+  ctx: ModuleContext,
+  onWarning: (w: string) => void,
+  show: (o: KubeObject) => Record<string, unknown>,
+  diffOf: (a: KubeObject | undefined, b: KubeObject | undefined) => DiffEntry,
+): Promise<KcoreItem> {
+  const ssa = args.server_side_apply;
+  try {
+    const [r] = await applyObjects(client, [obj], {
+      fieldManager: ssa?.field_manager ?? 'kplay',
+      force: ssa?.force_conflicts ?? false,
+      defaultNamespace: obj.metadata.namespace ?? 'default',
+      checkMode: ctx.checkMode,
+      signal: ctx.signal,
+      mask: (s) => ctx.mask(s),
+      log: (m) => ctx.log.info(m),
+      warn: onWarning,
+    });
+    if (!r) throw new Error('nothing applied');
+    const changed = r.action !== 'unchanged';
+    const live = ctx.checkMode ? undefined : await client.get(r.ref, ctx.signal);
+    const shown = live ?? (changed ? (r.plan.desired ?? r.object) : existing) ?? obj;
+    return { changed, result: show(shown), method: 'apply', diff: changed ? r.plan.diff : diffOf(existing, existing) };
+  } catch (e) {
+    if (e instanceof ApplyConflictError) throw new KcoreObjectFailure(`Failed to apply object: ${e.message}`, { reason: 'Conflict' });
+    throw apiFailure('Failed to apply object', e);
+  }
+}
+
+/** `wait` for a present object (see `waitLikeKcore`); the result becomes the object as last seen. */
+async function waitPresent(client: KubeClient, ref: ObjectRef, item: KcoreItem, args: KcoreActionParams, ctx: ModuleContext, show: (o: KubeObject) => Record<string, unknown>): Promise<void> {
+  const w = await waitLikeKcore(client, ref, { condition: args.wait_condition, timeoutSeconds: args.wait_timeout, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
+  item.duration = w.duration;
+  if (w.object) item.result = show(w.object);
+  if (!w.ok) throw new KcoreObjectFailure(`"${ref.kind}" "${ref.name}": Timed out waiting on resource`, { changed: item.changed, result: item.result, method: item.method, duration: item.duration, ...(w.msg ? { wait_msg: ctx.mask(w.msg) } : {}) });
+}
+
+/** A failed API call as kubernetes.core words it (`Failed to create object: …`, `reason`). */
+function apiFailure(prefix: string, e: unknown): Error {
+  if (e instanceof KcoreObjectFailure || (e instanceof Error && e.name === 'UnreachableError')) return e;
+  if (e instanceof KubeApiError) return new KcoreObjectFailure(`${prefix}: ${e.message}`, { reason: HTTP_REASON[e.status] ?? e.reason, status: e.status });
+  return new KcoreObjectFailure(`${prefix}: ${errorMessage(e)}`);
+}
+
+/** Discovery of a kind (kubernetes.core's `find_resource`); `undefined` when the cluster does not serve it. */
+export async function findResource(client: KubeClient, apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+  try {
+    return await client.resource(apiVersion, kind);
+  } catch (e) {
+    if (e instanceof KubeApiError && e.verb === 'DISCOVER') return undefined;
+    throw e;
+  }
+}
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
