@@ -221,7 +221,7 @@ export default defineModule({
     const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');
     let conn: HelmConnection;
     try {
-      conn = await helmConnection(auth, ctx.cluster, ctx.baseDir);
+      conn = await helmConnection(auth, ctx.cluster, ctx.baseDir, { ...process.env, ...ctx.environment });
     } catch (e) {
       return { status: 'failed', msg: ctx.mask(e instanceof Error ? e.message : String(e)) };
     }

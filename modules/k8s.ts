@@ -155,7 +155,7 @@ export default defineModule({
     let defs: Record<string, unknown>[];
     let client: KubeClient;
     try {
-      client = await kubeClientFor(ctx, args, process.env);
+      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };

@@ -60,7 +60,7 @@ export default defineModule({
     const fieldSelector = [...(args.field_selector ? [args.field_selector] : []), ...asList(args.field_selectors)].join(',') || undefined;
     let client: KubeClient;
     try {
-      client = await kubeClientFor(ctx, args, process.env);
+      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };

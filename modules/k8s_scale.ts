@@ -74,7 +74,7 @@ export default defineModule({
     if (definitionArg !== undefined && args.src !== undefined) return { status: 'failed', msg: 'parameters are mutually exclusive: resource_definition|src' };
     let client: KubeClient;
     try {
-      client = await kubeClientFor(ctx, args, process.env);
+      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };

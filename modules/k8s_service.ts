@@ -77,7 +77,7 @@ export default defineModule({
     const def = mergeDicts(base, { kind: 'Service', apiVersion: 'v1', metadata: { name: args.name, namespace: args.namespace }, spec: { type: args.type, ports: args.ports, selector: args.selector } });
     let client: KubeClient;
     try {
-      client = await kubeClientFor(ctx, args, process.env);
+      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };

@@ -110,8 +110,8 @@ export function overriddenKubeconfig(base: Values | undefined, a: HelmAuthArgs):
  * @param fallback the inventory cluster (`ctx.cluster`)
  * @param baseDir relative kubeconfig paths are resolved against it
  */
-export async function helmConnection(raw: HelmAuthArgs, fallback: { context: string; kubeconfig?: string }, baseDir: string): Promise<HelmConnection> {
-  const a = withAuthEnv(raw);
+export async function helmConnection(raw: HelmAuthArgs, fallback: { context: string; kubeconfig?: string }, baseDir: string, env: NodeJS.ProcessEnv = process.env): Promise<HelmConnection> {
+  const a = withAuthEnv(raw, env);
   const file = typeof a.kubeconfig === 'string' ? path.resolve(baseDir, expandHome(a.kubeconfig)) : undefined;
   const overrides = a.host !== undefined || a.api_key !== undefined || a.ca_cert !== undefined || a.validate_certs === false || isMap(a.kubeconfig);
   if (!overrides) {

@@ -31,8 +31,7 @@ function prepare(fixture: string, engine: 'ansible' | 'kplay'): { file: string; 
   const ns = `k8smods-par-${engine.slice(0, 3)}-${randomBytes(3).toString('hex')}`;
   namespaces.push(ns);
   let text = readFileSync(path.join(repoRoot, 'test/fixtures/kcore', fixture), 'utf8').replaceAll('@HOSTS@', engine === 'ansible' ? 'localhost' : 'sandbox-1').replaceAll('@NS@', ns);
-  // kplay registers the kubernetes.core modules under their short names
-  if (engine === 'kplay') text = text.replaceAll('kubernetes.core.', '');
+  // the same text for both engines: kplay resolves kubernetes.core.X itself
   const file = path.join(tmp, `${engine}-${fixture}`);
   writeFileSync(file, text);
   return { file, ns };
