@@ -30,7 +30,7 @@ const PRINTING = /^(show|detail)$/;
 function prepare(fixture: string, engine: 'ansible' | 'kplay'): { file: string; ns: string } {
   const ns = `k8smods-par-${engine.slice(0, 3)}-${randomBytes(3).toString('hex')}`;
   namespaces.push(ns);
-  let text = readFileSync(path.join(repoRoot, 'test/fixtures/kcore', fixture), 'utf8').replaceAll('@HOSTS@', engine === 'ansible' ? 'localhost' : 'sandbox-1').replaceAll('@NS@', ns);
+  const text = readFileSync(path.join(repoRoot, 'test/fixtures/kcore', fixture), 'utf8').replaceAll('@HOSTS@', engine === 'ansible' ? 'localhost' : 'sandbox-1').replaceAll('@NS@', ns);
   // the same text for both engines: kplay resolves kubernetes.core.X itself
   const file = path.join(tmp, `${engine}-${fixture}`);
   writeFileSync(file, text);
