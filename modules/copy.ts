@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { applyAttrs, defineModule, findSource, localPath, writeDest, Default, Type, type Args, type DiffEntry, type ModuleContext, type ModuleResult, type WriteData } from 'kplay/sdk';
+import { applyAttrs, defineModule, findSource, localPath, writeDest, Default, Type, type Args, type DiffEntry, type ModuleContext, type ModuleResult, type WriteData, PathAttrsResult } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -45,12 +45,7 @@ export default defineModule({
     md5sum: Type.Optional(Type.String({ description: 'MD5 of the content (changed result).' })),
     backup_file: Type.Optional(Type.String({ description: 'The backup made (`backup: true`).' })),
     state: Type.Optional(Type.String({ description: '`file` (or `directory` for a tree).' })),
-    mode: Type.Optional(Type.String({ description: 'Permissions in octal.' })),
-    uid: Type.Optional(Type.Integer({ description: 'Owner id.' })),
-    gid: Type.Optional(Type.Integer({ description: 'Group id.' })),
-    owner: Type.Optional(Type.String({ description: 'Owner name.' })),
-    group: Type.Optional(Type.String({ description: 'Group name.' })),
-    size: Type.Optional(Type.Integer({ description: 'Size in bytes.' })),
+    ...PathAttrsResult,
   }),
   diffMode: 'supported',
   checkMode: 'supported',

@@ -4,7 +4,7 @@
  */
 import { closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync } from 'node:fs';
 import path from 'node:path';
-import { applyAttrs, applyAttrsRecursive, attrDiff, defineModule, fileState, gidOf, localPath, pathInfo, uidOf, Default, StringEnum, Type, type DiffEntry, type ModuleContext, type ModuleResult, type WantedAttrs } from 'kplay/sdk';
+import { applyAttrs, applyAttrsRecursive, attrDiff, defineModule, fileState, gidOf, localPath, pathInfo, uidOf, Default, StringEnum, Type, type DiffEntry, type ModuleContext, type ModuleResult, type WantedAttrs, PathAttrsResult } from 'kplay/sdk';
 
 const STATES = ['absent', 'directory', 'file', 'hard', 'link', 'touch'] as const;
 type State = (typeof STATES)[number];
@@ -63,12 +63,7 @@ export default defineModule({
     dest: Type.Optional(Type.String({ description: 'The path (for `link`, `hard`, `touch`).' })),
     src: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The link target (`link`, `hard`).' })),
     state: Type.String({ description: 'What is at the path now: `file`, `directory`, `link`, `hard` or `absent`.' }),
-    mode: Type.Optional(Type.String({ description: 'Permissions in octal (`0644`).' })),
-    uid: Type.Optional(Type.Integer({ description: 'Owner id.' })),
-    gid: Type.Optional(Type.Integer({ description: 'Group id.' })),
-    owner: Type.Optional(Type.String({ description: 'Owner name.' })),
-    group: Type.Optional(Type.String({ description: 'Group name.' })),
-    size: Type.Optional(Type.Integer({ description: 'Size in bytes.' })),
+    ...PathAttrsResult,
   }),
   diffMode: 'supported',
   checkMode: 'supported',

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { applyAttrs, defineModule, digest, httpRequest, localPath, maskUrl, pathInfo, secretHeaderValues, sha1File, writeDest, Default, Type, type HttpRequest } from 'kplay/sdk';
+import { applyAttrs, defineModule, digest, httpRequest, localPath, maskUrl, pathInfo, secretHeaderValues, sha1File, writeDest, Default, Type, type HttpRequest, PathAttrsResult } from 'kplay/sdk';
 
 /** The file name a response or URL gives (Content-Disposition, else the URL's last segment). */
 function fileName(headers: Record<string, string>, url: string): string {
@@ -59,12 +59,7 @@ export default defineModule({
     md5sum: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'MD5 of `dest`.' })),
     backup_file: Type.Optional(Type.String({ description: 'The backup made.' })),
     state: Type.Optional(Type.String({ description: '`file`.' })),
-    mode: Type.Optional(Type.String({ description: 'Permissions in octal.' })),
-    uid: Type.Optional(Type.Integer({ description: 'Owner id.' })),
-    gid: Type.Optional(Type.Integer({ description: 'Group id.' })),
-    owner: Type.Optional(Type.String({ description: 'Owner name.' })),
-    group: Type.Optional(Type.String({ description: 'Group name.' })),
-    size: Type.Optional(Type.Integer({ description: 'Size in bytes.' })),
+    ...PathAttrsResult,
   }),
   diffMode: 'unsupported',
   checkMode: 'supported',

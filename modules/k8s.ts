@@ -4,7 +4,7 @@
  * (`applyObjects` for `apply`, dry-runs for honest `changed`, `waitFor` for `wait`).
  */
 import { readFile } from 'node:fs/promises';
-import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, kubeClientFor, loadAllDocuments, performAction, secretValues, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type KubeObject, type ModuleContext } from 'kplay/sdk';
+import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, taskClient, loadAllDocuments, performAction, secretValues, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type KubeObject, type ModuleContext } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
 
@@ -153,13 +153,9 @@ export default defineModule({
     if (badMerge !== undefined) return { status: 'failed', msg: `value of merge_type must be one or more of: merge, strategic-merge. Got no match for: ${badMerge}` };
 
     let defs: Record<string, unknown>[];
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     try {
       const docs = await sourceDocuments(args, definitionArg, ctx);
       const params = { kind: args.kind, apiVersion: args.version ?? args.api ?? args.api_version, name: args.name, namespace: args.namespace, generateName: args.generate_name };

@@ -2,7 +2,7 @@
  * `k8s_cluster_info` (kubernetes.core.k8s_cluster_info): the cluster's API groups and kinds, its
  * version and the connection in use. Never changes anything.
  */
-import { defineModule, Default, errorMessage, k8sAuthProperties, KubeApiError, kubeClientFor, Type, type KubeClient } from 'kplay/sdk';
+import { defineModule, Default, errorMessage, k8sAuthProperties, KubeApiError, taskClient, Type, type KubeClient } from 'kplay/sdk';
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
@@ -58,13 +58,9 @@ export default defineModule({
   }),
   examples: [{ title: 'Check that a CRD\'s API is served', yaml: '- kubernetes.core.k8s_cluster_info:\n  register: info\n- assert:\n    that: "\'monitoring.coreos.com/v1\' in info.apis"' }],
   async run(args, ctx) {
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     try {
       const apis: Record<string, Record<string, KindInfo>> = {};
       const core = await client.getPath('/api', ctx.signal);

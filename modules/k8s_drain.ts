@@ -3,7 +3,7 @@
  * unschedulable and evict its pods, with kubernetes.core's rules for unmanaged, DaemonSet and
  * local-storage pods).
  */
-import { asList, defineModule, Default, errorMessage, k8sAuthProperties, KubeApiError, kubeClientFor, StringEnum, Type, waitFor, type KubeClient, type KubeObject } from 'kplay/sdk';
+import { asList, defineModule, Default, errorMessage, k8sAuthProperties, KubeApiError, taskClient, StringEnum, Type, waitFor, type KubeObject } from 'kplay/sdk';
 
 const MIRROR = 'kubernetes.io/config.mirror';
 
@@ -95,13 +95,9 @@ export default defineModule({
     { title: 'Put it back in service', yaml: '- kubernetes.core.k8s_drain:\n    name: node-1\n    state: uncordon' },
   ],
   async run(args, ctx) {
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     const ref = { apiVersion: 'v1', kind: 'Node', name: args.name };
     const setUnschedulable = (v: boolean): Promise<KubeObject> => client.mergePatch(ref, { spec: { unschedulable: v } }, { signal: ctx.signal });
     try {

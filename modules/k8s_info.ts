@@ -2,7 +2,7 @@
  * `k8s_info` (also kubernetes.core.k8s_info): read one object or a list of objects (for
  * `register`), optionally waiting for them like `wait_for`. Never changes anything.
  */
-import { asList, conditionMet, defineModule, hideFields, k8sAuthProperties, KubeApiError, kubeClientFor, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type KubeClient, type WaitMode, type KubeObject } from 'kplay/sdk';
+import { asList, conditionMet, defineModule, hideFields, k8sAuthProperties, KubeApiError, taskClient, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type WaitMode, type KubeObject } from 'kplay/sdk';
 
 const list = (description: string): ReturnType<typeof Type.Unsafe<string | string[]>> => Type.Unsafe<string | string[]>({ type: ['array', 'string'], items: { type: 'string' }, description });
 
@@ -58,13 +58,9 @@ export default defineModule({
     const apiVersion = args.version ?? args.api ?? args.api_version;
     const labelSelector = [...(args.label_selector ? [args.label_selector] : []), ...asList(args.label_selectors)].join(',') || undefined;
     const fieldSelector = [...(args.field_selector ? [args.field_selector] : []), ...asList(args.field_selectors)].join(',') || undefined;
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     try {
       let info;
       try {

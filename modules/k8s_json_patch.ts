@@ -2,7 +2,7 @@
  * `k8s_json_patch` (kubernetes.core.k8s_json_patch): apply RFC 6902 JSON patch operations to an
  * existing object; dry-run first, so an object the patch would not change is not written.
  */
-import { defineModule, errorMessage, hideFields, k8sAuthProperties, kcoreWaitProperties, KubeApiError, kubeClientFor, diffEntry, labelOf, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, StringEnum, Type, type JsonPatchOp, type KubeClient, type KubeObject, type ObjectRef } from 'kplay/sdk';
+import { defineModule, errorMessage, hideFields, k8sAuthProperties, kcoreWaitProperties, KubeApiError, taskClient, diffEntry, labelOf, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, StringEnum, Type, type JsonPatchOp, type KubeObject, type ObjectRef } from 'kplay/sdk';
 
 const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 422: 'Unprocessable Entity', 500: 'Internal Server Error' };
 
@@ -63,13 +63,9 @@ export default defineModule({
         ops.push({ op: o.op, path: o.path, value: o.value });
       }
     }
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     const fail = (msg: string, e?: unknown): { status: 'failed'; msg: string; data: Record<string, unknown> } => {
       const status = e instanceof KubeApiError ? e.status : '';
       return { status: 'failed', msg: ctx.mask(msg), data: { error: status, status, reason: e instanceof KubeApiError ? (HTTP_REASON[e.status] ?? e.reason) : '' } };

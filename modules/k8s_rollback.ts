@@ -2,7 +2,7 @@
  * `k8s_rollback` (kubernetes.core.k8s_rollback): roll Deployments and DaemonSets back to their
  * previous revision (`kubectl rollout undo`), as kubernetes.core does it.
  */
-import { asList, defineModule, errorMessage, k8sAuthProperties, KubeApiError, kubeClientFor, normalizeObject, secretValues, Default, StringEnum, Type, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
+import { asList, defineModule, errorMessage, k8sAuthProperties, KubeApiError, taskClient, normalizeObject, secretValues, Default, StringEnum, Type, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
 
 const list = (description: string): ReturnType<typeof Type.Unsafe<string | string[]>> => Type.Unsafe<string | string[]>({ type: ['array', 'string'], items: { type: 'string' }, description });
 
@@ -47,13 +47,9 @@ export default defineModule({
   examples: [{ title: 'Roll a Deployment back', yaml: '- kubernetes.core.k8s_rollback:\n    api_version: apps/v1\n    kind: Deployment\n    name: web\n    namespace: web' }],
   async run(args, ctx) {
     const apiVersion = args.version ?? args.api ?? args.api_version;
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     const out: Info[] = [];
     try {
       let found: KubeObject[];

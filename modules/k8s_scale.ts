@@ -5,7 +5,7 @@
  * wait for the rollout.
  */
 import { readFile } from 'node:fs/promises';
-import { asList, buildDefinitions, defineModule, diffEntry, errorMessage, k8sAuthProperties, KubeApiError, kubeClientFor, labelOf, loadAllDocuments, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, Type, type DiffEntry, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
+import { asList, buildDefinitions, defineModule, diffEntry, errorMessage, k8sAuthProperties, KubeApiError, taskClient, labelOf, loadAllDocuments, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, Type, type DiffEntry, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
 
@@ -72,13 +72,9 @@ export default defineModule({
   async run(args, ctx) {
     const definitionArg = args.resource_definition ?? args.definition ?? args.inline;
     if (definitionArg !== undefined && args.src !== undefined) return { status: 'failed', msg: 'parameters are mutually exclusive: resource_definition|src' };
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     let targets: KubeObject[];
     let apiVersion: string;
     let kind: string;

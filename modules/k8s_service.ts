@@ -3,7 +3,7 @@
  * arguments (type, ports, selector), optionally merged into a definition; the same engine as `k8s`.
  */
 import { readFile } from 'node:fs/promises';
-import { defineModule, Default, errorMessage, k8sAuthProperties, KcoreObjectFailure, kubeClientFor, loadAllDocuments, performAction, StringEnum, Type, type KcoreItem, type KubeClient } from 'kplay/sdk';
+import { defineModule, Default, errorMessage, k8sAuthProperties, KcoreObjectFailure, taskClient, loadAllDocuments, performAction, StringEnum, Type, type KcoreItem } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -75,13 +75,9 @@ export default defineModule({
       return { status: 'failed', msg: `Failed to load resource definition: ${errorMessage(e)}` };
     }
     const def = mergeDicts(base, { kind: 'Service', apiVersion: 'v1', metadata: { name: args.name, namespace: args.namespace }, spec: { type: args.type, ports: args.ports, selector: args.selector } });
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     let item: KcoreItem;
     try {
       item = await performAction(client, def, { ...args, append_hash: false, wait: false, wait_timeout: 0 }, mergeTypes, ctx);

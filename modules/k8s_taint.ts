@@ -2,7 +2,7 @@
  * `k8s_taint` (kubernetes.core.k8s_taint): add, update, replace or remove taints of a Node, with
  * kubernetes.core's matching rules (a taint is its key, and its effect when both sides give one).
  */
-import { defineModule, Default, errorMessage, k8sAuthProperties, KubeApiError, kubeClientFor, secretValues, StringEnum, Type, type KubeClient, type KubeObject } from 'kplay/sdk';
+import { defineModule, Default, errorMessage, k8sAuthProperties, KubeApiError, taskClient, secretValues, StringEnum, Type, type KubeObject } from 'kplay/sdk';
 
 /** A taint as given or stored. */
 interface Taint {
@@ -56,13 +56,9 @@ export default defineModule({
     { title: 'Remove the taint', yaml: '- kubernetes.core.k8s_taint:\n    name: node-1\n    state: absent\n    taints:\n      - key: maintenance\n        effect: NoSchedule' },
   ],
   async run(args, ctx) {
-    let client: KubeClient;
-    try {
-      client = await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'UnreachableError') throw e;
-      return { status: 'failed', msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) };
-    }
+    const conn = await taskClient(ctx, args);
+    if ('failed' in conn) return conn.failed;
+    const client = conn.client;
     const ref = { apiVersion: 'v1', kind: 'Node', name: args.name };
     const show = (o: KubeObject): Record<string, unknown> => {
       const copy = { ...o, metadata: { ...o.metadata } } as KubeObject & { metadata: Record<string, unknown> };

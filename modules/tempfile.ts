@@ -5,7 +5,7 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defineModule, localPath, pathInfo, Default, StringEnum, Type } from 'kplay/sdk';
+import { defineModule, localPath, pathInfo, Default, StringEnum, Type, PathAttrsResult } from 'kplay/sdk';
 
 const CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789_';
 
@@ -32,12 +32,7 @@ export default defineModule({
   result: Type.Object({
     path: Type.Optional(Type.String({ description: 'The path created.' })),
     state: Type.Optional(Type.String({ description: '`file` or `directory`.' })),
-    mode: Type.Optional(Type.String({ description: 'Permissions in octal.' })),
-    uid: Type.Optional(Type.Integer({ description: 'Owner id.' })),
-    gid: Type.Optional(Type.Integer({ description: 'Group id.' })),
-    owner: Type.Optional(Type.String({ description: 'Owner name.' })),
-    group: Type.Optional(Type.String({ description: 'Group name.' })),
-    size: Type.Optional(Type.Integer({ description: 'Size in bytes.' })),
+    ...PathAttrsResult,
   }),
   diffMode: 'unsupported',
   checkMode: 'unsupported',

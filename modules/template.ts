@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defineModule, findSource, localPath, userName, writeDest, Default, StringEnum, Type } from 'kplay/sdk';
+import { defineModule, findSource, localPath, userName, writeDest, Default, StringEnum, Type, PathAttrsResult } from 'kplay/sdk';
 
 export default defineModule({
   name: 'template',
@@ -46,12 +46,7 @@ export default defineModule({
     md5sum: Type.Optional(Type.String({ description: 'MD5 of the rendered content (changed result).' })),
     backup_file: Type.Optional(Type.String({ description: 'The backup made (`backup: true`).' })),
     state: Type.Optional(Type.String({ description: '`file`.' })),
-    mode: Type.Optional(Type.String({ description: 'Permissions in octal.' })),
-    uid: Type.Optional(Type.Integer({ description: 'Owner id.' })),
-    gid: Type.Optional(Type.Integer({ description: 'Group id.' })),
-    owner: Type.Optional(Type.String({ description: 'Owner name.' })),
-    group: Type.Optional(Type.String({ description: 'Group name.' })),
-    size: Type.Optional(Type.Integer({ description: 'Size in bytes.' })),
+    ...PathAttrsResult,
   }),
   diffMode: 'supported',
   checkMode: 'supported',

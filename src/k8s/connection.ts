@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseData } from '../load/fast-yaml.js';
 import { isRecord } from '../load/shape.js';
+import { errorMessage } from '../load/errors.js';
 import { Type, type Args } from '../sdk/args.js';
 import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
 import { connect, kubeFor } from './client.js';
@@ -347,5 +348,20 @@ export async function kubeClientFor(ctx: ModuleContext, args: K8sAuthArgs, env: 
   } catch (e) {
     if (e instanceof UnreachableError) throw new Error(ctx.mask(e.message), { cause: e });
     throw e;
+  }
+}
+
+/**
+ * The client a kubernetes.core task talks to ({@link kubeClientFor} with the task's environment
+ * over kplay's), or the task's failure as kubernetes.core words it when its own connection
+ * settings cannot make one. An unreachable *inventory* cluster is thrown on (the executor marks
+ * the cluster unreachable).
+ */
+export async function taskClient(ctx: ModuleContext, args: K8sAuthArgs): Promise<{ client: KubeClient } | { failed: { status: 'failed'; msg: string } }> {
+  try {
+    return { client: await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment }) };
+  } catch (e) {
+    if (e instanceof Error && e.name === 'UnreachableError') throw e;
+    return { failed: { status: 'failed' as const, msg: ctx.mask(`Could not create API client: ${errorMessage(e)}`) } };
   }
 }

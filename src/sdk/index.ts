@@ -68,6 +68,7 @@ export { writeDest, type WriteData, type WriteSpec } from '../local/write.js';
 export { httpRequest, maskUrl, secretHeaderValues, type HttpRequest, type HttpResponse } from '../local/http.js';
 export { activeConnections, waitLocal, type LocalWaitArgs, type LocalWaitData } from '../local/waitfor.js';
 export { pyExpand, pyRegex } from '../local/pyre.js';
+export { PathAttrsResult } from '../local/result-schema.js';
 export { runRelease, TaskFailure, type EngineArgs, type EngineOutcome, type EngineTarget, type ReleaseData } from '../helm/engine.js';
 export { helmFor, releaseClient } from '../helm/engine.js';
 export { helmConnection, overriddenKubeconfig, withAuthEnv, type HelmAuthArgs, type HelmConnection } from '../helm/auth.js';
@@ -77,7 +78,7 @@ export { HelmAuthProps, SetValuesProp } from '../helm/kcore-schema.js';
 export { chartArgs, withValuesFile, type HelmWrite } from '../helm/cli.js';
 export { syncDir } from '../helm/sync-dir.js';
 // ---- kubernetes.core connection arguments (k8s_auth_options) and the client they select
-export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';
+export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, taskClient, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';
 export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, waitLikeKcore, type DefinitionParams, type KcoreWaitOutcome, type WaitCondition } from '../k8s/kcore.js';
 export { normalize as normalizeObject } from '../k8s/normalize.js';
 export { findResource, HTTP_REASON, KcoreObjectFailure, performAction, type KcoreActionParams, type KcoreItem } from '../k8s/kcore-action.js';
