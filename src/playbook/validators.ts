@@ -9,10 +9,10 @@ import type { ValidateFunction } from 'ajv';
 import { fingerprint, registerCompiled } from '../load/schema.js';
 import type { JsonSchema } from '../sdk/module.js';
 import { inventorySchema } from '../inventory/schema.js';
-import { basePlaybookSchema, taskKeywordSchema } from './schema.js';
+import { basePlaybookSchema, importEntrySchema, playEntrySchema, taskKeywordSchema } from './schema.js';
 
 /** The schemas compiled at build time, by export name. */
-export const PRECOMPILED: Record<string, () => JsonSchema> = { basePlaybook: basePlaybookSchema, taskKeywords: taskKeywordSchema, inventory: () => inventorySchema };
+export const PRECOMPILED: Record<string, () => JsonSchema> = { basePlaybook: basePlaybookSchema, playEntry: playEntrySchema, importEntry: importEntrySchema, taskKeywords: taskKeywordSchema, inventory: () => inventorySchema };
 
 /** A hash of the schemas as this build has them: generated code for other schemas is not used. */
 export function schemaHash(): string {
