@@ -162,15 +162,15 @@ export class ClusterLock {
       const live = await client.get(ref, opts.signal);
       try {
         if (!live) {
-          await client.create(desired(), { signal: opts.signal });
-          return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing();
+          const held = await client.create(desired(), { signal: opts.signal });
+          return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing(held);
         }
         const spec = specOf(live);
         const dead = spec.holderIdentity !== opts.holder.runId && !expired(spec) ? deadLocalHolder(live, opts.holder) : undefined;
         if (spec.holderIdentity === opts.holder.runId || expired(spec) || dead) {
-          await client.replace(desired(live), { signal: opts.signal });
+          const held = await client.replace(desired(live), { signal: opts.signal });
           if (dead) opts.onTakeOver?.(`took over the cluster lock of ${describeHolder(live)}: ${dead}`);
-          return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing();
+          return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing(held);
         }
       } catch (e) {
         // Someone else created/updated it between our read and write: read again.
@@ -189,7 +189,8 @@ export class ClusterLock {
     }
   }
 
-  private startRenewing(): this {
+  /** @param held the Lease as written when the lock was taken (the watch starts from it: no LIST). */
+  private startRenewing(held: KubeObject): this {
     const every = Math.max(1000, (this.leaseSeconds * 1000) / 3);
     this.timer = setInterval(() => void this.renew(), every);
     this.timer.unref();
@@ -198,7 +199,7 @@ export class ClusterLock {
       if (this.lost !== undefined && !this.released && !p.startsWith(LEASE_PATH)) throw new LockLostError(this.lostMessage());
       return false;
     });
-    void this.watchLease();
+    void this.watchLease(held);
     return this;
   }
 
@@ -220,9 +221,10 @@ export class ClusterLock {
   }
 
   /** Watch the Lease: a deletion or another holder is seen within the watch's latency, not at the next renewal. */
-  private async watchLease(): Promise<void> {
+  private async watchLease(held: KubeObject): Promise<void> {
+    const from = typeof held.metadata.resourceVersion === 'string' ? { items: [held], resourceVersion: held.metadata.resourceVersion } : undefined;
     try {
-      await this.client.watch('coordination.k8s.io/v1', 'Lease', { namespace: SYSTEM_NAMESPACE, fieldSelector: `metadata.name=${LOCK_NAME}`, signal: this.watching.signal }, (_e, state) => {
+      await this.client.watch('coordination.k8s.io/v1', 'Lease', { namespace: SYSTEM_NAMESPACE, fieldSelector: `metadata.name=${LOCK_NAME}`, signal: this.watching.signal, from }, (_e, state) => {
         if (this.released) return true;
         const live = state.get(`${SYSTEM_NAMESPACE}/${LOCK_NAME}`);
         if (!live) this.markLost('lease deleted');
