@@ -34,6 +34,7 @@ const EXPECTED = [
   /^B7 kplay --help vs node -e 0$/,
   /^B7 kplay validate of 200 tasks vs kplay --help$/,
   /^B7 kplay run of 1 local task vs node -e 0$/,
+  /^B9 \d+ expressions$/,
   /^B8 big set \d+ objects \(\d+ large CRDs\), cold$/,
   /^B8 big set \d+ objects \(\d+ large CRDs\), no-op$/,
 ];
