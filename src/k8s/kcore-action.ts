@@ -139,25 +139,37 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
   } else {
     const types = mergeTypes.length ? mergeTypes : ['strategic-merge', 'merge'];
     const patch = (dryRun: boolean): Promise<KubeObject> => patchInTurn(client, ref, def, types, dryRun, ctx.signal, onWarning);
-    item = await writeIfChanged('update', existing, patch, ctx, show, diffOf, 'Failed to patch object');
+    item = await writeIfChanged('update', existing, patch, ctx, show, diffOf, 'Failed to patch object', () => client.get(ref, ctx.signal));
   }
   if (warnings.length) item.warnings = [...(item.warnings ?? []), ...new Set(warnings)];
   if (args.wait && !ctx.checkMode) await waitPresent(client, { ...ref, name: ref.name }, item, args, ctx, show);
   return item;
 }
 
-/** Write only when the server's dry-run of the write differs from the live object (honest `changed`). */
-async function writeIfChanged(
+/**
+ * Write only when the server's dry-run of the write differs from the live object (honest `changed`).
+ * With `reread`: when the dry-run answers with another resourceVersion than `live`'s, the object
+ * was changed since it was read (a controller's annotation or status, e.g. a new Deployment's
+ * `deployment.kubernetes.io/revision`), so it is read again and the dry-run compared with that.
+ */
+export async function writeIfChanged(
   method: 'update' | 'replace',
   live: KubeObject,
   write: (dryRun: boolean) => Promise<KubeObject>,
-  ctx: ModuleContext,
+  ctx: Pick<ModuleContext, 'checkMode'>,
   show: (o: KubeObject) => Record<string, unknown>,
   diffOf: (a: KubeObject | undefined, b: KubeObject | undefined) => DiffEntry,
   failure: string,
+  reread?: () => Promise<KubeObject | undefined>,
 ): Promise<KcoreItem> {
   try {
-    const dry = await write(true);
+    let dry = await write(true);
+    for (let i = 0; reread && i < 3 && !sameObject(live, dry) && dry.metadata.resourceVersion !== live.metadata.resourceVersion; i++) {
+      const now = await reread();
+      if (!now) break;
+      live = now;
+      if (now.metadata.resourceVersion !== dry.metadata.resourceVersion) dry = await write(true);
+    }
     if (sameObject(live, dry)) return { changed: false, result: show(live), method };
     const after = ctx.checkMode ? dry : await write(false);
     return { changed: true, result: show(after), method, diff: diffOf(live, after) };
