@@ -236,10 +236,10 @@ async function waitPresent(client: KubeClient, ref: ObjectRef, item: KcoreItem, 
   if (!w.ok) throw new KcoreObjectFailure(`"${ref.kind}" "${ref.name}": Timed out waiting on resource`, { changed: item.changed, result: item.result, method: item.method, duration: item.duration, ...(w.msg ? { wait_msg: ctx.mask(w.msg) } : {}) });
 }
 
-/** A failed API call as kubernetes.core words it (`Failed to create object: …`, `reason`). */
+/** A failed API call as kubernetes.core words it (`Failed to create object: …`, `reason`; no `status`, which only k8s_json_patch registers). */
 function apiFailure(prefix: string, e: unknown): Error {
   if (e instanceof KcoreObjectFailure || (e instanceof Error && e.name === 'UnreachableError')) return e;
-  if (e instanceof KubeApiError) return new KcoreObjectFailure(`${prefix}: ${e.message}`, { reason: HTTP_REASON[e.status] ?? e.reason, status: e.status });
+  if (e instanceof KubeApiError) return new KcoreObjectFailure(`${prefix}: ${e.message}`, { reason: HTTP_REASON[e.status] ?? e.reason });
   return new KcoreObjectFailure(`${prefix}: ${errorMessage(e)}`);
 }
 
