@@ -58,9 +58,11 @@ export const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'F
 /** What kubernetes.core's `perform_action` does for one definition. */
 export async function performAction(client: KubeClient, def: Record<string, unknown>, args: KcoreActionParams, mergeTypes: string[], ctx: ModuleContext): Promise<KcoreItem> {
   const kind = typeof def.kind === 'string' ? def.kind : undefined;
-  const apiVersion = typeof def.apiVersion === 'string' ? def.apiVersion : String(def.apiVersion);
-  const info = kind ? await findResource(client, apiVersion, kind) : undefined;
-  if (!kind || !info) throw new KcoreObjectFailure(`Failed to find exact match for ${apiVersion}.${String(kind)} by [kind, name, singularName, shortNames]`);
+  const asked = typeof def.apiVersion === 'string' ? def.apiVersion : String(def.apiVersion);
+  const info = kind ? await findResource(client, asked, kind) : undefined;
+  if (!kind || !info) throw new KcoreObjectFailure(`Failed to find exact match for ${asked}.${String(kind)} by [kind, name, singularName, shortNames]`);
+  const apiVersion = asked === 'v1' ? groupVersion(info) : asked;
+  def.apiVersion = apiVersion;
   const md = def.metadata as Record<string, unknown>;
   if (args.append_hash) {
     const hash = definitionHash(def);
@@ -245,6 +247,17 @@ function apiFailure(prefix: string, e: unknown): Error {
 
 /** Discovery of a kind (kubernetes.core's `find_resource`); `undefined` when the cluster does not serve it. */
 export async function findResource(client: KubeClient, apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+  const found = await discovered(client, apiVersion, kind);
+  if (found || apiVersion !== 'v1') return found;
+  // kubernetes.core's client.resource: `v1` (its api_version default) is the core group first, then
+  // any group's v1 serving the kind when only one does (`kind: Deployment` alone is apps/v1)
+  const apis = (await client.getPath('/apis')) as { groups?: { name?: string; versions?: { version?: string }[] }[] } | undefined;
+  const groups = (apis?.groups ?? []).filter((g) => g.name && g.versions?.some((v) => v.version === 'v1'));
+  const matches = (await Promise.all(groups.map((g) => discovered(client, `${g.name as string}/v1`, kind)))).filter((i) => i !== undefined);
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+async function discovered(client: KubeClient, apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
   try {
     return await client.resource(apiVersion, kind);
   } catch (e) {
@@ -252,5 +265,18 @@ export async function findResource(client: KubeClient, apiVersion: string, kind:
     throw e;
   }
 }
+
+/**
+ * {@link findResource} for the modules that name a kind: the kind's discovery and the apiVersion
+ * to address it with (`apps/v1` for `v1` + `Deployment`); throws discovery's error when none.
+ * @example const { info, apiVersion } = await kcoreResource(client, 'v1', 'Deployment');
+ */
+export async function kcoreResource(client: KubeClient, apiVersion: string, kind: string): Promise<{ info: ResourceInfo; apiVersion: string }> {
+  const info = (await findResource(client, apiVersion, kind)) ?? (await client.resource(apiVersion, kind));
+  return { info, apiVersion: apiVersion === 'v1' ? groupVersion(info) : apiVersion };
+}
+
+/** The `apiVersion` of a discovered kind (`apps/v1`, `v1`). */
+export const groupVersion = (info: ResourceInfo): string => (info.group ? `${info.group}/${info.version}` : info.version);
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
