@@ -4,7 +4,7 @@
  * (`applyObjects` for `apply`, dry-runs for honest `changed`, `waitFor` for `wait`).
  */
 import { readFile } from 'node:fs/promises';
-import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, taskClient, loadAllDocuments, performAction, secretValues, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type KubeObject, type ModuleContext } from 'kplay/sdk';
+import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, findSource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, taskClient, loadAllDocuments, performAction, secretValues, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type KubeObject, type ModuleContext } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
 
@@ -19,12 +19,12 @@ const schema = Type.Object(
     resource_definition: Type.Optional(raw('The object(s): a map, a list of maps, or YAML text (several documents allowed). Its kind, apiVersion, name and namespace win over the arguments of the same name. Aliases: `definition`, `inline`.')),
     definition: Type.Optional(raw('Alias of `resource_definition`.')),
     inline: Type.Optional(raw('Alias of `resource_definition`.')),
-    src: Type.Optional(Type.String({ minLength: 1, description: 'A YAML file of object(s) (several documents allowed), relative paths found like Ansible\'s (`files/` of the role, then the playbook directory); or an http(s) URL.' })),
+    src: Type.Optional(Type.String({ minLength: 1, description: 'A YAML file of object(s) (several documents allowed), relative paths found like Ansible\'s (`files/` of the role, then the role, then `files/` next to the playbook, then the playbook directory); or an http(s) URL.' })),
     template: Type.Optional(
       Type.Unsafe<unknown>({
         type: ['string', 'object', 'array'],
         description:
-          'Template file(s) (found in `templates/`), rendered with the task\'s variables (Jinja, `trim_blocks` as Ansible), then read as YAML: a path, `{path: …}`, or a list of them. Custom delimiters (`variable_start_string`, …) are not supported.',
+          'Template file(s) (found in `templates/` of the role or next to the playbook, else as given), rendered with the task\'s variables (Jinja, `trim_blocks` as Ansible), then read as YAML: a path, `{path: …}`, or a list of them. Custom delimiters (`variable_start_string`, …) are not supported.',
       }),
     ),
     kind: Type.Optional(Type.String({ description: 'Kind of the object, when the definition does not say (or to name an object without a definition).' })),
@@ -229,7 +229,7 @@ async function sourceDocuments(args: K8sArgs, definitionArg: unknown, ctx: Modul
       if (!res.ok) throw new Error(`src ${args.src}: HTTP ${res.status} ${res.statusText}`);
       return loadAllDocuments(await res.text(), args.src);
     }
-    const file = ctx.findFile(args.src, 'files');
+    const file = findSource(ctx, args.src, 'files');
     let text: string;
     try {
       text = await readFile(file, 'utf8');
@@ -256,7 +256,7 @@ async function renderTemplate(t: unknown, ctx: ModuleContext): Promise<unknown[]
     if (custom.length) throw new Error(`template ${o.path}: ${custom.join(', ')} other than the defaults are not supported by kplay (templates use Jinja's standard delimiters and trim_blocks); rewrite the template with {{ }} and {% %}`);
     rel = o.path;
   } else throw new Error(`Error while reading template file - a string or dict for template expected, but got ${Array.isArray(t) ? 'list' : typeof t} instead`);
-  const file = ctx.findFile(rel, 'templates');
+  const file = findSource(ctx, rel, 'templates');
   let text: string;
   try {
     text = await readFile(file, 'utf8');

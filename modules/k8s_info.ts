@@ -2,7 +2,7 @@
  * `k8s_info` (also kubernetes.core.k8s_info): read one object or a list of objects (for
  * `register`), optionally waiting for them like `wait_for`. Never changes anything.
  */
-import { asList, conditionMet, defineModule, hideFields, k8sAuthProperties, KubeApiError, taskClient, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type WaitMode, type KubeObject } from 'kplay/sdk';
+import { asList, conditionMet, defineModule, findResource, groupVersion, hideFields, k8sAuthProperties, KubeApiError, taskClient, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type WaitMode, type KubeObject } from 'kplay/sdk';
 
 const list = (description: string): ReturnType<typeof Type.Unsafe<string | string[]>> => Type.Unsafe<string | string[]>({ type: ['array', 'string'], items: { type: 'string' }, description });
 
@@ -55,22 +55,16 @@ export default defineModule({
     { title: 'kubernetes.core style: selectors as lists, wait for a condition', yaml: '- kubernetes.core.k8s_info:\n    kind: Pod\n    namespace: web\n    label_selectors: [app=web]\n    wait: true\n    wait_condition: { type: Ready, status: "True" }\n  register: pods' },
   ],
   async run(args, ctx) {
-    const apiVersion = args.version ?? args.api ?? args.api_version;
+    const asked = args.version ?? args.api ?? args.api_version;
     const labelSelector = [...(args.label_selector ? [args.label_selector] : []), ...asList(args.label_selectors)].join(',') || undefined;
     const fieldSelector = [...(args.field_selector ? [args.field_selector] : []), ...asList(args.field_selectors)].join(',') || undefined;
     const conn = await taskClient(ctx, args);
     if ('failed' in conn) return conn.failed;
     const client = conn.client;
     try {
-      let info;
-      try {
-        info = await client.resource(apiVersion, args.kind);
-      } catch (e) {
-        if (e instanceof KubeApiError && e.verb === 'DISCOVER') {
-          return { status: 'ok', msg: `Failed to find API for resource with apiVersion "${apiVersion}" and kind "${args.kind}"`, data: { resources: [], api_found: false } };
-        }
-        throw e;
-      }
+      const info = await findResource(client, asked, args.kind);
+      if (!info) return { status: 'ok', msg: `Failed to find API for resource with apiVersion "${asked}" and kind "${args.kind}"`, data: { resources: [], api_found: false } };
+      const apiVersion = asked === 'v1' ? groupVersion(info) : asked;
       const namespace = info.namespaced ? (args.namespace ?? (args.name ? 'default' : undefined)) : undefined;
       if (args.wait) {
         const cond = args.wait_condition?.type ? { ...args.wait_condition, type: args.wait_condition.type } : undefined;

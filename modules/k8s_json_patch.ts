@@ -2,7 +2,7 @@
  * `k8s_json_patch` (kubernetes.core.k8s_json_patch): apply RFC 6902 JSON patch operations to an
  * existing object; dry-run first, so an object the patch would not change is not written.
  */
-import { defineModule, errorMessage, hideFields, k8sAuthProperties, kcoreWaitProperties, KubeApiError, taskClient, diffEntry, labelOf, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, StringEnum, Type, type JsonPatchOp, type KubeObject, type ObjectRef } from 'kplay/sdk';
+import { defineModule, errorMessage, hideFields, k8sAuthProperties, kcoreResource, kcoreWaitProperties, KubeApiError, taskClient, diffEntry, labelOf, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, StringEnum, Type, type JsonPatchOp, type KubeObject, type ObjectRef } from 'kplay/sdk';
 
 const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 422: 'Unprocessable Entity', 500: 'Internal Server Error' };
 
@@ -51,7 +51,7 @@ export default defineModule({
     },
   ],
   async run(args, ctx) {
-    const apiVersion = args.version ?? args.api ?? args.api_version;
+    let apiVersion = args.version ?? args.api ?? args.api_version;
     const ops: JsonPatchOp[] = [];
     for (const [i, o] of args.patch.entries()) {
       if (o.op === 'move' || o.op === 'copy') {
@@ -73,7 +73,8 @@ export default defineModule({
     let ref: ObjectRef;
     let existing: KubeObject | undefined;
     try {
-      const info = await client.resource(apiVersion, args.kind);
+      const { info, apiVersion: found } = await kcoreResource(client, apiVersion, args.kind);
+      apiVersion = found;
       if (info.namespaced && !args.namespace) return fail(`${args.kind} ${args.name}: Failed to retrieve requested object: a namespace is required for the namespaced kind ${apiVersion}.${args.kind}`);
       ref = { apiVersion, kind: args.kind, name: args.name, namespace: info.namespaced ? args.namespace : undefined };
       existing = await client.get(ref, ctx.signal);

@@ -5,7 +5,7 @@
  * wait for the rollout.
  */
 import { readFile } from 'node:fs/promises';
-import { asList, buildDefinitions, defineModule, diffEntry, errorMessage, k8sAuthProperties, KubeApiError, taskClient, labelOf, loadAllDocuments, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, Type, type DiffEntry, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
+import { asList, buildDefinitions, defineModule, diffEntry, errorMessage, findSource, k8sAuthProperties, kcoreResource, KubeApiError, taskClient, labelOf, loadAllDocuments, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, Type, type DiffEntry, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
 
@@ -79,13 +79,15 @@ export default defineModule({
     let apiVersion: string;
     let kind: string;
     try {
-      const docs = definitionArg !== undefined ? (typeof definitionArg === 'string' ? loadAllDocuments(definitionArg, 'resource_definition') : Array.isArray(definitionArg) ? (definitionArg as unknown[]) : [definitionArg]) : args.src !== undefined ? loadAllDocuments(await readFile(ctx.findFile(args.src, 'files'), 'utf8'), args.src) : undefined;
+      const docs = definitionArg !== undefined ? (typeof definitionArg === 'string' ? loadAllDocuments(definitionArg, 'resource_definition') : Array.isArray(definitionArg) ? (definitionArg as unknown[]) : [definitionArg]) : args.src !== undefined ? loadAllDocuments(await readFile(findSource(ctx, args.src, 'files'), 'utf8'), args.src) : undefined;
       const [def] = buildDefinitions(docs, { kind: args.kind, apiVersion: args.version ?? args.api ?? args.api_version, name: args.name, namespace: args.namespace });
       const md = (def?.metadata ?? {}) as Record<string, unknown>;
       kind = typeof def?.kind === 'string' ? def.kind : '';
       apiVersion = typeof def?.apiVersion === 'string' ? def.apiVersion : 'v1';
       if (!kind) return { status: 'failed', msg: 'kind is required (or a definition that has one)' };
-      const info = await client.resource(apiVersion, kind);
+      const found = await kcoreResource(client, apiVersion, kind);
+      const info = found.info;
+      apiVersion = found.apiVersion;
       const namespace = info.namespaced && typeof md.namespace === 'string' ? md.namespace : undefined;
       const name = typeof md.name === 'string' && md.name ? md.name : undefined;
       if (name) {

@@ -199,7 +199,8 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       let r: ModuleResult;
       if (!(await pr.whenHolds(task.when, scope, task))) r = { status: 'skipped', msg: 'Conditional result was False' };
       else r = await runOnce(task, mod, cs, pr, scope, kw);
-      const reg = { ...registeredValue(r), [lc.loopVar]: item, item_label: label };
+      // as Ansible's per-item result: the loop variable, and index_var's value under its name
+      const reg = { ...registeredValue(r), [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i, ansible_index_var: lc.indexVar } : {}), item_label: label };
       results.push(reg);
       const failedItem = r.status === 'failed';
       if (failedItem) anyFailed = true;

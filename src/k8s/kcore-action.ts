@@ -58,9 +58,11 @@ export const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'F
 /** What kubernetes.core's `perform_action` does for one definition. */
 export async function performAction(client: KubeClient, def: Record<string, unknown>, args: KcoreActionParams, mergeTypes: string[], ctx: ModuleContext): Promise<KcoreItem> {
   const kind = typeof def.kind === 'string' ? def.kind : undefined;
-  const apiVersion = typeof def.apiVersion === 'string' ? def.apiVersion : String(def.apiVersion);
-  const info = kind ? await findResource(client, apiVersion, kind) : undefined;
-  if (!kind || !info) throw new KcoreObjectFailure(`Failed to find exact match for ${apiVersion}.${String(kind)} by [kind, name, singularName, shortNames]`);
+  const asked = typeof def.apiVersion === 'string' ? def.apiVersion : String(def.apiVersion);
+  const info = kind ? await findResource(client, asked, kind) : undefined;
+  if (!kind || !info) throw new KcoreObjectFailure(`Failed to find exact match for ${asked}.${String(kind)} by [kind, name, singularName, shortNames]`);
+  const apiVersion = asked === 'v1' ? groupVersion(info) : asked;
+  def.apiVersion = apiVersion;
   const md = def.metadata as Record<string, unknown>;
   if (args.append_hash) {
     const hash = definitionHash(def);
@@ -139,25 +141,37 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
   } else {
     const types = mergeTypes.length ? mergeTypes : ['strategic-merge', 'merge'];
     const patch = (dryRun: boolean): Promise<KubeObject> => patchInTurn(client, ref, def, types, dryRun, ctx.signal, onWarning);
-    item = await writeIfChanged('update', existing, patch, ctx, show, diffOf, 'Failed to patch object');
+    item = await writeIfChanged('update', existing, patch, ctx, show, diffOf, 'Failed to patch object', () => client.get(ref, ctx.signal));
   }
   if (warnings.length) item.warnings = [...(item.warnings ?? []), ...new Set(warnings)];
   if (args.wait && !ctx.checkMode) await waitPresent(client, { ...ref, name: ref.name }, item, args, ctx, show);
   return item;
 }
 
-/** Write only when the server's dry-run of the write differs from the live object (honest `changed`). */
-async function writeIfChanged(
+/**
+ * Write only when the server's dry-run of the write differs from the live object (honest `changed`).
+ * With `reread`: when the dry-run answers with another resourceVersion than `live`'s, the object
+ * was changed since it was read (a controller's annotation or status, e.g. a new Deployment's
+ * `deployment.kubernetes.io/revision`), so it is read again and the dry-run compared with that.
+ */
+export async function writeIfChanged(
   method: 'update' | 'replace',
   live: KubeObject,
   write: (dryRun: boolean) => Promise<KubeObject>,
-  ctx: ModuleContext,
+  ctx: Pick<ModuleContext, 'checkMode'>,
   show: (o: KubeObject) => Record<string, unknown>,
   diffOf: (a: KubeObject | undefined, b: KubeObject | undefined) => DiffEntry,
   failure: string,
+  reread?: () => Promise<KubeObject | undefined>,
 ): Promise<KcoreItem> {
   try {
-    const dry = await write(true);
+    let dry = await write(true);
+    for (let i = 0; reread && i < 3 && !sameObject(live, dry) && dry.metadata.resourceVersion !== live.metadata.resourceVersion; i++) {
+      const now = await reread();
+      if (!now) break;
+      live = now;
+      if (now.metadata.resourceVersion !== dry.metadata.resourceVersion) dry = await write(true);
+    }
     if (sameObject(live, dry)) return { changed: false, result: show(live), method };
     const after = ctx.checkMode ? dry : await write(false);
     return { changed: true, result: show(after), method, diff: diffOf(live, after) };
@@ -224,15 +238,26 @@ async function waitPresent(client: KubeClient, ref: ObjectRef, item: KcoreItem, 
   if (!w.ok) throw new KcoreObjectFailure(`"${ref.kind}" "${ref.name}": Timed out waiting on resource`, { changed: item.changed, result: item.result, method: item.method, duration: item.duration, ...(w.msg ? { wait_msg: ctx.mask(w.msg) } : {}) });
 }
 
-/** A failed API call as kubernetes.core words it (`Failed to create object: …`, `reason`). */
+/** A failed API call as kubernetes.core words it (`Failed to create object: …`, `reason`; no `status`, which only k8s_json_patch registers). */
 function apiFailure(prefix: string, e: unknown): Error {
   if (e instanceof KcoreObjectFailure || (e instanceof Error && e.name === 'UnreachableError')) return e;
-  if (e instanceof KubeApiError) return new KcoreObjectFailure(`${prefix}: ${e.message}`, { reason: HTTP_REASON[e.status] ?? e.reason, status: e.status });
+  if (e instanceof KubeApiError) return new KcoreObjectFailure(`${prefix}: ${e.message}`, { reason: HTTP_REASON[e.status] ?? e.reason });
   return new KcoreObjectFailure(`${prefix}: ${errorMessage(e)}`);
 }
 
 /** Discovery of a kind (kubernetes.core's `find_resource`); `undefined` when the cluster does not serve it. */
 export async function findResource(client: KubeClient, apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+  const found = await discovered(client, apiVersion, kind);
+  if (found || apiVersion !== 'v1') return found;
+  // kubernetes.core's client.resource: `v1` (its api_version default) is the core group first, then
+  // any group's v1 serving the kind when only one does (`kind: Deployment` alone is apps/v1)
+  const apis = (await client.getPath('/apis')) as { groups?: { name?: string; versions?: { version?: string }[] }[] } | undefined;
+  const groups = (apis?.groups ?? []).filter((g) => g.name && g.versions?.some((v) => v.version === 'v1'));
+  const matches = (await Promise.all(groups.map((g) => discovered(client, `${g.name as string}/v1`, kind)))).filter((i) => i !== undefined);
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+async function discovered(client: KubeClient, apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
   try {
     return await client.resource(apiVersion, kind);
   } catch (e) {
@@ -240,5 +265,18 @@ export async function findResource(client: KubeClient, apiVersion: string, kind:
     throw e;
   }
 }
+
+/**
+ * {@link findResource} for the modules that name a kind: the kind's discovery and the apiVersion
+ * to address it with (`apps/v1` for `v1` + `Deployment`); throws discovery's error when none.
+ * @example const { info, apiVersion } = await kcoreResource(client, 'v1', 'Deployment');
+ */
+export async function kcoreResource(client: KubeClient, apiVersion: string, kind: string): Promise<{ info: ResourceInfo; apiVersion: string }> {
+  const info = (await findResource(client, apiVersion, kind)) ?? (await client.resource(apiVersion, kind));
+  return { info, apiVersion: apiVersion === 'v1' ? groupVersion(info) : apiVersion };
+}
+
+/** The `apiVersion` of a discovered kind (`apps/v1`, `v1`). */
+export const groupVersion = (info: ResourceInfo): string => (info.group ? `${info.group}/${info.version}` : info.version);
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

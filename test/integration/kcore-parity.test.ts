@@ -5,7 +5,7 @@
 // and `detail` tasks, which print the registered fields. Each engine works in a namespace of its own.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,10 @@ import { kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 
 const VENV = process.env.KPLAY_BENCH_VENV ?? path.join(os.homedir(), '.cache/kplay-bench/venv');
 const ANSIBLE = path.join(VENV, 'bin/ansible-playbook');
+const FIXTURES = path.join(repoRoot, 'test/fixtures/kcore');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kcore-parity-'));
+// the playbooks are the *.yml files; what they read (templates/, files/) is copied next to them
+for (const dir of ['templates', 'files']) if (existsSync(path.join(FIXTURES, dir))) cpSync(path.join(FIXTURES, dir), path.join(tmp, dir), { recursive: true });
 let env: SandboxEnv;
 const namespaces: string[] = [];
 
@@ -30,7 +33,7 @@ const PRINTING = /^(show|detail)$/;
 function prepare(fixture: string, engine: 'ansible' | 'kplay'): { file: string; ns: string } {
   const ns = `k8smods-par-${engine.slice(0, 3)}-${randomBytes(3).toString('hex')}`;
   namespaces.push(ns);
-  const text = readFileSync(path.join(repoRoot, 'test/fixtures/kcore', fixture), 'utf8').replaceAll('@HOSTS@', engine === 'ansible' ? 'localhost' : 'sandbox-1').replaceAll('@NS@', ns);
+  const text = readFileSync(path.join(FIXTURES, fixture), 'utf8').replaceAll('@HOSTS@', engine === 'ansible' ? 'localhost' : 'sandbox-1').replaceAll('@NS@', ns);
   // the same text for both engines: kplay resolves kubernetes.core.X itself
   const file = path.join(tmp, `${engine}-${fixture}`);
   writeFileSync(file, text);
@@ -99,9 +102,11 @@ afterAll(async () => {
 });
 
 describe('kubernetes.core modules: kplay and ansible-playbook agree', () => {
-  for (const fixture of ['k8s.yml', 'modules.yml']) {
+  for (const fixture of readdirSync(FIXTURES).filter((f) => f.endsWith('.yml')).sort()) {
     it(`${fixture}: same status per task and same registered fields`, async () => {
       const [ansible, ours] = await Promise.all([runAnsible(fixture), runKplay(fixture)]);
+      // KCORE_PARITY_DUMP=dir: both outcomes written there, to read what was compared
+      if (process.env.KCORE_PARITY_DUMP) writeFileSync(path.join(process.env.KCORE_PARITY_DUMP, `${fixture}.json`), JSON.stringify({ ansible, kplay: ours }, null, 1));
       expect(ansible.statuses.length).toBeGreaterThan(5);
       expect(unprefixed(ours)).toEqual(unprefixed(ansible));
     }, 420_000);
