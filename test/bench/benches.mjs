@@ -1,4 +1,4 @@
-// The benchmarks B1–B8. Each `run(env)` returns table rows:
+// The benchmarks B1–B10. Each `run(env)` returns table rows:
 //   {bench, kplay_ms, peer_ms, ratio, goal, met, kplay_requests, kplay_writes, peer_requests, peer_writes, notes, samples}
 // Timings are medians of env.reps repetitions; kplay and the peer alternate, each on fresh namespaces.
 import { spawn } from 'node:child_process';
@@ -806,6 +806,196 @@ async function b9(env) {
   return [{ bench: `B9 ${rounds * (conds.length + templates.length)} expressions`, kplay_ms: k, peer_ms: p, ratio, goal: '<= 0.1x', met: ratio !== null && ratio <= 0.1, kplay_requests: null, kplay_writes: null, peer_requests: null, peer_writes: null, notes: 'peer: ansible-core Templar.evaluate_conditional / template in one process; loop time only', samples }];
 }
 
+// ======================================================================= B10
+/**
+ * B10: one Ansible playbook, unchanged, under both engines: `kubernetes.core.k8s` with
+ * definitions, a `template:` (Jinja loop and condition) and `src:`, loops over lists and
+ * dict2items, a Deployment applied with `wait: yes`, `k8s_info` + `register` + `assert`,
+ * `set_fact` with `json_query`/`selectattr`, `debug`; a second pass of the same objects (the
+ * converged case). Shapes from test/fixtures/kcore (rollout, loops, template_src, facts),
+ * copied here. One Ansible YAML inventory for both (hosts with `ctx`/`kc` vars, which
+ * `module_defaults` hands to the kubernetes.core group; `kplay_context`/`kplay_kubeconfig`
+ * tell kplay where each host's run record goes: Ansible ignores them).
+ */
+const B10_PLAYBOOK = `# B10 (test/bench/benches.mjs): an Ansible playbook run unchanged by ansible-playbook and kplay
+- hosts: all
+  gather_facts: false
+  module_defaults:
+    group/kubernetes.core.k8s:
+      kubeconfig: "{{ kc }}"
+      context: "{{ ctx }}"
+  vars:
+    app_name: shop
+    replicas: 2
+    image_repo: registry.k8s.io/pause
+    image_tag: "3.10"
+    extra_labels: { owner: platform, cost-center: "1234" }
+    env_vars: { MODE: production, WORKERS: 4 }
+    tiers:
+      - { name: front, port: 8080 }
+      - { name: back, port: 9090 }
+    services:
+      - { name: cart, port: 8081 }
+      - { name: checkout, port: 8082 }
+      - { name: search, port: 8083 }
+    feature_flags: { dark_mode: "on", beta_api: "off", new_cart: "on" }
+  tasks:
+    - name: namespace
+      kubernetes.core.k8s:
+        api_version: v1
+        kind: Namespace
+        name: "{{ ns }}"
+        state: present
+    - name: application settings
+      kubernetes.core.k8s:
+        state: present
+        definition:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata:
+            name: "{{ app_name }}-config"
+            namespace: "{{ ns }}"
+            labels: { app: "{{ app_name }}" }
+          data:
+            LOG_LEVEL: info
+            FEATURE_X: "true"
+      register: cm
+    - name: rbac from a file
+      kubernetes.core.k8s:
+        src: rbac.yml
+        namespace: "{{ ns }}"
+    - name: a config map and a service per tier
+      kubernetes.core.k8s:
+        template: stack.yml.j2
+      register: stack
+    - name: one service per backend
+      kubernetes.core.k8s:
+        definition:
+          apiVersion: v1
+          kind: Service
+          metadata: { name: "{{ item.name }}", namespace: "{{ ns }}", labels: { part-of: "{{ app_name }}" } }
+          spec: { selector: { app: "{{ item.name }}" }, ports: [{ port: 80, targetPort: "{{ item.port }}" }] }
+      loop: "{{ services }}"
+      loop_control: { label: "{{ item.name }}" }
+      register: svcs
+    - name: a flag per config map
+      kubernetes.core.k8s:
+        definition:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata: { name: "flag-{{ item.key | replace('_', '-') }}", namespace: "{{ ns }}", labels: { kind: flag } }
+          data: { value: "{{ item.value }}" }
+      loop: "{{ feature_flags | dict2items }}"
+      loop_control: { label: "{{ item.key }}" }
+    - name: deploy the application and wait for it
+      kubernetes.core.k8s:
+        state: present
+        template: web-deployment.yml.j2
+        wait: yes
+        wait_timeout: 120
+      register: deploy
+    - name: read the deployment back
+      kubernetes.core.k8s_info:
+        api_version: apps/v1
+        kind: Deployment
+        name: "{{ app_name }}"
+        namespace: "{{ ns }}"
+      register: info
+    - name: read the flags
+      kubernetes.core.k8s_info:
+        kind: ConfigMap
+        namespace: "{{ ns }}"
+        label_selectors: [kind=flag]
+      register: flags
+    - name: facts from what was read
+      set_fact:
+        flag_names: "{{ flags.resources | json_query('[].metadata.name') | sort }}"
+        enabled: "{{ flags.resources | selectattr('data.value', 'equalto', 'on') | map(attribute='metadata.name') | sort }}"
+        ready: "{{ info.resources[0].status.readyReplicas | default(0) }}"
+    - name: the rollout is complete
+      assert:
+        that:
+          - info.resources | length == 1
+          - ready | int == replicas
+          - info.resources[0].spec.template.spec.containers[0].image == image_repo ~ ':' ~ image_tag
+          - flag_names | length == feature_flags | length
+          - enabled | length == 2
+          - deploy.result.metadata.name == app_name
+        fail_msg: "{{ app_name }} is not ready in {{ ns }}"
+        success_msg: "{{ app_name }} is ready in {{ ns }}"
+    - name: the same objects again (converged)
+      kubernetes.core.k8s:
+        definition:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata: { name: "flag-{{ item.key | replace('_', '-') }}", namespace: "{{ ns }}", labels: { kind: flag } }
+          data: { value: "{{ item.value }}" }
+      loop: "{{ feature_flags | dict2items }}"
+      loop_control: { label: "{{ item.key }}" }
+      register: again
+    - name: summary
+      debug:
+        msg: "{{ inventory_hostname }}: cm={{ cm.result.metadata.name }} stack={{ stack.result.results | default([stack.result]) | length }} services={{ svcs.results | map(attribute='item.name') | join(',') }} ready={{ ready }} enabled={{ enabled | join(',') }} again_changed={{ again.changed }}"
+`;
+
+/** The template and file B10 reads, in the shapes of test/fixtures/kcore/templates and files (copied). */
+function b10Inputs(env, dir) {
+  for (const [rel, from] of [
+    ['templates/web-deployment.yml.j2', 'test/fixtures/kcore/templates/web-deployment.yml.j2'],
+    ['templates/stack.yml.j2', 'test/fixtures/kcore/templates/stack.yml.j2'],
+    ['files/rbac.yml', 'test/fixtures/kcore/files/rbac.yml'],
+  ]) write(path.join(dir, rel), fs.readFileSync(path.join(env.repoRoot, from), 'utf8'));
+  return write(path.join(dir, 'play.yml'), B10_PLAYBOOK);
+}
+
+async function b10(env) {
+  const nClusters = env.quick ? 3 : 10;
+  const samples = { k: [], p: [], kReq: [], kW: [], pW: [], kVerbs: '' };
+  const dir = path.join(env.work, 'b10');
+  const pb = b10Inputs(env, dir);
+  for (let rep = 0; rep < env.reps; rep++) {
+    for (const tool of ['kplay', 'ansible']) {
+      const prefix = `${env.runId}-b10-${tool[0]}${rep}`;
+      const hosts = Array.from({ length: nClusters }, (_, i) => ({ name: `c${String(i + 1).padStart(2, '0')}`, context: env.clusters[i % env.clusters.length].context, ns: `${prefix}-c${i + 1}` }));
+      const belongs = (e) => String(e.objectRef?.namespace ?? '').startsWith(prefix) || (e.objectRef?.resource === 'namespaces' && String(e.objectRef?.name).startsWith(prefix));
+      // one inventory for both engines (Ansible YAML; kplay reads it as Ansible hosts)
+      const inv = write(path.join(dir, `inv-${prefix}.yml`), ansibleInventory(env, hosts.map((h) => ({ name: h.name, vars: { ns: h.ns, ctx: h.context, kc: env.kubeconfig, kplay_context: h.context, kplay_kubeconfig: env.kubeconfig } }))));
+      const mark = env.auditMark();
+      if (tool === 'kplay') {
+        const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '--forks', '10', '-o', 'json'], { cwd: dir }), 'kplay B10');
+        samples.k.push(r.ms);
+        samples.kReq.push(r.stats.requests);
+        samples.kW.push(env.auditCount(mark, 'kplay', belongs).writes);
+        samples.kVerbs = verbs(r.stats);
+      } else {
+        const r = check(await ansible(env, [pb, '-i', inv, '--forks', '10'], { cwd: dir }), 'ansible-playbook B10');
+        samples.p.push(r.ms);
+        samples.pW.push(env.auditCount(mark, 'OpenAPI-Generator', belongs).writes);
+      }
+      await waitGone(env, byCtx(hosts.map((h) => [h.context, h.ns])));
+    }
+  }
+  const k = med(samples.k);
+  const p = med(samples.p);
+  const ratio = ratioOf(k, p);
+  return [
+    {
+      bench: `B10 kubernetes.core playbook x ${nClusters} clusters`,
+      kplay_ms: k,
+      peer_ms: p,
+      ratio,
+      goal: '<= 0.1x',
+      met: ratio !== null && ratio <= 0.1,
+      kplay_requests: med(samples.kReq),
+      kplay_writes: med(samples.kW),
+      peer_requests: null,
+      peer_writes: med(samples.pW),
+      notes: `the same playbook and inventory for both; 13 tasks, 16 objects (19 applies) per cluster, one wait for a rollout; kplay requests: ${samples.kVerbs}; peer: ansible-playbook --forks 10`,
+      samples,
+    },
+  ];
+}
+
 export const BENCHES = [
   { id: 'B1', title: 'k8s_apply of a 300-object set, cold and no-op, vs kubectl apply --server-side', run: b1, rows: (q) => [`B1 apply ${q ? 30 : 300} objects, cold`, `B1 apply ${q ? 30 : 300} objects, no-op`] },
   { id: 'B2', title: 'per-task overhead vs ansible-playbook + kubernetes.core.k8s', run: b2, rows: (q) => [q ? 'B2 5 tasks x 3 clusters' : 'B2 50 tasks x 10 clusters'] },
@@ -816,4 +1006,5 @@ export const BENCHES = [
   { id: 'B7', title: 'start-up: kplay --help, validate of 200 tasks, run of 1 local task vs node -e 0', run: b7, rows: () => ['B7 kplay --help vs node -e 0', 'B7 kplay validate of 200 tasks vs kplay --help', 'B7 kplay run of 1 local task vs node -e 0'] },
   { id: 'B9', title: 'the expression language: 100,000 conditions and templates vs ansible-core\'s templar', run: b9, rows: (q) => [`B9 ${q ? 2002 : 100002} expressions`] },
   { id: 'B8', title: 'a big vendor-style set (large CRDs, CRs, RBAC, workloads, unserved APIService), cold and no-op, vs kubectl', run: b8, rows: (q) => [`B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), cold`, `B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), no-op`] },
+  { id: 'B10', title: 'an Ansible kubernetes.core playbook, unchanged, vs ansible-playbook', run: b10, rows: (q) => [`B10 kubernetes.core playbook x ${q ? 3 : 10} clusters`] },
 ];

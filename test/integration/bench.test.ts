@@ -37,6 +37,7 @@ const EXPECTED = [
   /^B9 \d+ expressions$/,
   /^B8 big set \d+ objects \(\d+ large CRDs\), cold$/,
   /^B8 big set \d+ objects \(\d+ large CRDs\), no-op$/,
+  /^B10 kubernetes\.core playbook x \d+ clusters$/,
 ];
 
 function runBench(out: string, store: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
