@@ -71,11 +71,24 @@ interface Credentials {
  * second). `undefined` when the context needs more (auth providers, proxies, …): then
  * {@link clientNodeCredentials} handles it.
  */
+/**
+ * The parsed kubeconfig, by its text: the contexts of one kubeconfig (an inventory's clusters)
+ * connect with one parse, not one each (~5 ms for the sandbox's three). The file is read every
+ * time, so an edit between connections is seen; the parse is only reused for the same text.
+ */
+const kubeconfigDocs = new Map<string, unknown>();
+function parsedKubeconfig(text: string): unknown {
+  if (kubeconfigDocs.has(text)) return kubeconfigDocs.get(text);
+  const doc = parseData(text);
+  kubeconfigDocs.set(text, doc);
+  return doc;
+}
+
 async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undefined> {
   if (!cluster.kubeconfig) return undefined;
   let doc: unknown;
   try {
-    doc = parseData(readFileSync(cluster.kubeconfig, 'utf8'));
+    doc = parsedKubeconfig(readFileSync(cluster.kubeconfig, 'utf8'));
   } catch {
     return undefined;
   }

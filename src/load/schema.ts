@@ -3,7 +3,9 @@
  * offending YAML node, with the friendliest message ajv's errors allow.
  */
 import { appendFileSync } from 'node:fs';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type * as AjvModule from 'ajv';
 import { InputError, type SourcePos } from './errors.js';
 import { posOfPath } from './yaml.js';
 import type { JsonSchema } from '../sdk/module.js';
@@ -43,11 +45,18 @@ export function ajvOptions(v: Variant): typeof AJV_OPTIONS & { coerceTypes?: boo
  * built-in schemas are compiled at build time, so most runs make none.
  */
 const instances = new Map<Variant, Ajv>();
+/**
+ * ajv's compiler, required on first use rather than bundled: a run compiles no schema (the
+ * build did), and its ~250 KB of code cost every start-up a compilation otherwise.
+ */
+let ajvModule: typeof AjvModule | undefined;
+const requireLazy = createRequire(import.meta.url);
 /** The shared ajv instance of a variant (strict mode, all errors; `''`: no coercion, no defaults). */
 export function ajvInstance(v: Variant = ''): Ajv {
   let a = instances.get(v);
   if (!a) {
-    a = new Ajv(ajvOptions(v));
+    ajvModule ??= requireLazy('ajv') as typeof AjvModule;
+    a = new ajvModule.Ajv(ajvOptions(v));
     for (const keyword of DOC_KEYWORDS) a.addKeyword({ keyword });
     instances.set(v, a);
   }

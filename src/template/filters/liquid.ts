@@ -9,7 +9,9 @@
  * `upcase`, `plus`, …) are in both.
  */
 import { createHash } from 'node:crypto';
-import { Liquid, filters as liquidFilters } from 'liquidjs';
+import { createRequire } from 'node:module';
+import type { Liquid } from 'liquidjs';
+import type * as LiquidModule from 'liquidjs';
 import type { FilterDef } from '../plugins.js';
 import { ExprError, PyFloat, Undef, isMap, isNumber, num, pyEq } from '../values.js';
 import { attrGetter } from './access.js';
@@ -56,10 +58,15 @@ const def = (fn: (v: unknown, args: unknown[], kwargs: Readonly<Record<string, u
 });
 
 let dateLiquid: Liquid | undefined;
+/** liquidjs, required by the first `date` filter rather than bundled (~170 KB of code every start-up otherwise). */
+let liquidModule: typeof LiquidModule | undefined;
+const requireLazy = createRequire(import.meta.url);
 
 /** liquidjs's `date` filter (Ruby strftime directives), with kplay's fixed locale. */
 function liquidDate(v: unknown, format: unknown, tz: unknown): unknown {
-  dateLiquid ??= new Liquid({ locale: 'en-US' });
+  liquidModule ??= requireLazy('liquidjs') as typeof LiquidModule;
+  const liquidFilters = liquidModule.filters;
+  dateLiquid ??= new liquidModule.Liquid({ locale: 'en-US' });
   const self = { context: { opts: dateLiquid.options, memoryLimit: { use: (): void => undefined } } };
   const out: unknown = (liquidFilters.date as (this: unknown, ...a: unknown[]) => unknown).call(self, v instanceof PyFloat ? v.value : v, format, tz);
   return out;
