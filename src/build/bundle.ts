@@ -12,7 +12,9 @@
  *
  * Left outside the bundle, loaded only on the paths that need them: `@kubernetes/client-node`
  * (exec/OIDC credentials), `tsx` (TypeScript community modules), `@sinclair/typebox` (schemas
- * beyond the SDK's own constructors) and the generated `validators.gen.js`.
+ * beyond the SDK's own constructors) and the generated `validators.gen.js`. ajv's compiler,
+ * liquidjs and jmespath are not in the bundle either: src/load/schema.ts, the `date` and
+ * `json_query` filters `require` them on first use (most runs never do).
  */
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
