@@ -80,6 +80,9 @@ const schema = Type.Object(
     replace: Default(Type.Boolean({ description: "Reuse the name of a release uninstalled with its history kept. kplay's `helm upgrade --install` does that by itself; accepted for compatibility." }), false),
     post_renderer: Type.Optional(Type.String({ minLength: 1, description: 'Program that post-processes the rendered manifests (`--post-renderer`).' })),
     take_ownership: Default(Type.Boolean({ description: 'Adopt existing objects not owned by the release (`--take-ownership`, helm ≥ 3.17).' }), false),
+    insecure_skip_tls_verify: Type.Optional(Type.Boolean({ description: "Do not verify the TLS certificate of the chart's repository or registry when downloading it (`--insecure-skip-tls-verify`; alias `skip_tls_certs_check`). Default: false." })),
+    skip_tls_certs_check: Type.Optional(Type.Boolean({ description: 'Alias of `insecure_skip_tls_verify`.' })),
+    plain_http: Default(Type.Boolean({ description: 'Download the chart from an OCI registry over plain HTTP (`--plain-http`).' }), false),
     skip_schema_validation: Default(Type.Boolean({ description: "Do not check values against the chart's `values.schema.json` (`--skip-schema-validation`)." }), false),
     ...HelmAuthProps,
   },
@@ -189,6 +192,7 @@ export default defineModule({
     const state = pick<'present' | 'absent'>(args, ctx, 'release_state', 'state') ?? 'present';
     const given = pick<Values>(args, ctx, 'release_values', 'values') ?? {};
     const dependencyUpdate = pick<boolean>(args, ctx, 'dependency_update', 'dep_up') ?? false;
+    const insecure = pick<boolean>(args, ctx, 'insecure_skip_tls_verify', 'skip_tls_certs_check') ?? false;
     const auth: HelmAuthArgs = {
       binary_path: args.binary_path,
       context: pick<string>(args, ctx, 'context', 'kube_context'),
@@ -244,6 +248,7 @@ export default defineModule({
         chart: args.chart_ref,
         version: args.chart_version,
         repo_url: args.chart_repo_url,
+        download: { insecureSkipTlsVerify: insecure, plainHttp: args.plain_http },
         create_namespace: args.create_namespace,
         wait: args.wait,
         timeout: args.wait ? (seconds('wait_timeout', args.wait_timeout) ?? seconds('timeout', args.timeout)) : seconds('timeout', args.timeout),

@@ -3,7 +3,7 @@
  * repositories file, with `helm repo add`/`helm repo remove` — only when the file must change.
  */
 import { readFile } from 'node:fs/promises';
-import { aliased, kcoreMessage, TaskFailure, defineModule, Default, HelmError, helmFor, parseRepositories, repositoryConfigPath, StringEnum, Type, type HelmCli, type RepoEntry } from 'kplay/sdk';
+import { aliased, kcoreMessage, TaskFailure, defineModule, Default, HelmAuthProps, HelmError, helmFor, parseRepositories, repositoryConfigPath, StringEnum, Type, type HelmCli, type RepoEntry } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -22,7 +22,9 @@ const schema = Type.Object(
     force: Type.Optional(Type.Boolean({ description: 'Alias of `force_update`.' })),
     insecure_skip_tls_verify: Type.Optional(Type.Boolean({ description: "Do not verify the repository's TLS certificate (alias `skip_tls_certs_check`). Default: false." })),
     skip_tls_certs_check: Type.Optional(Type.Boolean({ description: 'Alias of `insecure_skip_tls_verify`.' })),
-    binary_path: Type.Optional(Type.String({ minLength: 1, description: 'The helm program. Default: `$KPLAY_HELM`, else `helm` on PATH.' })),
+    // kubernetes.core gives helm_repository its helm connection arguments too (`module_defaults`
+    // for group/k8s fill them in); `helm repo add`/`remove` does not talk to the cluster
+    ...HelmAuthProps,
   },
   { additionalProperties: false },
 );
