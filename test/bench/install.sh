@@ -9,7 +9,7 @@
 #  - helm 3 (helm.sh/helm/v3/cmd/helm, built with `go install` from the Go module proxy) in
 #    ${KPLAY_BENCH_HELM3:-~/.cache/kplay-bench/helm3}/helm: kubernetes.core's helm modules run
 #    `helm list --all`, a flag helm 4 removed, so the reference (test/integration/kcore-helm-parity)
-#    runs them with helm 3. Needs Go (about 4 minutes on 2 cores the first time; skipped when present).
+#    runs them with helm 3. Needs Go (about 6 minutes on 2 busy cores the first time, downloads included; skipped when present).
 set -euo pipefail
 VENV="${KPLAY_BENCH_VENV:-$HOME/.cache/kplay-bench/venv}"
 HELM3_DIR="${KPLAY_BENCH_HELM3:-$HOME/.cache/kplay-bench/helm3}"
@@ -26,7 +26,8 @@ install_helm3() {
   fi
   mkdir -p "$HELM3_DIR"
   # GOPROXY and the rest of the Go environment are the caller's; outside any module
-  (cd "$HELM3_DIR" && GOFLAGS=-mod=mod GOBIN="$HELM3_DIR" go install "helm.sh/helm/v3/cmd/helm@$HELM3_VERSION")
+  # -X: `go install` leaves helm's version at its default ("v3.22"); helm's Makefile sets it so
+  (cd "$HELM3_DIR" && GOFLAGS=-mod=mod GOBIN="$HELM3_DIR" go install -ldflags "-X helm.sh/helm/v3/internal/version.version=$HELM3_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM3_VERSION")
   echo "bench install: helm $("$HELM3_DIR/helm" version --template '{{.Version}}') built at $HELM3_DIR/helm"
 }
 install_helm3
