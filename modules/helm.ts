@@ -276,10 +276,10 @@ export default defineModule({
       if (r.status === 'skipped') return r;
       if (ctx.checkMode) {
         const status = { values: { current: before?.config ?? {}, declared: statusOf(before) ?? {} } };
-        return { status: r.status, msg: r.msg, diff: r.diff, data: { status, ...out } };
+        return { status: r.status, registerMsg: false, msg: r.msg, diff: r.diff, data: { status, ...out } };
       }
       const after = await listed(ctx, binary, kubeContext, kubeconfig, name, ns, r.status === 'changed' || state === 'absent' ? ['all'] : []);
-      return { status: r.status, msg: r.msg, diff: r.diff, data: { status: statusOf(after), ...out } };
+      return { status: r.status, registerMsg: false, msg: r.msg, diff: r.diff, data: { status: statusOf(after), ...out } };
     } catch (e) {
       if (e instanceof TaskFailure) return { status: 'failed', msg: ctx.mask(e.message) };
       if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: kcoreMessage(ctx.mask(`helm: release ${ns}/${name}: ${e.message}`)) };

@@ -107,7 +107,7 @@ export default defineModule({
       const helm = () => helmFor(ctx, binary, { kubeContext, kubeconfig });
       const kind = storageKind(process.env.HELM_DRIVER);
       const found = kind ? await listStoredRelease(await releaseClient(ctx, kubeContext, kubeconfig), kind, name, ns, states, ctx.signal) : await listReleaseWithHelm(await helm(), name, ns, states, ctx.signal);
-      if (!found) return { status: 'ok', msg: `release ${ns}/${name} not found${states.length ? ` (release_state: ${states.join(', ')})` : ''}`, data: {} };
+      if (!found) return { status: 'ok', registerMsg: false, msg: `release ${ns}/${name} not found${states.length ? ` (release_state: ${states.join(', ')})` : ''}`, data: {} };
       let values: Values = found.config;
       if (args.get_all_values) {
         const r = await (await helm()).runOk(`helm get values ${name}`, ['get', 'values', name, '-n', ns, '--revision', found.entry.revision, '--all', '-o', 'json'], { signal: ctx.signal });
@@ -125,7 +125,7 @@ export default defineModule({
         notes: found.notes,
         hooks,
       };
-      return { status: 'ok', msg: `release ${ns}/${name}: revision ${found.entry.revision}, ${found.entry.status}`, data: { status } };
+      return { status: 'ok', registerMsg: false, msg: `release ${ns}/${name}: revision ${found.entry.revision}, ${found.entry.status}`, data: { status } };
     } catch (e) {
       if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: kcoreMessage(ctx.mask(`helm_info: cannot read release ${ns}/${name}: ${e.message}`)) };
       throw e;

@@ -122,14 +122,14 @@ export default defineModule({
           if (insecure) cmd.push('--insecure-skip-tls-verify');
         }
       }
-      if (!cmd) return { status: 'ok', msg: `repository ${name} is ${state === 'absent' ? 'absent' : `present (${url ?? ''})`} in ${file}`, data: { repo_name: name, ...(url !== undefined ? { repo_url: url } : {}) } };
+      if (!cmd) return { status: 'ok', registerMsg: false, msg: `repository ${name} is ${state === 'absent' ? 'absent' : `present (${url ?? ''})`} in ${file}`, data: { repo_name: name, ...(url !== undefined ? { repo_url: url } : {}) } };
       const what = state === 'absent' ? `remove repository ${name}` : `${current ? 'update' : 'add'} repository ${name} (${url ?? ''})`;
-      if (ctx.checkMode) return { status: 'changed', msg: `would ${what}` };
+      if (ctx.checkMode) return { status: 'changed', registerMsg: false, msg: `would ${what}` };
       const r = await helm.runOk(`helm ${cmd.slice(0, 2).join(' ')} ${name}`, cmd, { signal: ctx.signal, input }, true);
       const command = helm.lastWrite?.command ?? ctx.mask(`${binary} ${cmd.join(' ')}`);
       const stdout = ctx.mask(r.stdout);
       const stderr = ctx.mask(r.stderr);
-      return { status: 'changed', msg: `${what.replace(/^(\w+)/, (w) => (w === 'add' ? 'added' : w === 'remove' ? 'removed' : 'updated'))}`, data: { stdout, stdout_lines: lines(stdout), stderr, stderr_lines: lines(stderr), command } };
+      return { status: 'changed', registerMsg: false, msg: `${what.replace(/^(\w+)/, (w) => (w === 'add' ? 'added' : w === 'remove' ? 'removed' : 'updated'))}`, data: { stdout, stdout_lines: lines(stdout), stderr, stderr_lines: lines(stderr), command } };
     } catch (e) {
       if (e instanceof HelmError || e instanceof TaskFailure) return { status: 'failed', msg: kcoreMessage(ctx.mask(e.message)) };
       throw e;

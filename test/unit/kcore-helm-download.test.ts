@@ -1,10 +1,11 @@
 // kubernetes.core's chart-download and connection arguments on kplay's helm modules:
 // `plain_http`, `insecure_skip_tls_verify` (alias `skip_tls_certs_check`) on `helm`, the
 // connection arguments on `helm_repository`, and the helm flags they map to (the same in helm 3.13+
-// and helm 4, on every command that fetches the chart).
+// and helm 4, on every command that fetches the chart); and their results registered without `msg`.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chartArgs, downloadFlags } from '../../src/helm/cli.js';
+import { registeredValue } from '../../src/executor/task.js';
 import { validateArgs } from '../../src/load/schema.js';
 import type { AnyModule } from '../../src/sdk/module.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -50,5 +51,14 @@ describe('helm module arguments', () => {
   it('helm_template keeps plain_http and insecure_registry', async () => {
     const tpl = await mod('helm_template');
     expect(validateArgs(tpl.schema, { chart_ref: 'oci://reg/app', plain_http: true, insecure_registry: true }, { defaults: true })).toMatchObject({ ok: true, value: { plain_http: true, insecure_registry: true } });
+  });
+});
+
+describe('registered msg', () => {
+  it('registerMsg: false keeps msg out of the registered value (kubernetes.core helm results have none), not out of failures', () => {
+    expect(registeredValue({ status: 'changed', msg: 'installed ns/web', registerMsg: false, data: { status: null } })).toEqual({ status: null, changed: true, failed: false });
+    expect(registeredValue({ status: 'ok', msg: 'up to date', registerMsg: false })).toEqual({ changed: false, failed: false });
+    expect(registeredValue({ status: 'ok', msg: 'up to date' })).toEqual({ changed: false, failed: false, msg: 'up to date' });
+    expect(registeredValue({ status: 'failed', msg: 'boom' })).toEqual({ changed: false, failed: true, msg: 'boom' });
   });
 });
