@@ -212,14 +212,16 @@ export default defineModule({
         if (eq > 0) for (const s of valuesSecrets({ [pair.slice(0, eq).split('.').pop() ?? '']: pair.slice(eq + 1) })) ctx.addSecret(s);
       }
     }
-    const missing = [!name && 'release_name', !ns && 'release_namespace', state === 'present' && !args.chart_ref && 'chart_ref'].filter(Boolean);
-    if (missing.length || !name || !ns) return { status: 'failed', msg: `helm: missing required arguments: ${missing.join(', ')} (state is ${state})` };
+    // Ansible's argument checks, worded as Ansible words them: required first, then required_if
+    const missing = [!name && 'release_name', !ns && 'release_namespace'].filter(Boolean);
+    if (missing.length || !name || !ns) return { status: 'failed', msg: `missing required arguments: ${missing.join(', ')}` };
+    if (state === 'present' && !args.chart_ref) return { status: 'failed', msg: 'release_state is present but all of the following are missing: chart_ref' };
     const exclusive: [string, boolean][] = [
       ['context|ca_cert', (args.context ?? args.kube_context) !== undefined && (args.ca_cert ?? args.ssl_ca_cert) !== undefined],
       ['replace|history_max', args.replace && args.history_max !== undefined],
       ['wait_timeout|timeout', args.wait_timeout !== undefined && args.timeout !== undefined],
     ];
-    for (const [pair, both] of exclusive) if (both) return { status: 'failed', msg: `helm: parameters are mutually exclusive: ${pair}` };
+    for (const [pair, both] of exclusive) if (both) return { status: 'failed', msg: `parameters are mutually exclusive: ${pair}` };
     if (state === 'absent' && args.replace) return { status: 'failed', msg: 'replace is not applicable when state is absent' };
 
     const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');

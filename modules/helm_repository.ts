@@ -95,9 +95,9 @@ export default defineModule({
     const force = get<boolean>('force_update', 'force') ?? false;
     const insecure = get<boolean>('insecure_skip_tls_verify', 'skip_tls_certs_check') ?? false;
     if (password) ctx.addSecret(password);
-    if (!name) return { status: 'failed', msg: 'helm_repository: missing required arguments: repo_name' };
-    if (state === 'present' && !url) return { status: 'failed', msg: 'helm_repository: repo_state is present but all of the following are missing: repo_url' };
-    if ((username === undefined) !== (password === undefined)) return { status: 'failed', msg: 'helm_repository: parameters are required together: repo_username, repo_password' };
+    if (!name) return { status: 'failed', msg: 'missing required arguments: repo_name' };
+    if (state === 'present' && !url) return { status: 'failed', msg: 'repo_state is present but all of the following are missing: repo_url' };
+    if ((username === undefined) !== (password === undefined)) return { status: 'failed', msg: 'parameters are required together: repo_username, repo_password' };
     const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');
     try {
       const helm = await helmFor(ctx, binary, {});
