@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { chartArgs, downloadFlags } from '../../src/helm/cli.js';
 import { registeredValue } from '../../src/executor/task.js';
 import { validateArgs } from '../../src/load/schema.js';
+import { resolveAction } from '../../src/playbook/names.js';
 import type { AnyModule } from '../../src/sdk/module.js';
 import { repoRoot } from '../helpers/cli.js';
 
@@ -60,5 +61,26 @@ describe('registered msg', () => {
     expect(registeredValue({ status: 'ok', msg: 'up to date', registerMsg: false })).toEqual({ changed: false, failed: false });
     expect(registeredValue({ status: 'ok', msg: 'up to date' })).toEqual({ changed: false, failed: false, msg: 'up to date' });
     expect(registeredValue({ status: 'failed', msg: 'boom' })).toEqual({ changed: false, failed: true, msg: 'boom' });
+  });
+});
+
+describe("kubernetes.core's other helm modules", () => {
+  it('helm_plugin, helm_plugin_info, helm_pull and helm_registry_auth are refused with the reason and what to do instead', () => {
+    const known = (short: string): boolean => ['helm', 'helm_info', 'helm_repository', 'helm_template', 'command'].includes(short);
+    for (const [name, why, hint] of [
+      ['helm_plugin', /installs helm plugins/, /helm plugin install/],
+      ['helm_plugin_info', /lists the controller's helm plugins/, /helm plugin list/],
+      ['helm_pull', /downloads a chart archive/, /chart_ref takes repo\/chart/],
+      ['helm_registry_auth', /OCI registry/, /helm registry login/],
+    ] as const) {
+      for (const key of [`kubernetes.core.${name}`, name]) {
+        const r = resolveAction(key, known);
+        expect(r.kind, key).toBe('unsupported');
+        if (r.kind !== 'unsupported') continue;
+        expect(r.why).toMatch(new RegExp(`kubernetes\\.core\\.${name} is not supported by kplay: `));
+        expect(r.why).toMatch(why);
+        expect(r.hint).toMatch(hint);
+      }
+    }
   });
 });
