@@ -7,7 +7,8 @@
 // kubernetes.core 6.2 cannot drive helm 4 (it runs `helm list --all`, a flag helm 4 removed:
 // "Error: unknown flag: --all"), so the reference runs with helm 3 first on PATH (built by
 // test/bench/install.sh into ~/.cache/kplay-bench/helm3); kplay runs with the sandbox's helm 4
-// (KPLAY_HELM). Each engine has its own namespace, its own helm config/cache/data homes and its
+// (KPLAY_HELM) — except where a playbook names its helm with `binary_path` (binary_path.yml: helm 3
+// for both, read from the environment), which kplay honours as kubernetes.core does. Each engine has its own namespace, its own helm config/cache/data homes and its
 // own copy of the charts (with @NS@ replaced, so a chart's CRD is the engine's own). A chart
 // repository is served over HTTP on 127.0.0.1 by the test.
 import { execFile } from 'node:child_process';
@@ -120,6 +121,7 @@ async function runAnsible(fixture: string): Promise<Outcome> {
           ...helmEnv,
           // helm 3 first on PATH: kubernetes.core finds `helm` there (binary_path unset)
           PATH: `${HELM3_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
+          KHELM_PARITY_HELM3: path.join(HELM3_DIR, 'helm'),
           K8S_AUTH_KUBECONFIG: env.kubeconfig,
           K8S_AUTH_CONTEXT: 'sandbox-1',
           ANSIBLE_STDOUT_CALLBACK: 'json',
@@ -150,7 +152,7 @@ async function runKplay(fixture: string): Promise<Outcome & { raw: string }> {
   const { dir, file, ns, helmEnv } = prepare(fixture, 'kplay');
   const r = await kplay(['run', file, '-i', env.inventory, '-o', 'json', '--no-lock'], {
     cwd: dir,
-    env: { ...helmEnv, KPLAY_HELM: path.join(env.binDir, 'helm'), KPLAY_RECORD_DIR: path.join(dir, 'records') },
+    env: { ...helmEnv, KPLAY_HELM: path.join(env.binDir, 'helm'), KHELM_PARITY_HELM3: path.join(HELM3_DIR, 'helm'), KPLAY_RECORD_DIR: path.join(dir, 'records') },
     timeoutMs: 300_000,
   });
   const out = { statuses: [] as [string, Status][], messages: [] as string[], releases: await releasesOf(ns), raw: r.stdout + r.stderr };
