@@ -132,9 +132,14 @@ export function notesText(notes: string): string {
   return notes ? `NOTES:\n${notes}\n` : '';
 }
 
-/** helm's flags for `states` (`--all`, `--deployed`, …). */
-export function listFlags(states: readonly ListState[]): string[] {
-  return states.map((s) => `--${s}`);
+/**
+ * helm's flags for `states` (`--deployed`, …; `all`: `--all` on helm 3, every state's flag on
+ * helm 4, which removed `--all` — the flag kubernetes.core's `helm list … --all` fails on).
+ */
+export function listFlags(states: readonly ListState[], helmMajor: number): string[] {
+  const every = ['--deployed', '--failed', '--pending', '--superseded', '--uninstalled', '--uninstalling'];
+  const flags = states.flatMap((s) => (s === 'all' ? (helmMajor >= 4 ? every : ['--all']) : [`--${s}`]));
+  return [...new Set(flags)];
 }
 
 /**
@@ -143,7 +148,7 @@ export function listFlags(states: readonly ListState[]): string[] {
  */
 export async function listReleaseWithHelm(helm: HelmCli, name: string, namespace: string, states: readonly ListState[], signal?: AbortSignal): Promise<ListedRelease | undefined> {
   const escaped = name.replace(/[.]/g, '\\.');
-  const r = await helm.runOk(`helm list ${name}`, ['list', '-n', namespace, '-o', 'json', '--filter', `^${escaped}$`, ...listFlags(states)], { signal });
+  const r = await helm.runOk(`helm list ${name}`, ['list', '-n', namespace, '-o', 'json', '--filter', `^${escaped}$`, ...listFlags(states, helm.major)], { signal });
   const rows = parseHelmJson(r.stdout, 'helm list');
   const row = Array.isArray(rows) ? rows.filter(isMap).find((x) => x.name === name) : undefined;
   if (!row) return undefined;

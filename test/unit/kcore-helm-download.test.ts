@@ -8,6 +8,7 @@ import { chartArgs, downloadFlags } from '../../src/helm/cli.js';
 import { registeredValue } from '../../src/executor/task.js';
 import { validateArgs } from '../../src/load/schema.js';
 import { resolveAction } from '../../src/playbook/names.js';
+import { listFlags } from '../../src/helm/list.js';
 import type { AnyModule } from '../../src/sdk/module.js';
 import { repoRoot } from '../helpers/cli.js';
 
@@ -82,5 +83,15 @@ describe("kubernetes.core's other helm modules", () => {
         expect(r.hint).toMatch(hint);
       }
     }
+  });
+});
+
+describe('helm list state flags', () => {
+  it('all is --all on helm 3 and every state on helm 4 (which has no --all)', () => {
+    expect(listFlags(['all'], 3)).toEqual(['--all']);
+    expect(listFlags(['all'], 4)).toEqual(['--deployed', '--failed', '--pending', '--superseded', '--uninstalled', '--uninstalling']);
+    expect(listFlags(['superseded', 'all'], 4)).toEqual(['--superseded', '--deployed', '--failed', '--pending', '--uninstalled', '--uninstalling']);
+    expect(listFlags(['deployed', 'failed'], 4)).toEqual(['--deployed', '--failed']);
+    expect(listFlags([], 4)).toEqual([]);
   });
 });
