@@ -48,7 +48,18 @@ const HONEST_CHANGED: Record<string, string[]> = {
   'template.yml': ['render', 'render only the service', 'render with CRDs', 'render into a directory again'],
   // force: true re-adds an identical repository under kubernetes.core
   'repository.yml': ['add again with force_update'],
+  // kubernetes.core compares the values with release_values ({}) and upgrades again
+  'set_values_rerun.yml': ['the same set_values again'],
 };
+
+/**
+ * Fixtures where kubernetes.core's changed-without-a-change made a new revision: the releases
+ * after are compared without their revision and history (values, chart and status still are).
+ */
+const EXTRA_REVISIONS = new Set(['set_values_rerun.yml']);
+
+const withoutRevisions = (releases: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(releases).map(([k, v]) => [k, { ...(v as Record<string, unknown>), revision: undefined, history: undefined }]));
 
 /** What is compared: each task's status, what the `show` tasks printed, and the releases after. */
 interface Outcome {
@@ -214,7 +225,11 @@ describe('kubernetes.core helm modules: kplay (helm 4) and ansible-playbook (hel
       const expected = ansible.statuses.map(([t, s]): [string, Status] => [t, honest.includes(t) ? 'ok' : s]);
       expect(ours.statuses, ours.raw.slice(-3000)).toEqual(expected);
       expect(ours.messages).toEqual(ansible.messages);
-      expect(ours.releases).toEqual(ansible.releases);
+      if (EXTRA_REVISIONS.has(fixture)) {
+        // the extra revision is really there under kubernetes.core, and only there
+        expect(JSON.stringify(ansible.releases)).not.toEqual(JSON.stringify(ours.releases));
+        expect(withoutRevisions(ours.releases)).toEqual(withoutRevisions(ansible.releases));
+      } else expect(ours.releases).toEqual(ansible.releases);
     }, 600_000);
   }
 });
