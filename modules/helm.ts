@@ -80,6 +80,9 @@ const schema = Type.Object(
     replace: Default(Type.Boolean({ description: "Reuse the name of a release uninstalled with its history kept. kplay's `helm upgrade --install` does that by itself; accepted for compatibility." }), false),
     post_renderer: Type.Optional(Type.String({ minLength: 1, description: 'Program that post-processes the rendered manifests (`--post-renderer`).' })),
     take_ownership: Default(Type.Boolean({ description: 'Adopt existing objects not owned by the release (`--take-ownership`, helm ≥ 3.17).' }), false),
+    insecure_skip_tls_verify: Type.Optional(Type.Boolean({ description: "Do not verify the TLS certificate of the chart's repository or registry when downloading it (`--insecure-skip-tls-verify`; alias `skip_tls_certs_check`). Default: false." })),
+    skip_tls_certs_check: Type.Optional(Type.Boolean({ description: 'Alias of `insecure_skip_tls_verify`.' })),
+    plain_http: Default(Type.Boolean({ description: 'Download the chart from an OCI registry over plain HTTP (`--plain-http`).' }), false),
     skip_schema_validation: Default(Type.Boolean({ description: "Do not check values against the chart's `values.schema.json` (`--skip-schema-validation`)." }), false),
     ...HelmAuthProps,
   },
@@ -189,6 +192,7 @@ export default defineModule({
     const state = pick<'present' | 'absent'>(args, ctx, 'release_state', 'state') ?? 'present';
     const given = pick<Values>(args, ctx, 'release_values', 'values') ?? {};
     const dependencyUpdate = pick<boolean>(args, ctx, 'dependency_update', 'dep_up') ?? false;
+    const insecure = pick<boolean>(args, ctx, 'insecure_skip_tls_verify', 'skip_tls_certs_check') ?? false;
     const auth: HelmAuthArgs = {
       binary_path: args.binary_path,
       context: pick<string>(args, ctx, 'context', 'kube_context'),
@@ -208,14 +212,16 @@ export default defineModule({
         if (eq > 0) for (const s of valuesSecrets({ [pair.slice(0, eq).split('.').pop() ?? '']: pair.slice(eq + 1) })) ctx.addSecret(s);
       }
     }
-    const missing = [!name && 'release_name', !ns && 'release_namespace', state === 'present' && !args.chart_ref && 'chart_ref'].filter(Boolean);
-    if (missing.length || !name || !ns) return { status: 'failed', msg: `helm: missing required arguments: ${missing.join(', ')} (state is ${state})` };
+    // Ansible's argument checks, worded as Ansible words them: required first, then required_if
+    const missing = [!name && 'release_name', !ns && 'release_namespace'].filter(Boolean);
+    if (missing.length || !name || !ns) return { status: 'failed', msg: `missing required arguments: ${missing.join(', ')}` };
+    if (state === 'present' && !args.chart_ref) return { status: 'failed', msg: 'release_state is present but all of the following are missing: chart_ref' };
     const exclusive: [string, boolean][] = [
       ['context|ca_cert', (args.context ?? args.kube_context) !== undefined && (args.ca_cert ?? args.ssl_ca_cert) !== undefined],
       ['replace|history_max', args.replace && args.history_max !== undefined],
       ['wait_timeout|timeout', args.wait_timeout !== undefined && args.timeout !== undefined],
     ];
-    for (const [pair, both] of exclusive) if (both) return { status: 'failed', msg: `helm: parameters are mutually exclusive: ${pair}` };
+    for (const [pair, both] of exclusive) if (both) return { status: 'failed', msg: `parameters are mutually exclusive: ${pair}` };
     if (state === 'absent' && args.replace) return { status: 'failed', msg: 'replace is not applicable when state is absent' };
 
     const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');
@@ -244,6 +250,7 @@ export default defineModule({
         chart: args.chart_ref,
         version: args.chart_version,
         repo_url: args.chart_repo_url,
+        download: { insecureSkipTlsVerify: insecure, plainHttp: args.plain_http },
         create_namespace: args.create_namespace,
         wait: args.wait,
         timeout: args.wait ? (seconds('wait_timeout', args.wait_timeout) ?? seconds('timeout', args.timeout)) : seconds('timeout', args.timeout),
@@ -271,10 +278,10 @@ export default defineModule({
       if (r.status === 'skipped') return r;
       if (ctx.checkMode) {
         const status = { values: { current: before?.config ?? {}, declared: statusOf(before) ?? {} } };
-        return { status: r.status, msg: r.msg, diff: r.diff, data: { status, ...out } };
+        return { status: r.status, registerMsg: false, msg: r.msg, diff: r.diff, data: { status, ...out } };
       }
       const after = await listed(ctx, binary, kubeContext, kubeconfig, name, ns, r.status === 'changed' || state === 'absent' ? ['all'] : []);
-      return { status: r.status, msg: r.msg, diff: r.diff, data: { status: statusOf(after), ...out } };
+      return { status: r.status, registerMsg: false, msg: r.msg, diff: r.diff, data: { status: statusOf(after), ...out } };
     } catch (e) {
       if (e instanceof TaskFailure) return { status: 'failed', msg: ctx.mask(e.message) };
       if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: kcoreMessage(ctx.mask(`helm: release ${ns}/${name}: ${e.message}`)) };

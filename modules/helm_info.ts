@@ -17,6 +17,7 @@ import {
   LIST_STATES,
   listReleaseWithHelm,
   listStoredRelease,
+  notesText,
   parseHelmValuesJson,
   releaseClient,
   storageKind,
@@ -53,7 +54,7 @@ const result = Type.Object({
   status: Type.Optional(
     Type.Record(Type.String(), Type.Unknown(), {
       description:
-        'Only when the release exists: `name`, `namespace`, `revision` (a string), `updated`, `status`, `chart` (`name-version`), `app_version` (the `helm list` row), `values` (user-supplied; all with `get_all_values`), `manifest` (list of objects), `notes` (text), `hooks` (list of objects).',
+        "Only when the release exists: `name`, `namespace`, `revision` (a string), `updated`, `status`, `chart` (`name-version`), `app_version` (the `helm list` row), `values` (user-supplied; all with `get_all_values`), `manifest` (list of objects), `notes` (`helm get notes` output: `NOTES:` and the text, empty when none), `hooks` (list of objects). `values`, `manifest`, `notes` and `hooks` are the newest revision's (as `helm get` without `--revision` gives them, which kubernetes.core runs), whatever revision `release_state` found.",
     }),
   ),
 });
@@ -83,14 +84,14 @@ export default defineModule({
     warn(s.warning);
     const name = n.value;
     const ns = s.value;
-    if (!name || !ns) return { status: 'failed', msg: `helm_info: missing required arguments: ${[!name && 'release_name', !ns && 'release_namespace'].filter(Boolean).join(', ')}` };
+    if (!name || !ns) return { status: 'failed', msg: `missing required arguments: ${[!name && 'release_name', !ns && 'release_namespace'].filter(Boolean).join(', ')}` };
     const context = aliased<string>(args, 'context', 'kube_context');
     const kubeconfigArg = aliased<string | Values>(args, 'kubeconfig', 'kubeconfig_path');
     const caCert = aliased<string>(args, 'ca_cert', 'ssl_ca_cert');
     const validate = aliased<boolean>(args, 'validate_certs', 'verify_ssl');
     for (const r of [context, kubeconfigArg, caCert, validate]) warn(r.warning);
     if (context.value !== undefined && (caCert.value !== undefined || validate.value !== undefined)) {
-      return { status: 'failed', msg: `helm_info: parameters are mutually exclusive: context|${caCert.value !== undefined ? 'ca_cert' : 'validate_certs'}` };
+      return { status: 'failed', msg: `parameters are mutually exclusive: context|${caCert.value !== undefined ? 'ca_cert' : 'validate_certs'}` };
     }
     const auth: HelmAuthArgs = { binary_path: args.binary_path, context: context.value, kubeconfig: kubeconfigArg.value, host: args.host, api_key: args.api_key, ca_cert: caCert.value, validate_certs: validate.value };
     if (args.api_key) ctx.addSecret(args.api_key);
@@ -107,10 +108,10 @@ export default defineModule({
       const helm = () => helmFor(ctx, binary, { kubeContext, kubeconfig });
       const kind = storageKind(process.env.HELM_DRIVER);
       const found = kind ? await listStoredRelease(await releaseClient(ctx, kubeContext, kubeconfig), kind, name, ns, states, ctx.signal) : await listReleaseWithHelm(await helm(), name, ns, states, ctx.signal);
-      if (!found) return { status: 'ok', msg: `release ${ns}/${name} not found${states.length ? ` (release_state: ${states.join(', ')})` : ''}`, data: {} };
+      if (!found) return { status: 'ok', registerMsg: false, msg: `release ${ns}/${name} not found${states.length ? ` (release_state: ${states.join(', ')})` : ''}`, data: {} };
       let values: Values = found.config;
       if (args.get_all_values) {
-        const r = await (await helm()).runOk(`helm get values ${name}`, ['get', 'values', name, '-n', ns, '--revision', found.entry.revision, '--all', '-o', 'json'], { signal: ctx.signal });
+        const r = await (await helm()).runOk(`helm get values ${name}`, ['get', 'values', name, '-n', ns, '--all', '-o', 'json'], { signal: ctx.signal });
         values = parseHelmValuesJson(r.stdout);
       }
       for (const v of [...valuesSecrets(values), ...valuesSecrets(found.config)]) ctx.addSecret(v);
@@ -122,10 +123,10 @@ export default defineModule({
         ...found.entry,
         values,
         manifest,
-        notes: found.notes,
+        notes: notesText(found.notes),
         hooks,
       };
-      return { status: 'ok', msg: `release ${ns}/${name}: revision ${found.entry.revision}, ${found.entry.status}`, data: { status } };
+      return { status: 'ok', registerMsg: false, msg: `release ${ns}/${name}: revision ${found.entry.revision}, ${found.entry.status}`, data: { status } };
     } catch (e) {
       if (e instanceof HelmError || e instanceof KubeApiError) return { status: 'failed', msg: kcoreMessage(ctx.mask(`helm_info: cannot read release ${ns}/${name}: ${e.message}`)) };
       throw e;

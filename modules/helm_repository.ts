@@ -3,7 +3,7 @@
  * repositories file, with `helm repo add`/`helm repo remove` — only when the file must change.
  */
 import { readFile } from 'node:fs/promises';
-import { aliased, kcoreMessage, TaskFailure, defineModule, Default, HelmError, helmFor, parseRepositories, repositoryConfigPath, StringEnum, Type, type HelmCli, type RepoEntry } from 'kplay/sdk';
+import { aliased, kcoreMessage, TaskFailure, defineModule, Default, HelmAuthProps, HelmError, helmFor, parseRepositories, repositoryConfigPath, StringEnum, Type, type HelmCli, type RepoEntry } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -22,7 +22,9 @@ const schema = Type.Object(
     force: Type.Optional(Type.Boolean({ description: 'Alias of `force_update`.' })),
     insecure_skip_tls_verify: Type.Optional(Type.Boolean({ description: "Do not verify the repository's TLS certificate (alias `skip_tls_certs_check`). Default: false." })),
     skip_tls_certs_check: Type.Optional(Type.Boolean({ description: 'Alias of `insecure_skip_tls_verify`.' })),
-    binary_path: Type.Optional(Type.String({ minLength: 1, description: 'The helm program. Default: `$KPLAY_HELM`, else `helm` on PATH.' })),
+    // kubernetes.core gives helm_repository its helm connection arguments too (`module_defaults`
+    // for group/k8s fill them in); `helm repo add`/`remove` does not talk to the cluster
+    ...HelmAuthProps,
   },
   { additionalProperties: false },
 );
@@ -93,9 +95,9 @@ export default defineModule({
     const force = get<boolean>('force_update', 'force') ?? false;
     const insecure = get<boolean>('insecure_skip_tls_verify', 'skip_tls_certs_check') ?? false;
     if (password) ctx.addSecret(password);
-    if (!name) return { status: 'failed', msg: 'helm_repository: missing required arguments: repo_name' };
-    if (state === 'present' && !url) return { status: 'failed', msg: 'helm_repository: repo_state is present but all of the following are missing: repo_url' };
-    if ((username === undefined) !== (password === undefined)) return { status: 'failed', msg: 'helm_repository: parameters are required together: repo_username, repo_password' };
+    if (!name) return { status: 'failed', msg: 'missing required arguments: repo_name' };
+    if (state === 'present' && !url) return { status: 'failed', msg: 'repo_state is present but all of the following are missing: repo_url' };
+    if ((username === undefined) !== (password === undefined)) return { status: 'failed', msg: 'parameters are required together: repo_username, repo_password' };
     const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');
     try {
       const helm = await helmFor(ctx, binary, {});
@@ -120,14 +122,14 @@ export default defineModule({
           if (insecure) cmd.push('--insecure-skip-tls-verify');
         }
       }
-      if (!cmd) return { status: 'ok', msg: `repository ${name} is ${state === 'absent' ? 'absent' : `present (${url ?? ''})`} in ${file}`, data: { repo_name: name, ...(url !== undefined ? { repo_url: url } : {}) } };
+      if (!cmd) return { status: 'ok', registerMsg: false, msg: `repository ${name} is ${state === 'absent' ? 'absent' : `present (${url ?? ''})`} in ${file}`, data: { repo_name: name, ...(url !== undefined ? { repo_url: url } : {}) } };
       const what = state === 'absent' ? `remove repository ${name}` : `${current ? 'update' : 'add'} repository ${name} (${url ?? ''})`;
-      if (ctx.checkMode) return { status: 'changed', msg: `would ${what}` };
+      if (ctx.checkMode) return { status: 'changed', registerMsg: false, msg: `would ${what}` };
       const r = await helm.runOk(`helm ${cmd.slice(0, 2).join(' ')} ${name}`, cmd, { signal: ctx.signal, input }, true);
       const command = helm.lastWrite?.command ?? ctx.mask(`${binary} ${cmd.join(' ')}`);
       const stdout = ctx.mask(r.stdout);
       const stderr = ctx.mask(r.stderr);
-      return { status: 'changed', msg: `${what.replace(/^(\w+)/, (w) => (w === 'add' ? 'added' : w === 'remove' ? 'removed' : 'updated'))}`, data: { stdout, stdout_lines: lines(stdout), stderr, stderr_lines: lines(stderr), command } };
+      return { status: 'changed', registerMsg: false, msg: `${what.replace(/^(\w+)/, (w) => (w === 'add' ? 'added' : w === 'remove' ? 'removed' : 'updated'))}`, data: { stdout, stdout_lines: lines(stdout), stderr, stderr_lines: lines(stderr), command } };
     } catch (e) {
       if (e instanceof HelmError || e instanceof TaskFailure) return { status: 'failed', msg: kcoreMessage(ctx.mask(e.message)) };
       throw e;

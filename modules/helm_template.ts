@@ -101,8 +101,8 @@ export default defineModule({
       const data = { stdout, stdout_lines: lines(stdout), stderr, stderr_lines: lines(stderr), command, rc: r.code ?? 0 };
       if (tmp === undefined || outDir === undefined) return { status: 'ok', data };
       const written = await syncDir(tmp, outDir, ctx.checkMode);
-      if (!written.length) return { status: 'ok', msg: `${outDir} is up to date`, data };
-      return { status: 'changed', msg: `${ctx.checkMode ? 'would write' : 'wrote'} ${written.length} file(s) under ${outDir}: ${written.slice(0, 10).join(', ')}${written.length > 10 ? ', …' : ''}`, data };
+      if (!written.length) return { status: 'ok', registerMsg: false, msg: `${outDir} is up to date`, data };
+      return { status: 'changed', registerMsg: false, msg: `${ctx.checkMode ? 'would write' : 'wrote'} ${written.length} file(s) under ${outDir}: ${written.slice(0, 10).join(', ')}${written.length > 10 ? ', …' : ''}`, data };
     } catch (e) {
       if (e instanceof HelmError) return { status: 'failed', msg: kcoreMessage(ctx.mask(e.message)) };
       throw e;

@@ -424,7 +424,7 @@ export function registeredValue(r: ModuleResult | { status: 'unreachable'; msg: 
   const data: ResultData = 'data' in r && r.data ? r.data : {};
   const out: Obj = { ...data, changed: r.status === 'changed' || (r.status === 'failed' && r.changed === true), failed: r.status === 'failed' || r.status === 'unreachable' };
   if (r.status === 'skipped') out.skipped = true;
-  if (r.msg !== undefined) out.msg = r.msg;
+  if (r.msg !== undefined && !('registerMsg' in r && r.registerMsg === false)) out.msg = r.msg;
   if ('diff' in r && r.diff) out.diff = r.diff;
   return out;
 }

@@ -63,6 +63,40 @@ export interface ChartRef {
   version?: string;
   /** Chart repository URL (`--repo`). */
   repoUrl?: string;
+  /** How the chart is downloaded (repository/registry TLS, plain HTTP); nothing for a local chart. */
+  download?: ChartDownload;
+}
+
+/**
+ * How helm downloads a chart: the flags `helm show`, `template`, `install` and `upgrade` share
+ * (helm 3.13+ and helm 4 alike).
+ */
+export interface ChartDownload {
+  /** `--insecure-skip-tls-verify`: do not check the repository's or registry's certificate. */
+  insecureSkipTlsVerify?: boolean;
+  /** `--plain-http`: talk to an OCI registry over HTTP. */
+  plainHttp?: boolean;
+  /** `--pass-credentials`: send the repository credentials to every domain. */
+  passCredentials?: boolean;
+  /** `--ca-file`: CA bundle of the repository's HTTPS server. */
+  caFile?: string;
+  /** `--cert-file`: client certificate for the repository. */
+  certFile?: string;
+  /** `--key-file`: client key for the repository. */
+  keyFile?: string;
+}
+
+/** The helm flags of a {@link ChartDownload}, in a fixed order. */
+export function downloadFlags(d: ChartDownload | undefined): string[] {
+  if (!d) return [];
+  return [
+    ...(d.insecureSkipTlsVerify ? ['--insecure-skip-tls-verify'] : []),
+    ...(d.plainHttp ? ['--plain-http'] : []),
+    ...(d.passCredentials ? ['--pass-credentials'] : []),
+    ...(d.caFile ? ['--ca-file', d.caFile] : []),
+    ...(d.certFile ? ['--cert-file', d.certFile] : []),
+    ...(d.keyFile ? ['--key-file', d.keyFile] : []),
+  ];
 }
 
 /** The output of one helm run. */
@@ -91,11 +125,12 @@ export interface CallOptions {
 /** Values for a command: written to a temporary file and passed with `-f`. */
 export type ValuesInput = Values | undefined;
 
-/** Arguments selecting the chart: `[chart, --version v, --repo url]`. */
+/** Arguments selecting the chart: `[chart, --version v, --repo url, download flags…]`. */
 export function chartArgs(ref: ChartRef): string[] {
   const a = [ref.chart];
   if (ref.version) a.push('--version', ref.version);
   if (ref.repoUrl) a.push('--repo', ref.repoUrl);
+  a.push(...downloadFlags(ref.download));
   return a;
 }
 

@@ -16,7 +16,7 @@ import { parseManifests } from '../k8s/load.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../k8s/types.js';
 import { UnreachableError, type DiffEntry, type ModuleContext, type ModuleResult } from '../sdk/module.js';
 import { chartDifferences, chartDigestDescription, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, recordedChartDigest, type LocalChart } from './chart.js';
-import { HelmCli, type ChartRef, type HelmTarget } from './cli.js';
+import { HelmCli, type ChartDownload, type ChartRef, type HelmTarget } from './cli.js';
 import { HelmError } from './errors.js';
 import { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from './manifests.js';
 import { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from './release.js';
@@ -37,6 +37,8 @@ export interface EngineArgs {
   chart?: string;
   version?: string;
   repo_url?: string;
+  /** How helm downloads a chart that is not local (TLS, plain HTTP, credentials). */
+  download?: ChartDownload;
   create_namespace: boolean;
   wait: boolean;
   /** Seconds for `--timeout`; helm's default (5m) when unset. */
@@ -108,11 +110,11 @@ function expandHome(p: string): string {
 function chartRef(args: EngineArgs, ctx: ModuleContext): { ref: ChartRef; local: boolean } {
   const chart = args.chart ?? fail(`${args.module}: '${args.chartArg}' is required when state is present`);
   // oci://, https:// (a chart archive URL) and a name in a repository are helm's to fetch
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(chart) || args.repo_url) return { ref: { chart, version: args.version, repoUrl: args.repo_url }, local: false };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(chart) || args.repo_url) return { ref: { chart, version: args.version, repoUrl: args.repo_url, download: args.download }, local: false };
   const local = ctx.findFile(expandHome(chart), 'files');
   if (existsSync(local)) return { ref: { chart: local }, local: true };
   if (/^(\.{1,2}\/|\/|~)/.test(chart) || chart.endsWith('.tgz')) fail(`${args.module}: chart ${chart} not found (looked at ${local})`);
-  return { ref: { chart, version: args.version }, local: false };
+  return { ref: { chart, version: args.version, download: args.download }, local: false };
 }
 
 /** A client for the cluster helm talks to (the inventory's, unless kube_context/kubeconfig override it). */

@@ -97,25 +97,49 @@ export function listedRelease(v: unknown): ListedRelease {
 /**
  * Release `name` in `namespace` as `helm list --filter NAME [state flags]` finds it: its newest
  * revision, when that revision's status passes `states` (only `superseded` asked: the newest
- * superseded revision, as helm skips its newest-only rule then). One LIST of the records.
+ * superseded revision, as helm skips its newest-only rule then). Values, manifest, notes and hooks
+ * are the newest revision's, as `helm get …` without `--revision` (what kubernetes.core runs)
+ * gives them. One LIST of the records.
  */
 export async function listStoredRelease(client: KubeClient, kind: StorageKind, name: string, namespace: string, states: readonly ListState[], signal?: AbortSignal): Promise<ListedRelease | undefined> {
   const { items } = await client.list('v1', kind, { namespace, labelSelector: `owner=helm,name=${name}`, signal });
-  let records: KubeObject[] = items.filter((o) => o.metadata.name?.startsWith(`sh.helm.release.v1.${name}.v`));
+  const all: KubeObject[] = items.filter((o) => o.metadata.name?.startsWith(`sh.helm.release.v1.${name}.v`));
   const onlySuperseded = states.length > 0 && states.every((s) => s === 'superseded');
-  if (onlySuperseded) records = records.filter((o) => o.metadata.labels?.status === 'superseded');
-  if (!records.length) return undefined;
-  const newest = records.reduce((a, b) => (recordRevision(b) > recordRevision(a) ? b : a));
-  const data = obj(newest.data);
-  const field = str(data.release);
-  if (!field) throw new Error(`helm release record ${newest.metadata.name ?? ''} has no release data`);
-  const listed = listedRelease(decodeRelease(kind === 'Secret' ? Buffer.from(field, 'base64').toString('utf8') : field));
-  return statusMatches(listed.entry.status, states) ? listed : undefined;
+  const records = onlySuperseded ? all.filter((o) => o.metadata.labels?.status === 'superseded') : all;
+  const newestOf = (list: KubeObject[]): KubeObject | undefined => (list.length ? list.reduce((a, b) => (recordRevision(b) > recordRevision(a) ? b : a)) : undefined);
+  const newest = newestOf(records);
+  if (!newest) return undefined;
+  const decode = (rec: KubeObject): ListedRelease => {
+    const field = str(obj(rec.data).release);
+    if (!field) throw new Error(`helm release record ${rec.metadata.name ?? ''} has no release data`);
+    return listedRelease(decodeRelease(kind === 'Secret' ? Buffer.from(field, 'base64').toString('utf8') : field));
+  };
+  const listed = decode(newest);
+  if (!statusMatches(listed.entry.status, states)) return undefined;
+  // `helm get values|manifest|notes|hooks NAME` (no --revision, as kubernetes.core runs them) read
+  // the newest revision, whatever revision the listed row is
+  const latest = newestOf(all);
+  return latest === undefined || latest === newest ? listed : { ...withoutEntry(decode(latest)), entry: listed.entry };
 }
 
-/** helm's flags for `states` (`--all`, `--deployed`, …). */
-export function listFlags(states: readonly ListState[]): string[] {
-  return states.map((s) => `--${s}`);
+function withoutEntry(r: ListedRelease): Omit<ListedRelease, 'entry'> {
+  const { entry: _entry, ...rest } = r;
+  return rest;
+}
+
+/** `helm get notes` output: `NOTES:` and the notes, `''` when the release has none (helm 3 and 4). */
+export function notesText(notes: string): string {
+  return notes ? `NOTES:\n${notes}\n` : '';
+}
+
+/**
+ * helm's flags for `states` (`--deployed`, …; `all`: `--all` on helm 3, every state's flag on
+ * helm 4, which removed `--all` — the flag kubernetes.core's `helm list … --all` fails on).
+ */
+export function listFlags(states: readonly ListState[], helmMajor: number): string[] {
+  const every = ['--deployed', '--failed', '--pending', '--superseded', '--uninstalled', '--uninstalling'];
+  const flags = states.flatMap((s) => (s === 'all' ? (helmMajor >= 4 ? every : ['--all']) : [`--${s}`]));
+  return [...new Set(flags)];
 }
 
 /**
@@ -124,15 +148,16 @@ export function listFlags(states: readonly ListState[]): string[] {
  */
 export async function listReleaseWithHelm(helm: HelmCli, name: string, namespace: string, states: readonly ListState[], signal?: AbortSignal): Promise<ListedRelease | undefined> {
   const escaped = name.replace(/[.]/g, '\\.');
-  const r = await helm.runOk(`helm list ${name}`, ['list', '-n', namespace, '-o', 'json', '--filter', `^${escaped}$`, ...listFlags(states)], { signal });
+  const r = await helm.runOk(`helm list ${name}`, ['list', '-n', namespace, '-o', 'json', '--filter', `^${escaped}$`, ...listFlags(states, helm.major)], { signal });
   const rows = parseHelmJson(r.stdout, 'helm list');
   const row = Array.isArray(rows) ? rows.filter(isMap).find((x) => x.name === name) : undefined;
   if (!row) return undefined;
   const revision = str(row.revision);
-  const status = await helm.runOk(`helm status ${name}`, ['status', name, '-n', namespace, '--revision', revision, '-o', 'json'], { signal });
+  // the details of the newest revision (no --revision), as kubernetes.core reads them
+  const status = await helm.runOk(`helm status ${name}`, ['status', name, '-n', namespace, '-o', 'json'], { signal });
   const listed = listedRelease(parseHelmJson(status.stdout, 'helm status'));
-  const values = await helm.runOk(`helm get values ${name}`, ['get', 'values', name, '-n', namespace, '--revision', revision, '-o', 'json'], { signal });
-  const hooks = await helm.runOk(`helm get hooks ${name}`, ['get', 'hooks', name, '-n', namespace, '--revision', revision], { signal });
+  const values = await helm.runOk(`helm get values ${name}`, ['get', 'values', name, '-n', namespace, '-o', 'json'], { signal });
+  const hooks = await helm.runOk(`helm get hooks ${name}`, ['get', 'hooks', name, '-n', namespace], { signal });
   const config = parseHelmJson(values.stdout, 'helm get values');
   return {
     ...listed,

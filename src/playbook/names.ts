@@ -38,6 +38,11 @@ const K8S_WHY: Record<string, { why: string; hint: string }> = {
   k8s_auth: { why: 'it is community.okd\'s OpenShift OAuth login (kubernetes.core routes it there)', hint: 'give the cluster a kubeconfig with a token in the inventory' },
   k8s_facts: { why: 'it was removed from kubernetes.core in 2.0.0', hint: 'use kubernetes.core.k8s_info' },
   k8s_raw: { why: 'it was removed from kubernetes.core', hint: 'use kubernetes.core.k8s' },
+  // helm's own setup on the controller, not a release: kplay's helm modules need none of it
+  helm_plugin: { why: "it installs helm plugins into the controller's helm; kplay's helm modules need none (kplay compares releases itself, without helm-diff)", hint: 'run `helm plugin install …` with ansible.builtin.command if another tool needs the plugin' },
+  helm_plugin_info: { why: "it lists the controller's helm plugins; kplay's helm modules use none", hint: 'run `helm plugin list` with ansible.builtin.command' },
+  helm_pull: { why: 'it downloads a chart archive to the controller; not implemented by kplay', hint: 'give the chart to kubernetes.core.helm or helm_template directly (chart_ref takes repo/chart, a chart URL or oci://), or run `helm pull` with ansible.builtin.command' },
+  helm_registry_auth: { why: "it logs the controller's helm in to an OCI registry; not implemented by kplay", hint: 'run `helm registry login HOST --username USER --password-stdin` with ansible.builtin.command (stdin: the password, no_log: true)' },
 };
 
 /** Why an ansible-core module is not in kplay (kplay runs every task on the controller). */

@@ -72,10 +72,10 @@ export { PathAttrsResult } from '../local/result-schema.js';
 export { runRelease, TaskFailure, type EngineArgs, type EngineOutcome, type EngineTarget, type ReleaseData } from '../helm/engine.js';
 export { helmFor, releaseClient } from '../helm/engine.js';
 export { helmConnection, overriddenKubeconfig, withAuthEnv, type HelmAuthArgs, type HelmConnection } from '../helm/auth.js';
-export { goTimeString, listReleaseWithHelm, listStoredRelease, LIST_STATES, statusMatches, type ListEntry, type ListedRelease, type ListState } from '../helm/list.js';
+export { goTimeString, listReleaseWithHelm, listStoredRelease, LIST_STATES, notesText, statusMatches, type ListEntry, type ListedRelease, type ListState } from '../helm/list.js';
 export { aliased, kcoreMessage, parseGoDuration, parseHelmValuesJson, parseRepositories, repositoryConfigPath, setValuesFlags, yamlDocuments, type RepoEntry, type SetValue } from '../helm/kcore.js';
 export { HelmAuthProps, SetValuesProp } from '../helm/kcore-schema.js';
-export { chartArgs, withValuesFile, type HelmWrite } from '../helm/cli.js';
+export { chartArgs, downloadFlags, withValuesFile, type ChartDownload, type HelmWrite } from '../helm/cli.js';
 export { syncDir } from '../helm/sync-dir.js';
 // ---- kubernetes.core connection arguments (k8s_auth_options) and the client they select
 export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, taskClient, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';

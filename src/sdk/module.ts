@@ -28,11 +28,17 @@ export type ResultData = { [key: string]: unknown };
  * success, declared by the module's `result` schema.
  */
 export type ModuleResult<D extends ResultData = ResultData> =
-  | { status: 'ok'; msg?: string; data?: D; diff?: DiffEntry[]; facts?: ResultData }
-  | { status: 'changed'; msg?: string; data?: D; diff?: DiffEntry[]; facts?: ResultData }
+  | { status: 'ok'; msg?: string; data?: D; diff?: DiffEntry[]; facts?: ResultData; registerMsg?: boolean }
+  | { status: 'changed'; msg?: string; data?: D; diff?: DiffEntry[]; facts?: ResultData; registerMsg?: boolean }
   /** `changed: true`: the failed attempt changed something anyway (a command that ran and exited non-zero), as Ansible reports it. */
   | { status: 'failed'; msg: string; cause?: string; data?: ResultData; diff?: DiffEntry[]; changed?: boolean }
   | { status: 'skipped'; msg?: string; data?: ResultData };
+
+/**
+ * `registerMsg: false` (ok/changed): `msg` is kplay's summary for the output only; `register`
+ * does not store it (an Ansible module whose successful result has no `msg`, such as
+ * kubernetes.core's helm modules, so `'msg' in result` holds as under Ansible).
+ */
 
 /** Statuses a module can return. */
 export type ModuleStatus = ModuleResult['status'];

@@ -6,8 +6,31 @@
 #  - Ansible (the PyPI bundle `ansible`, which ships kubernetes.core and community.general)
 #    plus the `kubernetes` Python client, in a venv outside the repo:
 #    ${KPLAY_BENCH_VENV:-~/.cache/kplay-bench/venv}
+#  - helm 3 (helm.sh/helm/v3/cmd/helm, built with `go install` from the Go module proxy) in
+#    ${KPLAY_BENCH_HELM3:-~/.cache/kplay-bench/helm3}/helm: kubernetes.core's helm modules run
+#    `helm list --all`, a flag helm 4 removed, so the reference (test/integration/kcore-helm-parity)
+#    runs them with helm 3. Needs Go (about 6 minutes on 2 busy cores the first time, downloads included; skipped when present).
 set -euo pipefail
 VENV="${KPLAY_BENCH_VENV:-$HOME/.cache/kplay-bench/venv}"
+HELM3_DIR="${KPLAY_BENCH_HELM3:-$HOME/.cache/kplay-bench/helm3}"
+HELM3_VERSION=v3.22.0
+
+install_helm3() {
+  if [ -x "$HELM3_DIR/helm" ] && "$HELM3_DIR/helm" version --template '{{.Version}}' 2>/dev/null | grep -qx "$HELM3_VERSION"; then
+    echo "bench install: helm $HELM3_VERSION ready at $HELM3_DIR/helm"
+    return 0
+  fi
+  if ! command -v go >/dev/null 2>&1; then
+    echo "bench install: go not found: cannot build helm $HELM3_VERSION (the kubernetes.core helm parity test needs it)" >&2
+    return 1
+  fi
+  mkdir -p "$HELM3_DIR"
+  # GOPROXY and the rest of the Go environment are the caller's; outside any module
+  # -X: `go install` leaves helm's version at its default ("v3.22"); helm's Makefile sets it so
+  (cd "$HELM3_DIR" && GOFLAGS=-mod=mod GOBIN="$HELM3_DIR" go install -ldflags "-X helm.sh/helm/v3/internal/version.version=$HELM3_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM3_VERSION")
+  echo "bench install: helm $("$HELM3_DIR/helm" version --template '{{.Version}}') built at $HELM3_DIR/helm"
+}
+install_helm3
 
 missing=()
 [ -x /usr/bin/time ] || missing+=(time)
