@@ -58,3 +58,8 @@ export function extendScope(scope: Record<string, unknown>, extra: Record<string
   const base = rawOf.get(scope) ?? { raw: scope, final: new Set<string>(Object.keys(scope)) };
   return lazyScope({ ...base.raw, ...extra }, new Set([...base.final, ...Object.keys(extra)]));
 }
+
+/** The raw (unrendered) variables behind a lazy scope (templates as written); undefined for a plain object. */
+export function rawVarsOf(scope: Record<string, unknown>): Readonly<Record<string, unknown>> | undefined {
+  return rawOf.get(scope)?.raw;
+}
