@@ -250,3 +250,25 @@ export function refusal(hits: readonly SinkHit[], where: { task: string; cluster
     `opt in for this task: \`vars: { ${ALLOW_VAR}: [${kinds.join(', ')}] }\``
   );
 }
+
+/** A secret-derived value found where it cannot be masked while a module rendered a template file (`k8s` `template:`). */
+export class SecretSinkError extends Error {
+  override readonly name = 'SecretSinkError';
+}
+
+/**
+ * The error for the `hits` the task did not opt in to (`allow()` reads `kplay_allow_secret_in`;
+ * a bad value is an error of its own), or undefined when every hit is allowed.
+ */
+export function refuseHits(hits: readonly SinkHit[], allow: () => unknown, where: { task: string; cluster: string }, mask: (s: string) => string): string | undefined {
+  if (hits.length === 0) return undefined;
+  let allowed: ReturnType<typeof allowedSinks>;
+  try {
+    allowed = allowedSinks(allow());
+  } catch (e) {
+    allowed = `${ALLOW_VAR}: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  if (typeof allowed === 'string') return allowed;
+  const refused = hits.filter((h) => !allowed.has(h.sink.kind));
+  return refused.length ? refusal(refused, where, mask) : undefined;
+}

@@ -197,8 +197,20 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
     parts.push(...ps);
     for (const p of ps) masker.addDeclared(p, from);
   };
-  if (!outputs) derive(rendered, declared);
-  else {
+  if (!outputs) {
+    derive(rendered, declared);
+    // with tags, each `{{ … }}` that renders on its own (not one using a `{% for %}` variable) gives
+    // a part too, so that a field of a rendered manifest can be told from the rest of the text
+    for (const o of declared.length ? (raw.match(/\{\{[\s\S]*?\}\}/g) ?? []) : []) {
+      const from = declaredSources(o, scope);
+      if (!from.length) continue;
+      try {
+        derive(templar.renderSync(o, vars), from);
+      } catch {
+        // bound by a tag of the template: only the whole value is known
+      }
+    }
+  } else {
     for (const o of outputs) {
       const from = declared.length ? declaredSources(o, scope) : [];
       if (!from.length && !(masked && readsSecret(o, vars, masker))) continue;

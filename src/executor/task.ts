@@ -20,7 +20,7 @@ import { extendScope } from './lazyvars.js';
 import { lookupHost } from './lookups.js';
 import { loopItems, loopVars } from './loops.js';
 import { declaredSourcesUnder, taintRendered, type TaintedLeaf } from './taint.js';
-import { ALLOW_VAR, allowedSinks, refusal, secretSinks } from './sinks.js';
+import { ALLOW_VAR, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
 import type { ClusterState, RunOptions } from './state.js';
 
 type Obj = Record<string, unknown>;
@@ -340,18 +340,9 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   args = checked.value;
   if (tainted.length) {
     const hits = secretSinks(mod.name, args, tainted);
-    if (hits.length) {
-      let allowed: ReturnType<typeof allowedSinks>;
-      try {
-        allowed = allowedSinks(vars[ALLOW_VAR]);
-      } catch (e) {
-        allowed = `${ALLOW_VAR}: ${errorMessage(e)}`;
-      }
-      if (typeof allowed === 'string') return { status: 'failed', msg: allowed };
-      const refused = hits.filter((h) => !allowed.has(h.sink.kind));
-      if (refused.length) return { status: 'failed', msg: refusal(refused, { task: task.name ?? mod.name, cluster: cs.name }, (t) => opts.masker.mask(t)) };
-      for (const h of hits) for (const s of h.sources) regSecrets.add(s);
-    }
+    const refused = refuseHits(hits, () => vars[ALLOW_VAR], { task: task.name ?? mod.name, cluster: cs.name }, (t) => opts.masker.mask(t));
+    if (refused) return { status: 'failed', msg: refused };
+    for (const h of hits) for (const s of h.sources) regSecrets.add(s);
   }
   if (!check && mod.usesCluster && !mod.readOnly && opts.beforeFirstChange) {
     cs.firstChange ??= opts.beforeFirstChange(cs, vars);
@@ -375,6 +366,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     if (cs.lockLost.signal.aborted) return lost();
     if (task.timeout && signal.aborted && !opts.signal.aborted) return timeoutMsg();
     if (e instanceof InputError) return { status: 'failed', msg: e.describe() };
+    if (e instanceof SecretSinkError) return { status: 'failed', msg: e.message };
     return { status: 'failed', msg: `module ${mod.name} failed unexpectedly: ${errorMessage(e)}`, cause: e instanceof Error ? e.stack : undefined };
   }
   if (cs.lockLost.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return lost();
@@ -426,7 +418,18 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
           warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
           progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
         },
-    render: (t, extra) => templar.renderString(t, extendScope(vars, extra), { where: task.pos }),
+    render: async (t, extra) => {
+      const scope = extendScope(vars, extra);
+      const out = await templar.renderString(t, scope, { where: task.pos });
+      // a manifest template (`k8s`/`k8s_apply` `template:`): its fields are sinks as a definition's are
+      const name = opts.registry.get(task.module)?.name;
+      if (name === 'k8s' || name === 'k8s_apply') {
+        const leaves = taintRendered(t, out, { vars: scope, masker: opts.masker, cluster: cs.name }).map((l) => ({ ...l, path: ['definition', ...l.path] }));
+        const refused = refuseHits(secretSinks('k8s', { definition: out }, leaves), () => vars[ALLOW_VAR], { task: taskName, cluster: cs.name }, (x) => opts.masker.mask(x));
+        if (refused) throw new SecretSinkError(refused);
+      }
+      return out;
+    },
     evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
     evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
     addSecret: (v, declared) => (declared ? opts.masker.addDeclared(v) : opts.masker.add(v)),

@@ -110,6 +110,34 @@ describe('secret-derived values where they cannot be masked', () => {
     for (const form of FORMS) expect(channels.includes(form), form).toBe(false);
   }, 200_000);
 
+  it('a manifest template file (k8s and k8s_apply `template:`) is checked as a definition: a label from the secret is refused, a Secret from it is not', async () => {
+    writeFileSync(path.join(tmp, 'cm.yaml.j2'), [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata:',
+      '  name: tpl-config',
+      `  namespace: ${ns}`,
+      '  labels:',
+      '{% for k in ["a"] %}',
+      '    {{ k }}: "{{ db_password | lower }}"',
+      '{% endfor %}',
+      'data: { note: plain }',
+    ].join('\n'));
+    writeFileSync(path.join(tmp, 'secret.yaml.j2'), `apiVersion: v1\nkind: Secret\nmetadata: { name: tpl-secret, namespace: ${ns} }\nstringData: { password: "{{ db_password }}" }\n`);
+    const audit = auditSnapshot(sandboxEnv().cluster(CONTEXT).auditLog);
+    const k8s = await run(playbook('tpl-k8s', ['    - name: from a template', '      kubernetes.core.k8s: { template: cm.yaml.j2 }']));
+    const apply = await run(playbook('tpl-apply', ['    - name: from a template', `      k8s_apply: { template: cm.yaml.j2, namespace: ${ns} }`]));
+    for (const r of [k8s, apply]) {
+      expect(r.code, r.stdout + r.stderr).not.toBe(0);
+      expect(r.stdout).toMatch(/refusing to write a value derived from a secret[^\n]*definition\[0\]\.metadata\.labels \(a value\) of a ConfigMap \(labels\) from db_password/);
+      for (const form of FORMS) expect(r.stdout + r.stderr).not.toContain(form);
+    }
+    await audit.settle();
+    expect(audit.events({ user: SANDBOX_ADMIN_USER, namespace: ns }).filter((e) => e.resource === 'configmaps')).toEqual([]);
+    const ok = await run(playbook('tpl-secret', ['    - kubernetes.core.k8s: { template: secret.yaml.j2 }']));
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+  }, 150_000);
+
   it('with kplay_allow_secret_in: [name] the task opted in and the object is created', async () => {
     const pb = playbook('allowed', [
       '    - name: config named after the password, on purpose',
