@@ -385,8 +385,9 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
       prov.setVar(cs.name, k, from.length ? [...new Set(from)] : undefined);
     }
   }
-  // the data of Secrets a task read or wrote is declared (`k8s_info` of a Secret, then `data.password | b64decode`)
-  if ((result.status === 'ok' || result.status === 'changed') && mod.usesCluster && result.data) prov.addSecretObjects(result.data);
+  // the data of Secrets a task read is declared (`k8s_info` of a Secret, then `data.password | b64decode`); what a task
+  // wrote into a Secret came from this playbook's variables, declared or not by their own source (`db_user: postgres` is not)
+  if ((result.status === 'ok' || result.status === 'changed') && mod.usesCluster && mod.readOnly && result.data) prov.addSecretObjects(result.data);
   return result;
 }
 

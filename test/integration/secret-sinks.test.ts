@@ -138,6 +138,27 @@ describe('secret-derived values where they cannot be masked', () => {
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
   }, 150_000);
 
+  it('the data of a Secret read with k8s_info is declared: refused in a label, while the Secret\'s name is not', async () => {
+    const TOKEN = `readtok${suffix}k2`;
+    await kubectl(['-n', ns, 'create', 'secret', 'generic', 'external', `--from-literal=token=${TOKEN}`], { context: CONTEXT });
+    const pb = playbook('read', [
+      `    - kubernetes.core.k8s_info: { kind: Secret, name: external, namespace: ${ns} }`,
+      '      register: ext',
+      '    - name: label with the secret\'s name',
+      `      k8s: { kind: ConfigMap, name: uses-external, namespace: ${ns}, definition: { metadata: { labels: { from: "{{ ext.resources[0].metadata.name }}" } } } }`,
+      '    - name: label with its token',
+      `      k8s: { kind: ConfigMap, name: leaks-token, namespace: ${ns}, definition: { metadata: { labels: { t: "{{ ext.resources[0].data.token | b64decode }}" } } } }`,
+    ]);
+    const r = await run(pb);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toMatch(/TASK \[label with the secret's name\] \*+\s+changed:/);
+    expect(r.stdout).toMatch(/from ext\.resources\[0\]\.data\.token \(from the data of Secret taint-\w+\/external\)/);
+    expect(r.stdout + r.stderr).not.toContain(TOKEN);
+    const cms = (await kubectl(['-n', ns, 'get', 'configmaps', '-o', 'name'], { context: CONTEXT })).stdout;
+    expect(cms).toContain('configmap/uses-external');
+    expect(cms).not.toContain('leaks-token');
+  }, 150_000);
+
   it('with kplay_allow_secret_in: [name] the task opted in and the object is created', async () => {
     const pb = playbook('allowed', [
       '    - name: config named after the password, on purpose',
