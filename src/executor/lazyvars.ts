@@ -59,7 +59,10 @@ export function extendScope(scope: Record<string, unknown>, extra: Record<string
   return lazyScope({ ...base.raw, ...extra }, new Set([...base.final, ...Object.keys(extra)]));
 }
 
-/** The raw (unrendered) variables behind a lazy scope (templates as written); undefined for a plain object. */
-export function rawVarsOf(scope: Record<string, unknown>): Readonly<Record<string, unknown>> | undefined {
-  return rawOf.get(scope)?.raw;
+/** The raw (unrendered) value of variable `key` of a lazy scope when it is rendered when read (not data: facts, results, loop items); else undefined. */
+export function rawTemplateOf(scope: Record<string, unknown>, key: string): unknown {
+  const r = rawOf.get(scope);
+  if (!r || r.final.has(key) || !Object.hasOwn(r.raw, key)) return undefined;
+  const v = r.raw[key];
+  return containsTemplate(v) ? v : undefined;
 }

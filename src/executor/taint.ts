@@ -17,7 +17,7 @@ import { SECRET_NAME, type Masker } from '../report/mask.js';
 import type { Origins } from '../report/provenance.js';
 import { Templar } from '../template/engine.js';
 import { templar } from '../template/index.js';
-import { rawVarsOf } from './lazyvars.js';
+import { rawTemplateOf } from './lazyvars.js';
 
 type Obj = Record<string, unknown>;
 type Seg = string | number;
@@ -87,13 +87,18 @@ export function pathText(segs: readonly Seg[]): string {
   return segs.map((s, i) => (typeof s === 'number' ? `[${s}]` : /^[A-Za-z_][\w-]*$/.test(s) ? (i === 0 ? s : `.${s}`) : `['${s}']`)).join('');
 }
 
-/** Every templated string under a raw (unrendered) value, bounded. */
-function templatesUnder(raw: unknown, out: string[] = [], depth = 0): string[] {
-  if (depth > 32 || out.length > 200) return out;
-  if (typeof raw === 'string') {
-    if (Templar.isTemplated(raw)) out.push(raw);
-  } else if (Array.isArray(raw)) for (const v of raw) templatesUnder(v, out, depth + 1);
-  else if (raw !== null && typeof raw === 'object') for (const v of Object.values(raw as Obj)) templatesUnder(v, out, depth + 1);
+/** Every templated string under a raw (unrendered) value, bounded (200 templates, 5000 values looked at). */
+function templatesUnder(raw: unknown): string[] {
+  const out: string[] = [];
+  let budget = 5000;
+  const visit = (v: unknown, depth: number): void => {
+    if (depth > 32 || out.length > 200 || budget-- <= 0) return;
+    if (typeof v === 'string') {
+      if (Templar.isTemplated(v)) out.push(v);
+    } else if (Array.isArray(v)) for (const x of v) visit(x, depth + 1);
+    else if (v !== null && typeof v === 'object') for (const x of Object.values(v as Obj)) visit(x, depth + 1);
+  };
+  visit(raw, 0);
   return out;
 }
 
@@ -137,11 +142,11 @@ export function declaredSources(tpl: string, scope: TaintScope, seen: Set<string
       continue;
     }
     // a variable holding templates (`dsn: "postgres://app:{{ db_password }}@db"`) reads what they read
-    const raws = rawVarsOf(scope.vars);
-    if (!raws || !(root in raws) || seen.has(root)) continue;
+    const raw = seen.has(root) ? undefined : rawTemplateOf(scope.vars, root);
+    if (raw === undefined) continue;
     seen.add(root);
     const inner = new Set<string>();
-    for (const t of templatesUnder(rawAt(raws[root], segs.slice(1)))) for (const s of declaredSources(t, scope, seen, depth + 1)) inner.add(s);
+    for (const t of templatesUnder(rawAt(raw, segs.slice(1)))) for (const s of declaredSources(t, scope, seen, depth + 1)) inner.add(s);
     seen.delete(root);
     if (inner.size) out.add(`${name} (from ${[...inner].join(', ')})`);
   }
@@ -172,11 +177,12 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
   // A map or list given by one variable whose raw value holds templates (`definition: "{{ app_def }}"`):
   // follow the variable's own structure, so that only the fields its templates fill are tainted.
   const single = rendered !== null && typeof rendered === 'object' ? singlePath(raw) : undefined;
-  const raws = single ? rawVarsOf(vars) : undefined;
-  if (single && raws && String(single[0]) in raws && !masker.provenance.varOrigins(scope.cluster, String(single[0]))) {
-    const inner = rawAt(raws[String(single[0])], single.slice(1));
+  const rawVar = single ? rawTemplateOf(vars, String(single[0])) : undefined;
+  if (single && !masker.provenance.varOrigins(scope.cluster, String(single[0]))) {
+    // a variable rendered when read: its templates; data (a fact, a result): its values
+    const inner = rawVar === undefined ? rendered : rawAt(rawVar, single.slice(1));
     if (inner !== null && typeof inner === 'object') {
-      walk(inner, rendered, scope, path, out, depth + 1, pathText(single));
+      walk(inner, rendered, scope, path, out, depth + 1, { name: pathText(single), data: rawVar === undefined });
       return;
     }
   }
@@ -227,16 +233,17 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
 }
 
 /**
- * `via`: the variable whose raw value is walked (inside `definition: "{{ app_def }}"`); there a
- * plain value that is a declared secret (a fact holding one) is tainted too.
+ * `via`: the variable whose raw value (`data`: its value, a fact or result, never rendered again)
+ * is walked (inside `definition: "{{ app_def }}"`); there a plain value that is a declared secret
+ * is tainted too.
  */
-function walk(raw: unknown, rendered: unknown, scope: TaintScope, path: Seg[], out: TaintedLeaf[], depth: number, via?: string): void {
+function walk(raw: unknown, rendered: unknown, scope: TaintScope, path: Seg[], out: TaintedLeaf[], depth: number, via?: { name: string; data: boolean }): void {
   if (depth > 64) return;
   if (typeof raw === 'string' || typeof raw === 'number') {
-    if (typeof raw === 'string' && Templar.isTemplated(raw)) taintString(raw, rendered, scope, path, out, depth);
+    if (typeof raw === 'string' && !via?.data && Templar.isTemplated(raw)) taintString(raw, rendered, scope, path, out, depth);
     else if (via !== undefined) {
       const held = scope.masker.provenance.originsIn(raw);
-      if (held) out.push({ path, sources: [describe(via, held)], parts: [String(raw)] });
+      if (held) out.push({ path, sources: [describe(via.name, held)], parts: [String(raw)] });
     }
     return;
   }

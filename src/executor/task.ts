@@ -380,9 +380,11 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     if (mod.name === 'include_vars') Object.assign(cs.includedVars, result.facts);
     else Object.assign(cs.facts, result.facts);
     // facts set from declared secrets, or by a no_log task, are secrets as a whole
-    for (const k of Object.keys(result.facts)) {
-      const from = kw.hide ? [`the no_log task '${task.name ?? mod.name}'`] : tainted.filter((l) => l.path.length === 0 || l.path[0] === k).flatMap((l) => l.sources);
+    // (a fact holding a map is tainted where its templates were: `{kind: Secret, stringData: {pw: "{{ pw }}"}}` keeps a usable name)
+    for (const [k, v] of Object.entries(result.facts)) {
+      const from = kw.hide ? [`the no_log task '${task.name ?? mod.name}'`] : tainted.filter((l) => l.path.length === 0 || (l.path[0] === k && l.path.length === 1)).flatMap((l) => l.sources);
       prov.setVar(cs.name, k, from.length ? [...new Set(from)] : undefined);
+      for (const l of tainted) if (l.path.length > 1 && l.path[0] === k) prov.addLeaves(l.path.slice(1).reduce<unknown>((o, s) => (o !== null && typeof o === 'object' ? (o as Record<string | number, unknown>)[s] : undefined), v), l.sources);
     }
   }
   // the data of Secrets a task read is declared (`k8s_info` of a Secret, then `data.password | b64decode`); what a task

@@ -125,8 +125,15 @@ describe('declared secrets are refused where they cannot be masked', () => {
       ['secret definition variable', 'k8s: { definition: "{{ secret_def }}" }'],
       ['ingress secretName from a *_secret variable', 'k8s: { definition: { apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: { name: web, namespace: taint-unit }, spec: { tls: [{ hosts: [web.example], secretName: "{{ tls_secret }}" }] } } }'],
       ['secret stringData from a no_log fact', 'k8s: { definition: { kind: Secret, metadata: { name: app-creds, namespace: taint-unit }, stringData: { password: "{{ nolog_pw }}" } } }'],
+      ['a Secret definition held by a fact', 'k8s: { definition: "{{ secret_fact }}" }'],
     ] as const) {
-      const one = await run(vars, ['    - set_fact: { nolog_pw: "{{ db_password | lower }}" }', '      no_log: true', `    - name: ${name}`, `      ${task}`]);
+      const one = await run(vars, [
+        '    - set_fact: { nolog_pw: "{{ db_password | lower }}" }',
+        '      no_log: true',
+        '    - set_fact: { secret_fact: { kind: Secret, metadata: { name: fact-creds, namespace: taint-unit }, stringData: { password: "pw-{{ db_password }}" } } }',
+        `    - name: ${name}`,
+        `      ${task}`,
+      ]);
       reached.set(name, `${one.results.get(name)?.status ?? 'missing'}: ${one.results.get(name)?.msg ?? ''}`);
     }
     r = await run(
@@ -145,6 +152,10 @@ describe('declared secrets are refused where they cannot be masked', () => {
         '      set_fact: { shout: "{{ db_password | upper }}", plain: "app" }',
         '    - name: name from the fact',
         '      k8s: { kind: ConfigMap, name: "cm-{{ shout | lower }}", namespace: taint-unit }',
+        '      ignore_errors: true',
+        '    - set_fact: { cm_fact: { kind: ConfigMap, metadata: { name: fact-cm, namespace: taint-unit }, data: { dsn: "pg://app:{{ db_password }}@db" } } }',
+        '    - name: configmap held by a fact',
+        '      k8s: { definition: "{{ cm_fact }}" }',
         '      ignore_errors: true',
         '    - name: name from the untainted fact',
         '      command: { argv: [echo, "{{ plain }}"] }',
@@ -192,6 +203,8 @@ describe('declared secrets are refused where they cannot be masked', () => {
     expect(get('label through a lazy variable').msg).toMatch(/labels \(a value\) of a ConfigMap \(labels\) from dsn \(from db_password\)/);
     expect(get('configmap data through a whole definition variable').msg).toMatch(/definition\.data \(a value\) of a ConfigMap \(configmap\) from dsn \(from db_password\)/);
     expect(get('name from the fact').msg).toMatch(/from shout \(from db_password\)/);
+    expect(get('configmap held by a fact').msg).toMatch(/definition\.data \(a value\) of a ConfigMap \(configmap\) from cm_fact \(from db_password\)/);
+    expect(get('configmap held by a fact').msg).not.toMatch(/metadata\.name/);
     expect(get('command line from the no_log fact').msg).toMatch(/_raw_params \(command\) from token2 \(from the no_log task 'no_log fact'\)/);
     expect(get('loop over derived items').status).toBe('failed');
     expect(get('env value').msg).toMatch(/env\[0\]\.value of a Pod \(env\) from db_password/);
@@ -199,7 +212,7 @@ describe('declared secrets are refused where they cannot be masked', () => {
   });
 
   it('lets through what is not derived from a declared secret, Secret data, and what the task opted in to', () => {
-    for (const name of ['secret definition variable', 'ingress secretName from a *_secret variable', 'secret stringData from a no_log fact']) expect(reached.get(name)).toMatch(/^unreachable: .*kubeconfig/);
+    for (const name of ['secret definition variable', 'ingress secretName from a *_secret variable', 'secret stringData from a no_log fact', 'a Secret definition held by a fact']) expect(reached.get(name)).toMatch(/^unreachable: .*kubeconfig/);
     expect(get('name from the untainted fact')).toMatchObject({ status: 'changed' });
     expect(get('a secret-looking name only').status).toBe('changed');
     expect(get('opted in').status).toBe('changed');
