@@ -305,13 +305,17 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   }
   // lookups that produce secrets (password) declare them with the run's masker; k8s lookups are read first
   const prov = opts.masker.provenance;
-  const mark = prov.size;
-  const fromLookup = (v: string): void => opts.masker.addDeclared(v, ['a lookup']);
+  // what this task's lookups produced (kept here: other clusters' tasks declare values meanwhile)
+  const looked: string[] = [];
+  const fromLookup = (v: string): void => {
+    looked.push(v);
+    opts.masker.addDeclared(v, ['a lookup']);
+  };
   const host = (await lookupHost([task.args], vars, { ...moduleContext(task, cs, pr, vars, kw, opts.signal), addSecret: fromLookup })) ?? { addSecret: fromLookup };
   let args = await templar.renderValue(task.args, vars, { where: task.pos, host });
   // Values derived from secrets are secrets too (see taint.ts); declared ones are refused where they cannot be masked (sinks.ts).
-  const looked = prov.valuesSince(mark);
-  const tainted: TaintedLeaf[] = looked.length ? [{ path: [], sources: ['a lookup'], parts: looked }] : [];
+  const lookedParts = looked.filter((v) => v.trim().length >= 4);
+  const tainted: TaintedLeaf[] = lookedParts.length ? [{ path: [], sources: ['a lookup'], parts: lookedParts }] : [];
   tainted.push(...taintRendered(task.args, args, { vars, masker: opts.masker, cluster: cs.name }));
   if (args === null || args === undefined) args = {};
   if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };

@@ -81,11 +81,6 @@ export class SecretProvenance {
     return any ? [...found] : undefined;
   }
 
-  /** Every declared value (for the sink check of values produced while rendering, e.g. by a lookup). */
-  valuesSince(mark: number): string[] {
-    return [...this.values.keys()].slice(mark);
-  }
-
   /** Mark variable `name` of `cluster` a secret as a whole (`origins` says why), or clear it (`undefined`). */
   setVar(cluster: string, name: string, origins: Origins | undefined): void {
     let m = this.vars.get(cluster);

@@ -181,6 +181,9 @@ describe('declared secrets are refused where they cannot be masked', () => {
         '      ignore_errors: true',
         '    - name: a secret-looking name only',
         '      command: { argv: [echo, "{{ tls_secret }}", "{{ api_token | upper }}"] }',
+        '    - name: password lookup as a name',
+        '      k8s: { kind: ConfigMap, name: "{{ lookup(\'password\', \'/dev/null length=16 chars=ascii_lowercase\') }}", namespace: taint-unit }',
+        '      ignore_errors: true',
         '    - name: url query',
         '      uri: { url: "http://127.0.0.1:9/x?key={{ db_password | urlencode }}" }',
         '      ignore_errors: true',
@@ -209,6 +212,7 @@ describe('declared secrets are refused where they cannot be masked', () => {
     expect(get('loop over derived items').status).toBe('failed');
     expect(get('env value').msg).toMatch(/env\[0\]\.value of a Pod \(env\) from db_password/);
     expect(get('url query').msg).toMatch(/url \(url\) from db_password/);
+    expect(get('password lookup as a name').msg).toMatch(/name \(name\) from a lookup/);
   });
 
   it('lets through what is not derived from a declared secret, Secret data, and what the task opted in to', () => {
