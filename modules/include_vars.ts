@@ -69,7 +69,7 @@ export default defineModule({
     const load = async (file: string): Promise<string | undefined> => {
       try {
         const { value, secrets } = await loadYamlDoc(file);
-        for (const s of secrets) ctx.addSecret(s);
+        for (const s of secrets) ctx.addSecret(s, true);
         if (value === null || value === undefined) {
           files.push(file);
           return undefined;

@@ -40,7 +40,7 @@ export async function parseExtraVars(values: string[] | undefined, cwd: string, 
     if (v.startsWith('@')) {
       const file = path.resolve(cwd, v.slice(1));
       const { value, secrets } = await loadYamlDoc(file);
-      secrets.forEach((s) => masker.add(s));
+      secrets.forEach((s) => masker.addDeclared(s));
       if (value === null) continue;
       if (typeof value !== 'object' || Array.isArray(value)) throw new InputError(`-e ${v}: the file must hold a map of variables`, { file, line: 1, col: 1 });
       Object.assign(out, value);
@@ -113,13 +113,14 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
   const pbDir = path.dirname(path.resolve(playbookFile));
   const registry = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [pbDir, cwd] });
   const playbook = await loadPlaybook(playbookFile, { registry });
-  playbook.secrets.forEach((s) => masker.add(s));
+  playbook.secrets.forEach((s) => masker.addDeclared(s));
   for (const p of playbook.plays) masker.addByName(p.vars);
   const extraVars = await parseExtraVars(flags.extraVars, cwd, masker);
   let inventory: Inventory | undefined;
   if (flags.inventory || requireInventory) {
     inventory = await loadInventoryFlag(flags.inventory, { cwd, playbookDir: pbDir, patterns: playbook.plays.map((p) => p.hosts) });
     inventory.secrets.forEach((s) => masker.add(s));
+    inventory.declaredSecrets?.forEach((s) => masker.addDeclared(s));
   }
   return { registry, playbook, inventory, extraVars, masker };
 }

@@ -58,3 +58,11 @@ export function extendScope(scope: Record<string, unknown>, extra: Record<string
   const base = rawOf.get(scope) ?? { raw: scope, final: new Set<string>(Object.keys(scope)) };
   return lazyScope({ ...base.raw, ...extra }, new Set([...base.final, ...Object.keys(extra)]));
 }
+
+/** The raw (unrendered) value of variable `key` of a lazy scope when it is rendered when read (not data: facts, results, loop items); else undefined. */
+export function rawTemplateOf(scope: Record<string, unknown>, key: string): unknown {
+  const r = rawOf.get(scope);
+  if (!r || r.final.has(key) || !Object.hasOwn(r.raw, key)) return undefined;
+  const v = r.raw[key];
+  return containsTemplate(v) ? v : undefined;
+}

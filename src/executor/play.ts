@@ -61,7 +61,7 @@ export class PlayRun implements TaskHost {
     this.limit = pLimit(Math.max(1, this.opts.forks));
     this.varsFiles = play.varsFromFiles;
     // files loaded at run time (include_tasks, include_role) may hold `!secret` scalars: masked from then on
-    this.roles = roleCollector(typeof shared.magic.playbook_dir === 'string' ? shared.magic.playbook_dir : play.baseDir, (values) => values.forEach((v) => this.opts.masker.add(v)));
+    this.roles = roleCollector(typeof shared.magic.playbook_dir === 'string' ? shared.magic.playbook_dir : play.baseDir, (values) => values.forEach((v) => this.opts.masker.addDeclared(v)));
     this.playRoleNames = play.publicRoles.filter((r) => !r.parent).map((r) => r.name);
     this.roles.publicRoles.push(...play.publicRoles);
   }

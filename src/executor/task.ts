@@ -19,7 +19,8 @@ import { ansibleBooleans } from '../playbook/booleans.js';
 import { extendScope } from './lazyvars.js';
 import { lookupHost } from './lookups.js';
 import { loopItems, loopVars } from './loops.js';
-import { taintRendered } from './taint.js';
+import { declaredSourcesUnder, taintRendered, type TaintedLeaf } from './taint.js';
+import { ALLOW_VAR, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
 import type { ClusterState, RunOptions } from './state.js';
 
 type Obj = Record<string, unknown>;
@@ -133,7 +134,12 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
         result = { status: 'failed', msg: `${result.msg ?? ''} (and ignore_errors could not be evaluated: ${errorMessage(e)})` };
       }
     }
-    if (task.register) cs.facts[task.register] = reg;
+    if (task.register) {
+      cs.facts[task.register] = reg;
+      // a no_log task's result is a secret as a whole, as is one whose secret-derived arguments went where the task allowed them
+      const secretReg = kw.hide ? [`the no_log task '${taskName}'`] : regSecrets.size ? [...regSecrets] : undefined;
+      opts.masker.provenance.setVar(cs.name, task.register, secretReg);
+    }
     if (doReport) report(status, { msg: result.msg, data: 'data' in result ? result.data : undefined, diff: 'diff' in result ? result.diff : undefined, ignored, loopSummary });
     if (status === 'unreachable') {
       cs.unreachable = true;
@@ -166,6 +172,8 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
 
   // the task's own name (rendered), for `ansible_failed_task.name`: empty when it has none, as in Ansible
   let ownName: string | undefined;
+  /** Declared secrets the task's arguments sent where it allowed them (`kplay_allow_secret_in`): its registered result derives from them. */
+  const regSecrets = new Set<string>();
   try {
     kw = await taskKeywords(task, pr, vars);
     if (task.name) ownName = await templar.renderString(task.name, vars, where).catch(() => task.name);
@@ -175,7 +183,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     }
     const mod = opts.registry.get(task.module) as AnyModule;
     if (task.loop === undefined) {
-      const r = await runOnce(task, mod, cs, pr, vars, kw);
+      const r = await runOnce(task, mod, cs, pr, vars, kw, regSecrets);
       return finish(r, undefined, true);
     }
     // Loops: one result per item, then a summary.
@@ -183,6 +191,9 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     const loopWhere = loopHost ? { ...where, host: loopHost } : where;
     const list = await loopItems(task, vars, loopWhere);
     if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
+    // items computed from a declared secret (`loop: "{{ passwords | map('upper') }}"`) are declared too
+    const loopFrom = declaredSourcesUnder(task.loop, { vars, masker: opts.masker, cluster: cs.name });
+    if (loopFrom.length) for (const item of list) if (typeof item === 'string' || typeof item === 'number') opts.masker.addDeclared(item, loopFrom);
     const results: Obj[] = [];
     let anyChanged = false;
     let anyFailed = false;
@@ -198,7 +209,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       const label = lc.label ? await templar.renderString(lc.label, scope, where) : labelOf(item);
       let r: ModuleResult;
       if (!(await pr.whenHolds(task.when, scope, task))) r = { status: 'skipped', msg: 'Conditional result was False' };
-      else r = await runOnce(task, mod, cs, pr, scope, kw);
+      else r = await runOnce(task, mod, cs, pr, scope, kw, regSecrets);
       // as Ansible's per-item result: the loop variable, and index_var's value under its name
       const reg = { ...registeredValue(r), [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i, ansible_index_var: lc.indexVar } : {}), item_label: label };
       results.push(reg);
@@ -227,7 +238,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
  * `retries` is not); without `until` a failed result is retried; `retries: 0` runs once and does
  * not look at `until`. On giving up, `attempts` is the number of retries (ansible-core's count).
  */
-async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords): Promise<ModuleResult> {
+async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, regSecrets: Set<string>): Promise<ModuleResult> {
   const opts = pr.opts;
   const retries = task.retries !== undefined ? await pr.intOf(task.retries, vars) : task.until !== undefined ? 3 : 0;
   const total = 1 + retries;
@@ -235,7 +246,7 @@ async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: T
   const delay = Number.isFinite(delayRaw) && delayRaw >= 0 ? delayRaw : 1;
   let last: ModuleResult | undefined;
   for (let attempt = 1; attempt <= total; attempt++) {
-    let r = await invoke(task, mod, cs, pr, vars, kw);
+    let r = await invoke(task, mod, cs, pr, vars, kw, regSecrets);
     if (r.status === 'skipped') return r;
     // The result as conditions see it: under the register name and as `result` (with `attempts` when retrying).
     const withAttempts = (x: ModuleResult): ModuleResult => (total > 1 && x.status !== 'skipped' ? ({ ...x, data: { ...(x.data ?? {}), attempts: attempt } } as ModuleResult) : x);
@@ -286,17 +297,26 @@ export function taskCheckMode(task: ModuleTask, opts: RunOptions, forced: boolea
 }
 
 /** Render and validate the arguments, then call the module with a context. */
-async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords): Promise<ModuleResult> {
+async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, regSecrets: Set<string>): Promise<ModuleResult> {
   const opts = pr.opts;
   const check = kw.check;
   if (check && mod.checkMode === 'unsupported') {
     return { status: 'skipped', msg: `skipped in check mode: module ${mod.name} does not support check mode` };
   }
-  // lookups that produce secrets (password) register them with the run's masker; k8s lookups are read first
-  const host = (await lookupHost([task.args], vars, moduleContext(task, cs, pr, vars, kw, opts.signal))) ?? { addSecret: (v: string) => opts.masker.add(v) };
+  // lookups that produce secrets (password) declare them with the run's masker; k8s lookups are read first
+  const prov = opts.masker.provenance;
+  // what this task's lookups produced (kept here: other clusters' tasks declare values meanwhile)
+  const looked: string[] = [];
+  const fromLookup = (v: string): void => {
+    looked.push(v);
+    opts.masker.addDeclared(v, ['a lookup']);
+  };
+  const host = (await lookupHost([task.args], vars, { ...moduleContext(task, cs, pr, vars, kw, opts.signal), addSecret: fromLookup })) ?? { addSecret: fromLookup };
   let args = await templar.renderValue(task.args, vars, { where: task.pos, host });
-  // Values derived from secrets are secrets too (see taint.ts); only worth a look when there are secrets.
-  if (opts.masker.size > 0) taintRendered(task.args, args, vars, opts.masker);
+  // Values derived from secrets are secrets too (see taint.ts); declared ones are refused where they cannot be masked (sinks.ts).
+  const lookedParts = looked.filter((v) => v.trim().length >= 4);
+  const tainted: TaintedLeaf[] = lookedParts.length ? [{ path: [], sources: ['a lookup'], parts: lookedParts }] : [];
+  tainted.push(...taintRendered(task.args, args, { vars, masker: opts.masker, cluster: cs.name }));
   if (args === null || args === undefined) args = {};
   if (typeof args === 'string' && mod.freeForm) args = { [mod.freeForm]: args };
   // module_defaults (play, block, task; groups first, then the module's own): the task's arguments win
@@ -322,6 +342,12 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     return { status: 'failed', msg: `${where}: invalid arguments: ${describeAjvError(e, mod.name)}` };
   }
   args = checked.value;
+  if (tainted.length) {
+    const hits = secretSinks(mod.name, args, tainted);
+    const refused = refuseHits(hits, () => vars[ALLOW_VAR], { task: task.name ?? mod.name, cluster: cs.name }, (t) => opts.masker.mask(t));
+    if (refused) return { status: 'failed', msg: refused };
+    for (const h of hits) for (const s of h.sources) regSecrets.add(s);
+  }
   if (!check && mod.usesCluster && !mod.readOnly && opts.beforeFirstChange) {
     cs.firstChange ??= opts.beforeFirstChange(cs, vars);
     await cs.firstChange;
@@ -344,6 +370,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     if (cs.lockLost.signal.aborted) return lost();
     if (task.timeout && signal.aborted && !opts.signal.aborted) return timeoutMsg();
     if (e instanceof InputError) return { status: 'failed', msg: e.describe() };
+    if (e instanceof SecretSinkError) return { status: 'failed', msg: e.message };
     return { status: 'failed', msg: `module ${mod.name} failed unexpectedly: ${errorMessage(e)}`, cause: e instanceof Error ? e.stack : undefined };
   }
   if (cs.lockLost.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return lost();
@@ -356,7 +383,17 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     // include_vars' variables are a layer of their own, below set_fact (their templates are rendered when used)
     if (mod.name === 'include_vars') Object.assign(cs.includedVars, result.facts);
     else Object.assign(cs.facts, result.facts);
+    // facts set from declared secrets, or by a no_log task, are secrets as a whole
+    // (a fact holding a map is tainted where its templates were: `{kind: Secret, stringData: {pw: "{{ pw }}"}}` keeps a usable name)
+    for (const [k, v] of Object.entries(result.facts)) {
+      const from = kw.hide ? [`the no_log task '${task.name ?? mod.name}'`] : tainted.filter((l) => l.path.length === 0 || (l.path[0] === k && l.path.length === 1)).flatMap((l) => l.sources);
+      prov.setVar(cs.name, k, from.length ? [...new Set(from)] : undefined);
+      for (const l of tainted) if (l.path.length > 1 && l.path[0] === k) prov.addLeaves(l.path.slice(1).reduce<unknown>((o, s) => (o !== null && typeof o === 'object' ? (o as Record<string | number, unknown>)[s] : undefined), v), l.sources);
+    }
   }
+  // the data of Secrets a task read is declared (`k8s_info` of a Secret, then `data.password | b64decode`); what a task
+  // wrote into a Secret came from this playbook's variables, declared or not by their own source (`db_user: postgres` is not)
+  if ((result.status === 'ok' || result.status === 'changed') && mod.usesCluster && mod.readOnly && result.data) prov.addSecretObjects(result.data);
   return result;
 }
 
@@ -388,10 +425,21 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
           warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
           progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
         },
-    render: (t, extra) => templar.renderString(t, extendScope(vars, extra), { where: task.pos }),
+    render: async (t, extra) => {
+      const scope = extendScope(vars, extra);
+      const out = await templar.renderString(t, scope, { where: task.pos });
+      // a manifest template (`k8s`/`k8s_apply` `template:`): its fields are sinks as a definition's are
+      const name = opts.registry.get(task.module)?.name;
+      if (name === 'k8s' || name === 'k8s_apply') {
+        const leaves = taintRendered(t, out, { vars: scope, masker: opts.masker, cluster: cs.name }).map((l) => ({ ...l, path: ['definition', ...l.path] }));
+        const refused = refuseHits(secretSinks('k8s', { definition: out }, leaves), () => vars[ALLOW_VAR], { task: taskName, cluster: cs.name }, (x) => opts.masker.mask(x));
+        if (refused) throw new SecretSinkError(refused);
+      }
+      return out;
+    },
     evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
     evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
-    addSecret: (v) => opts.masker.add(v),
+    addSecret: (v, declared) => (declared ? opts.masker.addDeclared(v) : opts.masker.add(v)),
     mask: (t) => opts.masker.mask(t),
     adapter: (name, create) => cs.adapter(name, create),
   };

@@ -408,7 +408,7 @@ export class Builder {
     for (const c of clusters.values()) collectSecretsByName(c.vars, secrets, 0);
     const localhostVars = this.clusters.has('localhost') ? {} : { ...this.localhostVars.fileVars, ...this.localhostVars.playbookVars };
     collectSecretsByName(localhostVars, secrets, 0);
-    const inventory: Inventory = { source, dir: this.dir, clusters, groups, secrets: [...new Set(secrets)] };
+    const inventory: Inventory = { source, dir: this.dir, clusters, groups, secrets: [...new Set(secrets)], declaredSecrets: [...new Set(this.secrets)] };
     if (Object.keys(localhostVars).length > 0) inventory.localhostVars = localhostVars;
     return { inventory, accs: this.clusters };
   }

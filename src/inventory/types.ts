@@ -82,6 +82,8 @@ export interface Inventory {
    * registers them with its `Masker`.
    */
   secrets: string[];
+  /** The scalars tagged `!secret` alone (a subset of `secrets`): secrets by declaration, not by name (see `src/report/provenance.ts`). */
+  declaredSecrets?: string[];
   /** Vars of `host_vars/localhost` files (inventory's, then playbook's) when there is no host `localhost`: the implicit localhost's. */
   localhostVars?: Record<string, unknown>;
 }

@@ -3,6 +3,8 @@
  * passes text through one Masker per run. A registered secret is also masked in its base64 form,
  * so a Secret's `data` cannot leak either.
  */
+import { SecretProvenance, type Origins } from './provenance.js';
+
 export const MASK = '********';
 
 /** Variable names whose values are treated as secrets automatically. */
@@ -11,6 +13,8 @@ export const SECRET_NAME = /(pass(word|wd)?|secret|token|api[_-]?key|private[_-]
 export class Masker {
   private readonly secrets = new Set<string>();
   private pattern: RegExp | undefined;
+  /** Which of the masked values are declared secrets (see provenance.ts): those are refused where they cannot be masked. */
+  readonly provenance = new SecretProvenance();
 
   /** Register a value that must never be shown. Values shorter than 4 characters are ignored (too noisy). */
   add(value: unknown): void {
@@ -22,6 +26,15 @@ export class Masker {
     this.secrets.add(Buffer.from(s, 'utf8').toString('base64'));
     if (s.includes('\n')) for (const line of s.split('\n')) if (line.trim().length >= 8) this.secrets.add(line);
     if (this.secrets.size !== before) this.pattern = undefined;
+  }
+
+  /**
+   * Register a declared secret: masked like {@link add}, and known to be a secret by origin (a
+   * `!secret` scalar, a Secret's data, a `password` lookup) rather than by the name it is stored under.
+   */
+  addDeclared(value: unknown, origins: Origins = []): void {
+    this.add(value);
+    this.provenance.addValue(value, origins);
   }
 
   /** Register every string under `value` whose key looks secret (password, token, …). */

@@ -115,8 +115,12 @@ export interface ModuleContext {
   evalCondition(condition: string, extraVars?: Record<string, unknown>): Promise<boolean>;
   /** Evaluate an expression (`a.b | default(1)`) to its native value. */
   evaluate(expression: string, extraVars?: Record<string, unknown>): Promise<unknown>;
-  /** Register a value that must never appear in any output (masked as `********`). */
-  addSecret(value: string): void;
+  /**
+   * Register a value that must never appear in any output (masked as `********`). `declared`:
+   * the value is a secret by its source (a `!secret` scalar), not only by the name it is stored
+   * under — a value derived from it is then refused where it cannot be masked (object names, …).
+   */
+  addSecret(value: string, declared?: boolean): void;
   /** Mask every registered secret in a string. */
   mask(text: string): string;
   /** Lazily created per-cluster adapters (Kubernetes client, helm); see `src/k8s`, `src/helm`. */

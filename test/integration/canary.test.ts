@@ -71,6 +71,7 @@ beforeAll(async () => {
     '      k8s_apply:',
     `        namespace: ${ns}`,
     '        definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: "BAD-{{ db_pass | upcase }}" }, data: {} }',
+    '      vars: { kplay_allow_secret_in: [name] } # a !secret-derived name is refused otherwise (test/integration/secret-sinks.test.ts); here the API error is the point',
     '      ignore_errors: true',
   ].join('\n'));
 });
