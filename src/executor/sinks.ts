@@ -20,6 +20,14 @@ export const SINK_KINDS = ['name', 'namespace', 'labels', 'annotations', 'config
 /** One of {@link SINK_KINDS}. */
 export type SinkKind = (typeof SINK_KINDS)[number];
 
+/**
+ * Where a value is refused also when it derives from a variable merely *named* like a password or
+ * token (`{{ db_password | lower }}` as an object name), not declared secret: places no playbook
+ * means a password to go. Command lines, env values, URLs, hosts and ConfigMap data refuse only
+ * declared secrets, since Ansible playbooks commonly pass `{{ db_password }}` there.
+ */
+export const BY_NAME_KINDS: ReadonlySet<SinkKind> = new Set<SinkKind>(['name', 'namespace', 'labels', 'annotations']);
+
 /** The variable a task (or block, play) opts in with. */
 export const ALLOW_VAR = 'kplay_allow_secret_in';
 
@@ -215,6 +223,7 @@ export function secretSinks(module: string, args: unknown, leaves: readonly Tain
   for (const sink of sinksOf(module, args)) {
     const sources = new Set<string>();
     for (const leaf of leaves) {
+      if (leaf.byName && !BY_NAME_KINDS.has(sink.kind)) continue;
       if (!startsWith(sink.path, leaf.path) && leaf.path.length > 0) continue;
       if (leaf.parts.some((p) => sink.value.includes(p))) for (const s of leaf.sources) sources.add(s);
     }

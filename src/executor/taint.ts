@@ -30,6 +30,40 @@ export interface TaintedLeaf {
   sources: string[];
   /** What the tainted `{{ … }}` parts rendered to (strings); a value under `path` holding one of them is secret-derived. */
   parts: string[];
+  /**
+   * Tainted only because a variable it reads is *named* like a password or token ({@link STRONG_SECRET_NAME}),
+   * not declared secret: refused only where a secret is never meant to be (`BY_NAME_KINDS` in sinks.ts).
+   */
+  byName?: true;
+}
+
+/**
+ * Variable names that say the value is a password, token or key (`db_password`, `api_token`,
+ * `ssh_private_key`) — narrower than the masking heuristic `SECRET_NAME`, which also takes
+ * `tls_secret` or `aws_credentials`, names that usually hold the *name* of a Secret object.
+ */
+export const STRONG_SECRET_NAME = /(pass(word|wd)|token|api[_-]?key|private[_-]?key)$/i;
+
+/** The variables named like a password or token that `tpl` reads, directly or through variables holding templates. */
+function namedSources(tpl: string, vars: Obj, seen: Set<string> = new Set(), depth = 0): string[] {
+  if (depth > 8) return [];
+  const out = new Set<string>();
+  for (const segs of templar.variablePathsOf(tpl)) {
+    const name = pathText(segs);
+    if (segs.some((s) => typeof s === 'string' && STRONG_SECRET_NAME.test(s))) {
+      out.add(name);
+      continue;
+    }
+    const root = String(segs[0]);
+    const raw = seen.has(root) ? undefined : rawTemplateOf(vars, root);
+    if (raw === undefined) continue;
+    seen.add(root);
+    const inner = new Set<string>();
+    for (const t of templatesUnder(rawAt(raw, segs.slice(1)))) for (const x of namedSources(t, vars, seen, depth + 1)) inner.add(x);
+    seen.delete(root);
+    if (inner.size) out.add(`${name} (from ${[...inner].join(', ')})`);
+  }
+  return [...out];
 }
 
 /** What the taint pass needs besides the template: the task's variables and where to record. */
@@ -189,6 +223,7 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
   const outputs = raw.includes('{%') ? undefined : raw.match(/\{\{[\s\S]*?\}\}/g);
   const declared = declaredSources(raw, scope);
   const masked = masker.size > 0 && readsSecret(raw, vars, masker);
+  if (!declared.length) byName(raw, rendered, outputs, vars, path, out);
   if (!declared.length && !masked) return;
   // Register what each `{{ … }}` that reads a secret renders to, so only the derived part of a
   // longer string is masked ("token ********", not the whole line); with `{% … %}` tags the
@@ -232,6 +267,25 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
   if (sources.size && parts.length) out.push({ path, sources: [...sources], parts });
 }
 
+/** A template reading a variable named like a password or token (no declared secret): a leaf refused only in names, labels and annotations. */
+function byName(raw: string, rendered: unknown, outputs: RegExpMatchArray | null | undefined, vars: Obj, path: Seg[], out: TaintedLeaf[]): void {
+  const sources = namedSources(raw, vars);
+  if (!sources.length) return;
+  const parts: string[] = [];
+  if (!outputs) partsOf(rendered, parts);
+  else {
+    for (const o of outputs) {
+      if (!namedSources(o, vars).length) continue;
+      try {
+        partsOf(templar.renderSync(o, vars), parts);
+      } catch {
+        partsOf(rendered, parts); // rendered as part of the whole string: stay safe
+      }
+    }
+  }
+  if (parts.length) out.push({ path, sources, parts, byName: true });
+}
+
 /**
  * `via`: the variable whose raw value (`data`: its value, a fact or result, never rendered again)
  * is walked (inside `definition: "{{ app_def }}"`); there a plain value that is a declared secret
@@ -266,9 +320,14 @@ function walk(raw: unknown, rendered: unknown, scope: TaintScope, path: Seg[], o
  */
 export function taintRendered(raw: unknown, rendered: unknown, scope: TaintScope): TaintedLeaf[] {
   const out: TaintedLeaf[] = [];
-  if (scope.masker.size === 0 && scope.masker.provenance.empty) return out;
+  if (scope.masker.size === 0 && scope.masker.provenance.empty && !namedAnywhere(raw)) return out;
   walk(raw, rendered, scope, [], out, 0);
   return out;
+}
+
+/** Whether some template under `raw` names a password- or token-like variable (cheap text test before the walk). */
+function namedAnywhere(raw: unknown): boolean {
+  return templatesUnder(raw).some((t) => /(pass(word|wd)|token|api[_-]?key|private[_-]?key)\b/i.test(t));
 }
 
 /** The declared secrets any template under `raw` (e.g. a `loop:`) reads. */

@@ -228,3 +228,45 @@ describe('declared secrets are refused where they cannot be masked', () => {
     for (const form of [PW, pw, PW.toUpperCase(), Buffer.from(PW).toString('base64')]) expect(r.all.includes(form), form).toBe(false);
   });
 });
+
+describe('variables only named like a password or token are refused in names, labels and annotations', () => {
+  let r: Awaited<ReturnType<typeof run>>;
+  const PLAIN = 'PlainByName-Pw-4411';
+  beforeAll(async () => {
+    r = await run(
+      [`    db_password: ${PLAIN}`, '    tls_secret: web-tls', '    api_token: plain-token-by-name-5678', '    dsn: "pg://app:{{ db_password }}@db"'],
+      [
+        // first: a task needing the (absent) cluster makes it unreachable for the rest of the play
+        '    - name: a command line with the password',
+        '      command: { argv: [echo, "-p{{ db_password }}"] }',
+        '    - name: name from db_password',
+        '      k8s: { kind: ConfigMap, name: "{{ db_password | lower }}", namespace: taint-unit }',
+        '      ignore_errors: true',
+        '    - name: label through a lazy variable',
+        '      k8s: { definition: { kind: ConfigMap, metadata: { name: cfg, namespace: taint-unit, labels: { dsn: "{{ dsn | hash(\'md5\') }}" } } } }',
+        '      ignore_errors: true',
+        '    - name: annotation from api_token',
+        '      k8s: { definition: { kind: ConfigMap, metadata: { name: cfg, namespace: taint-unit, annotations: { t: "{{ api_token }}" } } } }',
+        '      ignore_errors: true',
+        '    - name: a Secret named by a *_secret variable',
+        '      k8s: { definition: { kind: Secret, metadata: { name: "{{ tls_secret }}", namespace: taint-unit }, stringData: { password: "{{ db_password }}" } } }',
+        '      ignore_errors: true',
+      ],
+    );
+  }, 60_000);
+  const get = (name: string) => r.results.get(name) ?? { status: 'missing', msg: '' };
+
+  it('refuses them as an object name, a label and an annotation, naming the variable', () => {
+    expect(get('name from db_password').msg).toMatch(REFUSED);
+    expect(get('name from db_password').msg).toContain('from db_password');
+    expect(get('label through a lazy variable').msg).toMatch(/labels \(a value\).*from dsn \(from db_password\)/);
+    expect(get('annotation from api_token').msg).toMatch(/annotations.*from api_token/);
+  });
+
+  it('lets a Secret named by a *_secret variable, Secret data and command lines through (only masked)', () => {
+    expect(get('a Secret named by a *_secret variable').msg).not.toMatch(REFUSED);
+    expect(get('a command line with the password').status).toBe('changed');
+    expect(r.all.includes(PLAIN)).toBe(false);
+    expect(r.all.includes(PLAIN.toLowerCase())).toBe(false);
+  });
+});
