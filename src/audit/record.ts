@@ -24,7 +24,7 @@ import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { unifiedDiff } from '../report/diff.js';
-import { chainOrder, sha256, type ChainLink } from './chain.js';
+import { chainOrder, sha256, type ChainEntry, type ChainLink } from './chain.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 import { isRecord as isObj } from '../load/shape.js';
 
@@ -537,4 +537,22 @@ export async function listClusterRecordEntries(client: KubeClient): Promise<Clus
     out.push({ name: String(cm.metadata.name), run_id, text, record, digest: typeof data['record.sha256'] === 'string' ? data['record.sha256'] : undefined });
   }
   return out.sort((a, b) => b.run_id.localeCompare(a.run_id));
+}
+
+/** One cluster's local records as the chain check takes them (`kplay history verify`, `kplay report`). */
+export function localChainEntries(local: readonly LocalRecord[], cluster: string): ChainEntry[] {
+  return local
+    .filter((r) => r.clusters.includes(cluster))
+    .map((r) => ({ run_id: r.run_id, where: path.relative(process.cwd(), r.file) || r.file, sha256: sha256(r.text), digestOk: r.digestOk, prev: r.chain ? (r.chain[cluster] ?? null) : undefined }));
+}
+
+/** A cluster's record ConfigMaps as the chain check takes them. */
+export function clusterChainEntries(entries: readonly ClusterRecordEntry[], cluster: string): ChainEntry[] {
+  return entries.map((e) => ({
+    run_id: e.run_id,
+    where: `ConfigMap kplay-system/${e.name} in ${cluster}`,
+    sha256: sha256(e.text),
+    digestOk: e.digest !== undefined && e.digest === sha256(e.text) && e.record !== undefined,
+    prev: e.record ? e.record.prev : null,
+  }));
 }
