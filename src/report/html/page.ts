@@ -47,10 +47,10 @@ table{border-collapse:collapse;margin:4px 0}th,td{border:1px solid var(--line);p
 .tl-track{position:relative;flex:1;height:100%;background:repeating-linear-gradient(90deg,transparent 0 9.9%,#f1f1f1 9.9% 10%)}
 .bar{position:absolute;top:3px;height:16px;min-width:2px;border-radius:2px;cursor:pointer;opacity:.9}.bar:hover{opacity:1;outline:1px solid #000}
 .batch-mark{position:absolute;top:0;bottom:0;border-left:1px dashed #999;pointer-events:none}.batch-mark span{position:absolute;top:-16px;left:2px;font-size:11px;color:var(--mute);white-space:nowrap}
-.tl-axis{display:flex;justify-content:space-between;margin-left:180px;font-size:11px;color:var(--mute);padding-top:16px}
+.tl-axis{display:flex;justify-content:space-between;margin-left:180px;font-size:11px;color:var(--mute);padding-top:2px}
 .grid td.cell{width:18px;min-width:18px;height:18px;padding:0;cursor:pointer}.grid td.cell.none{background:#fafafa;cursor:default}.grid th.task{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:500;font-size:12px;max-height:180px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .grid td.cell.s-failed{box-shadow:inset 0 0 0 2px #000}
-#detail{position:sticky;bottom:0;background:#fffef5;border-top:2px solid #c9b400;padding:8px 20px;max-height:50vh;overflow:auto;display:none}#detail.open{display:block}#detail h3{margin:0 0 6px;font-size:15px}
+#detail{background:#fffef5;border:2px solid #c9b400;padding:8px 12px;margin:8px 0;display:none}#detail.open{display:block}#detail h3{margin:0 0 6px;font-size:15px}
 #detail .entry{margin:6px 0;padding:6px;border:1px solid var(--line);background:#fff}#detail button.close{float:right}
 pre.diff{background:#f7f7f7;border:1px solid var(--line);padding:6px;overflow:auto;max-height:40vh}pre.diff .add{color:#1b5e20;background:#e8f5e9}pre.diff .del{color:#b71c1c;background:#ffebee}pre.diff .hunk{color:#00695c}
 .failure{border-left:4px solid var(--failed);padding:4px 10px;margin:8px 0;background:#fff6f6}.failure.rescued{border-color:var(--rescued);background:#f2fbfb}
@@ -62,7 +62,7 @@ const SCRIPT = `
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('kplay-data').textContent);
-  var panel = document.getElementById('detail');
+  var panel = document.getElementById('detail') || document.body.appendChild(document.createElement('div'));
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; }
   function diffPre(i) {
     var pre = el('pre', 'diff');
@@ -107,6 +107,7 @@ const SCRIPT = `
       panel.appendChild(box);
     });
     panel.classList.add('open');
+    panel.scrollIntoView({ block: 'nearest' });
   }
   document.addEventListener('click', function (ev) {
     var t = ev.target;
@@ -120,13 +121,16 @@ const SCRIPT = `
 })();
 `;
 
+/** Where the page shows what a click opened (place it once in `main`). */
+export const DETAIL_PANEL = '<div id="detail" role="region" aria-label="details"></div>';
+
 /** A whole page: `header` and `main` are HTML made of escaped parts. */
 export function htmlPage(o: { title: string; header: string; main: string; data: PageData }): string {
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <title>${esc(o.title)}</title><style>${CSS}</style></head>
-<body><header>${o.header}</header><main>${o.main}</main><div id="detail" role="region" aria-label="details"></div>
+<body><header>${o.header}</header><main>${o.main}</main>
 <script type="application/json" id="kplay-data">${scriptJson(o.data)}</script>
 <script>${SCRIPT}</script>
 </body></html>

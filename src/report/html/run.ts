@@ -8,7 +8,7 @@
 import type { BatchRecord, TaskRecord, WarningRecord } from '../../audit/record.js';
 import type { ClusterStats } from '../events.js';
 import { duration, esc } from './escape.js';
-import { htmlPage, type Detail, type PageData } from './page.js';
+import { DETAIL_PANEL, htmlPage, type Detail, type PageData } from './page.js';
 
 /** Whether the record chain of the run's clusters verifies (`kplay history verify`). */
 export interface ChainStatus {
@@ -164,7 +164,7 @@ function timelineHtml(r: RunReportInput, clusters: string[], placed: Placed[], e
     .map((s) => `<span><i class="s-${s}"></i>${s}</span>`)
     .concat(['<span><i class="s-ok" style="background-image:repeating-linear-gradient(45deg,rgba(255,255,255,.5) 0 3px,transparent 3px 6px)"></i>waited / retried</span>', '<span><i class="s-drain"></i>drain (lb_switch)</span>'])
     .join('');
-  return `<h2>Timeline</h2><p class="legend">${legend}</p>${estimated ? '<p class="mute">This record holds no start times (written by an older kplay): each cluster\'s tasks are placed one after the other from their durations.</p>' : ''}<div class="tl-axis"><span>0</span><span>${esc(duration(end / 2))}</span><span>${esc(duration(end))}</span></div><div class="timeline" id="timeline"><div style="position:absolute;left:180px;right:0;top:0;bottom:0;pointer-events:none">${marks}</div>${rows.join('')}</div>`;
+  return `<h2>Timeline</h2><p class="legend" style="margin-bottom:22px">${legend}</p>${estimated ? '<p class="mute">This record holds no start times (written by an older kplay): each cluster\'s tasks are placed one after the other from their durations.</p>' : ''}<div class="timeline" id="timeline"><div style="position:absolute;left:180px;right:0;top:0;bottom:0;pointer-events:none">${marks}</div>${rows.join('')}</div><div class="tl-axis"><span>0</span><span>${esc(duration(end / 2))}</span><span>${esc(duration(end))}</span></div>`;
 }
 
 function gridHtml(clusters: string[], keys: { key: string; name: string }[], groups: Map<string, Placed[]>): string {
@@ -180,7 +180,7 @@ function gridHtml(clusters: string[], keys: { key: string; name: string }[], gro
     });
     return `<tr data-cluster="${esc(c)}"><td>${esc(c)}</td>${cells.join('')}</tr>`;
   });
-  return `<h2>Results per cluster</h2><p class="mute">Click a cell (or a bar of the timeline) for the results, messages and diffs.</p><div style="overflow:auto"><table class="grid" id="results"><thead>${head}</thead><tbody>${rows.join('')}</tbody></table></div>`;
+  return `<h2>Results per cluster</h2><p class="mute">Click a cell (or a bar of the timeline) for the results, messages and diffs.</p><div style="overflow:auto"><table class="grid" id="results"><thead>${head}</thead><tbody>${rows.join('')}</tbody></table></div>${DETAIL_PANEL}`;
 }
 
 function failuresHtml(r: RunReportInput, placed: Placed[]): string {
@@ -191,7 +191,10 @@ function failuresHtml(r: RunReportInput, placed: Placed[]): string {
     const stats = r.recap[t.cluster];
     const end = stats ? (stats.failed > 0 || stats.unreachable > 0 ? 'the cluster ended failed' : 'the cluster ended without failure') : '';
     const rescue = p.rescued
-      ? `<div>rescued — then ran: ${after.length ? `<ul>${after.map((a) => `<li><span class="badge s-${esc(a.status)}">${esc(a.status)}</span> ${esc(a.task)}${a.msg ? ` — ${esc(a.msg)}` : ''}</li>`).join('')}</ul>` : 'nothing'}</div>`
+      ? `<div>rescued — what ran on ${esc(t.cluster)} after the failure (the rescue, then the rest of the play):<ul>${after
+          .slice(0, 12)
+          .map((a) => `<li><span class="badge s-${esc(a.status)}">${esc(a.status)}</span> ${esc(a.task)}${a.msg ? ` — ${esc(a.msg)}` : ''}</li>`)
+          .join('')}${after.length > 12 ? `<li>… ${after.length - 12} more</li>` : ''}</ul></div>`
       : '<div>not rescued: the cluster left the play</div>';
     return [`<div class="failure${p.rescued ? ' rescued' : ''}" data-cluster="${esc(t.cluster)}" data-task="${esc(t.task)}"><b>${esc(t.cluster)}</b> — ${esc(t.task)}${t.item !== undefined ? ` (item ${esc(t.item)})` : ''}: <span class="badge s-${esc(t.status)}">${esc(t.status.toUpperCase())}</span><pre>${esc(t.msg ?? '')}</pre>${rescue}<div class="mute">${esc(end)}</div></div>`];
   });
