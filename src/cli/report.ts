@@ -2,12 +2,12 @@
  * `kplay report [RUN_ID|last] [-o FILE] [-i INV] [--record-dir DIR]`: the run report, one
  * self-contained HTML file (see `src/report/html/run.ts`) from a run record — the local one
  * (`--record-dir`, default `.kplay/runs`) when there is one, else the records in the clusters of
- * `-i INV`. Exit 0 written; 3 written, but the record chain of the run's clusters does not verify
- * (`kplay history verify` says what); 1 no such run / bad flags; 4 no cluster could be read.
+ * `-i INV`. Exit 0 written; 3 written, but the run's record does not verify in its clusters' hash
+ * chains (edited, unlinked, inserted or reordered: `kplay history verify` says more); 1 no such run / bad flags; 4 no cluster could be read.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { verifyChain } from '../audit/chain.js';
+import { verifyChain, type ChainProblem } from '../audit/chain.js';
 import { clusterChainEntries, listClusterRecordEntries, localChainEntries, readLocalRecords, type BatchRecord, type ClusterRecordEntry, type LocalRecord, type RunRecord, type TaskRecord, type WarningRecord } from '../audit/record.js';
 import { EXIT } from '../executor/run.js';
 import { errorMessage, InputError } from '../load/errors.js';
@@ -80,7 +80,7 @@ const playbookOf = (run: Record<string, unknown>): string => str(run.playbook) ?
 function fromLocal(rec: LocalRecord, all: LocalRecord[], dir: string): RunReportInput {
   const { type: _type, chain: _chain, ...run } = rec.run;
   const recap = rec.lines.find((l) => l.type === 'recap');
-  const problems = rec.clusters.flatMap((c) => verifyChain(c, localChainEntries(all, c)).map((p) => p.message));
+  const { mine: problems, others } = ownProblems(rec.run_id, rec.clusters.flatMap((c) => verifyChain(c, localChainEntries(all, c))));
   return {
     run,
     tasks: rec.lines.filter((l) => l.type === 'task').flatMap((l) => asTask(l) ?? []),
@@ -90,7 +90,7 @@ function fromLocal(rec: LocalRecord, all: LocalRecord[], dir: string): RunReport
     elapsed_ms: num(recap?.elapsed_ms),
     batches: asBatches(recap?.batches),
     warnings: asWarnings(recap?.warnings),
-    chain: { verified: problems.length === 0, checked: `local records in ${path.relative(process.cwd(), dir) || dir}, ${rec.clusters.length} cluster(s)${rec.chain ? '' : '; this record predates record chains and carries no digest'}`, problems },
+    chain: { verified: problems.length === 0, checked: `this record in the chains of the local records in ${path.relative(process.cwd(), dir) || dir}, ${rec.clusters.length} cluster(s)${rec.chain ? '' : '; this record predates record chains and carries no digest'}${othersNote(others)}`, problems },
     source: path.relative(process.cwd(), rec.file) || rec.file,
     related: related(
       all.filter((r) => playbookOf(r.run) === playbookOf(rec.run)).map((r) => {
@@ -101,6 +101,17 @@ function fromLocal(rec: LocalRecord, all: LocalRecord[], dir: string): RunReport
     ),
   };
 }
+
+/**
+ * The chain problems of this run's record (it was edited, its link is broken or it was inserted
+ * or reordered), apart from those of other records of the same clusters.
+ */
+function ownProblems(runId: string, problems: ChainProblem[]): { mine: string[]; others: number } {
+  const mine = problems.filter((p) => p.run_id === runId).map((p) => p.message);
+  return { mine: [...new Set(mine)], others: problems.length - mine.length };
+}
+
+const othersNote = (n: number): string => (n ? `; ${n} problem(s) with other records of these clusters: kplay history verify lists them` : '');
 
 /** The runs of a playbook, newest first, linked (all but this one) to their reports. */
 function related(runs: Omit<RelatedRun, 'href'>[], current: string): RelatedRun[] {
@@ -155,7 +166,7 @@ async function fromClusters(id: string, flags: ReportFlags): Promise<{ input: Ru
     warnings.push(...(asWarnings(record.warnings) ?? []).filter((w) => w.cluster === cluster));
   }
   tasks.sort((a, b) => (a.start_ms ?? 0) - (b.start_ms ?? 0));
-  const problems = read.filter((r) => covered.has(r.cluster)).flatMap((r) => verifyChain(r.cluster, clusterChainEntries(r.entries, r.cluster)).map((p) => p.message));
+  const { mine: problems, others } = ownProblems(runId, read.filter((r) => covered.has(r.cluster)).flatMap((r) => verifyChain(r.cluster, clusterChainEntries(r.entries, r.cluster))));
   const playbook = first.record.run.playbook;
   const record: RunRecord = first.record;
   return {
@@ -169,7 +180,7 @@ async function fromClusters(id: string, flags: ReportFlags): Promise<{ input: Ru
       elapsed_ms: num(record.elapsed_ms),
       batches: [...batches.values()].sort((a, b) => a.start_ms - b.start_ms),
       warnings: warnings.sort((a, b) => a.at_ms - b.at_ms),
-      chain: { verified: problems.length === 0, checked: `records in ${covered.size} cluster(s)`, problems },
+      chain: { verified: problems.length === 0, checked: `this record in the chains of ${covered.size} cluster(s)${othersNote(others)}`, problems },
       source: `the run records in the clusters ${[...covered].join(', ')} (diffs are kept in the local record only)`,
       related: related(
         mine.filter((m) => m.record.run.playbook === playbook).map((m) => ({ run_id: m.record.run.run_id, started: m.record.run.started, exit_code: m.record.exit_code, interrupted: m.record.interrupted })),

@@ -173,8 +173,12 @@ describe('records before the run report', () => {
     // an edited record: the report is written, says so, exit 3
     const text = await readFile(path.join(dir, `${oldId}.jsonl`), 'utf8');
     await writeFile(path.join(dir, `${oldId}.jsonl`), text.replace('configured', 'CONFIGURED'));
-    expect(await reportCommand('last', { recordDir: dir, out: html })).toBe(3);
+    expect(await reportCommand(oldId, { recordDir: dir, out: html })).toBe(3);
     expect(await readFile(html, 'utf8')).toContain('DOES NOT VERIFY');
+    expect(await readFile(html, 'utf8')).toContain(`record of run ${oldId} was edited`);
+    // the newer run's own record is intact: its report says so, and counts the other problem
+    expect(await reportCommand('last', { recordDir: dir, out: html })).toBe(0);
+    expect((await readFile(html, 'utf8')).match(/id="chain".{0,400}/)?.[0]).toContain('2 problem(s) with other records of these clusters');
   });
 
   it('no such run: exit 1 with what to do', async () => {

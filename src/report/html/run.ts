@@ -228,14 +228,19 @@ export function renderRunReport(r: RunReportInput): string {
   const groups = new Map<string, Placed[]>();
   const keys: { key: string; name: string }[] = [];
   const seenKeys = new Set<string>();
+  const lastKey = new Map<string, string>();
   const placed: Placed[] = r.tasks.map((t, i) => {
     const start = estimated ? (next.get(t.cluster) ?? 0) : (t.start_ms ?? 0);
     next.set(t.cluster, start + t.duration_ms);
     const key = taskKey(t);
     if (!seenKeys.has(key)) {
+      // a task first seen on this cluster goes right after this cluster's previous task (a rescue after its block)
       seenKeys.add(key);
-      keys.push({ key, name: t.task });
+      const prev = lastKey.get(t.cluster);
+      const at = prev === undefined ? -1 : keys.findIndex((k) => k.key === prev);
+      keys.splice(at === -1 ? keys.length : at + 1, 0, { key, name: t.task });
     }
+    lastKey.set(t.cluster, key);
     const g = `${t.cluster}\u0001${key}`;
     let d = detailOf.get(g);
     if (d === undefined) {
