@@ -137,6 +137,8 @@ describe('kplay report', () => {
     expect(diff).toContain(`+++ after: ConfigMap ${ns}/release`);
     expect(diff).toContain('+  cluster: sandbox-1');
     expect(await page.locator('#detail pre.diff span.add').count()).toBeGreaterThan(3);
+    // the README's picture (KPLAY_README_SCREENSHOTS=1 npx vitest run ... report.test.ts)
+    if (process.env.KPLAY_README_SCREENSHOTS === '1') await page.screenshot({ path: path.join(repoRoot, 'docs/img/run-report.jpg'), fullPage: true, type: 'jpeg', quality: 60 });
     // the no_log task shows nothing of its result
     expect(await page.locator('#results thead th.task').allTextContents()).toEqual(['namespace and release', 'check the canary', 'roll back', 'say the password', 'use a derived secret', 'mark done']);
     await page.locator('#results tr[data-cluster="sandbox-3"] td.cell').nth(4).click();
@@ -151,7 +153,6 @@ describe('kplay report', () => {
     for (let c = 1; c < bars.length; c++) expect(bars[c]?.[0]?.x ?? 0).toBeGreaterThanOrEqual((bars[c - 1]?.at(-1)?.x ?? Infinity) - 0.5);
     expect(await page.locator('#timeline .batch-mark').count()).toBe(3);
     await page.screenshot({ path: path.join(dir, 'report.png'), fullPage: true });
-    if (process.env.KPLAY_README_SCREENSHOTS === '1') await page.screenshot({ path: path.join(repoRoot, 'docs/img/run-report.png'), fullPage: true });
     expect(problems).toEqual([]);
   });
 

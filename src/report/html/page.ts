@@ -39,7 +39,7 @@ header,main{padding:12px 20px}header{background:#f4f6f8;border-bottom:1px solid 
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}dl.kv dt{color:var(--mute)}dl.kv dd{margin:0;word-break:break-word}
 code,pre{font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .badge{display:inline-block;padding:1px 7px;border-radius:9px;color:#fff;font-size:12px;font-weight:600}
-.s-ok{background:var(--ok)}.s-changed{background:var(--changed)}.s-failed{background:var(--failed)}.s-skipped{background:var(--skipped)}.s-unreachable{background:var(--unreachable)}.s-rescued{background:var(--rescued)}.s-ignored{background:#9e6b00}.s-wait{background:var(--wait)}.s-drain{background:var(--drain)}.s-in-sync{background:var(--ok)}.s-drifted{background:var(--changed)}.s-error{background:var(--failed)}
+.s-ok{background:var(--ok)}.s-changed{background:var(--changed)}.s-failed{background:var(--failed)}.s-skipped{background:var(--skipped)}.s-unreachable{background:var(--unreachable)}.s-rescued{background:var(--rescued)}.s-ignored{background:#e57373}.s-wait{background:var(--wait)}.s-drain{background:var(--drain)}.s-in-sync{background:var(--ok)}.s-drifted{background:var(--changed)}.s-error{background:var(--failed)}
 table{border-collapse:collapse;margin:4px 0}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f6f8;font-weight:600}td.n{text-align:right}
 .legend span{margin-right:10px}.legend i{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:middle;margin-right:4px}
 .timeline{border:1px solid var(--line);position:relative}.tl-row{display:flex;align-items:center;border-top:1px solid #eee;height:22px}.tl-row:first-child{border-top:0}
