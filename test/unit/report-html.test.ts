@@ -73,7 +73,18 @@ describe('renderRunReport', () => {
     expect(html.match(/class="failure rescued"/g)).toHaveLength(10);
     expect(html).not.toMatch(/<script src|<link |https?:\/\//);
     const data = embedded(html);
-    expect((data.diffs as string[]).length).toBe(300);
+    expect((data.diffs as string[]).length).toBe(1); // the same diff on 300 results is embedded once
+  });
+
+  it('100 clusters with a distinct 20 KB diff per task stay under 2 MB: diffs beyond the budget are named, not embedded', () => {
+    const run = bigRun(100);
+    run.tasks = run.tasks.map((t, i) => (t.diff_text ? { ...t, diff_text: `--- before: ConfigMap a/b${i}\n+++ after: ConfigMap a/b${i}\n${'+x: y\n'.repeat(3400)}` } : t));
+    const html = renderRunReport(run);
+    expect(Buffer.byteLength(html)).toBeLessThan(2 * 1024 * 1024);
+    const diffs = embedded(html).diffs as string[];
+    expect(diffs.length).toBeGreaterThan(30);
+    expect(diffs.length).toBeLessThan(300);
+    expect(html).toContain('not embedded (a report keeps at most 1 MB of diffs): kplay history show 20261126T100000000-abcdef has it');
   });
 
   it('escapes every text: a task name or message cannot end the data block or add markup', () => {

@@ -65,6 +65,9 @@ interface Placed {
   rescued: boolean;
 }
 
+/** Characters of diffs (as JSON) a page embeds at most: the rest stays in the record. */
+const DIFF_BUDGET = 1024 * 1024;
+
 const taskKey = (t: TaskRecord): string => `${t.play ?? ''}\u0000${t.task}`;
 
 /** The status class of a result. */
@@ -229,6 +232,8 @@ export function renderRunReport(r: RunReportInput): string {
   const keys: { key: string; name: string }[] = [];
   const seenKeys = new Set<string>();
   const lastKey = new Map<string, string>();
+  const diffIndex = new Map<string, number>();
+  let diffBytes = 0;
   const placed: Placed[] = r.tasks.map((t, i) => {
     const start = estimated ? (next.get(t.cluster) ?? 0) : (t.start_ms ?? 0);
     next.set(t.cluster, start + t.duration_ms);
@@ -260,7 +265,16 @@ export function renderRunReport(r: RunReportInput): string {
     if (t.diff?.length) lines.push(['changed objects', t.diff.join(', ')]);
     if (rescued) lines.push(['rescue', 'the block\'s rescue handled this failure']);
     let diff: number | undefined;
-    if (t.diff_text) diff = diffs.push(t.diff_text) - 1;
+    if (t.diff_text) {
+      // the same diff on many clusters (one manifest, a fleet) is embedded once; beyond the budget, none
+      diff = diffIndex.get(t.diff_text);
+      const size = JSON.stringify(t.diff_text).length;
+      if (diff === undefined && diffBytes + size <= DIFF_BUDGET) {
+        diff = diffs.push(t.diff_text) - 1;
+        diffIndex.set(t.diff_text, diff);
+        diffBytes += size;
+      } else if (diff === undefined) lines.push(['diff', `not embedded (a report keeps at most ${DIFF_BUDGET / 1024 / 1024} MB of diffs): kplay history show ${str(r.run.run_id)} has it`]);
+    }
     details[d]?.entries.push({ head: `${t.task}${t.item !== undefined ? ` (item=${t.item})` : ''}`, status: statusClass(t, rescued), lines, ...(diff !== undefined ? { diff } : {}) });
     const p: Placed = { t, start, detail: d, rescued };
     groups.set(g, [...(groups.get(g) ?? []), p]);
