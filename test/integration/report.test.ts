@@ -5,7 +5,7 @@
 // bars in order), with no console error and no secret anywhere in the file. The same run's report
 // from the in-cluster records, a drift report, and a 100-cluster report's load time.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -44,7 +44,7 @@ async function open(file: string): Promise<{ page: Page; problems: string[] }> {
 }
 
 /** Every form of the secret a leak could take. */
-const leaks = (text: string): string[] => [SECRET, SECRET.toUpperCase(), Buffer.from(SECRET).toString('base64'), Buffer.from(SECRET.toUpperCase()).toString('base64')].filter((s) => text.includes(s));
+const leaks = (text: string): string[] => [SECRET, SECRET.toUpperCase(), [...SECRET].reverse().join(''), Buffer.from(SECRET).toString('base64'), Buffer.from(SECRET.toUpperCase()).toString('base64')].filter((s) => text.includes(s));
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no chromium at ${CHROMIUM}: apt-get install chromium (test/sandbox/install.sh does), or set KPLAY_CHROMIUM`);
@@ -71,6 +71,8 @@ beforeAll(async () => {
           debug: { msg: "rolled back {{ inventory_hostname }} after: {{ ansible_failed_result.msg }}" }
     - name: say the password
       debug: { msg: "the password is {{ db_password }}" }
+    - name: say a derived value
+      debug: { msg: "derived: {{ db_password | upper }} / {{ db_password | b64encode }} / {{ db_password | reverse }}" }
     - name: use a derived secret
       debug: { msg: "{{ db_password | upper }} / {{ db_password | b64encode }}" }
       no_log: true
@@ -110,6 +112,8 @@ describe('kplay report', () => {
     expect(rep.stdout).toContain(`run report of ${runId} written to ${file}`);
     const html = readFileSync(file, 'utf8');
     expect(leaks(html)).toEqual([]);
+    expect(html).toContain('derived: ******** / ******** / ********');
+    for (const f of readdirSync(records)) expect(leaks(readFileSync(path.join(records, f), 'utf8')), f).toEqual([]);
     expect(html).not.toMatch(/<script src|<link |src="http|href="http/);
 
     const { page, problems } = await open(file);
@@ -126,7 +130,7 @@ describe('kplay report', () => {
     expect(await failure.getAttribute('data-task')).toBe('check the canary');
     expect(await failure.textContent()).toContain('canary check failed on sandbox-2');
     expect(await failure.textContent()).toMatch(/rescued — what ran on sandbox-2 after the failure.*roll back — rolled back sandbox-2 after: canary check failed on sandbox-2/s);
-    expect(await page.locator('#recap tr[data-cluster="sandbox-2"] td').evaluateAll((t) => t.map((x) => x.textContent))).toEqual(['sandbox-2', '5', '2', '0', '0', '0', '1', '0']);
+    expect(await page.locator('#recap tr[data-cluster="sandbox-2"] td').evaluateAll((t) => t.map((x) => x.textContent))).toEqual(['sandbox-2', '6', '2', '0', '0', '0', '1', '0']);
     // a diff opened by a click: the cell, then its button
     await page.locator('#results tr[data-cluster="sandbox-1"] td.cell.has-diff').first().click();
     expect(await page.locator('#detail').isVisible()).toBe(true);
@@ -140,15 +144,15 @@ describe('kplay report', () => {
     // the README's picture (KPLAY_README_SCREENSHOTS=1 npx vitest run ... report.test.ts)
     if (process.env.KPLAY_README_SCREENSHOTS === '1') await page.screenshot({ path: path.join(repoRoot, 'docs/img/run-report.jpg'), fullPage: true, type: 'jpeg', quality: 60 });
     // the no_log task shows nothing of its result
-    expect(await page.locator('#results thead th.task').allTextContents()).toEqual(['namespace and release', 'check the canary', 'roll back', 'say the password', 'use a derived secret', 'mark done']);
-    await page.locator('#results tr[data-cluster="sandbox-3"] td.cell').nth(4).click();
+    expect(await page.locator('#results thead th.task').allTextContents()).toEqual(['namespace and release', 'check the canary', 'roll back', 'say the password', 'say a derived value', 'use a derived secret', 'mark done']);
+    await page.locator('#results tr[data-cluster="sandbox-3"] td.cell').nth(5).click();
     expect(await page.locator('#detail h3').textContent()).toBe('sandbox-3 — use a derived secret');
     expect(await page.locator('#detail').textContent()).not.toContain('message');
     // serial 1: each cluster's bars start after the previous cluster's end, and in task order within a cluster
     const bars = await page.locator('#timeline .tl-row').evaluateAll((rows) =>
       rows.map((row) => [...row.querySelectorAll('.bar')].map((b) => { const r = b.getBoundingClientRect(); return { x: r.left, end: r.right, start: Number(b.getAttribute('data-start')) }; })),
     );
-    expect(bars.map((b) => b.length)).toEqual([4, 6, 4]); // skipped results have no bar
+    expect(bars.map((b) => b.length)).toEqual([5, 7, 5]); // skipped results have no bar
     for (const row of bars) for (let i = 1; i < row.length; i++) expect((row[i]?.start ?? 0) >= (row[i - 1]?.start ?? 0)).toBe(true);
     for (let c = 1; c < bars.length; c++) expect(bars[c]?.[0]?.x ?? 0).toBeGreaterThanOrEqual((bars[c - 1]?.at(-1)?.x ?? Infinity) - 0.5);
     expect(await page.locator('#timeline .batch-mark').count()).toBe(3);
