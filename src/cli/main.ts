@@ -155,7 +155,7 @@ program
 
 program
   .command('report')
-  .description('the run report: one self-contained HTML file (timeline, results per cluster, diffs, failures, recap) from the local run record, else the records in the clusters of -i (exit 0 written, 3 the record chain does not verify)')
+  .description('the run report: one self-contained HTML file (timeline, results per cluster, diffs, failures, recap) from the local run record, else the records in the clusters of -i (exit 0 written, 3 written but the run\'s record does not verify in its hash chains)')
   .argument('[run_id]', 'run id (a unique prefix will do), or `last`', 'last')
   .option('-o, --out <file>', 'the HTML file (`-`: stdout; default kplay-report-RUN_ID.html)')
   .option('-i, --inventory <inventory>', 'read the record from these clusters when there is no local one')

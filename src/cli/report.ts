@@ -122,12 +122,13 @@ function related(runs: Omit<RelatedRun, 'href'>[], current: string): RelatedRun[
     .map((r) => (r.run_id === current ? r : { ...r, href: reportFileName(r.run_id) }));
 }
 
-/** The run `id` (`last`: the newest) among run ids, or undefined. Unique prefixes are accepted. */
+/** The run `id` (`last`: the newest) among run ids, or undefined. A unique prefix will do; an ambiguous one is an input error. */
 function pick(ids: string[], id: string): string | undefined {
   if (id === 'last') return [...ids].sort().at(-1);
   if (ids.includes(id)) return id;
-  const prefixed = [...new Set(ids.filter((i) => i.startsWith(id)))];
-  return prefixed.length === 1 ? prefixed[0] : undefined;
+  const prefixed = [...new Set(ids.filter((i) => i.startsWith(id)))].sort();
+  if (prefixed.length > 1) throw new InputError(`run id '${id}' matches ${prefixed.length} runs (${prefixed.slice(0, 3).join(', ')}${prefixed.length > 3 ? ', …' : ''})`, undefined, 'give more of the run id (kplay history lists the runs)');
+  return prefixed[0];
 }
 
 /** The report of a run from the records in the clusters of `-i`. */

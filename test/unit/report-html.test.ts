@@ -192,7 +192,22 @@ describe('records before the run report', () => {
     expect((await readFile(html, 'utf8')).match(/id="chain".{0,400}/)?.[0]).toContain('2 problem(s) with other records of these clusters');
   });
 
-  it('no such run: exit 1 with what to do', async () => {
+  it('no such run, or an ambiguous prefix: exit 1 with what to do', async () => {
+    const err: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
+      err.push(String(s));
+      return true;
+    });
     expect(await reportCommand('nope', { recordDir: dir, out: path.join(dir, 'x.html') })).toBe(1);
+    expect(err.join('')).toContain(`no local record of run nope in ${dir}`);
+    for (const id of ['20261126T090000000-aaaaaa', '20261126T090000000-bbbbbb']) {
+      const rec = new RunRecorder({ run_id: id, user: 'ops', host: 'h', started: new Date().toISOString(), playbook: 'up.yml', inventory: 'inv', tags: [], skip_tags: [], extra_var_names: [], check: false, lock: true });
+      rec.onEvent({ type: 'recap', clusters: { c1: emptyStats() }, elapsed_ms: 1, exit_code: 0, interrupted: false });
+      await rec.writeLocal(dir);
+    }
+    expect(await reportCommand('20261126T09', { recordDir: dir, out: path.join(dir, 'x.html') })).toBe(1);
+    expect(err.join('')).toContain("run id '20261126T09' matches 2 runs");
+    expect(await reportCommand('20261126T090000000-b', { recordDir: dir, out: path.join(dir, 'x.html') })).toBe(0);
+    expect(out.join('')).toContain(`run report of 20261126T090000000-bbbbbb written to ${path.join(dir, 'x.html')}`);
   });
 });
