@@ -6,7 +6,9 @@
  *  - in each cluster where something changed, as a ConfigMap `kplay-run-<run id>` in
  *    `kplay-system` (labels: run id, playbook), keeping the last N (default 20) per cluster;
  *    inventory entries that reach the same apiserver share that one record.
- * Records hold extra-var names, never values; every string is masked.
+ * Records hold extra-var names, never values; every string is masked. Task lines carry their start
+ * (ms after the run's start), play, batch, retries and what they waited on, for `kplay report`;
+ * all of it optional, so records of older kplay read (and verify) as before.
  *
  * Records are hash-chained per cluster (see `chain.ts`): a local record's `run` line carries
  * `chain` (cluster → link to the previous local record of that cluster) and its last line a
@@ -22,7 +24,8 @@ import { promisify } from 'node:util';
 import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
-import { chainOrder, sha256, type ChainLink } from './chain.js';
+import { unifiedDiff } from '../report/diff.js';
+import { chainOrder, sha256, type ChainEntry, type ChainLink } from './chain.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 import { isRecord as isObj } from '../load/shape.js';
 
@@ -64,9 +67,45 @@ export interface TaskRecord {
   changed: boolean;
   item?: string;
   msg?: string;
-  /** Labels of the objects that changed (diff summary; never contents). */
+  /** Labels of the objects that changed (diff summary). */
   diff?: string[];
   duration_ms: number;
+  /** When the task started on this cluster, ms after the run started (records of kplay before the run report have none). */
+  start_ms?: number;
+  /** The play and its batch (`serial`) the task ran in. */
+  play?: string;
+  batch?: number;
+  /** The module (absent for includes and skipped blocks). */
+  module?: string;
+  /** A failure `ignore_errors` ignored. */
+  ignored?: boolean;
+  /** Attempts retried (`until`/`retries`). */
+  retries?: number;
+  /** The last thing the task said it was waiting on (a readiness wait, a gate). */
+  waited_on?: string;
+  /**
+   * The masked unified diff (`--diff`; none under `no_log`), at most 64 KiB. Kept in the local
+   * record only (mode 0600): in-cluster records keep the labels alone.
+   */
+  diff_text?: string;
+}
+
+/** A batch of a play (`serial`) as it started. */
+export interface BatchRecord {
+  play: string;
+  batch: number;
+  batches: number;
+  clusters: string[];
+  /** ms after the run started. */
+  start_ms: number;
+}
+
+/** A warning of the run about a cluster (lock waits, take-overs, lost locks). */
+export interface WarningRecord {
+  cluster?: string;
+  msg: string;
+  /** ms after the run started. */
+  at_ms: number;
 }
 
 /** A full run record (as stored in a cluster: only that cluster's tasks). */
@@ -78,6 +117,12 @@ export interface RunRecord {
   interrupted: boolean;
   /** In-cluster records: the previous record of this cluster (`null`: the first one). */
   prev?: ChainLink | null;
+  /** The run's wall time (records of kplay before the run report have none). */
+  elapsed_ms?: number;
+  /** The batches of each play, in order. */
+  batches?: BatchRecord[];
+  /** Warnings about the clusters (at most 200). */
+  warnings?: WarningRecord[];
 }
 
 /** A local record as read back from `<dir>/<run id>.jsonl`. */
@@ -248,31 +293,83 @@ export function whoAmI(): { user: string; host: string } {
 /** Collects events of a run into a record. */
 export class RunRecorder {
   readonly tasks: TaskRecord[] = [];
+  readonly batches: BatchRecord[] = [];
+  readonly warnings: WarningRecord[] = [];
   recap: Record<string, ClusterStats> = {};
   exitCode = 0;
   interrupted = false;
+  elapsedMs: number | undefined;
+  private readonly t0: number;
+  /** Per cluster: the play and batch it is in. */
+  private readonly where = new Map<string, { play: string; batch: number }>();
+  /** Per cluster and task: retries and the last progress message since its last result. */
+  private readonly pending = new Map<string, { retries: number; waited_on?: string }>();
 
-  constructor(readonly header: RunHeader) {}
+  constructor(readonly header: RunHeader) {
+    const t = Date.parse(header.started);
+    this.t0 = Number.isNaN(t) ? Date.now() : t;
+  }
+
+  /** ms since the run started. */
+  private now(): number {
+    return Math.max(0, Date.now() - this.t0);
+  }
 
   /** Feed every (already masked) event. */
   onEvent(e: RunEvent): void {
-    if (e.type === 'task_result') {
-      if (e.loop_summary) return;
-      this.tasks.push({
-        cluster: e.cluster,
-        task: e.task,
-        status: e.status,
-        changed: e.status === 'changed',
-        item: e.item,
-        msg: e.msg && e.msg.length > 500 ? `${e.msg.slice(0, 497)}...` : e.msg,
-        diff: e.diff?.filter((d) => d.before !== d.after).map((d) => d.label),
-        duration_ms: e.duration_ms,
-      });
-    } else if (e.type === 'recap') {
-      this.recap = e.clusters;
-      this.exitCode = e.exit_code;
-      this.interrupted = e.interrupted;
-      this.header.finished = new Date().toISOString();
+    switch (e.type) {
+      case 'task_result': {
+        if (e.loop_summary) return;
+        const key = `${e.cluster}\u0000${e.task}`;
+        const p = this.pending.get(key);
+        this.pending.delete(key);
+        const at = this.where.get(e.cluster);
+        const changedDiff = e.diff?.filter((d) => d.before !== d.after);
+        const text = changedDiff?.map((d) => unifiedDiff(d.before, d.after, d.label)).filter(Boolean).join('\n');
+        this.tasks.push({
+          cluster: e.cluster,
+          task: e.task,
+          status: e.status,
+          changed: e.status === 'changed',
+          item: e.item,
+          msg: cap(e.msg, 500),
+          diff: changedDiff?.map((d) => d.label),
+          duration_ms: e.duration_ms,
+          start_ms: Math.max(0, this.now() - e.duration_ms),
+          ...(at ? { play: at.play, batch: at.batch } : {}),
+          ...(e.module ? { module: e.module } : {}),
+          ...(e.ignored ? { ignored: true } : {}),
+          ...(p?.retries ? { retries: p.retries } : {}),
+          ...(p?.waited_on ? { waited_on: p.waited_on } : {}),
+          ...(text ? { diff_text: cap(text, 64 * 1024) } : {}),
+        });
+        return;
+      }
+      case 'play_start':
+        this.batches.push({ play: e.play, batch: e.batch, batches: e.batches, clusters: e.clusters, start_ms: this.now() });
+        for (const c of e.clusters) this.where.set(c, { play: e.play, batch: e.batch });
+        return;
+      case 'retry':
+      case 'progress': {
+        const key = `${e.cluster}\u0000${e.task}`;
+        const p = this.pending.get(key) ?? { retries: 0 };
+        if (e.type === 'retry') p.retries++;
+        else p.waited_on = cap(e.msg, 300);
+        this.pending.set(key, p);
+        return;
+      }
+      case 'warning':
+        if (e.cluster !== undefined && this.warnings.length < 200) this.warnings.push({ cluster: e.cluster, msg: cap(e.msg, 500) ?? '', at_ms: this.now() });
+        return;
+      case 'recap':
+        this.recap = e.clusters;
+        this.exitCode = e.exit_code;
+        this.interrupted = e.interrupted;
+        this.elapsedMs = e.elapsed_ms;
+        this.header.finished = new Date().toISOString();
+        return;
+      default:
+        return;
     }
   }
 
@@ -281,10 +378,14 @@ export class RunRecorder {
     const only = clusters ? new Set(clusters) : undefined;
     return {
       run: this.header,
-      tasks: only ? this.tasks.filter((t) => only.has(t.cluster)) : this.tasks,
+      // diffs stay in the local record (mode 0600); a cluster's record keeps their labels
+      tasks: (only ? this.tasks.filter((t) => only.has(t.cluster)) : this.tasks).map(({ diff_text: _omitted, ...t }) => t),
       recap: only ? Object.fromEntries(Object.entries(this.recap).filter(([c]) => only.has(c))) : this.recap,
       exit_code: this.exitCode,
       interrupted: this.interrupted,
+      ...(this.elapsedMs !== undefined ? { elapsed_ms: this.elapsedMs } : {}),
+      batches: only ? this.batches.filter((b) => b.clusters.some((c) => only.has(c))) : this.batches,
+      warnings: only ? this.warnings.filter((w) => w.cluster !== undefined && only.has(w.cluster)) : this.warnings,
     };
   }
 
@@ -297,7 +398,7 @@ export class RunRecorder {
     const lines = [
       JSON.stringify({ type: 'run', ...this.header, chain }),
       ...this.tasks.map((t) => JSON.stringify({ type: 'task', ...t })),
-      JSON.stringify({ type: 'recap', clusters: this.recap, exit_code: this.exitCode, interrupted: this.interrupted }),
+      JSON.stringify({ type: 'recap', clusters: this.recap, exit_code: this.exitCode, interrupted: this.interrupted, ...(this.elapsedMs !== undefined ? { elapsed_ms: this.elapsedMs } : {}), batches: this.batches, warnings: this.warnings }),
     ];
     const body = `${lines.join('\n')}\n`;
     await writeFile(file, `${body}${JSON.stringify({ type: 'digest', sha256: sha256(body) })}\n`, { mode: 0o600 });
@@ -367,6 +468,11 @@ export class RunRecorder {
       await pruneRecords(client, names, keep);
     }
   }
+}
+
+/** `s` cut to `max` characters (with `...`). */
+function cap(s: string | undefined, max: number): string | undefined {
+  return s !== undefined && s.length > max ? `${s.slice(0, max - 3)}...` : s;
 }
 
 /** Names (ASCII) in code-unit order: `localeCompare` would load ICU collation (~10 ms) at the end of every run. */
@@ -446,4 +552,22 @@ export async function listClusterRecordEntries(client: KubeClient): Promise<Clus
     out.push({ name: String(cm.metadata.name), run_id, text, record, digest: typeof data['record.sha256'] === 'string' ? data['record.sha256'] : undefined });
   }
   return out.sort((a, b) => b.run_id.localeCompare(a.run_id));
+}
+
+/** One cluster's local records as the chain check takes them (`kplay history verify`, `kplay report`). */
+export function localChainEntries(local: readonly LocalRecord[], cluster: string): ChainEntry[] {
+  return local
+    .filter((r) => r.clusters.includes(cluster))
+    .map((r) => ({ run_id: r.run_id, where: path.relative(process.cwd(), r.file) || r.file, sha256: sha256(r.text), digestOk: r.digestOk, prev: r.chain ? (r.chain[cluster] ?? null) : undefined }));
+}
+
+/** A cluster's record ConfigMaps as the chain check takes them. */
+export function clusterChainEntries(entries: readonly ClusterRecordEntry[], cluster: string): ChainEntry[] {
+  return entries.map((e) => ({
+    run_id: e.run_id,
+    where: `ConfigMap kplay-system/${e.name} in ${cluster}`,
+    sha256: sha256(e.text),
+    digestOk: e.digest !== undefined && e.digest === sha256(e.text) && e.record !== undefined,
+    prev: e.record ? e.record.prev : null,
+  }));
 }

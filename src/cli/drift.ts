@@ -5,6 +5,8 @@
  * manager that owns it now), Helm releases, LB states; secrets masked — each drifted thing once,
  * with the tasks that manage it (see `drift-report.ts`). Then a summary table.
  *
+ * `--output html`: the same as one self-contained page (`src/report/html/drift.ts`).
+ *
  * Exit 0 no drift, 3 drift found, 2 errors (failed/unreachable tasks), 1 usage errors. Tasks
  * tagged `transient` (steps undone later in the same playbook, such as draining a load
  * balancer) are skipped unless named in --tags.
@@ -16,10 +18,12 @@
  */
 import { stringify } from 'yaml';
 import { EXIT } from '../executor/run.js';
+import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
 import { listOption, loadAll, reportError, type Loaded } from './common.js';
 import { executeRun, type RunFlags } from './run.js';
 import { DriftCollector, driftJunit, driftText, type ClusterReport, type DriftProblem } from './drift-report.js';
+import { renderDriftReport } from '../report/html/drift.js';
 
 /** Flags of `kplay drift`. */
 export interface DriftFlags extends RunFlags {
@@ -41,6 +45,7 @@ async function check(flags: DriftFlags, loaded: Loaded, skip: string[]): Promise
 export async function driftCommand(playbook: string, flags: DriftFlags): Promise<number> {
   let loaded: Loaded | undefined;
   try {
+    if (flags.output === 'html' && flags.repairDrift) throw new InputError('--output html does not go with --repair', undefined, 'make the report of the check with --output html, then run kplay drift --repair (its run has a run report of its own: kplay report last)');
     loaded = await loadAll(playbook, flags, true);
     const tags = listOption(flags.tags);
     const skip = [...listOption(flags.skipTags), ...(tags.includes('transient') ? [] : ['transient'])];
@@ -55,6 +60,8 @@ export async function driftCommand(playbook: string, flags: DriftFlags): Promise
       if (!flags.repairDrift) w(JSON.stringify({ drift: driftFound, exit_code: code, clusters: Object.fromEntries(reports) }));
     } else if (flags.output === 'junit') {
       if (!flags.repairDrift) process.stdout.write(driftJunit(reports));
+    } else if (flags.output === 'html') {
+      if (!flags.repairDrift) process.stdout.write(renderDriftReport(reports, { playbook, inventory: flags.inventory ?? '', time: new Date().toISOString(), exit_code: code }));
     } else {
       for (const line of driftText(reports, { diff: flags.diff !== false, explain: flags.explain === true })) w(line);
       w('');

@@ -10,8 +10,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { sha256, verifyChain, type ChainEntry, type ChainProblem } from '../audit/chain.js';
-import { listClusterRecordEntries, readLocalRecords, type RunRecord } from '../audit/record.js';
+import { verifyChain, type ChainProblem } from '../audit/chain.js';
+import { clusterChainEntries, listClusterRecordEntries, localChainEntries, readLocalRecords, type RunRecord } from '../audit/record.js';
 import { connect } from '../k8s/client.js';
 import { loadInventory } from '../inventory/load.js';
 import { matchClusters } from '../inventory/patterns.js';
@@ -94,7 +94,7 @@ function filterOf(flags: HistoryFlags): (l: Listed) => boolean {
 }
 
 /** The clusters named by the flags, connected lazily. */
-async function clustersOf(flags: HistoryFlags): Promise<{ name: string; client: () => Promise<KubeClient> }[]> {
+export async function clustersOf(flags: Pick<HistoryFlags, 'inventory' | 'cluster' | 'limit'>): Promise<{ name: string; client: () => Promise<KubeClient> }[]> {
   if (!flags.inventory) throw new InputError('no inventory given', undefined, 'pass -i INVENTORY to read run records from the clusters');
   const inv = await loadInventory(flags.inventory, { cwd: process.cwd() });
   const names = flags.cluster ? matchClusters(inv, flags.cluster) : flags.limit ? matchClusters(inv, flags.limit) : [...inv.clusters.keys()];
@@ -122,7 +122,7 @@ async function recordsFromClusters(flags: HistoryFlags): Promise<{ records: { cl
 }
 
 /** Whether a record holds results of the inventory entry `name`. */
-function mentions(record: RunRecord, name: string): boolean {
+export function mentions(record: RunRecord, name: string): boolean {
   return name in record.recap || record.tasks.some((t) => t.cluster === name);
 }
 
@@ -162,9 +162,7 @@ async function verify(flags: HistoryFlags): Promise<number> {
   const local = await readLocalRecords(dir);
   const localClusters = [...new Set(local.flatMap((r) => r.clusters))].filter((c) => !flags.cluster || c === flags.cluster).sort();
   for (const c of localClusters) {
-    const entries: ChainEntry[] = local
-      .filter((r) => r.clusters.includes(c))
-      .map((r) => ({ run_id: r.run_id, where: path.relative(process.cwd(), r.file) || r.file, sha256: sha256(r.text), digestOk: r.digestOk, prev: r.chain ? (r.chain[c] ?? null) : undefined }));
+    const entries = localChainEntries(local, c);
     // a chained record that claims the cluster but lost its link entry entirely
     problems.push(...verifyChain(c, entries).map((p) => ({ ...p, scope: 'local' as const, message: `local: ${p.message}` })));
     checked.push({ scope: `local ${dir}`, cluster: c, records: entries.length });
@@ -173,13 +171,7 @@ async function verify(flags: HistoryFlags): Promise<number> {
     await Promise.all(
       (await clustersOf(flags)).map(async ({ name, client }) => {
         try {
-          const entries = (await listClusterRecordEntries(await client())).map((e): ChainEntry => ({
-            run_id: e.run_id,
-            where: `ConfigMap kplay-system/${e.name} in ${name}`,
-            sha256: sha256(e.text),
-            digestOk: e.digest !== undefined && e.digest === sha256(e.text) && e.record !== undefined,
-            prev: e.record ? e.record.prev : null,
-          }));
+          const entries = clusterChainEntries(await listClusterRecordEntries(await client()), name);
           problems.push(...verifyChain(name, entries).map((p) => ({ ...p, scope: 'cluster' as const, message: `cluster ${name}: ${p.message}` })));
           checked.push({ scope: 'cluster', cluster: name, records: entries.length });
         } catch (e) {

@@ -6,6 +6,7 @@ import { DEFAULT_FORKS } from '../executor/managed.js';
 import { historyCommand } from './history.js';
 import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
+import { reportCommand } from './report.js';
 import { guardPipes } from './pipes.js';
 import { DEFAULT_MAX_INPUT_BYTES, setMaxInputBytes } from '../load/yaml.js';
 import { runCommand } from './run-command.js';
@@ -117,7 +118,7 @@ program
   .option('-t, --tags <tags>', 'only check tasks with these tags', collect)
   .option('--skip-tags <tags>', 'skip tasks with these tags (tasks tagged `transient` are always skipped unless in --tags)', collect)
   .option('-f, --forks <n>', 'clusters checked in parallel', String(DEFAULT_FORKS))
-  .addOption(new Option('-o, --output <format>', 'output format (junit: one test suite per cluster, for CI)').choices(['text', 'json', 'junit']).default('text'))
+  .addOption(new Option('-o, --output <format>', 'output format (junit: one test suite per cluster, for CI; html: a self-contained page on stdout)').choices(['text', 'json', 'junit', 'html']).default('text'))
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .option('-v, --verbose', 'more output', increase, 0)
   .option('--diff', 'show a diff per drifted object (the default)')
@@ -150,6 +151,18 @@ program
   .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
   .action(async (action: string | undefined, runId: string | undefined, flags) => {
     process.exitCode = await historyCommand(action, runId, flags);
+  });
+
+program
+  .command('report')
+  .description('the run report: one self-contained HTML file (timeline, results per cluster, diffs, failures, recap) from the local run record, else the records in the clusters of -i (exit 0 written, 3 written but the run\'s record does not verify in its hash chains)')
+  .argument('[run_id]', 'run id (a unique prefix will do), or `last`', 'last')
+  .option('-o, --out <file>', 'the HTML file (`-`: stdout; default kplay-report-RUN_ID.html)')
+  .option('-i, --inventory <inventory>', 'read the record from these clusters when there is no local one')
+  .option('--cluster <pattern>', '(with -i) only these clusters')
+  .option('--record-dir <dir>', 'local run records (default .kplay/runs, or KPLAY_RECORD_DIR)')
+  .action(async (runId: string, flags) => {
+    process.exitCode = await reportCommand(runId, flags);
   });
 
 program
