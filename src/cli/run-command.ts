@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { readJournal, type JournalState } from '../audit/journal.js';
+import { changedFiles, playbookDigests } from '../executor/resume.js';
 import { EXIT } from '../executor/run.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
@@ -57,7 +58,7 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
         limit: flags.limit ?? h.limit,
         tags: listOption(flags.tags).length ? flags.tags : h.tags,
         skipTags: listOption(flags.skipTags).length ? flags.skipTags : h.skip_tags,
-        resumeDone: resumed.done,
+        resumeState: resumed,
         resumedFrom: h.run_id,
       };
     }
@@ -67,6 +68,7 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
       const extra = loaded.extraVars;
       const missing = resumed.header.extra_var_names.filter((n) => !(n in extra));
       if (missing.length) throw new InputError(`run ${resumed.header.run_id} was started with -e ${missing.join(', ')}: pass the same extra variables again (their values are never recorded)`);
+      await checkSamePlaybook(resumed, loaded);
       reportResume(resumed, loaded);
     }
     const approvals = plan ? validApprovals(plan) : [];
@@ -95,6 +97,22 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
   } catch (e) {
     return reportError(e, loaded?.masker) || EXIT.usage;
   }
+}
+
+/**
+ * Refuse to resume when a task file of the playbook changed since the interrupted run: task
+ * identities (file, line, column) may have moved, so what was done could not be told apart.
+ */
+async function checkSamePlaybook(state: JournalState, loaded: Loaded): Promise<void> {
+  const before = state.header.playbook_files;
+  if (!before) return; // a journal of an older kplay: resumed per play, as it recorded
+  const changed = changedFiles(before, await playbookDigests(loaded.playbook, (t) => loaded.masker.mask(t)));
+  if (changed.length === 0) return;
+  throw new InputError(
+    `cannot resume run ${state.header.run_id}: the playbook changed since it ran (${changed.join(', ')}), so its tasks may no longer be where the run recorded them`,
+    undefined,
+    'put the files back as they were to resume, or start a new run of the playbook as it is now (without --resume): tasks that declare state find their work done',
+  );
 }
 
 /** Say what the resumed run left: which clusters finished which plays, and load balancer changes it may have left half-done. */
