@@ -127,6 +127,11 @@ function reportResume(state: JournalState, loaded: Loaded): void {
     w(`  play ${i + 1} '${play.name}': finished on ${finished.length ? finished.join(', ') : 'no cluster'}`);
     for (const c of targets) if (!finished.includes(c)) unfinished.add(c);
   });
+  for (const c of [...unfinished].sort()) {
+    const done = [...state.tasks.values()].filter((t) => t.cluster === c && !state.done.has(`${t.key.split(':')[0] ?? ''}|${c}`));
+    const interrupted = [...state.started].filter((id) => id.startsWith(`${c}|`) && !state.tasks.has(id)).length;
+    if (done.length || interrupted) w(`  ${c}: ${done.length} task(s) finished in unfinished plays (restored, not run again)${interrupted ? `, ${interrupted} interrupted (run again)` : ''}`);
+  }
   for (const lb of state.lb) {
     if (unfinished.has(lb.cluster)) w(`  WARNING: ${lb.cluster}: load balancer task '${lb.task}' changed (${lb.msg ?? 'changed'}) and the play did not finish there: the server may still be drained; the resumed run carries the play out again`);
   }
