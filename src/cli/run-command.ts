@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { readJournal, type JournalState } from '../audit/journal.js';
-import { changedFiles, playbookDigests } from '../executor/resume.js';
+import { changedFiles, playbookDigests, Resume } from '../executor/resume.js';
 import { EXIT } from '../executor/run.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
@@ -121,6 +121,7 @@ function reportResume(state: JournalState, loaded: Loaded): void {
   const w = (m: string): boolean => process.stderr.write(`${m}\n`);
   w(`resuming run ${state.header.run_id} (started ${state.header.started})`);
   const unfinished = new Set<string>();
+  const past = new Resume(state);
   loaded.playbook.plays.forEach((play, i) => {
     const targets = matchClusters(inv, play.hosts);
     const finished = state.finishedPlays.get(i) ?? [];
@@ -128,7 +129,7 @@ function reportResume(state: JournalState, loaded: Loaded): void {
     for (const c of targets) if (!finished.includes(c)) unfinished.add(c);
   });
   for (const c of [...unfinished].sort()) {
-    const done = [...state.tasks.values()].filter((t) => t.cluster === c && !state.done.has(`${t.key.split(':')[0] ?? ''}|${c}`));
+    const done = [...state.tasks.values()].filter((t) => t.cluster === c && !state.done.has(`${t.key.split(':')[0] ?? ''}|${c}`) && past.past(c, t.key).kind === 'done');
     const interrupted = [...state.started].filter((id) => id.startsWith(`${c}|`) && !state.tasks.has(id)).length;
     if (done.length || interrupted) w(`  ${c}: ${done.length} task(s) finished in unfinished plays (restored, not run again)${interrupted ? `, ${interrupted} interrupted (run again)` : ''}`);
   }
