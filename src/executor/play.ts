@@ -305,6 +305,9 @@ export class PlayRun implements TaskHost {
       const o = byCluster.get(cs.name) ?? (task.runOnce ? outcomes[0] : undefined);
       const key = keys.get(cs.name);
       if (!o || !key) continue;
+      const failed = (o.status === 'failed' && !o.ignored) || o.status === 'unreachable';
+      // stopped by Ctrl-C / SIGTERM in the middle: not finished (the resume says it was interrupted)
+      if (failed && this.opts.signal.aborted) continue;
       if (o.status === 'failed' && !o.ignored) this.failedKey.set(cs.name, key);
       const lf = o.status === 'failed' && !o.ignored ? this.lastFailure.get(cs.name) : undefined;
       journal?.finished({ cluster: cs.name, key, task: name, module: task.module, status: o.status, ignored: o.ignored || undefined, run: this.opts.runId, ...changesSince(cs, snaps.get(cs.name) ?? snapshot(cs)), ...(lf ? { failure: lf } : {}) });
