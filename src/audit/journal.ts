@@ -76,14 +76,16 @@ export interface JournalTask {
   included?: Obj;
   /** Handlers / topics it notified. */
   notified?: string[];
-  /** Variables it set whose values were not written: they hold a secret (or are not JSON). */
+  /** Variables it set whose values were not written: they hold a secret. */
   withheld?: string[];
+  /** Variables it set whose values were not written: larger than {@link MAX_JOURNAL_VALUE} as JSON, or not JSON. */
+  oversize?: string[];
   /** A failed task: what a rescue sees (`ansible_failed_task`, `ansible_failed_result`), masked. */
   failure?: { task: string; name: string; result: Obj };
 }
 
 /** What the executor reports when a task finished on a cluster (values in clear: the journal masks them). */
-export type TaskFinished = Omit<JournalTask, 'type' | 'withheld'>;
+export type TaskFinished = Omit<JournalTask, 'type' | 'withheld' | 'oversize'>;
 
 /**
  * Where the executor writes task progress (implemented by {@link Journal}). Declared here so the
@@ -130,7 +132,7 @@ export function holdsSecret(name: string, value: unknown, masker: Masker | undef
   return false;
 }
 
-/** `value` as JSON text can give it back (undefined: it cannot, e.g. a cycle or a bigint). */
+/** `value` as JSON text can give it back (false: it cannot, e.g. a cycle or a bigint). */
 function jsonSafe(value: unknown): boolean {
   try {
     return value === undefined || JSON.stringify(value) !== undefined;
@@ -139,15 +141,30 @@ function jsonSafe(value: unknown): boolean {
   }
 }
 
+/** A value larger than this as JSON is not journaled (a `k8s_info` of thousands of objects on fifty clusters): the task runs again instead. */
+export const MAX_JOURNAL_VALUE = 1 << 20;
+
+/** JSON text of `value` within `max` characters, or undefined (too large, or not JSON). */
+function jsonWithin(value: unknown, max: number): string | undefined {
+  try {
+    const text = JSON.stringify(value);
+    return text !== undefined && text.length <= max ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Split what a task set into what may be written and the names withheld (values holding a secret,
- * or that JSON cannot keep). Never writes a secret: what is kept is masked again all the same.
+ * Split what a task set into what may be written and the names withheld: values holding a secret
+ * (`withheld`), or that JSON cannot keep or larger than {@link MAX_JOURNAL_VALUE} (`oversize`).
+ * Never writes a secret: what is kept is masked again all the same.
  */
-export function keepable(values: Obj | undefined, masker: Masker | undefined, withheld: string[]): Obj | undefined {
+export function keepable(values: Obj | undefined, masker: Masker | undefined, withheld: string[], oversize: string[] = withheld): Obj | undefined {
   if (!values) return undefined;
   const out: Obj = {};
   for (const [k, v] of Object.entries(values)) {
-    if (holdsSecret(k, v, masker) || !jsonSafe(v)) withheld.push(k);
+    if (holdsSecret(k, v, masker)) withheld.push(k);
+    else if (v !== undefined && jsonWithin(v, MAX_JOURNAL_VALUE) === undefined) oversize.push(k);
     else out[k] = masker ? masker.maskValue(v) : v;
   }
   return Object.keys(out).length ? out : undefined;
@@ -156,8 +173,9 @@ export function keepable(values: Obj | undefined, masker: Masker | undefined, wi
 /** The journal line of a finished task: masked, values holding secrets withheld. */
 export function journalTask(t: TaskFinished, masker: Masker | undefined): JournalTask {
   const withheld: string[] = [];
-  const set = keepable(t.set, masker, withheld);
-  const included = keepable(t.included, masker, withheld);
+  const oversize: string[] = [];
+  const set = keepable(t.set, masker, withheld, oversize);
+  const included = keepable(t.included, masker, withheld, oversize);
   const mask = <T>(v: T): T => (masker ? masker.maskValue(v) : v);
   return {
     type: 'task',
@@ -173,6 +191,7 @@ export function journalTask(t: TaskFinished, masker: Masker | undefined): Journa
     ...(included ? { included } : {}),
     ...(t.notified?.length ? { notified: t.notified } : {}),
     ...(withheld.length ? { withheld } : {}),
+    ...(oversize.length ? { oversize } : {}),
     ...(t.failure ? { failure: jsonSafe(t.failure) ? mask(t.failure) : { task: mask(t.failure.task), name: mask(t.failure.name), result: {} } } : {}),
   };
 }
@@ -272,6 +291,7 @@ function asTask(l: Obj): JournalTask | undefined {
     ...(isObj(l.included) ? { included: l.included } : {}),
     ...(strings(l.notified) ? { notified: strings(l.notified) } : {}),
     ...(strings(l.withheld) ? { withheld: strings(l.withheld) } : {}),
+    ...(strings(l.oversize) ? { oversize: strings(l.oversize) } : {}),
     ...(failure ? { failure } : {}),
   };
 }

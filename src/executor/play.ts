@@ -16,7 +16,7 @@ import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { loopItems, loopVars } from './loops.js';
 import { gatherFacts } from './facts.js';
-import { changesSince, restoreInto, safeToRunAgain, snapshot, taskBase, TaskKeys, type Resume } from './resume.js';
+import { changesSince, restoreInto, safeToRunAgain, snapshot, taskBase, TaskKeys, unrestorable, type Resume } from './resume.js';
 
 type Obj = Record<string, unknown>;
 
@@ -336,12 +336,13 @@ export class PlayRun implements TaskHost {
         this.failCluster(cs, name, `cannot resume: in run ${e.run} the task at this place (${key}) was '${e.task}' (${e.module}), now it is ${task.module}: the playbook changed, so kplay cannot tell what was done; finish this cluster with a new run (without --resume)`);
         continue;
       }
-      if (e.withheld?.length) {
+      const lost = unrestorable(e);
+      if (lost) {
         if (safeToRunAgain(this.opts.registry.get(task.module))) {
-          this.opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: name, msg: `done in run ${e.run}, running it again: what it set (${e.withheld.join(', ')}) holds a secret, which the journal never keeps` });
+          this.opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: name, msg: `done in run ${e.run}, running it again: ${lost}` });
           pending.push(cs);
         } else {
-          this.failCluster(cs, name, `cannot resume: this task finished in run ${e.run} (${e.status}) and set ${e.withheld.join(', ')}, which holds a secret the journal never keeps; running ${task.module} again could repeat what it did. Finish this cluster by hand, or with a new run (without --resume)`);
+          this.failCluster(cs, name, `cannot resume: this task finished in run ${e.run} (${e.status}), but ${lost}; running ${task.module} again could repeat what it did. Finish this cluster by hand, or with a new run (without --resume)`);
         }
         continue;
       }

@@ -53,6 +53,14 @@ export function safeToRunAgain(mod: Pick<AnyModule, 'name' | 'readOnly' | 'decla
   return mod !== undefined && (PURE.has(mod.name) || mod.readOnly === true || mod.declaresState === true);
 }
 
+/** Why what a finished task set cannot be restored from the journal (undefined: it can). */
+export function unrestorable(t: Pick<JournalTask, 'withheld' | 'oversize'>): string | undefined {
+  const why: string[] = [];
+  if (t.withheld?.length) why.push(`what it set (${t.withheld.join(', ')}) holds a secret, which the journal never keeps`);
+  if (t.oversize?.length) why.push(`what it set (${t.oversize.join(', ')}) is too large for the journal (over 1 MiB as JSON)`);
+  return why.length ? why.join('; ') : undefined;
+}
+
 /** Where a task is written, relative to the playbook's directory: the base of its identity. */
 export function taskBase(playIndex: number, pos: SourcePos, playbookDir: string): string {
   const rel = path.relative(path.resolve(playbookDir), path.resolve(pos.file)).split(path.sep).join('/');

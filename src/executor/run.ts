@@ -116,17 +116,17 @@ export function limitSet(opts: Pick<RunOptions, 'inventory' | 'limit'>): Set<str
 /**
  * A play `cs` finished in the resumed run: what its tasks set there (facts, registered results,
  * include_vars) is restored for the later plays, and kept in this run's journal (a resumed run can
- * be resumed in turn). Values that held a secret were never journaled: said once.
+ * be resumed in turn). Values that held a secret (or were too large) were never journaled: said once.
  */
 function carryPlay(opts: RunOptions, resume: Resume, playIndex: number, cs: ClusterState): void {
   const withheld: string[] = [];
   for (const t of resume.playEntries(playIndex, cs.name)) {
     restoreInto(cs, t, false);
-    withheld.push(...(t.withheld ?? []));
+    withheld.push(...(t.withheld ?? []), ...(t.oversize ?? []));
     opts.journal?.carried(t);
   }
   opts.journal?.playDone(playIndex, cs.name);
-  if (withheld.length) opts.emit({ type: 'warning', cluster: cs.name, msg: `variables set in play ${playIndex + 1} held a secret and are not carried into the resumed run (the journal never keeps secrets): ${[...new Set(withheld)].join(', ')}` });
+  if (withheld.length) opts.emit({ type: 'warning', cluster: cs.name, msg: `variables set in play ${playIndex + 1} held a secret or were too large for the journal, and are not carried into the resumed run: ${[...new Set(withheld)].join(', ')}` });
 }
 
 /** Execute the playbook. Never throws for task failures; static errors should be caught before. */

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdsSecret, journalTask, parseJournal, readJournal, type JournalState } from '../../src/audit/journal.js';
 import { runManaged } from '../../src/executor/managed.js';
-import { changedFiles, playbookDigests, Resume, TaskKeys, taskBase } from '../../src/executor/resume.js';
+import { changedFiles, playbookDigests, Resume, safeToRunAgain, TaskKeys, taskBase, unrestorable } from '../../src/executor/resume.js';
 import { loadInventory } from '../../src/inventory/load.js';
 import type { Inventory } from '../../src/inventory/types.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
@@ -295,7 +295,7 @@ describe('per-task resume', () => {
     const r3 = await run(u, { resume: await readJournal(u.records, 'last'), extraVars: { db_password: secret }, secrets: [secret] });
     expect(r3.code).toBe(2);
     expect(readFileSync(u.out, 'utf8')).toBe('issued\n');
-    expect(results(r3.events, 'issue')[0]?.msg).toMatch(/^cannot resume: this task finished in run \S+ \(changed\) and set issued, which holds a secret the journal never keeps; running command again could repeat what it did/);
+    expect(results(r3.events, 'issue')[0]?.msg).toMatch(/^cannot resume: this task finished in run \S+ \(changed\), but what it set \(issued\) holds a secret, which the journal never keeps; running command again could repeat what it did/);
     expect(results(r3.events, 'gate')).toEqual([]);
   });
 });
@@ -315,6 +315,18 @@ describe('journal lines', () => {
     expect(JSON.stringify(t)).not.toContain('hunter2-secret');
     expect(holdsSecret('password', '', masker)).toBe(false);
     expect(holdsSecret('enabled', true, masker)).toBe(false);
+  });
+
+  it('does not keep a value over 1 MiB as JSON: named as oversize, run again when that is harmless', () => {
+    const big = { resources: Array.from({ length: 20_000 }, (_, i) => ({ name: `object-${i}`, ns: 'default', uid: `0000-${i}` })) };
+    const t = journalTask({ cluster: 'c1', key: 'k#0', task: 'list', module: 'k8s_info', status: 'ok', run: 'r1', set: { listed: big, small: 1 } }, masker);
+    expect(t.oversize).toEqual(['listed']);
+    expect(t.set).toEqual({ small: 1 });
+    expect(unrestorable(t)).toBe('what it set (listed) is too large for the journal (over 1 MiB as JSON)');
+    expect(safeToRunAgain({ name: 'k8s_info', readOnly: true })).toBe(true);
+    expect(safeToRunAgain({ name: 'k8s_apply', declaresState: true })).toBe(true);
+    expect(safeToRunAgain({ name: 'set_fact' })).toBe(true);
+    expect(safeToRunAgain({ name: 'command' })).toBe(false);
   });
 
   it('reads back: a line cut by a kill is left out, the last entry of a task wins, starts and rescues are kept', () => {
