@@ -359,6 +359,8 @@ export class PlayRun implements TaskHost {
       }
       this.opts.emit({ type: 'task_result', task: name, module: task.module, cluster: cs.name, status: 'skipped', msg: `done in run ${e.run} (${e.status}${e.ignored ? ', failure ignored' : ''})`, duration_ms: 0 });
       cs.count('skipped');
+      // what the interrupted run changed there goes into this run's record in the cluster (a killed run wrote none)
+      if (e.status === 'changed' && this.opts.registry.get(task.module)?.usesCluster) cs.clusterChanged = true;
     }
     return pending;
   }

@@ -79,6 +79,7 @@ beforeAll(() => {
     - name: gate
       ansible.builtin.wait_for: { path: ${gate}, timeout: 200 }
     - name: result
+      when: inventory_hostname == 'sandbox-1'
       k8s_apply:
         definition:
           apiVersion: v1
@@ -122,16 +123,23 @@ describe('--resume after kill -9, per task', () => {
       for (const task of ['namespace', 'ticket', 'append']) expect(result(task, c)).toMatchObject({ status: 'skipped', msg: expect.stringMatching(new RegExp(`^done in run ${firstId} \\((changed|ok)\\)$`)) as unknown });
       expect(events.some((e) => e.type === 'warning' && e.cluster === c && e.msg === `task 'gate' was interrupted in run ${firstId} before it finished: running it again`)).toBe(true);
       expect(result('gate', c)?.status).toBe('ok');
-      expect(result('result', c)?.status).toBe('changed');
     }
+    expect(result('result', 'sandbox-1')?.status).toBe('changed');
+    expect(result('result', 'sandbox-2')?.status).toBe('skipped');
     // nothing was repeated, and the last task used what the killed run registered
     expect(readFileSync(out, 'utf8').split('\n').filter(Boolean).sort()).toEqual(CLUSTERS);
-    for (const context of CLUSTERS) {
-      expect(await tickets(context)).toEqual([before[context]]);
-      const data = JSON.parse((await kubectl(['-n', ns, 'get', 'configmap', 'result', '-o', 'jsonpath={.data}'], { context })).stdout) as Record<string, string>;
-      expect(data).toEqual({ ticket: before[context], appended_rc: '0' });
-    }
+    for (const context of CLUSTERS) expect(await tickets(context)).toEqual([before[context]]);
+    const data = JSON.parse((await kubectl(['-n', ns, 'get', 'configmap', 'result', '-o', 'jsonpath={.data}'], { context: 'sandbox-1' })).stdout) as Record<string, string>;
+    expect(data).toEqual({ ticket: before['sandbox-1'], appended_rc: '0' });
     const secondId = String(events.find((e) => e.type === 'run_start')?.run_id);
+    // the killed run wrote no record; the resumed run's record in each cluster names what it did there
+    // (sandbox-2: the resumed run itself changed nothing there)
+    for (const context of CLUSTERS) {
+      const text = (await kubectl(['-n', 'kplay-system', 'get', 'configmap', `kplay-run-${secondId}`.toLowerCase(), '-o', 'jsonpath={.data.record\\.json}'], { context })).stdout;
+      const rec = JSON.parse(text) as { run: { resumed_from?: string }; tasks: { cluster: string; task: string; msg?: string }[] };
+      expect(rec.run.resumed_from).toBe(firstId);
+      expect(rec.tasks.find((t) => t.task === 'ticket' && t.cluster === context)?.msg).toBe(`done in run ${firstId} (changed)`);
+    }
     const header = JSON.parse(readFileSync(path.join(records, `${secondId}.jsonl`), 'utf8').split('\n')[0] ?? '{}') as { resumed_from?: string };
     expect(header.resumed_from).toBe(firstId);
 
