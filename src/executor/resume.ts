@@ -14,11 +14,12 @@
  * the variables it set (register, set_fact, include_vars, a run_once result copied to the batch),
  * the handlers it notified, its status — see `src/audit/journal.ts`.
  *
- * **Restore.** Resuming, a task finished on a cluster (ok, changed, skipped, a failure ignored, or
- * a failure its block's rescue handled) is not run again there: it is reported `skipped` with
+ * **Restore.** Resuming, a task finished on a cluster (ok, changed, a failure ignored, or a
+ * failure its block's rescue handled) is not run again there: it is reported `skipped` with
  * `done in run <id> (<status>)`, and what it left is restored, in order, so later tasks see the
  * same variables and the handlers it notified still run at the next flush. A task that started but
- * did not finish (the run was killed in it), or failed, runs again, and the run says so.
+ * did not finish (the run was killed in it), or failed, runs again, and the run says so; a task
+ * that was skipped (its condition false) did nothing and is evaluated again.
  * Granularity: a whole task with its loop (a loop cut short runs all its items again); blocks,
  * rescue and always are walked as written, with each of their tasks restored or run.
  *
@@ -140,6 +141,8 @@ export class Resume {
     const id = `${cluster}|${key}`;
     const entry = this.state.tasks.get(id);
     if (!entry) return this.state.started.has(id) ? { kind: 'interrupted' } : { kind: 'new' };
+    // a skipped task did nothing: evaluated again (its condition sees the same restored variables)
+    if (entry.status === 'skipped') return { kind: 'new' };
     if (entry.status === 'unreachable') return { kind: 'failed', entry };
     if (entry.status === 'failed' && !entry.ignored && !this.state.rescued.has(id)) return { kind: 'failed', entry };
     return { kind: 'done', entry };

@@ -342,6 +342,8 @@ describe('journal lines', () => {
     expect(new Resume(st2).past('c1', 'k#0').kind).toBe('failed');
     const st3 = parseJournal([head, task('failed'), task('ok')].join('\n'), 'j');
     expect(new Resume(st3).past('c1', 'k#0').kind).toBe('done');
+    // a skipped task did nothing: evaluated again
+    expect(new Resume(parseJournal([head, task('skipped')].join('\n'), 'j')).past('c1', 'k#0').kind).toBe('new');
     expect(() => parseJournal('{"type":"task"}', 'j')).toThrow(/not a kplay run journal/);
   });
 
