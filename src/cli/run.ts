@@ -1,4 +1,5 @@
 /** `kplay run` / `plan` / `drift` flags → a managed run (locks, records, journal: src/executor/managed.ts). */
+import type { JournalState } from '../audit/journal.js';
 import type { RunHeader } from '../audit/record.js';
 import { runManaged, type ManagedRunResult } from '../executor/managed.js';
 import type { Inventory } from '../inventory/types.js';
@@ -34,8 +35,8 @@ export interface RunFlags extends LoadFlags {
   planRecord?: RunHeader['plan'];
   /** `--resume RUN_ID|last`: carry on an interrupted run (see `run-command.ts`). */
   resume?: string;
-  /** Resuming: `play index|cluster` pairs already finished, and the run resumed. */
-  resumeDone?: ReadonlySet<string>;
+  /** Resuming: the journal of the run resumed (see src/executor/resume.ts), and its id. */
+  resumeState?: JournalState;
   resumedFrom?: string;
 }
 
@@ -70,7 +71,7 @@ export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void
       startAtTask: flags.startAtTask,
       forks,
       repair: flags.repair,
-      resumeDone: flags.resumeDone,
+      resume: flags.resumeState,
       lock: flags.lock !== false,
       lockTimeoutMs: positiveInt(flags.lockTimeout, '--lock-timeout', 60) * 1000,
       keepRecords: positiveInt(flags.keepRecords, '--keep-records', 20),

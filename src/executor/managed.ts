@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { FileLock } from '../audit/filelock.js';
-import { Journal } from '../audit/journal.js';
+import { Journal, type JournalState, type TaskJournal } from '../audit/journal.js';
 import { ClusterLock, type HolderInfo } from '../audit/lock.js';
 import { SYSTEM_NAMESPACE } from '../audit/system.js';
 import { byName, gitInfo, listRecords, RunRecorder, whoAmI, type RunHeader } from '../audit/record.js';
@@ -26,6 +26,7 @@ import type { Playbook } from '../playbook/types.js';
 import type { RunEvent } from '../report/events.js';
 import type { Masker } from '../report/mask.js';
 import type { ModuleRegistry } from '../sdk/registry.js';
+import { playbookDigests, Resume } from './resume.js';
 import { runPlaybook, type RunSummary } from './run.js';
 import type { ClusterState } from './state.js';
 
@@ -64,8 +65,11 @@ export interface ManagedRunOptions {
   forks?: number;
   /** A repair run (`kplay drift --repair`): only these modules change anything. */
   repair?: ReadonlySet<string>;
-  /** Resuming: `play index|cluster` pairs already finished. */
-  resumeDone?: ReadonlySet<string>;
+  /**
+   * Resuming: the journal of the interrupted run (`readJournal`). Clusters that finished a play are
+   * left out of it; tasks finished on a cluster are restored, not run again (see resume.ts).
+   */
+  resume?: JournalState;
   /** Take the cluster locks. @default true */
   lock?: boolean;
   /** How long to wait for a lock another run holds. @default 60000 */
@@ -134,6 +138,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
   if (recorder) {
     try {
       await mkdir(recordDir, { recursive: true });
+      const playbookFiles = await playbookDigests(o.playbook, (t) => masker.mask(t));
       journal = new Journal(path.join(recordDir, `${runId}.journal`), {
         type: 'journal',
         run_id: runId,
@@ -144,7 +149,8 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
         skip_tags: skipTags,
         extra_var_names: Object.keys(o.extraVars).sort(),
         started: new Date().toISOString(),
-      });
+        playbook_files: playbookFiles,
+      }, masker);
     } catch (e) {
       o.onEvent({ type: 'warning', msg: `no resume journal (${errorMessage(e)}): this run cannot be resumed with --resume` });
     }
@@ -211,7 +217,8 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       extraVars: o.extraVars,
       check,
       repair: o.repair,
-      resumeDone: o.resumeDone,
+      resume: o.resume ? new Resume(o.resume) : undefined,
+      journal: journal ? safeJournal(journal, () => (journal = undefined)) : undefined,
       diff: o.diff === true,
       limit: o.limit,
       tags,
@@ -279,8 +286,35 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
     return { summary, recorder, recordFile, recordErrors: recordErrors.map((m) => masker.mask(m)) };
   } finally {
     for (const f of unhook) f();
+    try {
+      journal?.close();
+    } catch {
+      // the journal is best effort (a full disk): the record says what happened
+    }
     await Promise.all([...locks.values()].map((l) => l.release().catch(() => undefined)));
   }
+}
+
+/** The journal as the executor writes it: a write that fails (a full disk) drops it instead of stopping the run. */
+function safeJournal(journal: Journal, drop: () => void): TaskJournal {
+  let ok = true;
+  const guard = (fn: () => void): void => {
+    if (!ok) return;
+    try {
+      fn();
+    } catch {
+      ok = false;
+      drop();
+    }
+  };
+  return {
+    started: (c, k, t) => guard(() => journal.started(c, k, t)),
+    finished: (t) => guard(() => journal.finished(t)),
+    rescued: (c, k) => guard(() => journal.rescued(c, k)),
+    carried: (t) => guard(() => journal.carried(t)),
+    playDone: (p, c) => guard(() => journal.playDone(p, c)),
+    sync: () => guard(() => journal.sync()),
+  };
 }
 
 /**

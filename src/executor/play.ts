@@ -16,6 +16,7 @@ import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { loopItems, loopVars } from './loops.js';
 import { gatherFacts } from './facts.js';
+import { changesSince, restoreInto, safeToRunAgain, snapshot, taskBase, TaskKeys, unrestorable, type Resume } from './resume.js';
 
 type Obj = Record<string, unknown>;
 
@@ -45,6 +46,12 @@ export class PlayRun implements TaskHost {
    * once it ran — for every cluster, as in Ansible) and the handlers of roles loaded at run time.
    */
   readonly roles: RoleCollector;
+  /** The play's index in the playbook (task identities, see resume.ts). */
+  private readonly playIndex: number;
+  /** Counts the runs of each task per cluster (task identities). */
+  private readonly keys = new TaskKeys();
+  /** The identity of the last task that failed per cluster (a rescue that handles it is journaled). */
+  private readonly failedKey = new Map<string, string>();
   /** Roles the play names itself (`roles:`, `import_role`): `ansible_play_role_names`. */
   private readonly playRoleNames: string[];
 
@@ -60,6 +67,7 @@ export class PlayRun implements TaskHost {
     this.opts = shared.opts;
     this.limit = pLimit(Math.max(1, this.opts.forks));
     this.varsFiles = play.varsFromFiles;
+    this.playIndex = this.opts.playbook.plays.indexOf(play);
     // files loaded at run time (include_tasks, include_role) may hold `!secret` scalars: masked from then on
     this.roles = roleCollector(typeof shared.magic.playbook_dir === 'string' ? shared.magic.playbook_dir : play.baseDir, (values) => values.forEach((v) => this.opts.masker.addDeclared(v)));
     this.playRoleNames = play.publicRoles.filter((r) => !r.parent).map((r) => r.name);
@@ -265,6 +273,13 @@ export class PlayRun implements TaskHost {
     const name = await this.taskName(task, task.module, clusters[0]);
     if (!handler && !this.reachedStart(name)) return;
     this.opts.emit({ type: 'task_start', play: this.play.name, task: name, module: task.module, where: formatPos(task.pos), handler });
+    const base = taskBase(this.playIndex, task.pos, this.opts.playbook.dir);
+    const keys = new Map(clusters.map((cs) => [cs.name, this.keys.next(cs.name, base)]));
+    if (this.opts.resume) clusters = this.replay(task, name, clusters, keys, this.opts.resume);
+    if (clusters.length === 0) return;
+    const journal = this.opts.journal;
+    const snaps = new Map(clusters.map((cs) => [cs.name, snapshot(cs)]));
+    for (const cs of clusters) journal?.started(cs.name, keys.get(cs.name) ?? base, name);
     const targets = task.runOnce ? clusters.slice(0, 1) : clusters;
     const before = task.runOnce && targets[0] ? { ...targets[0].facts } : undefined;
     const throttle = await this.throttleOf(task, targets[0]);
@@ -285,6 +300,69 @@ export class PlayRun implements TaskHost {
         if (o.status === 'changed') for (const n of task.notify) cs.notified.add(n);
       }
     }
+    const byCluster = new Map(targets.map((cs, i) => [cs.name, outcomes[i] as TaskOutcome]));
+    for (const cs of clusters) {
+      const o = byCluster.get(cs.name) ?? (task.runOnce ? outcomes[0] : undefined);
+      const key = keys.get(cs.name);
+      if (!o || !key) continue;
+      const failed = (o.status === 'failed' && !o.ignored) || o.status === 'unreachable';
+      // stopped by Ctrl-C / SIGTERM in the middle: not finished (the resume says it was interrupted)
+      if (failed && this.opts.signal.aborted) continue;
+      if (o.status === 'failed' && !o.ignored) this.failedKey.set(cs.name, key);
+      const lf = o.status === 'failed' && !o.ignored ? this.lastFailure.get(cs.name) : undefined;
+      journal?.finished({ cluster: cs.name, key, task: name, module: task.module, status: o.status, ignored: o.ignored || undefined, run: this.opts.runId, ...changesSince(cs, snaps.get(cs.name) ?? snapshot(cs)), ...(lf ? { failure: lf } : {}) });
+    }
+    journal?.sync();
+  }
+
+  /**
+   * Resuming: the clusters on which `task` finished in the interrupted run get what it left back
+   * and are reported `done in run <id>`; the others are returned (to run it), with a word for a
+   * task that was interrupted in it. See resume.ts.
+   */
+  private replay(task: ModuleTask, name: string, clusters: ClusterState[], keys: Map<string, string>, resume: Resume): ClusterState[] {
+    const pending: ClusterState[] = [];
+    for (const cs of clusters) {
+      const key = keys.get(cs.name) ?? '';
+      const past = resume.past(cs.name, key);
+      if (past.kind === 'interrupted') this.opts.emit({ type: 'warning', cluster: cs.name, msg: `task '${name}' was interrupted in run ${resume.runId} before it finished: running it again` });
+      if (past.kind === 'failed') this.opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: name, msg: `failed in run ${past.entry.run}: running it again` });
+      if (past.kind !== 'done') {
+        pending.push(cs);
+        continue;
+      }
+      const e = past.entry;
+      if (e.module !== task.module) {
+        this.failCluster(cs, name, `cannot resume: in run ${e.run} the task at this place (${key}) was '${e.task}' (${e.module}), now it is ${task.module}: the playbook changed, so kplay cannot tell what was done; finish this cluster with a new run (without --resume)`);
+        continue;
+      }
+      const lost = unrestorable(e);
+      if (lost) {
+        if (safeToRunAgain(this.opts.registry.get(task.module))) {
+          this.opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: name, msg: `done in run ${e.run}, running it again: ${lost}` });
+          pending.push(cs);
+        } else {
+          this.failCluster(cs, name, `cannot resume: this task finished in run ${e.run} (${e.status}), but ${lost}; running ${task.module} again could repeat what it did. Finish this cluster by hand, or with a new run (without --resume)`);
+        }
+        continue;
+      }
+      restoreInto(cs, e, true);
+      this.opts.journal?.carried(e);
+      if (e.status === 'failed' && !e.ignored) {
+        // a failure its block's rescue handled: failed again here, so the rescue (restored in turn) follows
+        cs.failed = true;
+        cs.count('failed');
+        this.failedKey.set(cs.name, key);
+        if (e.failure) this.lastFailure.set(cs.name, e.failure);
+        this.opts.emit({ type: 'task_result', task: name, module: task.module, cluster: cs.name, status: 'failed', msg: `failed in run ${e.run} and rescued there: not run again`, duration_ms: 0 });
+        continue;
+      }
+      this.opts.emit({ type: 'task_result', task: name, module: task.module, cluster: cs.name, status: 'skipped', msg: `done in run ${e.run} (${e.status}${e.ignored ? ', failure ignored' : ''})`, duration_ms: 0 });
+      cs.count('skipped');
+      // what the interrupted run changed there goes into this run's record in the cluster (a killed run wrote none)
+      if (e.status === 'changed' && this.opts.registry.get(task.module)?.usesCluster) cs.clusterChanged = true;
+    }
+    return pending;
   }
 
   /** `throttle:` of a task (0: none); a template is rendered with the first cluster's variables. */
@@ -330,8 +408,12 @@ export class PlayRun implements TaskHost {
       }
       await this.runList(node.rescue, failed, false);
       for (const cs of failed) {
-        if (!cs.failed && !cs.unreachable) cs.count('rescued');
+        if (cs.failed || cs.unreachable) continue;
+        cs.count('rescued');
+        const key = this.failedKey.get(cs.name);
+        if (key) this.opts.journal?.rescued(cs.name, key);
       }
+      this.opts.journal?.sync();
     }
     if (node.always.length > 0) {
       const stillFailed = eligible.filter((c) => c.failed && !c.unreachable);

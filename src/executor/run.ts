@@ -11,6 +11,7 @@ import { emptyStats, type ClusterStats } from '../report/events.js';
 import { InputError } from '../load/errors.js';
 import { PlayRun, type RunShared } from './play.js';
 import { ClusterState, type RunOptions } from './state.js';
+import { restoreInto, type Resume } from './resume.js';
 
 /** Exit codes (typed, documented in the README). */
 export const EXIT = {
@@ -112,6 +113,22 @@ export function limitSet(opts: Pick<RunOptions, 'inventory' | 'limit'>): Set<str
   return new Set(matchClusters(opts.inventory, opts.limit));
 }
 
+/**
+ * A play `cs` finished in the resumed run: what its tasks set there (facts, registered results,
+ * include_vars) is restored for the later plays, and kept in this run's journal (a resumed run can
+ * be resumed in turn). Values that held a secret (or were too large) were never journaled: said once.
+ */
+function carryPlay(opts: RunOptions, resume: Resume, playIndex: number, cs: ClusterState): void {
+  const withheld: string[] = [];
+  for (const t of resume.playEntries(playIndex, cs.name)) {
+    restoreInto(cs, t, false);
+    withheld.push(...(t.withheld ?? []), ...(t.oversize ?? []));
+    opts.journal?.carried(t);
+  }
+  opts.journal?.playDone(playIndex, cs.name);
+  if (withheld.length) opts.emit({ type: 'warning', cluster: cs.name, msg: `variables set in play ${playIndex + 1} held a secret or were too large for the journal, and are not carried into the resumed run: ${[...new Set(withheld)].join(', ')}` });
+}
+
 /** Execute the playbook. Never throws for task failures; static errors should be caught before. */
 export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
   const t0 = Date.now();
@@ -162,11 +179,12 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
       for (const k of quiet) said.add(k);
       opts.emit({ type: 'log', level: 'info', cluster: names[0], task: play.name, msg: `accepted for Ansible compatibility, no effect in kplay: ${quiet.join(', ')} (kplay runs every task on the controller against the Kubernetes API${quiet.includes('strategy') ? '; strategy free/host_pinned run as linear' : ''})` });
     }
-    const done = opts.resumeDone;
-    if (done) {
-      const skipped = names.filter((n) => done.has(`${playIndex}|${n}`));
+    const resume = opts.resume;
+    if (resume) {
+      const skipped = names.filter((n) => resume.playDone(playIndex, n));
       if (skipped.length) opts.emit({ type: 'warning', msg: `play '${play.name}': ${skipped.join(', ')} finished it in the interrupted run: not run again` });
-      names = names.filter((n) => !done.has(`${playIndex}|${n}`));
+      for (const n of skipped) carryPlay(opts, resume, playIndex, states.get(n) as ClusterState);
+      names = names.filter((n) => !resume.playDone(playIndex, n));
       if (names.length === 0) continue;
     }
     const targets = names.map((n) => states.get(n) as ClusterState).filter((c) => !c.failed && !c.unreachable);

@@ -2,12 +2,14 @@
  * Run-time state: one `ClusterState` per inventory cluster for the whole run (facts survive
  * across plays, failed clusters leave later plays), and the options of the run.
  */
+import type { TaskJournal } from '../audit/journal.js';
 import type { Inventory, InventoryCluster } from '../inventory/types.js';
 import type { Playbook } from '../playbook/types.js';
 import type { Masker } from '../report/mask.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { emptyStats } from '../report/events.js';
 import type { ModuleRegistry } from '../sdk/registry.js';
+import type { Resume } from './resume.js';
 
 /** Everything `runPlaybook` needs. */
 export interface RunOptions {
@@ -23,10 +25,13 @@ export interface RunOptions {
    */
   repair?: ReadonlySet<string>;
   /**
-   * Resuming an interrupted run: `play index|cluster` of the plays clusters already finished;
-   * those clusters are left out of those plays (serial batches are formed from the others).
+   * Resuming an interrupted run: clusters that finished a play are left out of it (serial batches
+   * are formed from the others), and tasks finished on a cluster are restored, not run again
+   * (see resume.ts).
    */
-  resumeDone?: ReadonlySet<string>;
+  resume?: Resume;
+  /** Where task progress goes (the run's resume journal), when the run keeps one. */
+  journal?: TaskJournal;
   diff: boolean;
   /** `--limit` pattern. */
   limit?: string;

@@ -51,6 +51,7 @@ export { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } 
 
 // ---- running a playbook from a program (what `kplay run` does: locks, run records, journal)
 export { runManaged, type ManagedRunOptions, type ManagedRunResult } from '../executor/managed.js';
+export { readJournal, type JournalState } from '../audit/journal.js';
 
 // ---- load balancers, gates
 export { PROVIDERS, type LbSwitchArgs } from '../lb/index.js';
