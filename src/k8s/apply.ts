@@ -83,6 +83,21 @@ function pendingCreate(obj: KubeObject, mask?: (s: string) => string): ObjectPla
 }
 
 /**
+ * `obj` without the empty `rules` of an aggregated ClusterRole (one with an `aggregationRule`):
+ * the controller manager's clusterrole-aggregation-controller owns and fills them in, so a
+ * manifest's `rules: []` (Knative ships it: "filled in by the controller manager") would make
+ * every later apply conflict with that controller (and, forced, empty them until it fills them
+ * in again). The empty list says nothing the aggregation does not; non-empty rules are applied
+ * as given. Other objects are returned as they are.
+ */
+export function withoutAggregatedRules(obj: KubeObject): KubeObject {
+  if (obj.kind !== 'ClusterRole' || obj.apiVersion !== 'rbac.authorization.k8s.io/v1' || !isObj(obj.aggregationRule)) return obj;
+  if (!('rules' in obj) || (obj.rules !== null && !(Array.isArray(obj.rules) && obj.rules.length === 0))) return obj;
+  const { rules: _empty, ...rest } = obj;
+  return rest;
+}
+
+/**
  * The apply groups: what must exist before what, and nothing more (each group is applied with
  * all its objects in parallel, under the client's QPS budget).
  * - `foundations`: namespaces (rank 0) and the cluster-wide kinds pods name (PriorityClass,
@@ -124,7 +139,8 @@ function groupOf(obj: KubeObject, crds: ReturnType<typeof crdKinds>): ApplyGroup
  * whose CRD it created — are created without reading them first. The built-in kinds of the later
  * groups are read at the start, alongside the first groups (reads wait for no write).
  */
-export async function applyObjects(client: KubeClient, objects: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
+export async function applyObjects(client: KubeClient, given: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
+  const objects = given.map(withoutAggregatedRules);
   const crds = crdKinds(objects);
   const limit = pLimit(16);
   const byGroup = new Map<ApplyGroup, KubeObject[]>(GROUP_ORDER.map((g) => [g, []]));

@@ -92,13 +92,16 @@ const CORE_KINDS: ReadonlyMap<string, ResourceInfo> = new Map(
 /**
  * The kinds a CRD serves: every served version (a version with `served: false` never appears in
  * discovery), under its accepted names when the apiserver has set them (an Established CRD),
- * else those it asks for. Empty for a shape it cannot read; `resource` is `''` when the CRD names
+ * else those it asks for (also when a manifest carries an empty `status.acceptedNames`). Empty for a shape it cannot read; `resource` is `''` when the CRD names
  * no plural (the apiserver refuses such a CRD).
  */
 export function crdServedKinds(crd: KubeObject): ResourceInfo[] {
   const spec = isObj(crd.spec) ? crd.spec : {};
   const status = isObj(crd.status) ? crd.status : {};
-  const names = isObj(status.acceptedNames) ? status.acceptedNames : isObj(spec.names) ? spec.names : {};
+  // A manifest may carry the status stub older controller-gen releases wrote (`acceptedNames:
+  // {kind: '', plural: ''}`): names the apiserver has not accepted are no names.
+  const accepted = isObj(status.acceptedNames) && strOf(status.acceptedNames.kind) ? status.acceptedNames : undefined;
+  const names = accepted ?? (isObj(spec.names) ? spec.names : {});
   const group = strOf(spec.group);
   const kind = strOf(names.kind);
   const resource = strOf(names.plural);

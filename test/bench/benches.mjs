@@ -670,25 +670,55 @@ async function b7(env) {
 async function b8(env) {
   const { tsImport } = await import('tsx/esm/api');
   const { bigManifestSet } = await tsImport(path.join(env.repoRoot, 'test/fixtures/corpus/big-set.ts'), import.meta.url);
-  const { parseAllDocuments } = await import('yaml');
   const size = env.quick ? { crds: 2, crsPerCrd: 2, workloads: 3 } : { crds: 10, crsPerCrd: 5, workloads: 21 };
+  return manifestSetBench(env, { id: 'b8', make: bigManifestSet, size, label: (total) => `B8 big set ${total} objects (${size.crds} large CRDs)`, groupOf: (suffix) => [`big${suffix}.corpus.kplay.test`] });
+}
+
+/**
+ * B8b: the shapes of public vendor sets mixed in one file (test/fixtures/corpus/vendor-shapes.ts:
+ * cert-manager / prometheus-operator CRDs with very large schemas, 20 small Calico-like CRDs,
+ * 100 Crossplane/Istio-like custom resources with large specs, 32 cluster RBAC objects of which
+ * 4 aggregated ClusterRoles, controllers, webhooks), cold then no-op, against kubectl as for B8.
+ */
+async function b8b(env) {
+  const { tsImport } = await import('tsx/esm/api');
+  const { vendorManifestSet } = await tsImport(path.join(env.repoRoot, 'test/fixtures/corpus/vendor-shapes.ts'), import.meta.url);
+  const size = env.quick ? { largeCrds: 2, smallCrds: 3, crs: 10, clusterRoles: 4, deployments: 1 } : {};
+  return manifestSetBench(env, {
+    id: 'b8b',
+    make: vendorManifestSet,
+    size,
+    label: (total, set) => `B8b vendor shapes ${total} objects (${set.crds.length} CRDs)`,
+    groupOf: (suffix) => [`vendor${suffix}.corpus.kplay.test`, `net${suffix}.corpus.kplay.test`],
+  });
+}
+
+/**
+ * A manifest set from a corpus generator `make(ns, suffix, size)` in one `k8s_apply` task, cold
+ * then no-op, against kubectl as ops apply such a set: CRDs, wait Established, the rest (B8, B8b).
+ */
+async function manifestSetBench(env, spec) {
+  const { parseAllDocuments } = await import('yaml');
+  const { size } = spec;
+  let lastSet;
   const samples = { kCold: [], kNoop: [], pCold: [], pNoop: [], kColdReq: [], kNoopReq: [], kColdW: [], kNoopW: [], kNoopDry: [], pColdReq: [], pNoopReq: [], pColdW: [], pNoopW: [] };
   let total = 0;
   for (let rep = 0; rep < env.reps; rep++) {
     for (const tool of ['kplay', 'kubectl']) {
-      const suffix = `${env.runId}-b8-${tool === 'kplay' ? 'kp' : 'kc'}${rep}`;
+      const suffix = `${env.runId}-${spec.id}-${tool === 'kplay' ? 'kp' : 'kc'}${rep}`;
       const ns = suffix;
-      const set = bigManifestSet(ns, suffix, size);
+      const set = spec.make(ns, suffix, size);
       total = set.count;
-      const group = `big${suffix}.corpus.kplay.test`;
-      const dir = path.join(env.work, 'b8', suffix);
+      lastSet = set;
+      const groups = spec.groupOf(suffix);
+      const dir = path.join(env.work, spec.id, suffix);
       const all = write(path.join(dir, 'set.yaml'), set.text);
       const docs = parseAllDocuments(set.text).map((d) => d.toJSON()).filter(Boolean);
       const crdFile = write(path.join(dir, 'crds.yaml'), yamlDocs(docs.filter((d) => d.kind === 'CustomResourceDefinition')));
       const restFile = write(path.join(dir, 'rest.yaml'), yamlDocs(docs.filter((d) => d.kind !== 'CustomResourceDefinition')));
       const belongs = (e) => {
         const r = e.objectRef ?? {};
-        return r.namespace === ns || r.apiGroup === group || String(r.name ?? '').includes(suffix);
+        return r.namespace === ns || groups.includes(r.apiGroup) || String(r.name ?? '').includes(suffix);
       };
       // The namespace exists before either tool runs (untimed), as for a vendor set that names none.
       check(await env.kubectl(['create', 'namespace', ns]), 'kubectl create namespace');
@@ -699,7 +729,7 @@ async function b8(env) {
           for (const phase of ['cold', 'noop']) {
             if (phase === 'noop') await settle(env, 'sandbox-1', ns);
             const mark = env.auditMark();
-            const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '-o', 'json']), `kplay B8 ${phase}`);
+            const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '-o', 'json']), `kplay ${spec.id} ${phase}`);
             const a = env.auditCount(mark, 'kplay', belongs);
             const key = phase === 'cold' ? 'kCold' : 'kNoop';
             samples[key].push(r.ms);
@@ -737,7 +767,7 @@ async function b8(env) {
   const kc = med(samples.kCold);
   const pc = med(samples.pCold);
   rows.push({
-    bench: `B8 big set ${total} objects (${size.crds} large CRDs), cold`,
+    bench: `${spec.label(total, lastSet)}, cold`,
     kplay_ms: kc,
     peer_ms: pc,
     ratio: ratioOf(kc, pc),
@@ -754,7 +784,7 @@ async function b8(env) {
   const pn = med(samples.pNoop);
   const noopW = Math.max(...samples.kNoopW);
   rows.push({
-    bench: `B8 big set ${total} objects (${size.crds} large CRDs), no-op`,
+    bench: `${spec.label(total, lastSet)}, no-op`,
     kplay_ms: kn,
     peer_ms: pn,
     ratio: ratioOf(kn, pn),
@@ -816,4 +846,5 @@ export const BENCHES = [
   { id: 'B7', title: 'start-up: kplay --help, validate of 200 tasks, run of 1 local task vs node -e 0', run: b7, rows: () => ['B7 kplay --help vs node -e 0', 'B7 kplay validate of 200 tasks vs kplay --help', 'B7 kplay run of 1 local task vs node -e 0'] },
   { id: 'B9', title: 'the expression language: 100,000 conditions and templates vs ansible-core\'s templar', run: b9, rows: (q) => [`B9 ${q ? 2002 : 100002} expressions`] },
   { id: 'B8', title: 'a big vendor-style set (large CRDs, CRs, RBAC, workloads, unserved APIService), cold and no-op, vs kubectl', run: b8, rows: (q) => [`B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), cold`, `B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), no-op`] },
+  { id: 'B8B', title: 'the shapes of public vendor sets (very large and many small CRDs, 100 large custom resources, aggregated RBAC, webhooks), cold and no-op, vs kubectl', run: b8b, rows: (q) => [`B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), cold`, `B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), no-op`] },
 ];
