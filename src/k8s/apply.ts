@@ -75,11 +75,44 @@ export function crdKinds(objects: KubeObject[]): Map<string, { apiVersion: strin
 
 const isUnknownKind = (e: unknown): boolean => e instanceof KubeApiError && e.verb === 'DISCOVER';
 
-/** A plan for an object that cannot be dry-run yet (its CRD or namespace is created by the same task). */
+/**
+ * A plan for an object that cannot be dry-run yet (its CRD or namespace is created by the same
+ * task), or that is created by its write (whose answer then makes the plan). Its normalised
+ * object and diff are made when first read: a create's write replaces the plan before anything
+ * reads them, and normalising every object of a set (large CRDs) before its first write cost
+ * ~0.1 s on a cold apply's critical path.
+ */
 function pendingCreate(obj: KubeObject, mask?: (s: string) => string): ObjectPlan {
   const ref = objectRef(obj);
-  const n = maskObject(normalize(obj));
-  return { ref, action: 'create', desired: n, diff: diffEntry(labelOf(ref), undefined, n, mask), changedPaths: [] };
+  let n: KubeObject | undefined;
+  let diff: ObjectPlan['diff'] | undefined;
+  const desired = (): KubeObject => (n ??= maskObject(normalize(obj)));
+  return {
+    ref,
+    action: 'create',
+    get desired(): KubeObject {
+      return desired();
+    },
+    get diff(): ObjectPlan['diff'] {
+      return (diff ??= diffEntry(labelOf(ref), undefined, desired(), mask));
+    },
+    changedPaths: [],
+  };
+}
+
+/**
+ * `obj` without the empty `rules` of an aggregated ClusterRole (one with an `aggregationRule`):
+ * the controller manager's clusterrole-aggregation-controller owns and fills them in, so a
+ * manifest's `rules: []` (Knative ships it: "filled in by the controller manager") would make
+ * every later apply conflict with that controller (and, forced, empty them until it fills them
+ * in again). The empty list says nothing the aggregation does not; non-empty rules are applied
+ * as given. Other objects are returned as they are.
+ */
+export function withoutAggregatedRules(obj: KubeObject): KubeObject {
+  if (obj.kind !== 'ClusterRole' || obj.apiVersion !== 'rbac.authorization.k8s.io/v1' || !isObj(obj.aggregationRule)) return obj;
+  if (!('rules' in obj) || (obj.rules !== null && !(Array.isArray(obj.rules) && obj.rules.length === 0))) return obj;
+  const { rules: _empty, ...rest } = obj;
+  return rest;
 }
 
 /**
@@ -124,7 +157,8 @@ function groupOf(obj: KubeObject, crds: ReturnType<typeof crdKinds>): ApplyGroup
  * whose CRD it created — are created without reading them first. The built-in kinds of the later
  * groups are read at the start, alongside the first groups (reads wait for no write).
  */
-export async function applyObjects(client: KubeClient, objects: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
+export async function applyObjects(client: KubeClient, given: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
+  const objects = given.map(withoutAggregatedRules);
   const crds = crdKinds(objects);
   const limit = pLimit(16);
   const byGroup = new Map<ApplyGroup, KubeObject[]>(GROUP_ORDER.map((g) => [g, []]));
@@ -476,8 +510,9 @@ async function applyGroup(
             opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
           }
           if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);
+          // a create's plan is the object as stored, normalised and masked once for both
           if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
-          r.object = maskObject(normalize(stored));
+          r.object = (r.action === 'created' && !r.plan.live ? r.plan.desired : undefined) ?? maskObject(normalize(stored));
           opts.log?.(`${r.action} ${labelOf(r.ref)}`);
         }),
       ),

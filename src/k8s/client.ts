@@ -535,7 +535,7 @@ export class KubeClientImpl implements KubeClient {
 
   async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
     // Kinds every cluster serves need no discovery; once it is read, discovery answers.
-    const core = this.discovery.index ? undefined : coreKind(apiVersion, kind);
+    const core = this.discovery.index ? undefined : coreKind(apiVersion, kind, this.serverVersion);
     if (core) return core;
     const key = `${apiVersion} ${kind}`;
     let info = (await this.loadDiscovery()).get(apiVersion, kind) ?? this.learnedKind(apiVersion, kind);

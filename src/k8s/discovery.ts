@@ -57,48 +57,74 @@ const strOf = (v: unknown): string => (typeof v === 'string' ? v : '');
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 /**
- * Kinds every Kubernetes release kplay supports serves, at these versions and scopes (GA since
- * 1.16 or earlier, never removed): looked up without discovery, so a run that only touches them
- * (a helm release of Deployments, Services and ConfigMaps; the run records) reads none.
+ * Kinds every Kubernetes release serves from the minor version given (`0`: every release kplay
+ * supports; GA since 1.16 or earlier, never removed), at these versions and scopes: looked up
+ * without discovery, so a run that only touches them (a helm release of Deployments, Services,
+ * ConfigMaps, RBAC, an IngressClass and a webhook; the run records) reads none. The later ones
+ * only when the server's version is known and at least that minor.
  */
-const CORE_KINDS: ReadonlyMap<string, ResourceInfo> = new Map(
+const CORE_KINDS: ReadonlyMap<string, ResourceInfo & { since: number }> = new Map(
   (
     [
-      ['', 'v1', 'Namespace', 'namespaces', false],
-      ['', 'v1', 'ConfigMap', 'configmaps', true],
-      ['', 'v1', 'Secret', 'secrets', true],
-      ['', 'v1', 'Service', 'services', true],
-      ['', 'v1', 'ServiceAccount', 'serviceaccounts', true],
-      ['', 'v1', 'Pod', 'pods', true],
-      ['', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true],
-      ['', 'v1', 'Event', 'events', true],
-      ['', 'v1', 'LimitRange', 'limitranges', true],
-      ['', 'v1', 'ResourceQuota', 'resourcequotas', true],
-      ['apps', 'v1', 'Deployment', 'deployments', true],
-      ['apps', 'v1', 'StatefulSet', 'statefulsets', true],
-      ['apps', 'v1', 'DaemonSet', 'daemonsets', true],
-      ['apps', 'v1', 'ReplicaSet', 'replicasets', true],
-      ['batch', 'v1', 'Job', 'jobs', true],
-      ['rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true],
-      ['rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true],
-      ['rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false],
-      ['rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false],
-      ['coordination.k8s.io', 'v1', 'Lease', 'leases', true],
-      ['apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false],
+      ['', 'v1', 'Namespace', 'namespaces', false, 0],
+      ['', 'v1', 'ConfigMap', 'configmaps', true, 0],
+      ['', 'v1', 'Secret', 'secrets', true, 0],
+      ['', 'v1', 'Service', 'services', true, 0],
+      ['', 'v1', 'ServiceAccount', 'serviceaccounts', true, 0],
+      ['', 'v1', 'Pod', 'pods', true, 0],
+      ['', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true, 0],
+      ['', 'v1', 'PersistentVolume', 'persistentvolumes', false, 0],
+      ['', 'v1', 'Endpoints', 'endpoints', true, 0],
+      ['', 'v1', 'Event', 'events', true, 0],
+      ['', 'v1', 'LimitRange', 'limitranges', true, 0],
+      ['', 'v1', 'ResourceQuota', 'resourcequotas', true, 0],
+      ['apps', 'v1', 'Deployment', 'deployments', true, 0],
+      ['apps', 'v1', 'StatefulSet', 'statefulsets', true, 0],
+      ['apps', 'v1', 'DaemonSet', 'daemonsets', true, 0],
+      ['apps', 'v1', 'ReplicaSet', 'replicasets', true, 0],
+      ['batch', 'v1', 'Job', 'jobs', true, 0],
+      ['rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true, 0],
+      ['rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true, 0],
+      ['rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false, 0],
+      ['rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false, 0],
+      ['coordination.k8s.io', 'v1', 'Lease', 'leases', true, 0],
+      ['apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, 0],
+      ['admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false, 0],
+      ['admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false, 0],
+      ['apiregistration.k8s.io', 'v1', 'APIService', 'apiservices', false, 0],
+      ['networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true, 0],
+      ['scheduling.k8s.io', 'v1', 'PriorityClass', 'priorityclasses', false, 0],
+      ['storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, 0],
+      ['autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, 0],
+      ['networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, 19],
+      ['networking.k8s.io', 'v1', 'IngressClass', 'ingressclasses', false, 19],
+      ['policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, 21],
+      ['batch', 'v1', 'CronJob', 'cronjobs', true, 21],
+      ['discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', true, 21],
+      ['autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, 23],
     ] as const
-  ).map(([group, version, kind, resource, namespaced]) => [gvkKey(apiVersionOf(group, version), kind), { group, version, kind, resource, namespaced, verbs: kind === 'Namespace' ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS }]),
+  ).map(([group, version, kind, resource, namespaced, since]) => [gvkKey(apiVersionOf(group, version), kind), { group, version, kind, resource, namespaced, since, verbs: kind === 'Namespace' ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS }]),
 );
+
+/** The minor version of a server's `gitVersion` (`v1.34.4`, `v1.29.3-eks-a5565ad` → 34, 29), or undefined. */
+export function serverMinor(gitVersion: string | undefined): number | undefined {
+  const m = /^v?1\.(\d+)/.exec(gitVersion ?? '');
+  return m ? Number(m[1]) : undefined;
+}
 
 /**
  * The kinds a CRD serves: every served version (a version with `served: false` never appears in
  * discovery), under its accepted names when the apiserver has set them (an Established CRD),
- * else those it asks for. Empty for a shape it cannot read; `resource` is `''` when the CRD names
+ * else those it asks for (also when a manifest carries an empty `status.acceptedNames`). Empty for a shape it cannot read; `resource` is `''` when the CRD names
  * no plural (the apiserver refuses such a CRD).
  */
 export function crdServedKinds(crd: KubeObject): ResourceInfo[] {
   const spec = isObj(crd.spec) ? crd.spec : {};
   const status = isObj(crd.status) ? crd.status : {};
-  const names = isObj(status.acceptedNames) ? status.acceptedNames : isObj(spec.names) ? spec.names : {};
+  // A manifest may carry the status stub older controller-gen releases wrote (`acceptedNames:
+  // {kind: '', plural: ''}`): names the apiserver has not accepted are no names.
+  const accepted = isObj(status.acceptedNames) && strOf(status.acceptedNames.kind) ? status.acceptedNames : undefined;
+  const names = accepted ?? (isObj(spec.names) ? spec.names : {});
   const group = strOf(spec.group);
   const kind = strOf(names.kind);
   const resource = strOf(names.plural);
@@ -108,9 +134,13 @@ export function crdServedKinds(crd: KubeObject): ResourceInfo[] {
     .map((v) => ({ group, version: v.name, kind, resource, namespaced: spec.scope !== 'Cluster', verbs: ALL_VERBS }));
 }
 
-/** A kind of {@link CORE_KINDS}, or undefined. */
-export function coreKind(apiVersion: string, kind: string): ResourceInfo | undefined {
-  return CORE_KINDS.get(gvkKey(apiVersion, kind));
+/** A kind of {@link CORE_KINDS} the server of `gitVersion` serves (unknown version: the kinds every release serves), or undefined. */
+export function coreKind(apiVersion: string, kind: string, gitVersion?: string): ResourceInfo | undefined {
+  const k = CORE_KINDS.get(gvkKey(apiVersion, kind));
+  if (!k) return undefined;
+  if (k.since > 0 && (serverMinor(gitVersion) ?? 0) < k.since) return undefined;
+  const { since: _since, ...info } = k;
+  return info;
 }
 
 /** True when a parsed body is an `APIGroupDiscoveryList`. */

@@ -16,6 +16,7 @@ import { addedField, hidingRule, type DriftField, type DriftRule, type HiddenFie
 import { childAt, fieldAdditions, ownersOf, parseFieldPath, pointerOf, withoutFields, type FieldSegment } from './fields.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
 import { normalisesQuantities, sameQuantity } from './quantity.js';
+import { splitApiVersion } from './discovery.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 /** Options of {@link planApply}. */
@@ -262,12 +263,41 @@ export async function fetchLive(
  * True when `live` holds every field of `want` with the same value (lists: same length, item by
  * item). With `quantities` (built-in kinds), a resource quantity counts as the same when the API
  * server stores the manifest's value as the live one (`cpu: 0.1` and `100m`; see quantity.ts).
+ * With `zeros` (built-in kinds), a field of {@link OMITTED_ZERO} with its zero is held by a live
+ * object without it.
  */
-export function containsFields(live: unknown, want: unknown, quantities = false, key?: string, parent?: string): boolean {
-  if (isObj(want)) return isObj(live) && Object.entries(want).every(([k, w]) => w === undefined || containsFields(live[k], w, quantities, k, key));
-  if (Array.isArray(want)) return Array.isArray(live) && live.length === want.length && want.every((w, i) => containsFields(live[i], w, quantities, undefined, key));
+export function containsFields(live: unknown, want: unknown, quantities = false, key?: string, parent?: string, zeros = false): boolean {
+  if (isObj(want)) return isObj(live) && Object.entries(want).every(([k, w]) => w === undefined || (zeros && live[k] === undefined && OMITTED_ZERO.get(k) === w) || containsFields(live[k], w, quantities, k, key, zeros));
+  if (Array.isArray(want)) return Array.isArray(live) && live.length === want.length && want.every((w, i) => containsFields(live[i], w, quantities, undefined, key, zeros));
   return live === want || (quantities && sameQuantity(live, want, key, parent));
 }
+
+/**
+ * Fields of built-in kinds the apiserver does not store when zero (Go `omitempty` on a value,
+ * not a pointer) and whose absence means that same zero: a manifest's `minReadySeconds: 0`,
+ * `initialDelaySeconds: 0`, `readOnly: false` or a subject's `apiGroup: ""` is the live object
+ * without the field, and needs no dry-run to tell (charts render them: ingress-nginx's
+ * `minReadySeconds: 0`). Only names whose every built-in use has the zero as its meaning when
+ * absent (`automountServiceAccountToken: false`, absent meaning true, is not one).
+ */
+const OMITTED_ZERO: ReadonlyMap<string, unknown> = new Map<string, unknown>([
+  ['minReadySeconds', 0],
+  ['initialDelaySeconds', 0],
+  ['hostPort', 0],
+  ['readOnly', false],
+  ['hostNetwork', false],
+  ['hostPID', false],
+  ['hostIPC', false],
+  ['stdin', false],
+  ['stdinOnce', false],
+  ['tty', false],
+  ['paused', false],
+  ['publishNotReadyAddresses', false],
+  ['apiGroup', ''],
+]);
+
+/** API groups whose objects the apiserver stores without {@link OMITTED_ZERO} zeros (custom resources keep them). */
+const OMITS_ZEROS = new Set(['', 'apps', 'batch', 'rbac.authorization.k8s.io']);
 
 /**
  * True when every field in `owned` (a managedFields `fieldsV1` tree) is still in `desired`.
@@ -319,7 +349,7 @@ export function appliedUnchanged(live: KubeObject, desired: KubeObject, fieldMan
   void apiVersion;
   void kind;
   void status;
-  if (!containsFields(live, wanted, normalisesQuantities(desired.apiVersion))) return false;
+  if (!containsFields(live, wanted, normalisesQuantities(desired.apiVersion), undefined, undefined, OMITS_ZEROS.has(splitApiVersion(desired.apiVersion).group))) return false;
   const entries = Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
   for (const e of entries) {
     if (!isObj(e) || e.manager !== fieldManager || e.operation !== 'Apply' || (e.subresource !== undefined && e.subresource !== '')) continue;

@@ -362,11 +362,32 @@ async function b3(env) {
 // ======================================================================= B4
 async function b4(env) {
   const nRel = env.quick ? 2 : 10;
-  const chart = path.resolve(env.repoRoot, 'playbooks/charts/webapp-1.0.0');
+  return helmBench(env, { id: 'b4', nRel, chart: path.resolve(env.repoRoot, 'playbooks/charts/webapp-1.0.0'), release: 'webapp', label: `B4 helm_release ${nRel} releases` });
+}
+
+/**
+ * B4b: one release of an ingress controller chart shaped after ingress-nginx
+ * (test/fixtures/corpus/charts/ingress-controller: controller, RBAC, IngressClass, admission
+ * webhook whose certificate hook Jobs run before and after the install), install then no-op,
+ * against `helm upgrade --install --wait`. Goal (issue 31): install <= 1.1x.
+ */
+async function b4b(env) {
+  const chart = path.resolve(env.repoRoot, 'test/fixtures/corpus/charts/ingress-controller');
+  // cluster-scoped objects of a release in namespace ns (see the chart's templates)
+  const clusterScoped = (ns) => [`ingressclass/nginx-${ns}`, `validatingwebhookconfiguration/ingress-ingress-controller-${ns}-admission`, `clusterrole/ingress-ingress-controller-${ns}`, `clusterrolebinding/ingress-ingress-controller-${ns}`, `clusterrole/ingress-ingress-controller-${ns}-admission`, `clusterrolebinding/ingress-ingress-controller-${ns}-admission`];
+  return helmBench(env, { id: 'b4b', nRel: 1, chart, release: 'ingress', label: 'B4b helm_release ingress controller chart (hooks, webhook)', clusterScoped });
+}
+
+/**
+ * `helm_release` of a local chart in `nRel` namespaces (one inventory entry each, forks nRel),
+ * install then no-op, against `helm upgrade --install --wait`, nRel in parallel (B4, B4b).
+ */
+async function helmBench(env, spec) {
+  const { nRel, chart } = spec;
   if (!fs.existsSync(chart)) throw new Error(`chart ${chart} missing`);
   const helmHome = path.join(env.work, 'helm-home');
   const helmEnv = { HELM_CACHE_HOME: path.join(helmHome, 'cache'), HELM_CONFIG_HOME: path.join(helmHome, 'config'), HELM_DATA_HOME: path.join(helmHome, 'data') };
-  const samples = { kIns: [], kNoop: [], pIns: [], pNoop: [], kInsW: [], kNoopW: [], pInsW: [], pNoopW: [], kNoopReq: [], kNewRev: [], pNewRev: [], kInsHelm: [], kNoopHelm: [] };
+  const samples = { kIns: [], kNoop: [], pIns: [], pNoop: [], kInsW: [], kNoopW: [], pInsW: [], pNoopW: [], kInsReq: [], kNoopReq: [], kNewRev: [], pNewRev: [], kInsHelm: [], kNoopHelm: [] };
   // kplay's helm behind a wrapper that counts processes: a no-op must run none, a change one per release.
   const helmCalls = path.join(env.work, 'b4-helm-calls.log');
   // The wrapper is the same file from run to run (rewritten only when its text changes), as a
@@ -388,22 +409,24 @@ async function b4(env) {
   };
   for (let rep = 0; rep < env.reps; rep++) {
     for (const tool of ['kplay', 'helm']) {
-      const prefix = `${env.runId}-b4-${tool[0]}${rep}`;
-      const dir = path.join(env.work, 'b4', prefix);
+      const prefix = `${env.runId}-${spec.id}-${tool[0]}${rep}`;
+      const dir = path.join(env.work, spec.id, prefix);
       const hosts = Array.from({ length: nRel }, (_, i) => ({ name: `r${String(i + 1).padStart(2, '0')}`, context: env.clusters[i % env.clusters.length].context, ns: `${prefix}-r${i + 1}` }));
-      const belongs = (e) => String(e.objectRef?.namespace ?? '').startsWith(prefix) || (e.objectRef?.resource === 'namespaces' && String(e.objectRef?.name).startsWith(prefix));
+      const belongs = (e) => String(e.objectRef?.namespace ?? '').startsWith(prefix) || String(e.objectRef?.name ?? '').includes(prefix);
       if (tool === 'kplay') {
-        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n    - name: webapp\n      helm_release:\n        name: webapp\n        namespace: "{{ ns }}"\n        create_namespace: true\n        chart: ${chart}\n        wait: true\n        timeout: 120\n`);
+        const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  tasks:\n    - name: ${spec.release}\n      helm_release:\n        name: ${spec.release}\n        namespace: "{{ ns }}"\n        create_namespace: true\n        chart: ${chart}\n        wait: true\n        timeout: 120\n`);
         const inv = write(path.join(dir, 'inv.yml'), inventory(env, hosts.map((h) => ({ name: h.name, context: h.context, vars: { ns: h.ns } }))));
         for (const phase of ['install', 'noop']) {
           const mark = env.auditMark();
           const calls = helmCount();
-          const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '--forks', String(nRel), '-o', 'json'], { env: { ...helmEnv, KPLAY_HELM: helmWrapper, KPLAY_BENCH_HELM_LOG: helmCalls } }), `kplay B4 ${phase}`);
+          const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '--forks', String(nRel), '-o', 'json'], { env: { ...helmEnv, KPLAY_HELM: helmWrapper, KPLAY_BENCH_HELM_LOG: helmCalls } }), `kplay ${spec.id} ${phase}`);
           const w = env.auditCount(mark, 'kplay', belongs).writes + env.auditCount(mark, 'helm', belongs).writes;
           if (phase === 'install') {
             samples.kIns.push(r.ms);
             samples.kInsW.push(w);
             samples.kInsHelm.push(helmCount() - calls);
+            samples.kInsReq.push(r.stats.requests);
+            samples.kInsVerbs = verbs(r.stats);
             installCalls = helmLines().slice(calls);
           } else {
             samples.kNoop.push(r.ms);
@@ -415,12 +438,12 @@ async function b4(env) {
           }
         }
       } else {
-        const script = write(path.join(dir, 'helm.sh'), `#!/bin/sh\nexec "${env.helmBin}" --kubeconfig "${env.kubeconfig}" --kube-context "$1" upgrade --install webapp "${chart}" -n "$2" --create-namespace --wait --timeout 120s >/dev/null\n`);
+        const script = write(path.join(dir, 'helm.sh'), `#!/bin/sh\nexec "${env.helmBin}" --kubeconfig "${env.kubeconfig}" --kube-context "$1" upgrade --install ${spec.release} "${chart}" -n "$2" --create-namespace --wait --timeout 120s >/dev/null\n`);
         fs.chmodSync(script, 0o755);
         const input = hosts.map((h) => `${h.context} ${h.ns}`).join('\n') + '\n';
         for (const phase of ['install', 'noop']) {
           const mark = env.auditMark();
-          const r = check(await env.run('xargs', ['-P', String(nRel), '-L', '1', script], { input, env: helmEnv }), `helm B4 ${phase}`);
+          const r = check(await env.run('xargs', ['-P', String(nRel), '-L', '1', script], { input, env: helmEnv }), `helm ${spec.id} ${phase}`);
           const w = env.auditCount(mark, 'helm', belongs).writes;
           if (phase === 'install') {
             samples.pIns.push(r.ms);
@@ -432,6 +455,7 @@ async function b4(env) {
           }
         }
       }
+      if (spec.clusterScoped) for (const h of hosts) await env.kubectl(['delete', '--ignore-not-found', '--wait=false', ...spec.clusterScoped(h.ns)], { context: h.context });
       await waitGone(env, byCtx(hosts.map((h) => [h.context, h.ns])));
     }
   }
@@ -440,9 +464,9 @@ async function b4(env) {
   const kn = med(samples.kNoop);
   const pn = med(samples.pNoop);
   return [
-    { bench: `B4 helm_release ${nRel} releases, install`, kplay_ms: ki, peer_ms: pi, ratio: ratioOf(ki, pi), goal: '<= 1.1x', met: ratioOf(ki, pi) !== null && ratioOf(ki, pi) <= 1.1, kplay_requests: null, kplay_writes: med(samples.kInsW), peer_requests: null, peer_writes: med(samples.pInsW), notes: `kplay helm processes ${Math.max(...samples.kInsHelm)} for ${nRel} releases (${['upgrade', 'version'].map((c) => `${c} ${installCalls.filter((x) => x === c).length}`).join(', ')}; goal: one upgrade each, \`helm version\` only the first time a helm binary is seen); peer: helm upgrade --install --wait, ${nRel} in parallel`, samples },
+    { bench: `${spec.label}, install`, kplay_ms: ki, peer_ms: pi, ratio: ratioOf(ki, pi), goal: '<= 1.1x', met: ratioOf(ki, pi) !== null && ratioOf(ki, pi) <= 1.1, kplay_requests: med(samples.kInsReq), kplay_writes: med(samples.kInsW), peer_requests: null, peer_writes: med(samples.pInsW), notes: `kplay requests (besides helm's): ${samples.kInsVerbs}; kplay helm processes ${Math.max(...samples.kInsHelm)} for ${nRel} releases (${['upgrade', 'version'].map((c) => `${c} ${installCalls.filter((x) => x === c).length}`).join(', ')}; goal: one upgrade each, \`helm version\` only the first time a helm binary is seen); peer: helm upgrade --install --wait, ${nRel} in parallel`, samples },
     {
-      bench: `B4 helm_release ${nRel} releases, no-op`,
+      bench: `${spec.label}, no-op`,
       kplay_ms: kn,
       peer_ms: pn,
       ratio: ratioOf(kn, pn),
@@ -670,25 +694,56 @@ async function b7(env) {
 async function b8(env) {
   const { tsImport } = await import('tsx/esm/api');
   const { bigManifestSet } = await tsImport(path.join(env.repoRoot, 'test/fixtures/corpus/big-set.ts'), import.meta.url);
-  const { parseAllDocuments } = await import('yaml');
   const size = env.quick ? { crds: 2, crsPerCrd: 2, workloads: 3 } : { crds: 10, crsPerCrd: 5, workloads: 21 };
+  return manifestSetBench(env, { id: 'b8', make: bigManifestSet, size, label: (total) => `B8 big set ${total} objects (${size.crds} large CRDs)`, groupOf: (suffix) => [`big${suffix}.corpus.kplay.test`] });
+}
+
+/**
+ * B8b: the shapes of public vendor sets mixed in one file (test/fixtures/corpus/vendor-shapes.ts:
+ * cert-manager / prometheus-operator CRDs with very large schemas, 20 small Calico-like CRDs,
+ * 100 Crossplane/Istio-like custom resources with large specs, 32 cluster RBAC objects of which
+ * 4 aggregated ClusterRoles, controllers, webhooks), cold then no-op, against kubectl as for B8.
+ */
+async function b8b(env) {
+  const { tsImport } = await import('tsx/esm/api');
+  const { vendorManifestSet } = await tsImport(path.join(env.repoRoot, 'test/fixtures/corpus/vendor-shapes.ts'), import.meta.url);
+  const size = env.quick ? { largeCrds: 2, smallCrds: 3, crs: 10, clusterRoles: 4, deployments: 1 } : {};
+  return manifestSetBench(env, {
+    id: 'b8b',
+    make: vendorManifestSet,
+    size,
+    label: (total, set) => `B8b vendor shapes ${total} objects (${set.crds.length} CRDs)`,
+    groupOf: (suffix) => [`vendor${suffix}.corpus.kplay.test`, `net${suffix}.corpus.kplay.test`],
+    noopGoal: 0.3, // issue 31
+  });
+}
+
+/**
+ * A manifest set from a corpus generator `make(ns, suffix, size)` in one `k8s_apply` task, cold
+ * then no-op, against kubectl as ops apply such a set: CRDs, wait Established, the rest (B8, B8b).
+ */
+async function manifestSetBench(env, spec) {
+  const { parseAllDocuments } = await import('yaml');
+  const { size } = spec;
+  let lastSet;
   const samples = { kCold: [], kNoop: [], pCold: [], pNoop: [], kColdReq: [], kNoopReq: [], kColdW: [], kNoopW: [], kNoopDry: [], pColdReq: [], pNoopReq: [], pColdW: [], pNoopW: [] };
   let total = 0;
   for (let rep = 0; rep < env.reps; rep++) {
     for (const tool of ['kplay', 'kubectl']) {
-      const suffix = `${env.runId}-b8-${tool === 'kplay' ? 'kp' : 'kc'}${rep}`;
+      const suffix = `${env.runId}-${spec.id}-${tool === 'kplay' ? 'kp' : 'kc'}${rep}`;
       const ns = suffix;
-      const set = bigManifestSet(ns, suffix, size);
+      const set = spec.make(ns, suffix, size);
       total = set.count;
-      const group = `big${suffix}.corpus.kplay.test`;
-      const dir = path.join(env.work, 'b8', suffix);
+      lastSet = set;
+      const groups = spec.groupOf(suffix);
+      const dir = path.join(env.work, spec.id, suffix);
       const all = write(path.join(dir, 'set.yaml'), set.text);
       const docs = parseAllDocuments(set.text).map((d) => d.toJSON()).filter(Boolean);
       const crdFile = write(path.join(dir, 'crds.yaml'), yamlDocs(docs.filter((d) => d.kind === 'CustomResourceDefinition')));
       const restFile = write(path.join(dir, 'rest.yaml'), yamlDocs(docs.filter((d) => d.kind !== 'CustomResourceDefinition')));
       const belongs = (e) => {
         const r = e.objectRef ?? {};
-        return r.namespace === ns || r.apiGroup === group || String(r.name ?? '').includes(suffix);
+        return r.namespace === ns || groups.includes(r.apiGroup) || String(r.name ?? '').includes(suffix);
       };
       // The namespace exists before either tool runs (untimed), as for a vendor set that names none.
       check(await env.kubectl(['create', 'namespace', ns]), 'kubectl create namespace');
@@ -699,7 +754,7 @@ async function b8(env) {
           for (const phase of ['cold', 'noop']) {
             if (phase === 'noop') await settle(env, 'sandbox-1', ns);
             const mark = env.auditMark();
-            const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '-o', 'json']), `kplay B8 ${phase}`);
+            const r = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '-o', 'json']), `kplay ${spec.id} ${phase}`);
             const a = env.auditCount(mark, 'kplay', belongs);
             const key = phase === 'cold' ? 'kCold' : 'kNoop';
             samples[key].push(r.ms);
@@ -737,7 +792,7 @@ async function b8(env) {
   const kc = med(samples.kCold);
   const pc = med(samples.pCold);
   rows.push({
-    bench: `B8 big set ${total} objects (${size.crds} large CRDs), cold`,
+    bench: `${spec.label(total, lastSet)}, cold`,
     kplay_ms: kc,
     peer_ms: pc,
     ratio: ratioOf(kc, pc),
@@ -754,12 +809,12 @@ async function b8(env) {
   const pn = med(samples.pNoop);
   const noopW = Math.max(...samples.kNoopW);
   rows.push({
-    bench: `B8 big set ${total} objects (${size.crds} large CRDs), no-op`,
+    bench: `${spec.label(total, lastSet)}, no-op`,
     kplay_ms: kn,
     peer_ms: pn,
     ratio: ratioOf(kn, pn),
-    goal: '<= 0.5x, 0 writes',
-    met: ratioOf(kn, pn) !== null && ratioOf(kn, pn) <= 0.5 && noopW === 0,
+    goal: `<= ${spec.noopGoal ?? 0.5}x, 0 writes`,
+    met: ratioOf(kn, pn) !== null && ratioOf(kn, pn) <= (spec.noopGoal ?? 0.5) && noopW === 0,
     kplay_requests: med(samples.kNoopReq),
     kplay_writes: noopW,
     peer_requests: med(samples.pNoopReq),
@@ -1001,10 +1056,12 @@ export const BENCHES = [
   { id: 'B2', title: 'per-task overhead vs ansible-playbook + kubernetes.core.k8s', run: b2, rows: (q) => [q ? 'B2 5 tasks x 3 clusters' : 'B2 50 tasks x 10 clusters'] },
   { id: 'B3', title: 'fan-out over many inventory clusters vs xargs -P kubectl', run: b3, rows: (q) => [10, 25, 50].map((f) => `B3 ${q ? 10 : 100} clusters x ${q ? 10 : 100} objects, forks ${f}`) },
   { id: 'B4', title: 'helm_release install and no-op vs helm upgrade --install', run: b4, rows: (q) => [`B4 helm_release ${q ? 2 : 10} releases, install`, `B4 helm_release ${q ? 2 : 10} releases, no-op`] },
+  { id: 'B4B', title: 'helm_release of an ingress controller chart (hooks, webhook, IngressClass) install and no-op vs helm upgrade --install --wait', run: b4b, rows: () => ['B4b helm_release ingress controller chart (hooks, webhook), install', 'B4b helm_release ingress controller chart (hooks, webhook), no-op'] },
   { id: 'B5', title: 'wait_for latency vs kubectl rollout status', run: b5, rows: (q) => [`B5 wait_for ${q ? 3 : 20} rollouts (latency after last ready)`] },
   { id: 'B6', title: 'lb_switch vs community.general.haproxy', run: b6, rows: (q) => [`B6 lb_switch drain+ready ${q ? 10 : 50} HAProxy servers`] },
   { id: 'B7', title: 'start-up: kplay --help, validate of 200 tasks, run of 1 local task vs node -e 0', run: b7, rows: () => ['B7 kplay --help vs node -e 0', 'B7 kplay validate of 200 tasks vs kplay --help', 'B7 kplay run of 1 local task vs node -e 0'] },
   { id: 'B9', title: 'the expression language: 100,000 conditions and templates vs ansible-core\'s templar', run: b9, rows: (q) => [`B9 ${q ? 2002 : 100002} expressions`] },
   { id: 'B8', title: 'a big vendor-style set (large CRDs, CRs, RBAC, workloads, unserved APIService), cold and no-op, vs kubectl', run: b8, rows: (q) => [`B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), cold`, `B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), no-op`] },
+  { id: 'B8B', title: 'the shapes of public vendor sets (very large and many small CRDs, 100 large custom resources, aggregated RBAC, webhooks), cold and no-op, vs kubectl', run: b8b, rows: (q) => [`B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), cold`, `B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), no-op`] },
   { id: 'B10', title: 'an Ansible kubernetes.core playbook, unchanged, vs ansible-playbook', run: b10, rows: (q) => [`B10 kubernetes.core playbook x ${q ? 3 : 10} clusters`] },
 ];

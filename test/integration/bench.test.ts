@@ -29,6 +29,8 @@ const EXPECTED = [
   /^B3 \d+ clusters x \d+ objects, forks 50$/,
   /^B4 helm_release \d+ releases, install$/,
   /^B4 helm_release \d+ releases, no-op$/,
+  /^B4b helm_release ingress controller chart \(hooks, webhook\), install$/,
+  /^B4b helm_release ingress controller chart \(hooks, webhook\), no-op$/,
   /^B5 wait_for \d+ rollouts \(latency after last ready\)$/,
   /^B6 lb_switch drain\+ready \d+ HAProxy servers$/,
   /^B7 kplay --help vs node -e 0$/,
@@ -37,6 +39,8 @@ const EXPECTED = [
   /^B9 \d+ expressions$/,
   /^B8 big set \d+ objects \(\d+ large CRDs\), cold$/,
   /^B8 big set \d+ objects \(\d+ large CRDs\), no-op$/,
+  /^B8b vendor shapes \d+ objects \(\d+ CRDs\), cold$/,
+  /^B8b vendor shapes \d+ objects \(\d+ CRDs\), no-op$/,
   /^B10 kubernetes\.core playbook x \d+ clusters$/,
 ];
 

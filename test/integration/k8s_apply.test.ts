@@ -240,9 +240,9 @@ describe('inventory entries on one cluster', () => {
     expect(stats(statsFile).map((l) => l.cluster).sort()).toEqual(['sandbox-2', 'team-b']);
     // Namespaces and ConfigMaps need no discovery: one GET /version for both entries (2 with nothing shared)
     expect(discovery(statsFile)).toBe(1);
-    // a PodDisruptionBudget does: GET /version once, /api and /apis once (6 with nothing shared)
+    // a kind kplay does not know without discovery (a PodTemplate) does: GET /version once, /api and /apis once (6 with nothing shared)
     const pdb = path.join(dir, 'pdb.yml');
-    writeFileSync(pdb, YAML.stringify([{ hosts: 'all', tasks: [{ name: 'pdb', k8s_apply: { definition: [{ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'pdb', namespace: '{{ ns }}' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'x' } } } }] } }] }]));
+    writeFileSync(pdb, YAML.stringify([{ hosts: 'all', tasks: [{ name: 'pod template', k8s_apply: { definition: [{ apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'tpl', namespace: '{{ ns }}' }, template: { spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } } }] } }] }]));
     const statsFile2 = path.join(dir, 'stats2.jsonl');
     const r2 = await kplay(['run', pdb, '-i', inv, '-e', JSON.stringify({ ns }), '--no-lock', '--forks', '1'], { env: { KPLAY_STATS_FILE: statsFile2 } });
     expect(r2.code, r2.stdout + r2.stderr).toBe(0);

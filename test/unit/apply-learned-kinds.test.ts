@@ -4,7 +4,7 @@
 // sandbox only now and then, so here a small HTTP server plays discovery and the lagging
 // endpoint (a FAKE apiserver: it injects the lag).
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeServed } from '../../src/k8s/apply.js';
+import { crdKinds, writeServed } from '../../src/k8s/apply.js';
 import { crdServedKinds as servedKinds } from '../../src/k8s/discovery.js';
 import { KubeClientImpl } from '../../src/k8s/client.js';
 import { KubeApiError } from '../../src/k8s/errors.js';
@@ -51,6 +51,13 @@ describe('servedKinds', () => {
   it('is empty for shapes it cannot read (no group, no names, null versions)', () => {
     expect(servedKinds({ ...crd, spec: { group: 'g', versions: null } })).toEqual([]);
     expect(servedKinds({ ...crd, spec: null, status: null })).toEqual([]);
+  });
+
+  it('takes the requested names when a manifest carries the empty status stub older controller-gen wrote', () => {
+    const stub = { ...crd, status: { acceptedNames: { kind: '', plural: '' }, conditions: [], storedVersions: [] } };
+    expect(servedKinds(stub).map((k) => `${k.version} ${k.kind} ${k.resource}`)).toEqual(['v1 Widget widgets', 'v2 Widget widgets']);
+    // ... so an apply knows its custom resources wait for this CRD
+    expect([...crdKinds([stub]).keys()]).toEqual(['shop.kplay.test/v1|Widget', 'shop.kplay.test/v2|Widget']);
   });
 });
 
