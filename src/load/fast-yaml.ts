@@ -62,7 +62,7 @@ const NODE_START = String.raw`(?:^[\t ]*|[:\-?,[{][\t ]+|[[{,])`;
 /**
  * Text the fast path leaves to `yaml`: anchors (`&a`) and aliases (`*a`) — `yaml` bounds their
  * expansion —, tags (`!!str`, `!secret`), merge keys (`<<:`), directives (`%YAML`), complex keys
- * (`? `) and keys that are null or empty (`~:`, `null:`, `: x`; js-yaml names them `null`, `yaml`
+ * (`? `, a flow collection as a key) and keys that are null or empty (`~:`, `null:`, `: x`; js-yaml names them `null`, `yaml`
  * the empty string). One regex scan, conservative: a false alarm (`a && b` after `- `) only costs
  * speed.
  */
@@ -73,6 +73,10 @@ const NEEDS_YAML = [
   /^[\t ]*(?:-[\t ]+)*\?(?:[\t ]|$)/m,
   /^[\t ]*(?:-[\t ]+)*(?:~|null|Null|NULL)?[\t ]*:(?:[\t ]|$)/m,
   /[{,][\t ]*(?:~|null|Null|NULL)?[\t ]*:(?:[\t ]|$)/,
+  // a flow collection as a key — `{{ .Release.Name }}` unquoted in a chart template, `{a: 1}: x`,
+  // `[a, b]: x` —: js-yaml names it "[object Object]" / "a,b", `yaml` by its flow text
+  new RegExp(`${NODE_START}\\{[\\t ]*[{[]`, 'm'),
+  /^[\t ]*(?:-[\t ]+)*[[{][^\n]*[}\]][\t ]*:(?:[\t ]|$)/m,
 ];
 
 /**
