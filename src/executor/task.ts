@@ -17,7 +17,7 @@ import { templar } from '../template/index.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
 import { extendScope } from './lazyvars.js';
-import { lookupHost } from './lookups.js';
+import { lookupHost, withLookups } from './lookups.js';
 import { loopItems, loopVars } from './loops.js';
 import { taintRendered } from './taint.js';
 import type { ClusterState, RunOptions } from './state.js';
@@ -180,8 +180,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     }
     // Loops: one result per item, then a summary.
     const loopHost = await lookupHost([task.loop], vars, moduleContext(task, cs, pr, vars, kw, opts.signal));
-    const loopWhere = loopHost ? { ...where, host: loopHost } : where;
-    const list = await loopItems(task, vars, loopWhere);
+    const list = await withLookups(loopHost, () => loopItems(task, vars, { ...where, host: loopHost }));
     if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
     const results: Obj[] = [];
     let anyChanged = false;
@@ -293,8 +292,8 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     return { status: 'skipped', msg: `skipped in check mode: module ${mod.name} does not support check mode` };
   }
   // lookups that produce secrets (password) register them with the run's masker; k8s lookups are read first
-  const host = (await lookupHost([task.args], vars, moduleContext(task, cs, pr, vars, kw, opts.signal))) ?? { addSecret: (v: string) => opts.masker.add(v) };
-  let args = await templar.renderValue(task.args, vars, { where: task.pos, host });
+  const host = await lookupHost([task.args], vars, moduleContext(task, cs, pr, vars, kw, opts.signal));
+  let args = await withLookups(host, () => templar.renderValue(task.args, vars, { where: task.pos, host }));
   // Values derived from secrets are secrets too (see taint.ts); only worth a look when there are secrets.
   if (opts.masker.size > 0) taintRendered(task.args, args, vars, opts.masker);
   if (args === null || args === undefined) args = {};
