@@ -38,6 +38,10 @@ const K8S_WHY: Record<string, { why: string; hint: string }> = {
   k8s_auth: { why: 'it is community.okd\'s OpenShift OAuth login (kubernetes.core routes it there)', hint: 'give the cluster a kubeconfig with a token in the inventory' },
   k8s_facts: { why: 'it was removed from kubernetes.core in 2.0.0', hint: 'use kubernetes.core.k8s_info' },
   k8s_raw: { why: 'it was removed from kubernetes.core', hint: 'use kubernetes.core.k8s' },
+  helm_pull: { why: 'it downloads a chart archive from a repository or registry over the network onto the controller', hint: 'install from the repository directly (kubernetes.core.helm with chart_repo_url, or helm_repository + chart_ref: repo/chart), or keep the chart in the playbook\'s tree and give its path' },
+  helm_plugin: { why: 'it installs helm CLI plugins (from the network) into the controller\'s helm', hint: 'install the plugin before the run (`helm plugin install …`)' },
+  helm_plugin_info: { why: 'it lists helm CLI plugins of the controller\'s helm, which kplay does not manage', hint: 'run `helm plugin list` with ansible.builtin.command' },
+  helm_registry_auth: { why: 'it logs the controller\'s helm into an OCI registry (network credentials kplay does not manage)', hint: 'run `helm registry login` before the run' },
 };
 
 /** Why an ansible-core module is not in kplay (kplay runs every task on the controller). */
@@ -49,6 +53,8 @@ const BUILTIN_WHY: Record<string, string> = {
   setup: 'use the play keyword `gather_facts: true`',
   import_playbook: 'it is a play-level entry (`- import_playbook: file.yml`), not a task',
   async_status: 'kplay runs no task asynchronously (`async`/`poll` are not supported)',
+  git: 'it checks out a repository over the network onto a host; kplay fetches nothing from the network by itself (check the repository out before the run, or keep the files in the playbook\'s tree)',
+  subversion: 'it checks out a repository over the network onto a host; kplay fetches nothing from the network by itself (check the repository out before the run)',
 };
 for (const m of ['apt', 'apt_key', 'apt_repository', 'cron', 'deb822_repository', 'debconf', 'dnf', 'dnf5', 'dpkg_selections', 'expect', 'fetch', 'getent', 'group', 'hostname', 'iptables', 'known_hosts', 'mount_facts', 'package', 'package_facts', 'ping', 'pip', 'raw', 'reboot', 'rpm_key', 'script', 'service', 'service_facts', 'systemd', 'systemd_service', 'sysvinit', 'user', 'wait_for_connection', 'yum_repository']) BUILTIN_WHY[m] = HOST_MODULE;
 
