@@ -13,6 +13,9 @@ import type { TemplateHost } from '../template/engine.js';
 import { templar } from '../template/index.js';
 import { K8S_LOOKUP_NAMES, k8sQuery, k8sQueryKey, type K8sQuery } from '../template/k8s-lookup.js';
 
+/** What reading the cluster for a lookup needs of a task's context (an include has no module context). */
+export type LookupContext = Pick<ModuleContext, 'adapter' | 'cluster' | 'vars' | 'log' | 'signal' | 'addSecret'>;
+
 /** A template host whose k8s lookup answers from objects read ahead, noting the queries it missed. */
 export interface LookupHost extends TemplateHost {
   /** Read the queries the last render missed; false when there were none (a render error is then final). */
@@ -23,7 +26,7 @@ export interface LookupHost extends TemplateHost {
 const MAX_ROUNDS = 8;
 
 /** A template host for a task: the k8s lookup calls found under `values` are read now, others when missed. */
-export async function lookupHost(values: unknown[], vars: Record<string, unknown>, ctx: ModuleContext): Promise<LookupHost> {
+export async function lookupHost(values: unknown[], vars: Record<string, unknown>, ctx: LookupContext): Promise<LookupHost> {
   const calls = values.flatMap((v) => templar.lookupCalls(v, vars, K8S_LOOKUP_NAMES));
   const answers = new Map<string, unknown[]>();
   const missed = new Map<string, K8sQuery>();

@@ -15,6 +15,7 @@ import { extendScope, lazyScope } from './lazyvars.js';
 import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { loopItems, loopVars } from './loops.js';
+import { lookupHost, withLookups, type LookupContext } from './lookups.js';
 import { gatherFacts } from './facts.js';
 
 type Obj = Record<string, unknown>;
@@ -95,6 +96,19 @@ export class PlayRun implements TaskHost {
   }
 
   // ---- variables and conditions -------------------------------------------------------------
+
+  /** What reading cluster `cs` for a k8s lookup in an include's loop needs. */
+  private lookupContext(cs: ClusterState, vars: Obj, task: string): LookupContext {
+    const emit = (level: 'info' | 'debug' | 'warn') => (msg: string) => this.opts.emit({ type: 'log', level, cluster: cs.name, task, msg });
+    return {
+      cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
+      vars,
+      signal: this.opts.signal,
+      addSecret: (v) => this.opts.masker.add(v),
+      adapter: (name, create) => cs.adapter(name, create),
+      log: { info: emit('info'), debug: emit('debug'), warn: emit('warn'), progress: (msg) => this.opts.emit({ type: 'progress', cluster: cs.name, task, msg }) },
+    };
+  }
 
   /** The variable scope of `node` on cluster `cs` (see src/vars/precedence.ts for the order). */
   scopeFor(cs: ClusterState, node: TaskNode, extra?: Obj): Obj {
@@ -373,7 +387,8 @@ export class PlayRun implements TaskHost {
         const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
-          const v = await loopItems(node, scope, { where: node.pos });
+          const host = await lookupHost([node.loop], scope, this.lookupContext(cs, scope, node.name ?? label));
+          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
@@ -447,7 +462,8 @@ export class PlayRun implements TaskHost {
         const name = await templar.renderString(node.roleName, scope, { where: node.pos });
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
-          const v = await loopItems(node, scope, { where: node.pos });
+          const host = await lookupHost([node.loop], scope, this.lookupContext(cs, scope, node.name ?? label));
+          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
