@@ -117,7 +117,7 @@ export class PlayRun implements TaskHost {
     const magic: Obj = {
       ...this.shared.magic,
       cluster_name: cs.name,
-      group_names: cs.inv.groups.filter((g) => g !== 'all' && g !== 'ungrouped').sort(),
+      group_names: cs.inv.groups.filter((g) => g !== 'all').sort(),
       play_name: this.play.name,
       // Ansible's names for the same things, as copied playbooks use them.
       inventory_hostname: cs.name,
