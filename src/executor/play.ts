@@ -71,7 +71,15 @@ export class PlayRun implements TaskHost {
   async run(): Promise<void> {
     if (this.play.gatherFacts) this.gather();
     for (const section of [this.play.preTasks, this.play.tasks, this.play.postTasks]) {
+      // force_handlers: each section is a block whose `always` flushes the handlers, also of the
+      // clusters that failed in it (ansible-core's Play.compile); they leave the play after that
+      const running = this.batch.filter((c) => c.active);
       await this.runList(section, this.batch, true);
+      if (this.play.forceHandlers && !this.opts.signal.aborted) {
+        await this.flushHandlers(running.filter((c) => c.failed && !c.unreachable));
+        if (this.stopped()) break;
+        continue;
+      }
       if (this.stopped()) break;
       await this.flushHandlers();
       if (this.stopped()) break;
@@ -510,7 +518,8 @@ export class PlayRun implements TaskHost {
   }
 
   /** Run notified handlers (in definition order), repeating while handlers notify others. */
-  async flushHandlers(): Promise<void> {
+  async flushHandlers(forced: readonly ClusterState[] = []): Promise<void> {
+    const runs = (c: ClusterState): boolean => c.active || forced.includes(c);
     for (let round = 0; round < 10; round++) {
       const toRun: { handler: ModuleTask; clusters: ClusterState[] }[] = [];
       const seen = new Set<string>();
@@ -520,14 +529,14 @@ export class PlayRun implements TaskHost {
         if (seen.has(id)) continue;
         seen.add(id);
         const keys = [...(h.name ? [h.name] : []), ...h.listen];
-        const targets = this.batch.filter((c) => c.active && keys.some((k) => c.notified.has(k)));
+        const targets = this.batch.filter((c) => runs(c) && keys.some((k) => c.notified.has(k)));
         if (targets.length) toRun.push({ handler: h, clusters: targets });
       }
       if (toRun.length === 0) return;
       for (const c of this.batch) c.notified.clear();
       for (const { handler, clusters } of toRun) {
-        if (this.stopped()) return;
-        await this.runTask(handler, clusters.filter((c) => c.active), true);
+        if (forced.length === 0 ? this.stopped() : this.opts.signal.aborted) return;
+        await this.runTask(handler, clusters.filter(runs), true);
       }
     }
     this.opts.emit({ type: 'warning', msg: 'handlers kept notifying each other for 10 rounds; stopped' });
