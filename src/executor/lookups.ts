@@ -5,9 +5,10 @@
  * cannot see (inside a variable the arguments read, `vars: {pods: "{{ query('k8s', …) }}"}`, or
  * with arguments known only while rendering) is noted when the render asks for it; the caller
  * reads it ({@link LookupHost.fill}) and renders again ({@link withLookups}), as many rounds as
- * the nesting needs.
+ * the nesting needs. `cluster_info=` reads /version or /apis.
  */
 import { kubeFor } from '../k8s/client.js';
+import { isRecord } from '../load/shape.js';
 import type { ModuleContext } from '../sdk/module.js';
 import type { TemplateHost } from '../template/engine.js';
 import { templar } from '../template/index.js';
@@ -82,6 +83,13 @@ export async function withLookups<T>(host: LookupHost, render: () => Promise<T>)
 
 /** One object by name (`[]` when it does not exist, as kubernetes.core answers) or a list. */
 async function read(client: Awaited<ReturnType<typeof kubeFor>>, q: K8sQuery, signal: AbortSignal): Promise<unknown[]> {
+  // cluster_info: one value, as kubernetes.core returns [client.version] / [api_groups]
+  if (q.clusterInfo === 'version') return [{ kubernetes: await client.getPath('/version', signal) }];
+  if (q.clusterInfo === 'api_groups') {
+    const apis = await client.getPath('/apis', signal);
+    const groups = isRecord(apis) && Array.isArray(apis.groups) ? apis.groups : [];
+    return [['', ...groups.flatMap((g: unknown) => (isRecord(g) && typeof g.name === 'string' ? [g.name] : []))]];
+  }
   const info = await client.resource(q.apiVersion, q.kind);
   const namespace = info.namespaced ? q.namespace : undefined;
   if (q.name) {
