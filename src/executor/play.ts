@@ -15,7 +15,7 @@ import { extendScope, lazyScope } from './lazyvars.js';
 import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { loopItems, loopVars } from './loops.js';
-import { lookupHost, withLookups, type LookupContext } from './lookups.js';
+import { lookupHost, withLookups, type LookupContext, type LookupHost } from './lookups.js';
 import { gatherFacts } from './facts.js';
 
 type Obj = Record<string, unknown>;
@@ -192,8 +192,11 @@ export class PlayRun implements TaskHost {
   }
 
   /** All `when` conditions hold (an empty list holds). */
-  async whenHolds(when: unknown[], vars: Obj, node: TaskNode): Promise<boolean> {
-    for (const c of when) if (!(await templar.evalCondition(c, vars, { where: node.pos }))) return false;
+  async whenHolds(when: unknown[], vars: Obj, node: TaskNode, host?: LookupHost): Promise<boolean> {
+    for (const c of when) {
+      const holds = host ? await withLookups(host, () => templar.evalCondition(c, vars, { where: node.pos, host })) : await templar.evalCondition(c, vars, { where: node.pos });
+      if (!holds) return false;
+    }
     return true;
   }
 

@@ -17,7 +17,7 @@ import { templar } from '../template/index.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
 import { extendScope } from './lazyvars.js';
-import { lookupHost, withLookups } from './lookups.js';
+import { lookupHost, withLookups, type LookupHost } from './lookups.js';
 import { loopItems, loopVars } from './loops.js';
 import { taintRendered } from './taint.js';
 import type { ClusterState, RunOptions } from './state.js';
@@ -44,7 +44,8 @@ export interface TaskHost {
   /** A number from a literal or a template. */
   intOf(value: unknown, vars: Obj): Promise<number>;
   /** The `when` list of a node holds. */
-  whenHolds(when: unknown[], vars: Obj, node: ModuleTask): Promise<boolean>;
+  /** Whether every `when` condition holds; `host` answers k8s lookups in them. */
+  whenHolds(when: unknown[], vars: Obj, node: ModuleTask, host?: LookupHost): Promise<boolean>;
   /** A condition (`changed_when`, `failed_when`, `until`) holds. */
   conditionsHold(cond: unknown, vars: Obj, node: ModuleTask): Promise<boolean>;
   /** A keyword value (`ignore_errors`) is true, templated or not. */
@@ -170,7 +171,9 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     kw = await taskKeywords(task, pr, vars);
     if (task.name) ownName = await templar.renderString(task.name, vars, where).catch(() => task.name);
     // Like Ansible, a looped task's `when` is evaluated per item (it may use `item`).
-    if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task))) {
+    // a condition may read the cluster (`when: query('kubernetes.core.k8s', …) | length > 0`)
+    const whenHost = task.when.length > 0 ? await lookupHost(task.when, vars, moduleContext(task, cs, pr, vars, kw, opts.signal)) : undefined;
+    if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task, whenHost))) {
       return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
     }
     const mod = opts.registry.get(task.module) as AnyModule;
@@ -196,7 +199,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       const scope = extendScope(vars, itemVars);
       const label = lc.label ? await templar.renderString(lc.label, scope, where) : labelOf(item);
       let r: ModuleResult;
-      if (!(await pr.whenHolds(task.when, scope, task))) r = { status: 'skipped', msg: 'Conditional result was False' };
+      if (!(await pr.whenHolds(task.when, scope, task, whenHost))) r = { status: 'skipped', msg: 'Conditional result was False' };
       else r = await runOnce(task, mod, cs, pr, scope, kw);
       // as Ansible's per-item result: the loop variable, and index_var's value under its name
       const reg = { ...registeredValue(r), [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i, ansible_index_var: lc.indexVar } : {}), item_label: label };
@@ -333,7 +336,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   // A module may have many requests in flight on this signal (k8s_apply plans 16 objects at once,
   // each request and retry sleep listens for abort): not a leak, so no MaxListenersExceededWarning.
   setMaxListeners(0, signal);
-  const ctx = moduleContext(task, cs, pr, vars, kw, signal);
+  const ctx = moduleContext(task, cs, pr, vars, kw, signal, host);
   const timeoutMsg = (): ModuleResult => ({ status: 'failed', msg: `task timed out after ${task.timeout}s` });
   let result: ModuleResult;
   try {
@@ -361,9 +364,10 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
 
 /** See {@link ModuleContext.findFile}. A glob counts as found when the directory before its first wildcard exists. */
 /** The context a module runs with (also what reading the cluster for a `k8s` lookup uses). */
-function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, signal: AbortSignal): ModuleContext {
+function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, signal: AbortSignal, host?: LookupHost): ModuleContext {
   const opts = pr.opts;
   const taskName = task.name ?? task.module;
+  const lookups = <T>(render: () => Promise<T>): Promise<T> => (host ? withLookups(host, render) : render());
   return {
     cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
     vars,
@@ -387,9 +391,10 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
           warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
           progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
         },
-    render: (t, extra) => templar.renderString(t, extendScope(vars, extra), { where: task.pos }),
-    evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
-    evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
+    // what a module renders itself (assert's `that`, set_fact's values) may read the cluster with the k8s lookup too
+    render: (t, extra) => lookups(() => templar.renderString(t, extendScope(vars, extra), { where: task.pos, ...(host ? { host } : {}) })),
+    evaluate: (expr, extra) => lookups(() => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos, ...(host ? { host } : {}) })),
+    evalCondition: (cond, extra) => lookups(() => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos, ...(host ? { host } : {}) })),
     addSecret: (v) => opts.masker.add(v),
     mask: (t) => opts.masker.mask(t),
     adapter: (name, create) => cs.adapter(name, create),

@@ -184,6 +184,18 @@ export class Templar {
 
   /** Synchronous {@link evalCondition}. */
   evalConditionSync(cond: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): boolean {
+    if (!opts.host) return this.evalConditionIn(cond, vars, opts);
+    // variables read lazily while the condition is evaluated use the same host
+    const outer = this.ambientHost;
+    this.ambientHost = opts.host;
+    try {
+      return this.evalConditionIn(cond, vars, opts);
+    } finally {
+      this.ambientHost = outer;
+    }
+  }
+
+  private evalConditionIn(cond: unknown, vars: Record<string, unknown>, opts: RenderOptions): boolean {
     if (Array.isArray(cond)) {
       for (let i = 0; i < cond.length; i++) {
         if (!this.evalOne(cond[i], vars, posOf(cond, i) ?? opts.where, opts.host)) return false;
