@@ -22,7 +22,7 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-realworld-'));
 const kubeconfig = path.join(tmp, 'kubeconfig');
 
 /** The namespaces the run fixtures create (all rw-*), removed afterwards. */
-const NAMESPACES = ['rw-hello', 'rw-platform', 'rw-secrets', 'rw-netpol', 'rw-ingress', 'rw-jobs', 'rw-render', 'rw-team-a', 'rw-handlers', 'rw-app'];
+const NAMESPACES = ['rw-hello', 'rw-platform', 'rw-secrets', 'rw-netpol', 'rw-ingress', 'rw-jobs', 'rw-render', 'rw-team-a', 'rw-handlers', 'rw-app', 'rw-operator'];
 const run = randomBytes(3).toString('hex');
 
 const FIXTURES = [
@@ -40,6 +40,7 @@ const FIXTURES = [
   '40-render-then-apply.yml',
   '41-loops-legacy.yml',
   '43-handlers-rollout.yml',
+  '44-operator-cluster-info.yml',
 ];
 
 /**
