@@ -22,7 +22,7 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-realworld-'));
 const kubeconfig = path.join(tmp, 'kubeconfig');
 
 /** The namespaces the run fixtures create (all rw-*), removed afterwards. */
-const NAMESPACES = ['rw-hello', 'rw-platform', 'rw-secrets', 'rw-netpol', 'rw-ingress', 'rw-jobs', 'rw-render', 'rw-team-a', 'rw-handlers', 'rw-app', 'rw-operator'];
+const NAMESPACES = ['rw-hello', 'rw-platform', 'rw-secrets', 'rw-netpol', 'rw-ingress', 'rw-jobs', 'rw-render', 'rw-team-a', 'rw-handlers', 'rw-app', 'rw-operator', 'rw-found'];
 const run = randomBytes(3).toString('hex');
 
 const FIXTURES = [
@@ -41,13 +41,14 @@ const FIXTURES = [
   '41-loops-legacy.yml',
   '43-handlers-rollout.yml',
   '44-operator-cluster-info.yml',
+  '45-find-apply.yml',
 ];
 
 /**
  * Fixtures whose outcome depends on whether the objects exist already (a handler runs only after
  * a change): each engine gets its own namespace through this variable (`-e`).
  */
-const OWN_NAMESPACE: Record<string, string> = { '43-handlers-rollout.yml': 'ns' };
+const OWN_NAMESPACE: Record<string, string> = { '07-platform-role.yml': 'k8s_argocd_namespace', '22-include-role.yml': 'app_namespace', '43-handlers-rollout.yml': 'ns' };
 
 const env = (): NodeJS.ProcessEnv => ({ KUBECONFIG: kubeconfig, K8S_AUTH_KUBECONFIG: undefined, K8S_AUTH_CONTEXT: undefined, KPLAY_RECORD_DIR: path.join(tmp, 'runs') });
 
@@ -75,11 +76,11 @@ function recapOf(code: number, out: string): Recap {
   return { code, ok: Number(m[1]), failed: Number(m[2]), skipped: Number(m[3]), rescued: Number(m[4]) };
 }
 
-/** `-e var=rw-handlers-<engine>-<run>` for a fixture of {@link OWN_NAMESPACE}. */
+/** `-e var=rw-<fixture number>-<engine>-<run>` for a fixture of {@link OWN_NAMESPACE}. */
 function ownNamespace(fixture: string, engine: 'kplay' | 'ansible'): string[] {
   const v = OWN_NAMESPACE[fixture];
   if (!v) return [];
-  const ns = `rw-handlers-${engine}-${run}`;
+  const ns = `rw-${fixture.slice(0, 2)}-${engine}-${run}`;
   NAMESPACES.push(ns);
   return ['-e', `${v}=${ns}`];
 }
