@@ -1,5 +1,6 @@
 /** `kplay run` / `plan` / `drift` flags → a managed run (locks, records, journal: src/executor/managed.ts). */
 import type { JournalState } from '../audit/journal.js';
+import { terminalAsk } from './prompt.js';
 import type { RunHeader } from '../audit/record.js';
 import { runManaged, type ManagedRunResult } from '../executor/managed.js';
 import type { Inventory } from '../inventory/types.js';
@@ -55,6 +56,8 @@ export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void
   const forks = Number(flags.forks);
   if (!Number.isInteger(forks) || forks < 1) throw new InputError(`--forks must be a positive integer, got '${flags.forks}'`);
   const intr = interruptController(() => undefined);
+  // vars_prompt: asked on a terminal (not under --output json, whose stdout is read by a program)
+  const ask = flags.output === 'json' ? undefined : terminalAsk();
   let tasksRan = false;
   try {
     return await runManaged({
@@ -62,6 +65,7 @@ export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void
       inventory: loaded.inventory as Inventory,
       registry: loaded.registry,
       extraVars: loaded.extraVars,
+      ...(ask ? { ask } : {}),
       masker: loaded.masker,
       check: flags.check === true,
       diff: flags.diff === true,

@@ -39,7 +39,7 @@ export function lazyScope(raw: Record<string, unknown>, final: Set<string> = new
         }
         resolving.add(key);
         try {
-          const rendered = templar.renderValueSync(value, scope, { where: posOf(raw, key) });
+          const rendered = templar.renderValueSync(value, scope, { where: posOf(raw, key), keepOmit: true });
           Object.defineProperty(scope, key, { value: rendered, enumerable: true, configurable: true, writable: true });
           return rendered;
         } finally {

@@ -22,7 +22,7 @@ import { connect, connectOptionsFrom } from '../k8s/client.js';
 import { hasKubeContext } from '../k8s/kubeconfig.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
-import type { Playbook } from '../playbook/types.js';
+import type { Playbook, VarPrompt } from '../playbook/types.js';
 import type { RunEvent } from '../report/events.js';
 import type { Masker } from '../report/mask.js';
 import type { ModuleRegistry } from '../sdk/registry.js';
@@ -52,6 +52,8 @@ export interface ManagedRunOptions {
   inventory: Inventory;
   registry: ModuleRegistry;
   extraVars: Record<string, unknown>;
+  /** See {@link RunOptions.ask}. */
+  ask?: (p: VarPrompt) => Promise<string>;
   masker: Masker;
   /** `--check`: change nothing; no lock, record or journal. @default false */
   check?: boolean;
@@ -215,6 +217,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       inventory,
       registry: o.registry,
       extraVars: o.extraVars,
+      ...(o.ask ? { ask: o.ask } : {}),
       check,
       repair: o.repair,
       resume: o.resume ? new Resume(o.resume) : undefined,

@@ -15,6 +15,7 @@ import { extendScope, lazyScope } from './lazyvars.js';
 import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { loopItems, loopVars } from './loops.js';
+import { lookupHost, withLookups, type LookupContext, type LookupHost } from './lookups.js';
 import { gatherFacts } from './facts.js';
 import { changesSince, restoreInto, safeToRunAgain, snapshot, taskBase, TaskKeys, unrestorable, type Resume } from './resume.js';
 
@@ -78,7 +79,15 @@ export class PlayRun implements TaskHost {
   async run(): Promise<void> {
     if (this.play.gatherFacts) this.gather();
     for (const section of [this.play.preTasks, this.play.tasks, this.play.postTasks]) {
+      // force_handlers: each section is a block whose `always` flushes the handlers, also of the
+      // clusters that failed in it (ansible-core's Play.compile); they leave the play after that
+      const running = this.batch.filter((c) => c.active);
       await this.runList(section, this.batch, true);
+      if (this.play.forceHandlers && !this.opts.signal.aborted) {
+        await this.flushHandlers(running.filter((c) => c.failed && !c.unreachable));
+        if (this.stopped()) break;
+        continue;
+      }
       if (this.stopped()) break;
       await this.flushHandlers();
       if (this.stopped()) break;
@@ -104,6 +113,19 @@ export class PlayRun implements TaskHost {
 
   // ---- variables and conditions -------------------------------------------------------------
 
+  /** What reading cluster `cs` for a k8s lookup in an include's loop needs. */
+  private lookupContext(cs: ClusterState, vars: Obj, task: string): LookupContext {
+    const emit = (level: 'info' | 'debug' | 'warn') => (msg: string) => this.opts.emit({ type: 'log', level, cluster: cs.name, task, msg });
+    return {
+      cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
+      vars,
+      signal: this.opts.signal,
+      addSecret: (v) => this.opts.masker.add(v),
+      adapter: (name, create) => cs.adapter(name, create),
+      log: { info: emit('info'), debug: emit('debug'), warn: emit('warn'), progress: (msg) => this.opts.emit({ type: 'progress', cluster: cs.name, task, msg }) },
+    };
+  }
+
   /** The variable scope of `node` on cluster `cs` (see src/vars/precedence.ts for the order). */
   scopeFor(cs: ClusterState, node: TaskNode, extra?: Obj): Obj {
     const blockVars = node.kind === 'block' && node.vars ? [...node.blockVars, node.vars] : node.blockVars;
@@ -111,7 +133,7 @@ export class PlayRun implements TaskHost {
     const magic: Obj = {
       ...this.shared.magic,
       cluster_name: cs.name,
-      group_names: cs.inv.groups.filter((g) => g !== 'all' && g !== 'ungrouped').sort(),
+      group_names: cs.inv.groups.filter((g) => g !== 'all').sort(),
       play_name: this.play.name,
       // Ansible's names for the same things, as copied playbooks use them.
       inventory_hostname: cs.name,
@@ -178,8 +200,11 @@ export class PlayRun implements TaskHost {
   }
 
   /** All `when` conditions hold (an empty list holds). */
-  async whenHolds(when: unknown[], vars: Obj, node: TaskNode): Promise<boolean> {
-    for (const c of when) if (!(await templar.evalCondition(c, vars, { where: node.pos }))) return false;
+  async whenHolds(when: unknown[], vars: Obj, node: TaskNode, host?: LookupHost): Promise<boolean> {
+    for (const c of when) {
+      const holds = host ? await withLookups(host, () => templar.evalCondition(c, vars, { where: node.pos, host })) : await templar.evalCondition(c, vars, { where: node.pos });
+      if (!holds) return false;
+    }
     return true;
   }
 
@@ -455,7 +480,8 @@ export class PlayRun implements TaskHost {
         const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
-          const v = await loopItems(node, scope, { where: node.pos });
+          const host = await lookupHost([node.loop], scope, this.lookupContext(cs, scope, node.name ?? label));
+          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
@@ -529,7 +555,8 @@ export class PlayRun implements TaskHost {
         const name = await templar.renderString(node.roleName, scope, { where: node.pos });
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
-          const v = await loopItems(node, scope, { where: node.pos });
+          const host = await lookupHost([node.loop], scope, this.lookupContext(cs, scope, node.name ?? label));
+          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
@@ -576,7 +603,8 @@ export class PlayRun implements TaskHost {
   }
 
   /** Run notified handlers (in definition order), repeating while handlers notify others. */
-  async flushHandlers(): Promise<void> {
+  async flushHandlers(forced: readonly ClusterState[] = []): Promise<void> {
+    const runs = (c: ClusterState): boolean => c.active || forced.includes(c);
     for (let round = 0; round < 10; round++) {
       const toRun: { handler: ModuleTask; clusters: ClusterState[] }[] = [];
       const seen = new Set<string>();
@@ -586,14 +614,14 @@ export class PlayRun implements TaskHost {
         if (seen.has(id)) continue;
         seen.add(id);
         const keys = [...(h.name ? [h.name] : []), ...h.listen];
-        const targets = this.batch.filter((c) => c.active && keys.some((k) => c.notified.has(k)));
+        const targets = this.batch.filter((c) => runs(c) && keys.some((k) => c.notified.has(k)));
         if (targets.length) toRun.push({ handler: h, clusters: targets });
       }
       if (toRun.length === 0) return;
       for (const c of this.batch) c.notified.clear();
       for (const { handler, clusters } of toRun) {
-        if (this.stopped()) return;
-        await this.runTask(handler, clusters.filter((c) => c.active), true);
+        if (forced.length === 0 ? this.stopped() : this.opts.signal.aborted) return;
+        await this.runTask(handler, clusters.filter(runs), true);
       }
     }
     this.opts.emit({ type: 'warning', msg: 'handlers kept notifying each other for 10 rounds; stopped' });

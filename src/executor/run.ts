@@ -7,6 +7,7 @@
 import { inventoryVars, groupVarLayers, groupsMap } from '../inventory/load.js';
 import { matchClusters } from '../inventory/patterns.js';
 import type { Play } from '../playbook/types.js';
+import { templar } from '../template/index.js';
 import { emptyStats, type ClusterStats } from '../report/events.js';
 import { InputError } from '../load/errors.js';
 import { PlayRun, type RunShared } from './play.js';
@@ -193,6 +194,7 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
       opts.emit({ type: 'warning', msg: `play '${play.name}': no clusters left to run on (hosts: ${hosts}${opts.limit ? `, limit: ${opts.limit}` : ''})` });
       continue;
     }
+    await askPrompts(play, opts);
     const batches = makeBatches(targets, play.serial);
     for (const [i, batch] of batches.entries()) {
       if (shared.stopReason || opts.signal.aborted) break;
@@ -224,3 +226,21 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
 }
 
 export { emptyStats };
+
+/**
+ * `vars_prompt` on a terminal: each variable not given with `-e` is asked before the play runs (as
+ * ansible-playbook does); an empty answer takes the default (rendered with the play's variables).
+ * Private answers are secrets: masked in every output.
+ */
+async function askPrompts(play: Play, opts: RunOptions): Promise<void> {
+  const ask = opts.ask;
+  if (!ask) return;
+  for (const p of play.prompts) {
+    if (Object.prototype.hasOwnProperty.call(opts.extraVars, p.name)) continue;
+    let answer = await ask(p);
+    if (p.confirm && answer !== (await ask({ ...p, prompt: `confirm ${p.prompt}` }))) throw new InputError(`vars_prompt '${p.name}': the two answers do not match`, play.pos, 'run again and give the same answer twice');
+    if (answer === '' && p.default !== undefined) answer = typeof p.default === 'string' ? await templar.renderString(p.default, { ...play.vars, ...opts.extraVars }) : String(p.default);
+    if (p.private && answer !== '') opts.masker.add(answer);
+    play.vars[p.name] = answer;
+  }
+}

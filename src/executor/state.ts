@@ -4,7 +4,7 @@
  */
 import type { TaskJournal } from '../audit/journal.js';
 import type { Inventory, InventoryCluster } from '../inventory/types.js';
-import type { Playbook } from '../playbook/types.js';
+import type { Playbook, VarPrompt } from '../playbook/types.js';
 import type { Masker } from '../report/mask.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { emptyStats } from '../report/events.js';
@@ -18,6 +18,11 @@ export interface RunOptions {
   registry: ModuleRegistry;
   /** `-e` variables (highest precedence). */
   extraVars: Record<string, unknown>;
+  /**
+   * Ask a `vars_prompt` question (the CLI gives this when stdin is a terminal); without it the
+   * defaults stay, as in ansible-playbook without a terminal.
+   */
+  ask?: (p: VarPrompt) => Promise<string>;
   check: boolean;
   /**
    * A repair run: tasks of these modules change the cluster (taking drift back); every other

@@ -17,7 +17,7 @@ import { templar } from '../template/index.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
 import { extendScope } from './lazyvars.js';
-import { lookupHost } from './lookups.js';
+import { lookupHost, withLookups, type LookupHost } from './lookups.js';
 import { loopItems, loopVars } from './loops.js';
 import { declaredSourcesUnder, taintRendered, type TaintedLeaf } from './taint.js';
 import { ALLOW_VAR, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
@@ -45,7 +45,8 @@ export interface TaskHost {
   /** A number from a literal or a template. */
   intOf(value: unknown, vars: Obj): Promise<number>;
   /** The `when` list of a node holds. */
-  whenHolds(when: unknown[], vars: Obj, node: ModuleTask): Promise<boolean>;
+  /** Whether every `when` condition holds; `host` answers k8s lookups in them. */
+  whenHolds(when: unknown[], vars: Obj, node: ModuleTask, host?: LookupHost): Promise<boolean>;
   /** A condition (`changed_when`, `failed_when`, `until`) holds. */
   conditionsHold(cond: unknown, vars: Obj, node: ModuleTask): Promise<boolean>;
   /** A keyword value (`ignore_errors`) is true, templated or not. */
@@ -178,7 +179,9 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     kw = await taskKeywords(task, pr, vars);
     if (task.name) ownName = await templar.renderString(task.name, vars, where).catch(() => task.name);
     // Like Ansible, a looped task's `when` is evaluated per item (it may use `item`).
-    if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task))) {
+    // a condition may read the cluster (`when: query('kubernetes.core.k8s', …) | length > 0`)
+    const whenHost = task.when.length > 0 ? await lookupHost(task.when, vars, moduleContext(task, cs, pr, vars, kw, opts.signal)) : undefined;
+    if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task, whenHost))) {
       return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
     }
     const mod = opts.registry.get(task.module) as AnyModule;
@@ -188,8 +191,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     }
     // Loops: one result per item, then a summary.
     const loopHost = await lookupHost([task.loop], vars, moduleContext(task, cs, pr, vars, kw, opts.signal));
-    const loopWhere = loopHost ? { ...where, host: loopHost } : where;
-    const list = await loopItems(task, vars, loopWhere);
+    const list = await withLookups(loopHost, () => loopItems(task, vars, { ...where, host: loopHost }));
     if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
     // items computed from a declared secret (`loop: "{{ passwords | map('upper') }}"`) are declared too
     const loopFrom = declaredSourcesUnder(task.loop, { vars, masker: opts.masker, cluster: cs.name });
@@ -208,7 +210,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       const scope = extendScope(vars, itemVars);
       const label = lc.label ? await templar.renderString(lc.label, scope, where) : labelOf(item);
       let r: ModuleResult;
-      if (!(await pr.whenHolds(task.when, scope, task))) r = { status: 'skipped', msg: 'Conditional result was False' };
+      if (!(await pr.whenHolds(task.when, scope, task, whenHost))) r = { status: 'skipped', msg: 'Conditional result was False' };
       else r = await runOnce(task, mod, cs, pr, scope, kw, regSecrets);
       // as Ansible's per-item result: the loop variable, and index_var's value under its name
       const reg = { ...registeredValue(r), [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i, ansible_index_var: lc.indexVar } : {}), item_label: label };
@@ -311,8 +313,8 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     looked.push(v);
     opts.masker.addDeclared(v, ['a lookup']);
   };
-  const host = (await lookupHost([task.args], vars, { ...moduleContext(task, cs, pr, vars, kw, opts.signal), addSecret: fromLookup })) ?? { addSecret: fromLookup };
-  let args = await templar.renderValue(task.args, vars, { where: task.pos, host });
+  const host = await lookupHost([task.args], vars, { ...moduleContext(task, cs, pr, vars, kw, opts.signal), addSecret: fromLookup });
+  let args = await withLookups(host, () => templar.renderValue(task.args, vars, { where: task.pos, host }));
   // Values derived from secrets are secrets too (see taint.ts); declared ones are refused where they cannot be masked (sinks.ts).
   const lookedParts = looked.filter((v) => v.trim().length >= 4);
   const tainted: TaintedLeaf[] = lookedParts.length ? [{ path: [], sources: ['a lookup'], parts: lookedParts }] : [];
@@ -360,7 +362,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   // A module may have many requests in flight on this signal (k8s_apply plans 16 objects at once,
   // each request and retry sleep listens for abort): not a leak, so no MaxListenersExceededWarning.
   setMaxListeners(0, signal);
-  const ctx = moduleContext(task, cs, pr, vars, kw, signal);
+  const ctx = moduleContext(task, cs, pr, vars, kw, signal, host);
   const timeoutMsg = (): ModuleResult => ({ status: 'failed', msg: `task timed out after ${task.timeout}s` });
   let result: ModuleResult;
   try {
@@ -399,9 +401,10 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
 
 /** See {@link ModuleContext.findFile}. A glob counts as found when the directory before its first wildcard exists. */
 /** The context a module runs with (also what reading the cluster for a `k8s` lookup uses). */
-function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, signal: AbortSignal): ModuleContext {
+function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, signal: AbortSignal, host?: LookupHost): ModuleContext {
   const opts = pr.opts;
   const taskName = task.name ?? task.module;
+  const lookups = <T>(render: () => Promise<T>): Promise<T> => (host ? withLookups(host, render) : render());
   return {
     cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
     vars,
@@ -425,9 +428,10 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
           warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
           progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
         },
+    // what a module renders itself (assert's `that`, set_fact's values) may read the cluster with the k8s lookup too
     render: async (t, extra) => {
       const scope = extendScope(vars, extra);
-      const out = await templar.renderString(t, scope, { where: task.pos });
+      const out = await lookups(() => templar.renderString(t, scope, { where: task.pos, ...(host ? { host } : {}) }));
       // a manifest template (`k8s`/`k8s_apply` `template:`): its fields are sinks as a definition's are
       const name = opts.registry.get(task.module)?.name;
       if (name === 'k8s' || name === 'k8s_apply') {
@@ -437,8 +441,8 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
       }
       return out;
     },
-    evaluate: (expr, extra) => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos }),
-    evalCondition: (cond, extra) => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos }),
+    evaluate: (expr, extra) => lookups(() => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos, ...(host ? { host } : {}) })),
+    evalCondition: (cond, extra) => lookups(() => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos, ...(host ? { host } : {}) })),
     addSecret: (v, declared) => (declared ? opts.masker.addDeclared(v) : opts.masker.add(v)),
     mask: (t) => opts.masker.mask(t),
     adapter: (name, create) => cs.adapter(name, create),

@@ -26,8 +26,54 @@ import type { Inventory } from './types.js';
 export interface PatternTerm {
   /** `union` (plain), `intersect` (`&`), or `exclude` (`!`). */
   op: 'union' | 'intersect' | 'exclude';
-  /** The name or glob, without its operator. */
+  /** The name or glob, without its operator (and without a subscript). */
   text: string;
+  /**
+   * Ansible's subscript (`webservers[0]`, `webservers[-1]`, `webservers[0:2]`, `webservers[1:]`):
+   * `[index]` or `[start, end]` (inclusive; end -1 = the last), applied to the term's matches.
+   */
+  subscript?: [number, number | undefined];
+}
+
+/** `name[3]`, `name[-1]`, `name[0:2]`, `name[1:]` (ansible-core's PATTERN_WITH_SUBSCRIPT; `[x-y]` is gone). */
+const SUBSCRIPT_RE = /^(.+)\[(?:(-?[0-9]+)|([0-9]+):([0-9]*))\]$/;
+
+/** An IPv6 address (`::1`, `fe80::1`): one term, its colons are not separators. */
+const IPV6_RE = /^[0-9A-Fa-f]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f.]*$/;
+
+/**
+ * The terms of one pattern string as ansible-core's `split_host_pattern` finds them: with a comma,
+ * split on commas only; an IPv6 address is one term; otherwise split on colons outside `[...]`.
+ */
+function splitTerms(part: string): string[] {
+  if (part.includes(',')) return part.split(',');
+  if (IPV6_RE.test(part.trim())) return [part];
+  const out: string[] = [];
+  let cur = '';
+  let depth = 0;
+  for (const ch of part) {
+    if (ch === '[') depth++;
+    else if (ch === ']' && depth > 0) depth--;
+    if (ch === ':' && depth === 0) {
+      out.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  out.push(cur);
+  return out;
+}
+
+/** The members a subscript selects (Python indexing; out of range selects nothing). */
+function applySubscript(members: string[], sub: PatternTerm['subscript']): string[] {
+  if (!sub) return members;
+  const [start, end] = sub;
+  const at = (i: number): number => (i < 0 ? members.length + i : i);
+  if (end === undefined || end === 0) {
+    const m = members[at(start)];
+    return m === undefined ? [] : [m];
+  }
+  const last = end === -1 ? members.length - 1 : end;
+  return members.slice(at(start), last + 1);
 }
 
 const TERM_RE = /^[A-Za-z0-9_.\-*?[\]!^]+$/;
@@ -51,7 +97,7 @@ export function parsePattern(pattern: string | readonly string[], where?: Source
   for (const part of parts) {
     if (typeof part !== 'string') throw new InputError(`host pattern ${shown}: every item must be a string, got ${JSON.stringify(part)}`, where);
     if (part.trim() === '') throw new InputError(`empty host pattern${typeof pattern === 'string' ? '' : ` item in ${shown}`}`, where, "use 'all' for every cluster");
-    for (const raw of part.split(/[:,]/)) {
+    for (const raw of splitTerms(part)) {
       const piece = raw.trim();
       if (piece === '') {
         throw new InputError(`host pattern '${shown}' has an empty term`, where, "remove the doubled, leading or trailing ':' or ','");
@@ -64,14 +110,18 @@ export function parsePattern(pattern: string | readonly string[], where?: Source
       if (text.startsWith('&') || text.startsWith('!')) {
         throw new InputError(`host pattern '${shown}': bad term '${piece}' (one operator per term)`, where, "write '&name' to intersect or '!name' to exclude");
       }
-      if (!TERM_RE.test(text)) {
+      if (!TERM_RE.test(text) && !IPV6_RE.test(text) && !SUBSCRIPT_RE.test(text)) {
         throw new InputError(
           `host pattern '${shown}': bad term '${piece}'`,
           where,
           'terms are cluster or group names, optionally with globs (*, ?, [abc]), separated by : or , (prefix & to intersect, ! to exclude)',
         );
       }
-      terms.push({ op, text });
+      const sub = SUBSCRIPT_RE.exec(text);
+      if (sub && !IPV6_RE.test(text)) {
+        const [, base = '', idx, start, end] = sub;
+        terms.push({ op, text: base, subscript: idx !== undefined ? [Number(idx), undefined] : [Number(start), end ? Number(end) : -1] });
+      } else terms.push({ op, text });
     }
   }
   return terms;
@@ -144,7 +194,8 @@ export function matchClusters(inv: Inventory, pattern: string | string[], where?
   const shown = showPattern(pattern);
   const terms = parsePattern(pattern, where);
   const resolve = (t: PatternTerm): string[] => {
-    const { known, members } = resolveTerm(inv, t.text);
+    const { known, members: all } = resolveTerm(inv, t.text);
+    const members = applySubscript(all, t.subscript);
     if (!known && t.op !== 'exclude') {
       const what = isGlob(t.text) ? `'${t.text}' matches no cluster or group name` : `no cluster or group named '${t.text}'`;
       const hint = isGlob(t.text) ? undefined : didYouMean(t.text, [...inv.groups.keys(), ...explicitClusters(inv)]);

@@ -35,7 +35,7 @@ export interface ConnectOptions {
 }
 
 /** The client for the task's cluster (created once per cluster per run, on first use). */
-export async function kubeFor(ctx: ModuleContext): Promise<KubeClient> {
+export async function kubeFor(ctx: Pick<ModuleContext, 'adapter' | 'cluster' | 'vars' | 'log'>): Promise<KubeClient> {
   const client = await ctx.adapter<KubeClient>('k8s', () => connect(ctx.cluster, connectOptionsFrom(ctx.vars)));
   // Outage notices go to the task running on this cluster now.
   if (client instanceof KubeClientImpl) client.notice = (msg) => ctx.log.warn(msg);

@@ -177,6 +177,11 @@ export type ConnectionPlan =
   /** A kubeconfig built for the settings (one context, `kplay`), to write to a file. */
   | { kind: 'built'; config: Record<string, unknown> };
 
+/** `~` and `~/…` are the user's home, as the Python kubernetes client (and Ansible's path lookups) expand them. */
+function expandHome(f: string): string {
+  return f === '~' || f.startsWith('~/') ? path.join(os.homedir(), f.slice(1)) : f;
+}
+
 /** How relative paths of the settings are found (`ctx.findFile(rel, 'files')`). */
 export type FindFile = (rel: string) => string;
 
@@ -201,7 +206,7 @@ export function planConnection(auth: K8sAuth, cluster: ClusterRef, findFile: Fin
   let file: string | undefined;
   if (isRecord(auth.kubeconfig)) doc = auth.kubeconfig;
   else {
-    const files = auth.kubeconfig !== undefined ? auth.kubeconfig.split(path.delimiter).filter((f) => f !== '').map((f) => findFile(f)) : [cluster.kubeconfig ?? defaultKubeconfig() ?? ''];
+    const files = auth.kubeconfig !== undefined ? auth.kubeconfig.split(path.delimiter).filter((f) => f !== '').map((f) => findFile(expandHome(f))) : [cluster.kubeconfig ?? defaultKubeconfig() ?? ''];
     if (files.length === 0 || files[0] === '') throw new Error('no kubeconfig: give kubeconfig (or K8S_AUTH_KUBECONFIG), or run the task on a cluster of the inventory');
     if (files.length === 1 && !overrides) {
       const f = files[0] ?? '';

@@ -19,7 +19,7 @@ import { closest } from '../load/suggest.js';
 import './validators.js';
 import { specProblems, checkOptions } from './argspec.js';
 import { findRole, parseRoleEntry, roleArgumentSpecs, roleDisplayName, roleFile, roleMap } from './roles.js';
-import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, Playbook, RoleUse, TaskCommon, TaskNode } from './types.js';
+import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, Playbook, RoleUse, TaskCommon, TaskNode, VarPrompt } from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -162,7 +162,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   const serial = raw.serial === undefined ? undefined : Array.isArray(raw.serial) ? (raw.serial as (number | string)[]) : [raw.serial as number | string];
   const name = typeof raw.name === 'string' ? raw.name : `play ${index + 1}`;
   if (raw.vars !== undefined) templar.check(raw.vars, { where: posOf(raw, 'vars') });
-  const promptVars = varsPrompt(raw);
+  const { vars: promptVars, prompts } = varsPrompt(raw);
   const varsFiles = Array.isArray(raw.vars_files) ? (raw.vars_files as string[]) : [];
   const filesVars: Obj = {};
   for (const [i, vf] of varsFiles.entries()) {
@@ -205,6 +205,8 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     serial,
     maxFailPercentage: typeof raw.max_fail_percentage === 'number' ? raw.max_fail_percentage : undefined,
     anyErrorsFatal: inherit.anyErrorsFatal === true,
+    forceHandlers: staticBool(raw, 'force_handlers') === true,
+    prompts,
     vars: { ...promptVars, ...(isObj(raw.vars) ? raw.vars : {}) },
     varsFiles,
     varsFromFiles: filesVars,
@@ -224,7 +226,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
 }
 
 /** Keywords accepted for Ansible compatibility that change nothing in kplay. */
-const NO_EFFECT = new Set(['become', 'become_user', 'become_method', 'become_flags', 'become_exe', 'connection', 'remote_user', 'port', 'gather_subset', 'gather_timeout', 'fact_path', 'force_handlers', 'ignore_unreachable', 'collections', 'strategy']);
+const NO_EFFECT = new Set(['become', 'become_user', 'become_method', 'become_flags', 'become_exe', 'connection', 'remote_user', 'port', 'gather_subset', 'gather_timeout', 'fact_path', 'collections', 'strategy']);
 
 /** Whether `short` is an action kplay has: a registry module or a keyword action. */
 function knownAction(opts: LoadOptions): (short: string) => boolean {
@@ -232,20 +234,29 @@ function knownAction(opts: LoadOptions): (short: string) => boolean {
 }
 
 /**
- * `vars_prompt`: kplay never prompts. Each variable is a play variable with its `default` (an
- * `-e name=…` wins, as extra vars do); without a default it is the empty string.
+ * `vars_prompt`: each variable is a play variable with its `default` (an `-e name=…` wins, as
+ * extra vars do; without a default it is the empty string), and a prompt the run asks on a
+ * terminal before the play (src/cli/prompt.ts); without a terminal the default stays, as in Ansible.
  */
-function varsPrompt(raw: Obj): Obj {
+function varsPrompt(raw: Obj): { vars: Obj; prompts: VarPrompt[] } {
   const list = raw.vars_prompt;
-  if (list === undefined || list === null) return {};
+  if (list === undefined || list === null) return { vars: {}, prompts: [] };
   const out: Obj = {};
+  const prompts: VarPrompt[] = [];
   for (const [i, p] of (list as Obj[]).entries()) {
     const where = posOf(list, i);
     if (p.encrypt !== undefined && p.encrypt !== null) throw new InputError(`vars_prompt '${String(p.name)}': \`encrypt\` (hashing the answer) is not supported by kplay`, posOf(p, 'encrypt') ?? where, 'hash the value with the password_hash filter where it is used');
     if (p.default !== undefined) templar.check(p.default, { where: posOf(p, 'default') ?? where });
     out[String(p.name)] = p.default ?? '';
+    prompts.push({
+      name: String(p.name),
+      prompt: typeof p.prompt === 'string' && p.prompt !== '' ? p.prompt : String(p.name),
+      private: yaml11Bool(p.private) ?? true,
+      ...(p.default !== undefined && p.default !== null ? { default: p.default } : {}),
+      confirm: yaml11Bool(p.confirm) === true,
+    });
   }
-  return out;
+  return { vars: out, prompts };
 }
 
 /** The map a role entry's keywords are read from (positions kept: the entry itself when it is a map). */

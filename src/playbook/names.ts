@@ -54,6 +54,8 @@ const BUILTIN_WHY: Record<string, string> = {
   setup: 'use the play keyword `gather_facts: true`',
   import_playbook: 'it is a play-level entry (`- import_playbook: file.yml`), not a task',
   async_status: 'kplay runs no task asynchronously (`async`/`poll` are not supported)',
+  git: 'it checks out a repository over the network onto a host; kplay fetches nothing from the network by itself (check the repository out before the run, or keep the files in the playbook\'s tree)',
+  subversion: 'it checks out a repository over the network onto a host; kplay fetches nothing from the network by itself (check the repository out before the run)',
 };
 for (const m of ['apt', 'apt_key', 'apt_repository', 'cron', 'deb822_repository', 'debconf', 'dnf', 'dnf5', 'dpkg_selections', 'expect', 'fetch', 'getent', 'group', 'hostname', 'iptables', 'known_hosts', 'mount_facts', 'package', 'package_facts', 'ping', 'pip', 'raw', 'reboot', 'rpm_key', 'script', 'service', 'service_facts', 'systemd', 'systemd_service', 'sysvinit', 'user', 'wait_for_connection', 'yum_repository']) BUILTIN_WHY[m] = HOST_MODULE;
 

@@ -5,7 +5,7 @@
  * variables it brings are layered by src/vars/roles.ts.
  */
 import { INHERITED_KEYWORDS } from './schema.js';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { isRecord } from '../load/shape.js';
@@ -82,6 +82,8 @@ export function roleFile(dir: string, sub: string, file = 'main'): string | unde
 
 /** A role's YAML map file (`defaults`, `vars`, `meta`); `{}` when absent. Scalars tagged `!secret` go to `addSecrets`. */
 export async function roleMap(dir: string, sub: string, file: string | undefined, from: SourcePos | undefined, addSecrets: (values: readonly string[]) => void): Promise<Obj> {
+  const asDir = path.join(dir, sub, file ?? 'main');
+  if (sub !== 'meta' && isDir(asDir)) return roleMapDir(asDir, sub, dir, from, addSecrets);
   const f = roleFile(dir, sub, file);
   if (!f) {
     if (file !== undefined && file !== 'main') throw new InputError(`role ${path.basename(dir)}: ${sub}/${file} not found`, from);
@@ -93,6 +95,36 @@ export async function roleMap(dir: string, sub: string, file: string | undefined
   if (!isRecord(value)) throw new InputError(`${sub}/${path.basename(f)} of role ${path.basename(dir)} must be a map`, { file: f, line: 1, col: 1 });
   if (sub !== 'meta') templar.check(value);
   return value;
+}
+
+/**
+ * `defaults/main/` or `vars/main/` as a directory (Ansible's `allow_dir`): every `.yml`, `.yaml`,
+ * `.json` or extension-less file under it, recursively, in sorted order, merged key by key (a later
+ * file's key replaces an earlier one's), as ansible-core's `find_vars_files` loads them.
+ */
+async function roleMapDir(root: string, sub: string, dir: string, from: SourcePos | undefined, addSecrets: (values: readonly string[]) => void): Promise<Obj> {
+  const out: Obj = {};
+  for (const f of varsFilesUnder(root)) {
+    const { value, secrets } = await loadYamlDoc(f, from);
+    addSecrets(secrets);
+    if (value === null || value === undefined) continue;
+    if (!isRecord(value)) throw new InputError(`${sub}/${path.relative(path.join(dir, sub), f)} of role ${path.basename(dir)} must be a map`, { file: f, line: 1, col: 1 });
+    templar.check(value);
+    Object.assign(out, value);
+  }
+  return out;
+}
+
+/** The variable files under a directory, recursively, sorted by name at each level (hidden files skipped). */
+function varsFilesUnder(root: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(root).sort()) {
+    if (name.startsWith('.')) continue;
+    const full = path.join(root, name);
+    if (isDir(full)) out.push(...varsFilesUnder(full));
+    else if (/\.(ya?ml|json)$/.test(name) || !name.includes('.')) out.push(full);
+  }
+  return out;
 }
 
 /** A dependency entry of `meta/main.yml`: a name, or `{role: name, vars: {...}, ...params}`. */

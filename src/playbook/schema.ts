@@ -110,11 +110,11 @@ function playSchema(): JsonSchema {
       fact_path: noEffect('Directory of local facts.'),
       strategy: { enum: ['linear', 'free', 'host_pinned', 'debug'], description: '`linear` (kplay\'s way). `debug` is refused (no task debugger). `free` and `host_pinned` are accepted and run as `linear`: every cluster finishes a task before the next starts (results are the same; only the order of the output differs).' },
       order: { enum: ['inventory', 'reverse_inventory', 'sorted', 'reverse_sorted', 'shuffle'], description: 'Order in which the clusters run. @default inventory' },
-      force_handlers: noEffect('Run notified handlers even on failed hosts.'),
+      force_handlers: boolish('Run the handlers notified on a cluster also when a later task of the same section (pre_tasks, tasks, post_tasks) failed there, before the cluster leaves the play (as Ansible does).'),
       ignore_unreachable: noEffect('Continue on unreachable hosts.'),
       vars_prompt: {
         type: 'array',
-        description: 'Variables Ansible asks for: kplay does not prompt; it uses `-e name=…` when given, else `default` (a play variable); with neither the variable is empty.',
+        description: 'Variables asked before the play, as ansible-playbook asks them: on a terminal each variable not given with `-e` is asked (`private` answers are not echoed and are masked; an empty answer takes `default`; `confirm` asks twice); without a terminal (or with `--output json`) `default` is used, else the empty string.',
         items: {
           type: 'object',
           required: ['name'],

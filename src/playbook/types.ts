@@ -177,6 +177,10 @@ export interface Play {
   serial?: SerialSpec;
   maxFailPercentage?: number;
   anyErrorsFatal: boolean;
+  /** `vars_prompt` entries: asked on a terminal before the play runs (their defaults are already in `vars`). */
+  prompts: VarPrompt[];
+  /** `force_handlers`: notified handlers run at the end of each section also on clusters that failed in it (as Ansible does). */
+  forceHandlers: boolean;
   vars: Record<string, unknown>;
   varsFiles: string[];
   /** The variables of `varsFiles`, loaded and merged in order when the playbook loads. */
@@ -190,6 +194,19 @@ export interface Play {
   publicRoles: RoleUse[];
   baseDir: string;
   pos: SourcePos;
+}
+
+/** One `vars_prompt` entry. */
+export interface VarPrompt {
+  name: string;
+  /** The question (`prompt`, else the name). */
+  prompt: string;
+  /** `private` (default true, as in Ansible): the answer is not echoed. */
+  private: boolean;
+  /** `default`, given for an empty answer (a template is rendered with the play's variables). */
+  default?: unknown;
+  /** `confirm`: ask twice; the answers must match. */
+  confirm: boolean;
 }
 
 /** A loaded playbook (imports flattened). */

@@ -42,6 +42,12 @@ export interface RenderOptions {
   where?: SourcePos;
   /** What lookups may read (defaults from the variables). */
   host?: TemplateHost;
+  /**
+   * A whole value that resolves to `omit` stays the omit sentinel instead of failing: for a
+   * variable read lazily (`kc: "{{ x | default(omit) }}"` then `kubeconfig: "{{ kc }}"`), as
+   * ansible-core 2.19 lets omit flow through variables until a module argument drops it.
+   */
+  keepOmit?: boolean;
 }
 
 /** Limits and cache size of a {@link Templar} (all optional; defaults suit playbooks). */
@@ -98,6 +104,8 @@ function caret(text: string, at: number): string {
 export class Templar {
   private readonly parseLimit: number;
   private readonly renderLimit: number;
+  /** The host of the render under way (set by a render given one): lazily read variables render with it. */
+  private ambientHost: TemplateHost | undefined;
   private readonly templates: BoundedCache<TNode[]>;
   private readonly conditions: BoundedCache<{ expr: Expr; at: number }>;
 
@@ -170,12 +178,24 @@ export class Templar {
   renderValueSync(value: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
     const out = this.renderValueAt(value, vars, opts.where, opts.host);
     // omit leaves out an argument, an item or an entry; a whole value cannot be omitted
-    if (out === OMIT) return this.plain(OMIT, typeof value === 'string' ? value : '', opts.where);
+    if (out === OMIT) return opts.keepOmit === true ? OMIT : this.plain(OMIT, typeof value === 'string' ? value : '', opts.where);
     return out;
   }
 
   /** Synchronous {@link evalCondition}. */
   evalConditionSync(cond: unknown, vars: Record<string, unknown>, opts: RenderOptions = {}): boolean {
+    if (!opts.host) return this.evalConditionIn(cond, vars, opts);
+    // variables read lazily while the condition is evaluated use the same host
+    const outer = this.ambientHost;
+    this.ambientHost = opts.host;
+    try {
+      return this.evalConditionIn(cond, vars, opts);
+    } finally {
+      this.ambientHost = outer;
+    }
+  }
+
+  private evalConditionIn(cond: unknown, vars: Record<string, unknown>, opts: RenderOptions): boolean {
     if (Array.isArray(cond)) {
       for (let i = 0; i < cond.length; i++) {
         if (!this.evalOne(cond[i], vars, posOf(cond, i) ?? opts.where, opts.host)) return false;
@@ -292,8 +312,9 @@ export class Templar {
 
   // ---- internals -------------------------------------------------------------------------
 
-  private env(host: TemplateHost | undefined): EvalEnv {
+  private env(given: TemplateHost | undefined): EvalEnv {
     const deadline = Date.now() + this.renderLimit;
+    const host = given ?? this.ambientHost;
     return {
       registry: REGISTRY,
       deadline,
@@ -330,7 +351,15 @@ export class Templar {
 
   /** Render to the internal value (PyFloat kept). */
   private renderRaw(template: string, vars: Record<string, unknown>, opts: RenderOptions): unknown {
-    return this.renderInScope(template, new Scope(vars), opts.host, opts.where);
+    if (!opts.host) return this.renderInScope(template, new Scope(vars), undefined, opts.where);
+    // variables read lazily during this render (their own templates) use the same host
+    const outer = this.ambientHost;
+    this.ambientHost = opts.host;
+    try {
+      return this.renderInScope(template, new Scope(vars), opts.host, opts.where);
+    } finally {
+      this.ambientHost = outer;
+    }
   }
 
   private renderInScope(template: string, scope: Scope, host: TemplateHost | undefined, where: SourcePos | undefined): unknown {

@@ -18,12 +18,19 @@ export interface K8sQuery {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** `cluster_info=`: the cluster's `version` (`{kubernetes: <GET /version>}`) or its `api_groups` (`''` for the core group, then /apis's groups). */
+  clusterInfo?: 'version' | 'api_groups';
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** The query of a lookup call's keyword arguments (kubernetes.core's names; `resource_definition`/`src` give kind and name). */
 export function k8sQuery(kwargs: Readonly<Record<string, unknown>>): K8sQuery {
+  const info = kwargs.cluster_info;
+  if (info !== undefined && info !== null) {
+    if (info !== 'version' && info !== 'api_groups') throw new ExprError(`the k8s lookup's cluster_info must be 'version' or 'api_groups', got ${JSON.stringify(info)}`);
+    return { kind: '', apiVersion: '', clusterInfo: info };
+  }
   const def = isMap(kwargs.resource_definition) ? kwargs.resource_definition : undefined;
   const meta = def && isMap(def.metadata) ? def.metadata : undefined;
   const kind = str(kwargs.kind) ?? str(def?.kind);
@@ -44,7 +51,7 @@ export function k8sQuery(kwargs: Readonly<Record<string, unknown>>): K8sQuery {
 
 /** A stable key of a query (the executor's cache and the plug-in agree on it). */
 export function k8sQueryKey(q: K8sQuery): string {
-  return JSON.stringify([q.apiVersion, q.kind, q.namespace ?? '', q.name ?? '', q.labelSelector ?? '', q.fieldSelector ?? '']);
+  return JSON.stringify([q.apiVersion, q.kind, q.namespace ?? '', q.name ?? '', q.labelSelector ?? '', q.fieldSelector ?? '', q.clusterInfo ?? '']);
 }
 
 const k8sLookup: LookupDef = {

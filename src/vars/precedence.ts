@@ -29,7 +29,7 @@
  *   8. extra vars (`-e` / `--extra-vars`)
  *   9. magic vars, set last so they always hold the truth:
  *        cluster_name   the cluster's inventory name
- *        group_names    the cluster's groups, sorted, excluding `all` and `ungrouped`
+ *        group_names    the cluster's groups, sorted, excluding `all` (an ungrouped host's is `['ungrouped']`, as in ansible-core)
  *        groups         group name → cluster names (every group, including `all` and `ungrouped`)
  *        clusters       cluster name → that cluster's merged inventory vars (layers 1–2)
  *        check_mode     true under `--check`
