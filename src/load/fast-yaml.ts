@@ -62,7 +62,7 @@ const NODE_START = String.raw`(?:^[\t ]*|[:\-?,[{][\t ]+|[[{,])`;
 /**
  * Text the fast path leaves to `yaml`: anchors (`&a`) and aliases (`*a`) — `yaml` bounds their
  * expansion —, tags (`!!str`, `!secret`), merge keys (`<<:`), directives (`%YAML`), complex keys
- * (`? `, a flow collection as a key) and keys that are null or empty (`~:`, `null:`, `: x`; js-yaml names them `null`, `yaml`
+ * (`? `) and keys that are null or empty (`~:`, `null:`, `: x`; js-yaml names them `null`, `yaml`
  * the empty string). One regex scan, conservative: a false alarm (`a && b` after `- `) only costs
  * speed.
  */
@@ -73,11 +73,18 @@ const NEEDS_YAML = [
   /^[\t ]*(?:-[\t ]+)*\?(?:[\t ]|$)/m,
   /^[\t ]*(?:-[\t ]+)*(?:~|null|Null|NULL)?[\t ]*:(?:[\t ]|$)/m,
   /[{,][\t ]*(?:~|null|Null|NULL)?[\t ]*:(?:[\t ]|$)/,
-  // a flow collection as a key — `{{ .Release.Name }}` unquoted in a chart template, `{a: 1}: x`,
-  // `[a, b]: x` —: js-yaml names it "[object Object]" / "a,b", `yaml` by its flow text
-  new RegExp(`${NODE_START}\\{[\\t ]*[{[]`, 'm'),
-  /^[\t ]*(?:-[\t ]+)*[[{][^\n]*[}\]][\t ]*:(?:[\t ]|$)/m,
 ];
+
+/** What js-yaml names a flow map used as a key (`{{ .Release.Name }}` unquoted in a chart template); `yaml` names it by its text. */
+const OBJECT_KEY = '[object Object]';
+
+/** Whether a loaded value has a key js-yaml made from a flow map (bounded walk; then the fast path steps aside). */
+function hasObjectKey(v: unknown, depth = 0): boolean {
+  if (depth > 64 || v === null || typeof v !== 'object') return false;
+  if (Array.isArray(v)) return v.some((x) => hasObjectKey(x, depth + 1));
+  for (const [k, x] of Object.entries(v)) if (k === OBJECT_KEY || hasObjectKey(x, depth + 1)) return true;
+  return false;
+}
 
 /**
  * The documents of `text` as plain values, or `undefined` when the fast path does not apply or
@@ -89,7 +96,7 @@ export function fastLoadAll(text: string): unknown[] | undefined {
   try {
     const docs: unknown[] = [];
     jsyaml.loadAll(text, (d) => docs.push(d === undefined ? null : d), { schema: SCHEMA, json: false });
-    return docs;
+    return text.includes('{') && docs.some((d) => hasObjectKey(d)) ? undefined : docs;
   } catch {
     return undefined;
   }
@@ -198,5 +205,6 @@ export function fastLoadAllWithOffsets(text: string, maxDepth: number): { docs: 
     }
     return keys.size === Object.keys(record).length;
   };
+  if (text.includes('{') && docs.some((d) => hasObjectKey(d))) return undefined;
   return tops.every((t, i) => walk(t, docs[i], 0)) ? { docs, offsets } : undefined;
 }

@@ -40,6 +40,10 @@ describe('fast YAML path', () => {
       const a = fastLoadAll(text);
       if (a === undefined) continue;
       const b = slow(text);
+      // PyYAML (Ansible's parser) and js-yaml accept a multi-line quoted scalar whose last line is
+      // indented like its key (`pod_query: "{{` … `}}"`), which yaml rejects; the real-world corpus
+      // (each file accepted by `ansible-playbook --syntax-check`) has such files, and kplay must read them.
+      if (b === undefined && f.includes(`${path.sep}fixtures${path.sep}realworld${path.sep}`)) continue;
       // yaml rejects it (a template, a deliberate error fixture): the fast path must not accept it silently.
       expect(b, `${f}: accepted by the fast path, rejected by yaml`).toBeDefined();
       expect(nonEmpty(a), f).toStrictEqual(nonEmpty(b ?? []));
