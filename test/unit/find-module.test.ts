@@ -13,7 +13,7 @@ const root = mkdtempSync(path.join(os.tmpdir(), 'kplay-find-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 mkdirSync(path.join(root, 'a/b'), { recursive: true });
 mkdirSync(path.join(root, '.hid'));
-for (const [f, text] of [['x.yml', 'kind: ConfigMap'], ['y.yaml', 'kind: Secret'], ['z.txt', 'n'], ['a/p.yml', 'kind: Pod'], ['a/b/s.yml', 'kind: Svc'], ['.h.yml', 'h'], ['.hid/i.yml', 'i']]) writeFileSync(path.join(root, f), `${text}\n`);
+for (const [f, text] of [['x.yml', 'kind: ConfigMap'], ['y.yaml', 'kind: Secret'], ['z.txt', 'n'], ['a/p.yml', 'kind: Pod'], ['a/b/s.yml', 'kind: Svc'], ['.h.yml', 'h'], ['.hid/i.yml', 'i']] as const) writeFileSync(path.join(root, f), `${text}\n`);
 symlinkSync('x.yml', path.join(root, 'l.yml'));
 
 function paths(r: ModuleResult): string[] {
