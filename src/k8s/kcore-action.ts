@@ -104,7 +104,7 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
       results.push(isMap(answer) ? show(answer) : {});
     }
     item.result = !name && selectors.length ? results : (results[0] ?? {});
-    if (targets.length) item.diff = diffOf(targets[0], undefined);
+    // kubernetes.core registers no diff for a deletion (also with --diff)
     if (args.wait && !ctx.checkMode) {
       const started = Date.now();
       const w = await waitFor(client, targets.map((t) => ({ apiVersion, kind, name: t.metadata.name, namespace: t.metadata.namespace })), { type: 'absent' }, { timeoutMs: args.wait_timeout * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
