@@ -180,7 +180,8 @@ export default defineModule({
         const error = { ...(e instanceof KcoreObjectFailure ? e.extra : {}), msg: ctx.mask(e instanceof KcoreObjectFailure ? e.message : errorMessage(e)) };
         if (!args.continue_on_error) {
           const { msg, ...data } = error;
-          return { status: 'failed', msg: String(msg), data };
+          // a write made before the failure (a wait that timed out after a create) is a change, as in kubernetes.core
+          return { status: 'failed', msg: String(msg), data, changed: (data as { changed?: unknown }).changed === true };
         }
         items.push({ changed: false, result: {}, error });
       }

@@ -63,7 +63,9 @@ const DROP_SPEC: Record<string, string[]> = {
 function normalise(o: Obj): Record<string, unknown> {
   const { kind, metadata } = o;
   const annotations = Object.fromEntries(Object.entries(metadata.annotations ?? {}).filter(([k]) => !DROP_ANNOTATIONS.test(k)));
-  const out: Record<string, unknown> = { kind, name: metadata.generateName ? `${metadata.generateName}*` : metadata.name, labels: metadata.labels ?? {}, annotations };
+  // the Job controller labels its Jobs with their uid
+  const labels = Object.fromEntries(Object.entries(metadata.labels ?? {}).filter(([k]) => !/^(batch\.kubernetes\.io\/)?controller-uid$/.test(k)));
+  const out: Record<string, unknown> = { kind, name: metadata.generateName ? `${metadata.generateName}*` : metadata.name, labels, annotations };
   for (const key of ['data', 'binaryData', 'type', 'rules', 'subjects', 'roleRef', 'value', 'immutable']) if (o[key] !== undefined) out[key] = o[key];
   const spec = o.spec;
   if (spec && typeof spec === 'object' && kind !== 'Namespace') {
