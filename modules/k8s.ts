@@ -193,7 +193,9 @@ export default defineModule({
     const failedItems = items.filter((i) => i.error);
     if (items.length === 1 && items[0]) {
       const { diff: _d, msg, changed: _c, ...data } = items[0];
-      return changed ? { status: 'changed', msg: msg ?? summary(items, ctx.checkMode), data, diff } : { status: 'ok', msg: msg ?? summary(items, ctx.checkMode), data, diff };
+      // kubernetes.core registers a diff (with --diff) for every method but create and delete
+      const registerDiff = data.method !== 'create' && data.method !== 'delete';
+      return changed ? { status: 'changed', msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff } : { status: 'ok', msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff };
     }
     const results = items.map(({ diff: d, ...rest }) => (ctx.diffMode && d ? { ...rest, diff: d } : rest));
     const msg = `${summary(items, ctx.checkMode)}${failedItems.length ? `; ${failedItems.length} failed (continue_on_error)` : ''}`;
