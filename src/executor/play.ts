@@ -109,6 +109,7 @@ export class PlayRun implements TaskHost {
       inventory_hostname: cs.name,
       inventory_hostname_short: cs.name.split('.')[0] ?? cs.name,
       ansible_check_mode: this.opts.check,
+      ansible_diff_mode: this.opts.diff,
       ansible_play_hosts_all: this.playTargets.map((c) => c.name),
       ansible_play_hosts: alive(this.playTargets),
       ansible_play_batch: alive(this.batch),
