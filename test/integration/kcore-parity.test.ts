@@ -101,7 +101,10 @@ async function clusterState(ns: string): Promise<unknown[]> {
   return items
     .filter((o) => live(o) && o.metadata.name !== 'kube-root-ca.crt')
     .map((o) => JSON.parse(JSON.stringify(normalise(o)).replaceAll(ns, 'NS')) as Record<string, unknown>)
-    .sort((a, b) => `${String(a.kind)}/${String(a.name)}`.localeCompare(`${String(b.kind)}/${String(b.name)}`));
+    .map((o) => ({ o, key: `${String(o.kind)}/${String(o.name)}/${JSON.stringify(o)}` }))
+    // generated names are all `prefix-*`: the content orders those
+    .sort((a, b) => a.key.localeCompare(b.key))
+    .map(({ o }) => o);
 }
 
 const PRINTING = /^(show|detail)$/;
