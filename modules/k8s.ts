@@ -180,7 +180,8 @@ export default defineModule({
         const error = { ...(e instanceof KcoreObjectFailure ? e.extra : {}), msg: ctx.mask(e instanceof KcoreObjectFailure ? e.message : errorMessage(e)) };
         if (!args.continue_on_error) {
           const { msg, ...data } = error;
-          return { status: 'failed', msg: String(msg), data };
+          // a write made before the failure (a wait that timed out after a create) is a change, as in kubernetes.core
+          return { status: 'failed', msg: String(msg), data, changed: (data as { changed?: unknown }).changed === true };
         }
         items.push({ changed: false, result: {}, error });
       }
@@ -192,7 +193,9 @@ export default defineModule({
     const failedItems = items.filter((i) => i.error);
     if (items.length === 1 && items[0]) {
       const { diff: _d, msg, changed: _c, ...data } = items[0];
-      return changed ? { status: 'changed', msg: msg ?? summary(items, ctx.checkMode), data, diff } : { status: 'ok', msg: msg ?? summary(items, ctx.checkMode), data, diff };
+      // kubernetes.core registers a diff (with --diff) for every method but create and delete
+      const registerDiff = data.method !== 'create' && data.method !== 'delete';
+      return changed ? { status: 'changed', msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff } : { status: 'ok', msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff };
     }
     const results = items.map(({ diff: d, ...rest }) => (ctx.diffMode && d ? { ...rest, diff: d } : rest));
     const msg = `${summary(items, ctx.checkMode)}${failedItems.length ? `; ${failedItems.length} failed (continue_on_error)` : ''}`;

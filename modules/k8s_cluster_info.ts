@@ -86,7 +86,9 @@ export default defineModule({
       const server = await client.getPath('/version', ctx.signal);
       const connection = { cert_file: null, host: client.server, password: null, proxy: null, ssl_ca_cert: null, username: null, verify_ssl: !(args.validate_certs === false || args.verify_ssl === false) };
       const count = Object.values(sorted).reduce((n, k) => n + Object.keys(k).length, 0);
-      return { status: 'ok', msg: `${Object.keys(sorted).length} group versions, ${count} kinds; server ${client.serverVersion || 'version unknown'}`, data: { apis: sorted, version: { server: { kubernetes: isMap(server) ? server : {} }, client: 'kplay' }, connection } };
+      // kubernetes.core registers no msg
+      ctx.log.info(`${Object.keys(sorted).length} group versions, ${count} kinds; server ${client.serverVersion || 'version unknown'}`);
+      return { status: 'ok', data: { apis: sorted, version: { server: { kubernetes: isMap(server) ? server : {} }, client: 'kplay' }, connection } };
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(e instanceof KubeApiError ? e.message : `k8s_cluster_info: ${errorMessage(e)}`) };

@@ -107,9 +107,9 @@ export default defineModule({
       if (args.state === 'cordon' || args.state === 'uncordon') {
         const want = args.state === 'cordon';
         const word = want ? 'unschedulable' : 'schedulable';
-        if (unschedulable === want) return { status: 'ok', msg: `node ${args.name} already marked ${word}.`, data: { result: `node ${args.name} already marked ${word}.` } };
+        if (unschedulable === want) return { status: 'ok', data: { result: `node ${args.name} already marked ${word}.` } };
         await setUnschedulable(want);
-        return { status: 'changed', msg: `node ${args.name} marked ${word}.`, data: { result: `node ${args.name} marked ${word}.` } };
+        return { status: 'changed', data: { result: `node ${args.name} marked ${word}.` } };
       }
       const lines: string[] = [];
       let cordoned = false;
@@ -148,7 +148,8 @@ export default defineModule({
       for (const w of warnings) ctx.log.warn(w);
       const result = lines.join(' ');
       const data = warnings.length ? { result, warnings } : { result };
-      return cordoned || removed ? { status: 'changed', msg: result, data } : { status: 'ok', msg: result, data };
+      // kubernetes.core registers no msg on success: the text is in `result`
+      return cordoned || removed ? { status: 'changed', data } : { status: 'ok', data };
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(e instanceof KubeApiError ? `Failed to drain node ${args.name}: ${e.message}` : errorMessage(e)) };

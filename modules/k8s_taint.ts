@@ -78,11 +78,12 @@ export default defineModule({
         if (missing.length) next = args.replace ? wanted : [...difference(existing, wanted), ...wanted];
         else if (valueChanged(existing, wanted)) next = [...difference(existing, wanted), ...wanted];
       } else if (intersection(existing, wanted).length) next = difference(existing, wanted);
-      if (!next) return { status: 'ok', msg: `Node ${args.name}: taints unchanged`, data: { result: show(node) } };
-      const msg = `Node ${args.name}: taints ${ctx.checkMode ? 'would be ' : ''}${args.state === 'present' ? 'set' : 'removed'} (${next.map((t) => `${t.key}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}`).join(', ') || 'none left'})`;
-      if (ctx.checkMode) return { status: 'changed', msg, data: { result: {} } };
+      // kubernetes.core registers no msg; nothing to remove returns the node only when it has no taints at all
+      if (!next) return { status: 'ok', data: { result: args.state === 'absent' && existing.length ? {} : show(node) } };
+      ctx.log.info(`Node ${args.name}: taints ${ctx.checkMode ? 'would be ' : ''}${args.state === 'present' ? 'set' : 'removed'} (${next.map((t) => `${t.key}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}`).join(', ') || 'none left'})`);
+      if (ctx.checkMode) return { status: 'changed', data: { result: {} } };
       const after = await client.mergePatch(ref, { spec: { taints: next } }, { signal: ctx.signal });
-      return { status: 'changed', msg, data: { result: args.state === 'present' ? show(after) : {} } };
+      return { status: 'changed', data: { result: args.state === 'present' ? show(after) : {} } };
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(e instanceof KubeApiError ? `Failed to patch node due to: ${e.message}` : errorMessage(e)) };

@@ -139,6 +139,7 @@ export class PlayRun implements TaskHost {
       inventory_hostname: cs.name,
       inventory_hostname_short: cs.name.split('.')[0] ?? cs.name,
       ansible_check_mode: this.opts.check,
+      ansible_diff_mode: this.opts.diff,
       ansible_play_hosts_all: this.playTargets.map((c) => c.name),
       ansible_play_hosts: alive(this.playTargets),
       ansible_play_batch: alive(this.batch),
@@ -458,7 +459,8 @@ export class PlayRun implements TaskHost {
     this.lastFailure.set(cs.name, { task, name: task, result: { failed: true, msg } });
   }
 
-  private readonly includeCache = new Map<string, Promise<TaskNode[]>>();
+  /** Loaded task files per include task and file: the tasks carry that include's vars, tags and inherited keywords. */
+  private readonly includeCache = new WeakMap<IncludeNode, Map<string, Promise<TaskNode[]>>>();
 
   private async runInclude(node: IncludeNode, clusters: ClusterState[]): Promise<void> {
     if (!this.selected(node.tags)) return;
@@ -485,10 +487,12 @@ export class PlayRun implements TaskHost {
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
-        let p = this.includeCache.get(file);
+        const cache = this.includeCache.get(node) ?? new Map<string, Promise<TaskNode[]>>();
+        this.includeCache.set(node, cache);
+        let p = cache.get(file);
         if (!p) {
           p = loadTaskFile(file, includeScope(node, this.roles), { registry: this.opts.registry }, node.pos);
-          this.includeCache.set(file, p);
+          cache.set(file, p);
         }
         await p;
         const entry = plan.get(file) ?? { clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
@@ -505,7 +509,7 @@ export class PlayRun implements TaskHost {
       }
     }
     for (const [file, entry] of plan) {
-      const tasks = await (this.includeCache.get(file) as Promise<TaskNode[]>);
+      const tasks = await (this.includeCache.get(node)?.get(file) as Promise<TaskNode[]>);
       await this.runIncluded(tasks, entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
     }
   }

@@ -477,7 +477,7 @@ export function registeredValue(r: ModuleResult | { status: 'unreachable'; msg: 
   const out: Obj = { ...data, changed: r.status === 'changed' || (r.status === 'failed' && r.changed === true), failed: r.status === 'failed' || r.status === 'unreachable' };
   if (r.status === 'skipped') out.skipped = true;
   if (r.msg !== undefined && !('registerMsg' in r && r.registerMsg === false)) out.msg = r.msg;
-  if ('diff' in r && r.diff) out.diff = r.diff;
+  if ('diff' in r && r.diff && !('registerDiff' in r && r.registerDiff === false)) out.diff = r.diff;
   return out;
 }
 

@@ -103,7 +103,8 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
       // the apiserver's answer (the object being deleted, or a Status), the dry-run's in check mode
       results.push(isMap(answer) ? show(answer) : {});
     }
-    item.result = !name && selectors.length ? results : (results[0] ?? {});
+    // by selectors: the list of what was deleted; nothing matched (or by name): the object or {}, as kubernetes.core
+    item.result = !name && selectors.length && results.length ? results : (results[0] ?? {});
     if (targets.length) item.diff = diffOf(targets[0], undefined);
     if (args.wait && !ctx.checkMode) {
       const started = Date.now();
@@ -211,7 +212,9 @@ async function applyServerSide(
   try {
     const [r] = await applyObjects(client, [obj], {
       fieldManager: ssa?.field_manager ?? 'kplay',
-      force: ssa?.force_conflicts ?? false,
+      // without server_side_apply kubernetes.core applies client-side, which sets the definition's fields whoever
+      // set them before (no conflicts): taking them over is the same outcome
+      force: ssa ? ssa.force_conflicts : true,
       defaultNamespace: obj.metadata.namespace ?? 'default',
       checkMode: ctx.checkMode,
       signal: ctx.signal,

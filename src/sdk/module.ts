@@ -28,8 +28,9 @@ export type ResultData = { [key: string]: unknown };
  * success, declared by the module's `result` schema.
  */
 export type ModuleResult<D extends ResultData = ResultData> =
-  | { status: 'ok'; msg?: string; data?: D; diff?: DiffEntry[]; facts?: ResultData; registerMsg?: boolean }
-  | { status: 'changed'; msg?: string; data?: D; diff?: DiffEntry[]; facts?: ResultData; registerMsg?: boolean }
+  /** `registerDiff: false`: the diff is shown (`--diff`) but not registered (kubernetes.core registers none for a create or a delete). `registerMsg: false`: the message is shown but not registered. */
+  | { status: 'ok'; msg?: string; data?: D; diff?: DiffEntry[]; registerDiff?: boolean; facts?: ResultData; registerMsg?: boolean }
+  | { status: 'changed'; msg?: string; data?: D; diff?: DiffEntry[]; registerDiff?: boolean; facts?: ResultData; registerMsg?: boolean }
   /** `changed: true`: the failed attempt changed something anyway (a command that ran and exited non-zero), as Ansible reports it. */
   | { status: 'failed'; msg: string; cause?: string; data?: ResultData; diff?: DiffEntry[]; changed?: boolean }
   | { status: 'skipped'; msg?: string; data?: ResultData };
