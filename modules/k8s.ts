@@ -195,11 +195,11 @@ export default defineModule({
       const { diff: _d, msg, changed: _c, ...data } = items[0];
       // kubernetes.core registers a diff (with --diff) for every method but create and delete
       const registerDiff = data.method !== 'create' && data.method !== 'delete';
-      return changed ? { status: 'changed', msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff } : { status: 'ok', msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff };
+      return changed ? { status: 'changed', registerMsg: false, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff } : { status: 'ok', registerMsg: false, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff };
     }
     const results = items.map(({ diff: d, ...rest }) => (ctx.diffMode && d ? { ...rest, diff: d } : rest));
     const msg = `${summary(items, ctx.checkMode)}${failedItems.length ? `; ${failedItems.length} failed (continue_on_error)` : ''}`;
-    return changed ? { status: 'changed', msg, data: { result: { results } }, diff } : { status: 'ok', msg, data: { result: { results } }, diff };
+    return changed ? { status: 'changed', registerMsg: false, msg, data: { result: { results } }, diff } : { status: 'ok', registerMsg: false, msg, data: { result: { results } }, diff };
   },
 });
 

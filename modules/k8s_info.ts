@@ -93,7 +93,7 @@ export default defineModule({
         for (const v of secretValues(o)) ctx.addSecret(v);
       }
       if (args.hidden_fields) resources = resources.map((o) => hideFields(o, args.hidden_fields));
-      return { status: 'ok', msg: `${resources.length} ${args.kind}${resources.length === 1 ? '' : ' objects'} found`, data: { resources, api_found: true } };
+      return { status: 'ok', registerMsg: false, msg: `${resources.length} ${args.kind}${resources.length === 1 ? '' : ' objects'} found`, data: { resources, api_found: true } };
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(e instanceof KubeApiError ? e.message : `k8s_info: ${errorMessage(e)}`) };

@@ -108,6 +108,6 @@ export default defineModule({
       if (!w.ok) return { status: 'failed', msg: ctx.mask(`Resource update timed out: ${w.msg}`), data, diff, changed };
     }
     const msg = `${labelOf(ref)}: ${changed ? (ctx.checkMode ? 'would be patched' : 'patched') : 'unchanged'}`;
-    return changed ? { status: 'changed', msg, data, diff } : { status: 'ok', msg, data };
+    return changed ? { status: 'changed', registerMsg: false, msg, data, diff } : { status: 'ok', registerMsg: false, msg, data };
   },
 });

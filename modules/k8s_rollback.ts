@@ -69,7 +69,7 @@ export default defineModule({
     for (const w of out.flatMap((i) => i.warnings ?? [])) ctx.log.warn(w);
     const changed = out.some((i) => i.changed);
     const msg = `${out.filter((i) => i.changed).length} ${ctx.checkMode ? 'would be ' : ''}rolled back, ${out.filter((i) => !i.changed).length} unchanged`;
-    return changed ? { status: 'changed', msg, data: { rollback_info: out } } : { status: 'ok', msg, data: { rollback_info: out } };
+    return changed ? { status: 'changed', registerMsg: false, msg, data: { rollback_info: out } } : { status: 'ok', registerMsg: false, msg, data: { rollback_info: out } };
   },
 });
 

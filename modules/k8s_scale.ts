@@ -143,10 +143,10 @@ export default defineModule({
     if (!multiple) {
       const r = results[0];
       const data = r ? { result: r.result, ...(r.duration !== undefined ? { duration: r.duration } : {}) } : { result: {} };
-      return changed ? { status: 'changed', msg, data, diff } : { status: 'ok', msg: targets.length ? msg : 'nothing to scale', data };
+      return changed ? { status: 'changed', registerMsg: false, msg, data, diff } : { status: 'ok', registerMsg: false, msg: targets.length ? msg : 'nothing to scale', data };
     }
     const data = { results: results.map(({ diff: d, ...rest }) => (ctx.diffMode && d ? { ...rest, diff: d } : rest)), ...(errors.length ? { errors } : {}) };
-    return changed ? { status: 'changed', msg, data, diff } : { status: 'ok', msg, data };
+    return changed ? { status: 'changed', registerMsg: false, msg, data, diff } : { status: 'ok', registerMsg: false, msg, data };
   },
 });
 

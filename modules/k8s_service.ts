@@ -91,6 +91,6 @@ export default defineModule({
     const verb = { create: 'created', update: 'patched', replace: 'replaced', apply: 'applied', delete: 'deleted' }[item.method ?? 'update'];
     const msg = `Service ${args.namespace}/${args.name}: ${item.changed ? `${ctx.checkMode ? 'would be ' : ''}${verb}` : 'unchanged'}`;
     const diff = ctx.diffMode && item.changed && item.diff ? [item.diff] : undefined;
-    return item.changed ? { status: 'changed', msg, data, diff } : { status: 'ok', msg, data };
+    return item.changed ? { status: 'changed', registerMsg: false, msg, data, diff } : { status: 'ok', registerMsg: false, msg, data };
   },
 });
