@@ -40,6 +40,10 @@ function compare(text: string, file = 'f.yml'): { fast: Record<string, string>; 
   try {
     slow = parseYaml(text, file, { fast: false });
   } catch {
+    // PyYAML (Ansible's parser) and js-yaml accept a quoted multi-line scalar closed at its key's
+    // indentation, which yaml refuses; the real-world corpus (each file accepted by
+    // `ansible-playbook --syntax-check`) has such files, which kplay must read (see fast-yaml.test.ts)
+    if (file.includes(`${path.sep}fixtures${path.sep}realworld${path.sep}`)) return undefined;
     throw new Error(`fast path accepted text that yaml refuses:\n${text}`);
   }
   const fast = parseYaml(text, file);
