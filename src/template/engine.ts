@@ -9,7 +9,7 @@
  *   without braces, or lists of them (all must hold); the result must be a boolean.
  * - Strict: an undefined variable fails where it is used, naming its first missing part; it
  *   passes through attribute access, `default` and `is defined`, and `and`/`or` short-circuit.
- * - Sandboxed: own properties only, no mutation, no file reads outside the playbook's tree,
+ * - Sandboxed: own properties only, no mutation, files found as Ansible finds them,
  *   bounded parse size, render time and result sizes.
  */
 import { InputError, type SourcePos } from '../load/errors.js';

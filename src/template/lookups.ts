@@ -1,12 +1,14 @@
 /**
  * The lookups of the expression language (`lookup('name', terms…, key=value)`, `query()`):
  * ansible.builtin's (ansible-core 2.19 `plugins/lookup/`) and kubernetes.core's `k8s`, by short
- * name and fully qualified. Files are read only inside the playbook's directory tree
- * (`ctx.fileRoots`); nothing reaches the network.
+ * name and fully qualified. Files are found as Ansible finds them: an absolute (or `~`) path as it
+ * is, a relative one in the role's and playbook's directories (`ctx.searchPaths`); nothing reaches
+ * the network.
  */
 import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, realpathSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync, writeSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import type { Kwargs, LookupDef, PluginContext } from './plugins.js';
 import { ExprError, Undef, isMap, num, truthy, typeName } from './values.js';
@@ -40,28 +42,16 @@ function checkKwargs(name: string, kwargs: Kwargs, allowed: readonly string[]): 
   }
 }
 
-function insideRoots(p: string, ctx: PluginContext): boolean {
-  const inside = (x: string): boolean => ctx.fileRoots.some((root) => x === root || x.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
-  if (!inside(p)) return false;
-  try {
-    return inside(realpathSync(p));
-  } catch {
-    return true;
-  }
-}
-
-function refuse(what: string, p: string): ExprError {
-  return new ExprError(`${what}: ${JSON.stringify(p)} is outside the playbook's directory tree`, undefined, 'kplay reads and writes files only under the playbook directory (and role directories)');
+/** `~` and `~/x` as Ansible's `unfrackpath` expands them (the controller user's home directory). */
+export function expandUser(p: string): string {
+  return p === '~' || p.startsWith('~/') ? path.join(homedir(), p.slice(1)) : p;
 }
 
 /** Ansible's `find_file_in_search_path`: `<path>/<subdir>/<name>`, then `<path>/<name>`, for each search path. */
 function findFile(ctx: PluginContext, subdir: string, name: string): string | undefined {
-  const candidates = path.isAbsolute(name) ? [name] : ctx.searchPaths.flatMap((base) => [path.join(base, subdir, name), path.join(base, name)]);
+  const given = expandUser(name);
+  const candidates = path.isAbsolute(given) ? [given] : ctx.searchPaths.flatMap((base) => [path.join(base, subdir, given), path.join(base, given)]);
   for (const c of candidates) {
-    if (!insideRoots(c, ctx)) {
-      if (path.isAbsolute(name)) throw refuse('refusing to read', name);
-      continue;
-    }
     try {
       if (statSync(c).isFile()) return c;
     } catch {
@@ -157,8 +147,7 @@ function password(term: string, kwargs: Kwargs, ctx: PluginContext): string {
   const chars = passwordChars(params.chars);
   if (chars.length === 0) throw new ExprError('Cannot choose from an empty sequence');
   const devNull = relpath === '/dev/null';
-  const file = path.resolve(basedir(ctx), relpath);
-  if (!devNull && !insideRoots(file, ctx)) throw refuse('the password lookup refuses to store a password', relpath);
+  const file = path.resolve(basedir(ctx), expandUser(relpath));
   let plain: string | undefined;
   if (!devNull && existsSync(file)) {
     const content = rstrip(readFileSync(file, 'utf8'));
@@ -262,8 +251,8 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${re}$`, 's');
 }
 
-/** Python's `glob.glob(pattern)` (no hidden files for wildcards), inside the roots. */
-function glob(pattern: string, ctx: PluginContext): string[] {
+/** Python's `glob.glob(pattern)` (no hidden files for wildcards). */
+function glob(pattern: string): string[] {
   const parts = pattern.split('/');
   let paths = [pattern.startsWith('/') ? '/' : '.'];
   for (const part of parts) {
@@ -285,20 +274,19 @@ function glob(pattern: string, ctx: PluginContext): string[] {
     }
     paths = next;
   }
-  return paths.filter((p) => insideRoots(path.resolve(p), ctx));
+  return paths;
 }
 
 function fileglob(term: string, ctx: PluginContext): string[] {
   const name = path.basename(term);
   const dirs: string[] = [];
   if (name !== term) {
-    const dir = path.dirname(term);
+    const dir = expandUser(path.dirname(term));
     const found = path.isAbsolute(dir) ? dir : ctx.searchPaths.flatMap((b) => [path.join(b, 'files', dir), path.join(b, dir)]).find((d) => existsSync(d));
     if (found) dirs.push(found);
   } else dirs.push(...ctx.searchPaths.flatMap((b) => [path.join(b, 'files'), b]));
   for (const d of dirs) {
-    if (!insideRoots(path.resolve(d), ctx)) throw refuse('the fileglob lookup refuses to list', d);
-    const hits = glob(path.join(d, name), ctx).filter((g) => {
+    const hits = glob(path.join(d, name)).filter((g) => {
       try {
         return statSync(g).isFile();
       } catch {

@@ -3,8 +3,9 @@
  * ansible.builtin's (ansible-core 2.19 `plugins/test/core.py`, `mathstuff.py`, `files.py`), by
  * short name and as `ansible.builtin.name`. Each behaves as in ansible-core, errors included.
  */
-import { existsSync, lstatSync, openSync, readSync, closeSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, openSync, readSync, closeSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { expandUser } from './lookups.js';
 import type { Kwargs, PluginContext, TestDef } from './plugins.js';
 import { ExprError, PyFloat, Undef, bigOf, isFloat, isInt, isMap, isNumber, num, pyCompare, pyEq, pyIn, truthy, typeName } from './values.js';
 import { bind, opt, req, type Signature } from './filters/args.js';
@@ -134,22 +135,11 @@ function pyMod(a: unknown, b: unknown): number {
   return x - y * Math.floor(x / y);
 }
 
-/** Resolve a path for the file tests: relative to the playbook directory, and only inside the file roots. */
-function safePath(p: unknown, ctx: PluginContext, name: string): string {
+/** Resolve a path for the file tests as Ansible does: `~` expanded, relative to the playbook directory. */
+function safePath(p: unknown, ctx: PluginContext, _name: string): string {
   const s = text(p);
   const base = ctx.searchPaths[ctx.searchPaths.length - 1] ?? ctx.fileRoots[0] ?? process.cwd();
-  const abs = path.resolve(base, s);
-  let real = abs;
-  try {
-    real = realpathSync(abs);
-  } catch {
-    // a path that does not exist: judged by its own location
-  }
-  const inside = (x: string): boolean => ctx.fileRoots.some((root) => x === root || x.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
-  if (!inside(abs) || !inside(real)) {
-    throw new ExprError(`the '${name}' test refuses ${JSON.stringify(s)}: it is outside the playbook's directory tree`, undefined, 'kplay reads files only under the playbook directory');
-  }
-  return abs;
+  return path.resolve(base, expandUser(s));
 }
 
 function statOf(p: string, follow: boolean): ReturnType<typeof statSync> | undefined {
