@@ -50,6 +50,7 @@ beforeAll(async () => {
     '    - name: derived values',
     '      debug: { msg: "token {{ api_token | upcase }} pass {{ shout }} {{ whisper }}" }',
     '    - name: objects named after and holding secrets',
+    '      vars: { kplay_allow_secret_in: [name] }', // deliberately: the canary checks such a name is masked everywhere
     '      k8s_apply:',
     `        namespace: ${ns}`,
     '        definition:',
