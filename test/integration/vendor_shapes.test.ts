@@ -74,7 +74,8 @@ describe('vendor set shapes in one k8s_apply task', () => {
     expect(result(r)?.msg).toMatch(new RegExp(`^${set.count} created`));
     // the aggregation controller fills in the rules of the aggregated ClusterRole shipped with rules: []
     const role = `vendor-${suffix}-role-0`;
-    for (let i = 0; i < 60; i++) {
+    // polled until the controller has filled them (the test's timeout bounds the wait): the rerun must meet that state
+    for (;;) {
       const rules = JSON.parse((await kubectl(['get', 'clusterrole', role, '-o', 'jsonpath={.rules}'], { context: CONTEXT })).stdout || '[]') as unknown[];
       if (rules.length) break;
       await new Promise((res) => setTimeout(res, 500));
