@@ -187,6 +187,37 @@ export function declaredSources(tpl: string, scope: TaintScope, seen: Set<string
   return [...out];
 }
 
+/**
+ * The map keys of the variables secret as a whole that `tpl` reads, less their leaf values: the
+ * structure of a `no_log` result (`db.resources[0].data.keys()` → `password`, `username`) is not
+ * secret, only its values are (Ansible prints the keys; so does kplay).
+ */
+function structuralNames(tpl: string, scope: TaintScope): Set<string> {
+  const keys = new Set<string>();
+  const leaves = new Set<string>();
+  let budget = 20_000;
+  const visit = (v: unknown, depth: number): void => {
+    if (budget-- <= 0 || depth > 32) return;
+    if (typeof v === 'string' || typeof v === 'number') leaves.add(String(v));
+    else if (Array.isArray(v)) for (const x of v) visit(x, depth + 1);
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v as Obj)) {
+        keys.add(k);
+        visit(x, depth + 1);
+      }
+    }
+  };
+  const roots = new Set<string>();
+  for (const segs of templar.variablePathsOf(tpl)) {
+    const root = String(segs[0]);
+    if (roots.has(root) || !scope.masker.provenance.varOrigins(scope.cluster, root)) continue;
+    roots.add(root);
+    visit(valueAt(scope.vars, [root]), 0);
+  }
+  for (const l of leaves) keys.delete(l);
+  return keys;
+}
+
 /** The string leaves of a rendered value that carry something (not `True`, `32`). */
 function partsOf(value: unknown, out: string[] = [], depth = 0): string[] {
   if (depth > 32 || out.length > 1000) return out;
@@ -230,11 +261,12 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
   // parts cannot be told apart and the whole rendered value is registered.
   const parts: string[] = [];
   const sources = new Set<string>();
+  const keysOnly = declared.length ? structuralNames(raw, scope) : undefined;
   const derive = (value: unknown, from: string[]): void => {
     if (masked) addDerived(value, masker);
     if (!from.length) return;
     for (const s of from) sources.add(s);
-    const ps = partsOf(value);
+    const ps = keysOnly?.size ? partsOf(value).filter((p) => !keysOnly.has(p)) : partsOf(value);
     parts.push(...ps);
     for (const p of ps) masker.addDeclared(p, from);
   };

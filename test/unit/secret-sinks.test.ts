@@ -270,3 +270,21 @@ describe('variables only named like a password or token are refused in names, la
     expect(r.all.includes(PLAIN.toLowerCase())).toBe(false);
   });
 });
+
+describe('the structure of a no_log result is not secret, its values are', () => {
+  it('prints the keys of a no_log fact (as Ansible does) and masks its values', async () => {
+    const r = await run([], [
+      '    - name: creds',
+      '      set_fact: { creds: { username: "service-account-user", password: "Opaque-Value-77x" } }',
+      '      no_log: true',
+      '    - name: keys',
+      '      debug: { msg: "keys={{ creds.keys() | sort }}" }',
+      '    - name: value',
+      '      debug: { msg: "pw={{ creds.password }} user={{ creds.username | upper }}" }',
+    ]);
+    expect(r.results.get('keys')?.msg).toBe("keys=['password', 'username']");
+    expect(r.results.get('value')?.msg).toBe('pw=******** user=********');
+    expect(r.all.includes('Opaque-Value-77x')).toBe(false);
+    expect(r.all.includes('SERVICE-ACCOUNT-USER')).toBe(false);
+  });
+});
