@@ -139,7 +139,7 @@ export class DriftCollector {
         named = true;
       }
       if (!named) addTask(this.entry(c.entries, `task ${taskName(ref)}`), ref);
-    } else if ((e.status === 'failed' && !e.ignored) || e.status === 'unreachable') {
+    } else if ((e.status === 'failed' || e.status === 'unreachable') && !e.ignored) {
       c.report.errors.push({ task: e.task, status: e.status, ...(e.msg !== undefined ? { msg: e.msg } : {}) });
     }
   }

@@ -331,7 +331,7 @@ export class PlayRun implements TaskHost {
       const o = byCluster.get(cs.name) ?? (task.runOnce ? outcomes[0] : undefined);
       const key = keys.get(cs.name);
       if (!o || !key) continue;
-      const failed = (o.status === 'failed' && !o.ignored) || o.status === 'unreachable';
+      const failed = (o.status === 'failed' || o.status === 'unreachable') && !o.ignored;
       // stopped by Ctrl-C / SIGTERM in the middle: not finished (the resume says it was interrupted)
       if (failed && this.opts.signal.aborted) continue;
       if (o.status === 'failed' && !o.ignored) this.failedKey.set(cs.name, key);

@@ -127,8 +127,22 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     let result = outcome;
     let status: ResultStatus = result.status;
     let ignored = false;
-    const reg: Obj = registered ?? registeredValue(result);
-    if (status === 'failed') {
+    let reg: Obj = registered ?? registeredValue(result);
+    if (status === 'unreachable') {
+      // `ignore_unreachable` (as Ansible): counted ok and ignored, the cluster stays in the play.
+      // `ignore_errors`: kubernetes.core knows no unreachable host — an apiserver it cannot reach
+      // fails the task — so an ignored failure, registered as kubernetes.core registers it.
+      try {
+        if (task.ignoreUnreachable !== undefined && pr.truthy(task.ignoreUnreachable, vars)) ignored = true;
+        else if (pr.truthy(task.ignoreErrors, vars)) {
+          ignored = true;
+          status = 'failed';
+          reg = { changed: false, failed: true, msg: result.msg };
+        }
+      } catch (e) {
+        result = { status: 'unreachable', msg: `${result.msg ?? ''} (and ignore_unreachable/ignore_errors could not be evaluated: ${errorMessage(e)})` };
+      }
+    } else if (status === 'failed') {
       try {
         ignored = pr.truthy(task.ignoreErrors, vars);
       } catch (e) {
@@ -142,7 +156,10 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       opts.masker.provenance.setVar(cs.name, task.register, secretReg);
     }
     if (doReport) report(status, { msg: result.msg, data: 'data' in result ? result.data : undefined, diff: 'diff' in result ? result.diff : undefined, ignored, loopSummary });
-    if (status === 'unreachable') {
+    if (status === 'unreachable' && ignored) {
+      cs.count('ignored');
+      cs.count('ok');
+    } else if (status === 'unreachable') {
       cs.unreachable = true;
       cs.unreachableReason = result.msg;
       cs.count('unreachable');
@@ -167,7 +184,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       for (const n of task.notify) cs.notified.add(n);
       if (pr.opts.registry.get(task.module)?.usesCluster && !kw.check) cs.clusterChanged = true;
     }
-    if (ignored) status = 'failed';
+    if (ignored && status !== 'unreachable') status = 'failed';
     return { status, ignored, registered: reg };
   };
 
@@ -229,7 +246,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     const reg: Obj = { results, changed: anyChanged, failed: anyFailed, skipped: status === 'skipped', msg };
     return finish(summary, reg, true, true);
   } catch (e) {
-    if (e instanceof UnreachableError) return finish({ status: 'unreachable', msg: e.message }, { unreachable: true, msg: e.message }, true);
+    if (e instanceof UnreachableError) return finish({ status: 'unreachable', msg: e.message }, { changed: false, unreachable: true, msg: e.message }, true);
     return fail(errorMessage(e));
   }
 }

@@ -77,6 +77,7 @@ export function inheritedKeywords(raw: Obj, parent: Inherited, known: (short: st
     noLog: boolKeyword(raw, 'no_log') ?? parent.noLog,
     diff: boolKeyword(raw, 'diff') ?? parent.diff,
     ignoreErrors: ignore !== undefined && ignore !== null ? (yaml11Bool(ignore) ?? ignore) : parent.ignoreErrors,
+    ignoreUnreachable: boolKeyword(raw, 'ignore_unreachable') ?? parent.ignoreUnreachable,
     runOnce: staticBool(raw, 'run_once') ?? parent.runOnce,
     timeout: typeof timeout === 'number' ? timeout : parent.timeout,
     anyErrorsFatal: staticBool(raw, 'any_errors_fatal') ?? parent.anyErrorsFatal,

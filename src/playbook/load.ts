@@ -454,6 +454,7 @@ function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): Task
     blockVars: scope.blockVars,
     checkMode: k.checkMode,
     ignoreErrors: k.ignoreErrors,
+    ignoreUnreachable: k.ignoreUnreachable,
     noLog: k.noLog,
     runOnce: k.runOnce,
     timeout: k.timeout,
@@ -470,7 +471,7 @@ function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): Task
 
 /** What a node passes on to the tasks inside it (a block's, an import's). */
 function inheritOf(c: TaskCommon): Inherited {
-  return { checkMode: c.checkMode, noLog: c.noLog, diff: c.diff, ignoreErrors: c.ignoreErrors, runOnce: c.runOnce, timeout: c.timeout, anyErrorsFatal: c.anyErrorsFatal, throttle: c.throttle, environment: c.environment, moduleDefaults: c.moduleDefaults };
+  return { checkMode: c.checkMode, noLog: c.noLog, diff: c.diff, ignoreErrors: c.ignoreErrors, ignoreUnreachable: c.ignoreUnreachable, runOnce: c.runOnce, timeout: c.timeout, anyErrorsFatal: c.anyErrorsFatal, throttle: c.throttle, environment: c.environment, moduleDefaults: c.moduleDefaults };
 }
 
 function unknownKeyError(raw: Obj, key: string, allowed: Iterable<string>, what: string): InputError {

@@ -31,6 +31,7 @@ export const INHERITED_KEYWORDS: Record<string, JsonSchema> = {
   no_log: boolish('Hide results, messages and diffs from all output; a template is rendered per cluster.'),
   diff: boolish('Force diff mode on (true) or off (false), as `--diff` does.'),
   ignore_errors: boolish('Continue when the task fails (counted as ignored); a template is rendered per cluster.'),
+  ignore_unreachable: boolish('Continue when the cluster\'s apiserver cannot be reached (as Ansible: counted ok and ignored, the result registers `unreachable: true`, the cluster stays in the play); a template is rendered per cluster.'),
   environment: mapOrTemplate('Environment variables (a map, a template giving one, or a list of them; later keys win) for the processes the task starts; modules see them as `ctx.environment` (K8S_AUTH_* included).'),
   module_defaults: mapOrTemplate('Default arguments per module (`k8s`, `kubernetes.core.k8s`, `ansible.builtin.command`) or action group (`group/kubernetes.core.k8s`, `group/k8s`, `group/kubernetes.core.helm`): the task\'s own arguments win. Values may be templated.'),
   any_errors_fatal: boolish('A failure of this task stops the whole run, on every cluster.'),
@@ -111,7 +112,6 @@ function playSchema(): JsonSchema {
       strategy: { enum: ['linear', 'free', 'host_pinned', 'debug'], description: '`linear` (kplay\'s way). `debug` is refused (no task debugger). `free` and `host_pinned` are accepted and run as `linear`: every cluster finishes a task before the next starts (results are the same; only the order of the output differs).' },
       order: { enum: ['inventory', 'reverse_inventory', 'sorted', 'reverse_sorted', 'shuffle'], description: 'Order in which the clusters run. @default inventory' },
       force_handlers: boolish('Run the handlers notified on a cluster also when a later task of the same section (pre_tasks, tasks, post_tasks) failed there, before the cluster leaves the play (as Ansible does).'),
-      ignore_unreachable: noEffect('Continue on unreachable hosts.'),
       vars_prompt: {
         type: 'array',
         description: 'Variables asked before the play, as ansible-playbook asks them: on a terminal each variable not given with `-e` is asked (`private` answers are not echoed and are masked; an empty answer takes `default`; `confirm` asks twice); without a terminal (or with `--output json`) `default` is used, else the empty string.',

@@ -36,6 +36,7 @@ export interface Inherited {
   noLog?: boolean | string;
   diff?: boolean | string;
   ignoreErrors?: unknown;
+  ignoreUnreachable?: boolean | string;
   runOnce?: boolean;
   timeout?: number;
   anyErrorsFatal?: boolean;
@@ -59,6 +60,8 @@ export interface TaskCommon {
   /** Force check mode on (`true`) or off (`false`) for this node: a boolean or a template (own or inherited). */
   checkMode?: boolean | string;
   ignoreErrors?: unknown;
+  /** Continue when the cluster cannot be reached (counted ok and ignored): a boolean or a template (own or inherited). */
+  ignoreUnreachable?: boolean | string;
   /** Hide results: a boolean or a template (own or inherited from a block or the play). */
   noLog?: boolean | string;
   runOnce?: boolean;

@@ -85,6 +85,7 @@ export function textReporter(o: ReporterOptions): Reporter {
           break;
         case 'unreachable':
           out(c.red(`fatal: [${e.cluster}]: UNREACHABLE! => ${e.msg ?? ''}`));
+          if (e.ignored) out(c.cyan('...ignoring'));
           break;
       }
       if (o.diff && e.diff) {
