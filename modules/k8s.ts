@@ -192,14 +192,14 @@ export default defineModule({
     for (const w of warnings) ctx.log.warn(w);
     const failedItems = items.filter((i) => i.error);
     if (items.length === 1 && items[0]) {
-      const { diff: _d, msg, changed: _c, ...data } = items[0];
-      // kubernetes.core registers a diff (with --diff) for every method but create and delete
-      const registerDiff = data.method !== 'create' && data.method !== 'delete';
-      return changed ? { status: 'changed', registerMsg: false, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff } : { status: 'ok', registerMsg: false, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff };
+      const { diff: _d, kdiff, msg, changed: _c, ...rest } = items[0];
+      // kubernetes.core registers a diff (with --diff) for every method but create and delete: `{before, after}` of what differs
+      const data = ctx.diffMode && kdiff ? { ...rest, diff: kdiff } : rest;
+      return changed ? { status: 'changed', registerMsg: false, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff: false } : { status: 'ok', registerMsg: false, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff: false };
     }
-    const results = items.map(({ diff: d, ...rest }) => (ctx.diffMode && d ? { ...rest, diff: d } : rest));
+    const results = items.map(({ diff: _d, kdiff, ...rest }) => (ctx.diffMode && kdiff ? { ...rest, diff: kdiff } : rest));
     const msg = `${summary(items, ctx.checkMode)}${failedItems.length ? `; ${failedItems.length} failed (continue_on_error)` : ''}`;
-    return changed ? { status: 'changed', registerMsg: false, msg, data: { result: { results } }, diff } : { status: 'ok', registerMsg: false, msg, data: { result: { results } }, diff };
+    return changed ? { status: 'changed', registerMsg: false, msg, data: { result: { results } }, diff, registerDiff: false } : { status: 'ok', registerMsg: false, msg, data: { result: { results } }, diff, registerDiff: false };
   },
 });
 

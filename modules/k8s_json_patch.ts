@@ -2,7 +2,7 @@
  * `k8s_json_patch` (kubernetes.core.k8s_json_patch): apply RFC 6902 JSON patch operations to an
  * existing object; dry-run first, so an object the patch would not change is not written.
  */
-import { defineModule, errorMessage, hideFields, k8sAuthProperties, kcoreResource, kcoreWaitProperties, KubeApiError, taskClient, diffEntry, labelOf, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, StringEnum, Type, type JsonPatchOp, type KubeObject, type ObjectRef } from 'kplay/sdk';
+import { defineModule, errorMessage, hideFields, kcoreDiff, k8sAuthProperties, kcoreResource, kcoreWaitProperties, KubeApiError, taskClient, diffEntry, labelOf, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, StringEnum, Type, type JsonPatchOp, type KubeObject, type ObjectRef } from 'kplay/sdk';
 
 const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 422: 'Unprocessable Entity', 500: 'Internal Server Error' };
 
@@ -99,15 +99,16 @@ export default defineModule({
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return fail(`Failed to patch existing object: ${errorMessage(e)}`, e);
     }
-    const data: { result: Record<string, unknown>; duration?: number } = { result: show(after) };
+    // with --diff kubernetes.core registers `{before, after}` of what differs (`{}` when nothing does)
+    const data: { result: Record<string, unknown>; duration?: number; diff?: Record<string, unknown> } = { result: show(after), ...(ctx.diffMode ? { diff: kcoreDiff((o) => hideFields({ ...o }, args.hidden_fields), existing, after) } : {}) };
     const diff = ctx.diffMode && changed ? [diffEntry(labelOf(ref), maskObject(hideFields(normalizeObject(existing), args.hidden_fields)), maskObject(hideFields(normalizeObject(after), args.hidden_fields)), (s) => ctx.mask(s))] : undefined;
     if (args.wait && !ctx.checkMode) {
       const w = await waitLikeKcore(client, ref, { condition: args.wait_condition, timeoutSeconds: args.wait_timeout, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
       data.duration = w.duration;
       if (w.object) data.result = show(w.object);
-      if (!w.ok) return { status: 'failed', msg: ctx.mask(`Resource update timed out: ${w.msg}`), data, diff, changed };
+      if (!w.ok) return { status: 'failed', msg: ctx.mask(`Resource update timed out: ${w.msg}`), data, diff, changed, registerDiff: false };
     }
     const msg = `${labelOf(ref)}: ${changed ? (ctx.checkMode ? 'would be patched' : 'patched') : 'unchanged'}`;
-    return changed ? { status: 'changed', registerMsg: false, msg, data, diff } : { status: 'ok', registerMsg: false, msg, data };
+    return changed ? { status: 'changed', registerMsg: false, msg, data, diff, registerDiff: false } : { status: 'ok', registerMsg: false, msg, data };
   },
 });

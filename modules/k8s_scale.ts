@@ -5,7 +5,7 @@
  * wait for the rollout.
  */
 import { readFile } from 'node:fs/promises';
-import { asList, buildDefinitions, defineModule, diffEntry, errorMessage, findSource, k8sAuthProperties, kcoreResource, KubeApiError, taskClient, labelOf, loadAllDocuments, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, Type, type DiffEntry, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
+import { asList, buildDefinitions, defineModule, diffEntry, errorMessage, kcoreDiff, findSource, k8sAuthProperties, kcoreResource, KubeApiError, taskClient, labelOf, loadAllDocuments, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, Type, type DiffEntry, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
 
@@ -45,7 +45,7 @@ const one = Type.Object(
   { description: 'One object\'s result.' },
 );
 
-type One = { changed: boolean; result: Record<string, unknown>; duration?: number; warning?: string; diff?: DiffEntry };
+type One = { changed: boolean; result: Record<string, unknown>; duration?: number; warning?: string; diff?: DiffEntry; kdiff?: Record<string, unknown> };
 
 export default defineModule({
   name: 'k8s_scale',
@@ -142,11 +142,13 @@ export default defineModule({
     const msg = `${results.filter((r) => r.changed).length} ${ctx.checkMode ? 'would be ' : ''}scaled, ${results.filter((r) => !r.changed).length} unchanged${errors.length ? `, ${errors.length} failed` : ''}`;
     if (!multiple) {
       const r = results[0];
-      const data = r ? { result: r.result, ...(r.duration !== undefined ? { duration: r.duration } : {}) } : { result: {} };
-      return changed ? { status: 'changed', registerMsg: false, msg, data, diff } : { status: 'ok', registerMsg: false, msg: targets.length ? msg : 'nothing to scale', data };
+      // with --diff kubernetes.core registers `{before, after}` of what differs (`{}` when nothing does)
+      const kd = ctx.diffMode ? { diff: r?.kdiff ?? {} } : {};
+      const data = r ? { result: r.result, ...(r.duration !== undefined ? { duration: r.duration } : {}), ...kd } : { result: {}, ...kd };
+      return changed ? { status: 'changed', registerMsg: false, msg, data, diff, registerDiff: false } : { status: 'ok', registerMsg: false, msg: targets.length ? msg : 'nothing to scale', data };
     }
-    const data = { results: results.map(({ diff: d, ...rest }) => (ctx.diffMode && d ? { ...rest, diff: d } : rest)), ...(errors.length ? { errors } : {}) };
-    return changed ? { status: 'changed', registerMsg: false, msg, data, diff } : { status: 'ok', registerMsg: false, msg, data };
+    const data = { results: results.map(({ diff: _d, kdiff, ...rest }) => (ctx.diffMode ? { ...rest, diff: kdiff ?? {} } : rest)), ...(errors.length ? { errors } : {}) };
+    return changed ? { status: 'changed', registerMsg: false, msg, data, diff, registerDiff: false } : { status: 'ok', registerMsg: false, msg, data };
   },
 });
 
@@ -176,7 +178,7 @@ async function scaleOne(client: KubeClient, ref: ObjectRef, live: KubeObject, co
     if (e instanceof KubeApiError) throw new Error(`Scale request failed: ${e.message}`, { cause: e });
     throw e;
   }
-  const out: One = { changed: true, result: show(after), diff: diffEntry(labelOf(ref), maskObject(normalizeObject(live)), maskObject(normalizeObject(after)), (s) => ctx.mask(s)) };
+  const out: One = { changed: true, result: show(after), diff: diffEntry(labelOf(ref), maskObject(normalizeObject(live)), maskObject(normalizeObject(after)), (s) => ctx.mask(s)), kdiff: kcoreDiff((o) => ({ ...o }), live, after) };
   if (args.wait && !isJob) {
     out.duration = 0;
     if (!ctx.checkMode) {

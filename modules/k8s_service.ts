@@ -87,10 +87,11 @@ export default defineModule({
     }
     for (const w of item.warnings ?? []) ctx.log.warn(w);
     const result = Array.isArray(item.result) ? {} : item.result;
-    const data = { result, ...(item.method ? { method: item.method } : {}), ...(item.warnings ? { warnings: item.warnings } : {}) };
+    // with --diff kubernetes.core registers `{before, after}` of what differs for every method but create and delete
+    const data = { result, ...(item.method ? { method: item.method } : {}), ...(item.warnings ? { warnings: item.warnings } : {}), ...(ctx.diffMode && item.kdiff ? { diff: item.kdiff } : {}) };
     const verb = { create: 'created', update: 'patched', replace: 'replaced', apply: 'applied', delete: 'deleted' }[item.method ?? 'update'];
     const msg = `Service ${args.namespace}/${args.name}: ${item.changed ? `${ctx.checkMode ? 'would be ' : ''}${verb}` : 'unchanged'}`;
     const diff = ctx.diffMode && item.changed && item.diff ? [item.diff] : undefined;
-    return item.changed ? { status: 'changed', registerMsg: false, msg, data, diff } : { status: 'ok', registerMsg: false, msg, data };
+    return item.changed ? { status: 'changed', registerMsg: false, msg, data, diff, registerDiff: false } : { status: 'ok', registerMsg: false, msg, data };
   },
 });

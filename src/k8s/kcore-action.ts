@@ -36,6 +36,8 @@ export type KcoreItem = {
   result: Record<string, unknown> | Record<string, unknown>[];
   method?: 'create' | 'update' | 'replace' | 'apply' | 'delete';
   diff?: DiffEntry;
+  /** kubernetes.core's registered `diff` (with `--diff`, for update/replace/apply): `{before, after}` of the keys that differ, `{}` when none. */
+  kdiff?: Record<string, unknown>;
   duration?: number;
   warnings?: string[];
   msg?: string;
@@ -173,12 +175,48 @@ export async function writeIfChanged(
       live = now;
       if (now.metadata.resourceVersion !== dry.metadata.resourceVersion) dry = await write(true);
     }
-    if (sameObject(live, dry)) return { changed: false, result: show(live), method };
+    if (sameObject(live, dry)) return { changed: false, result: show(live), method, kdiff: {} };
     const after = ctx.checkMode ? dry : await write(false);
-    return { changed: true, result: show(after), method, diff: diffOf(live, after) };
+    return { changed: true, result: show(after), method, diff: diffOf(live, after), kdiff: kcoreDiff(show, live, after) };
   } catch (e) {
     throw apiFailure(failure, e);
   }
+}
+
+/**
+ * Ansible's `recursive_diff` (module_utils/common/dict_transformations.py), which kubernetes.core
+ * registers as `diff`: the keys only one side has, and those whose values differ (maps compared
+ * key by key); `undefined` when the two are equal.
+ * @example recursiveDiff({ a: 1, b: { c: 1, d: 2 } }, { a: 1, b: { c: 2, d: 2 } }) // [{ b: { c: 1 } }, { b: { c: 2 } }]
+ */
+export function recursiveDiff(a: Record<string, unknown>, b: Record<string, unknown>): [Record<string, unknown>, Record<string, unknown>] | undefined {
+  const left: Record<string, unknown> = {};
+  const right: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(a)) if (!(k in b)) left[k] = v;
+  for (const [k, v] of Object.entries(b)) if (!(k in a)) right[k] = v;
+  for (const k of Object.keys(a)) {
+    if (!(k in b)) continue;
+    const x = a[k];
+    const y = b[k];
+    if (isMap(x) && isMap(y)) {
+      const d = recursiveDiff(x, y);
+      if (d) {
+        left[k] = d[0];
+        right[k] = d[1];
+      }
+    } else if (JSON.stringify(x) !== JSON.stringify(y)) {
+      left[k] = x;
+      right[k] = y;
+    }
+  }
+  return Object.keys(left).length || Object.keys(right).length ? [left, right] : undefined;
+}
+
+/** kubernetes.core's registered diff of two states of an object (normalized: no managedFields or resourceVersion noise; Secret data masked; `hidden_fields` left out by `show`). */
+export function kcoreDiff(show: (o: KubeObject) => Record<string, unknown>, before: KubeObject | undefined, after: KubeObject | undefined): Record<string, unknown> {
+  const side = (o: KubeObject | undefined): Record<string, unknown> => (o ? show(maskObject(normalizeObject(o))) : {});
+  const d = recursiveDiff(side(before), side(after));
+  return d ? { before: d[0], after: d[1] } : {};
 }
 
 const sameObject = (a: KubeObject, b: KubeObject): boolean => JSON.stringify(normalizeObject(a)) === JSON.stringify(normalizeObject(b));
@@ -226,7 +264,7 @@ async function applyServerSide(
     const changed = r.action !== 'unchanged';
     const live = ctx.checkMode ? undefined : await client.get(r.ref, ctx.signal);
     const shown = live ?? (changed ? (r.plan.desired ?? r.object) : existing) ?? obj;
-    return { changed, result: show(shown), method: 'apply', diff: changed ? r.plan.diff : diffOf(existing, existing) };
+    return { changed, result: show(shown), method: 'apply', diff: changed ? r.plan.diff : diffOf(existing, existing), kdiff: changed ? kcoreDiff(show, existing, shown) : {} };
   } catch (e) {
     if (e instanceof ApplyConflictError) throw new KcoreObjectFailure(`Failed to apply object: ${e.message}`, { reason: 'Conflict' });
     throw apiFailure('Failed to apply object', e);

@@ -82,4 +82,4 @@ export { syncDir } from '../helm/sync-dir.js';
 export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, taskClient, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';
 export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, waitLikeKcore, type DefinitionParams, type KcoreWaitOutcome, type WaitCondition } from '../k8s/kcore.js';
 export { normalize as normalizeObject } from '../k8s/normalize.js';
-export { findResource, groupVersion, HTTP_REASON, kcoreResource, KcoreObjectFailure, performAction, type KcoreActionParams, type KcoreItem } from '../k8s/kcore-action.js';
+export { findResource, groupVersion, HTTP_REASON, kcoreDiff, kcoreResource, KcoreObjectFailure, performAction, recursiveDiff, type KcoreActionParams, type KcoreItem } from '../k8s/kcore-action.js';
