@@ -4,6 +4,7 @@
  *   0 all clusters succeeded · 2 a task failed · 4 a cluster was unreachable (and none failed)
  *   130 interrupted (Ctrl-C / SIGTERM).
  */
+import { settleAsyncJobs } from './async-jobs.js';
 import { inventoryVars, groupVarLayers, groupsMap } from '../inventory/load.js';
 import { matchClusters } from '../inventory/patterns.js';
 import type { Play } from '../playbook/types.js';
@@ -207,6 +208,9 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
       if (!opts.signal.aborted && !shared.stopReason) for (const c of batch) if (!c.failed && !c.unreachable) opts.emit({ type: 'cluster_done', play: play.name, play_index: playIndex, cluster: c.name });
     }
   }
+  // jobs started with `async` + `poll: 0` and never waited for end before the run does (each within its bound), as a
+  // background helm upgrade must not be cut off by the process exiting
+  await settleAsyncJobs();
   const interrupted = opts.signal.aborted;
   const stats: Record<string, ClusterStats> = {};
   for (const name of touched) stats[name] = { ...(states.get(name) as ClusterState).stats };

@@ -16,6 +16,7 @@ import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, t
 import { templar } from '../template/index.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
+import { jobId, startAsyncJob } from './async-jobs.js';
 import { extendScope } from './lazyvars.js';
 import { lookupHost, withLookups, type LookupHost } from './lookups.js';
 import { loopItems, loopVars } from './loops.js';
@@ -203,7 +204,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     }
     const mod = opts.registry.get(task.module) as AnyModule;
     if (task.loop === undefined) {
-      const r = await runOnce(task, mod, cs, pr, vars, kw, regSecrets);
+      const r = task.async !== undefined ? await runAsync(task, mod, cs, pr, vars, kw, regSecrets) : await runOnce(task, mod, cs, pr, vars, kw, regSecrets);
       return finish(r, undefined, true);
     }
     // Loops: one result per item, then a summary.
@@ -228,7 +229,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       const label = lc.label ? await templar.renderString(lc.label, scope, where) : labelOf(item);
       let r: ModuleResult;
       if (!(await pr.whenHolds(task.when, scope, task, whenHost))) r = { status: 'skipped', msg: 'Conditional result was False' };
-      else r = await runOnce(task, mod, cs, pr, scope, kw, regSecrets);
+      else r = task.async !== undefined ? await runAsync(task, mod, cs, pr, scope, kw, regSecrets) : await runOnce(task, mod, cs, pr, scope, kw, regSecrets);
       // as Ansible's per-item result: the loop variable, and index_var's value under its name
       const reg = { ...registeredValue(r), [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i, ansible_index_var: lc.indexVar } : {}), item_label: label };
       results.push(reg);
@@ -257,7 +258,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
  * `retries` is not); without `until` a failed result is retried; `retries: 0` runs once and does
  * not look at `until`. On giving up, `attempts` is the number of retries (ansible-core's count).
  */
-async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, regSecrets: Set<string>): Promise<ModuleResult> {
+async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, regSecrets: Set<string>, bound?: AbortSignal): Promise<ModuleResult> {
   const opts = pr.opts;
   const retries = task.retries !== undefined ? await pr.intOf(task.retries, vars) : task.until !== undefined ? 3 : 0;
   const total = 1 + retries;
@@ -265,7 +266,8 @@ async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: T
   const delay = Number.isFinite(delayRaw) && delayRaw >= 0 ? delayRaw : 1;
   let last: ModuleResult | undefined;
   for (let attempt = 1; attempt <= total; attempt++) {
-    let r = await invoke(task, mod, cs, pr, vars, kw, regSecrets);
+    let r = await invoke(task, mod, cs, pr, vars, kw, regSecrets, bound);
+    if (bound?.aborted) return r;
     if (r.status === 'skipped') return r;
     // The result as conditions see it: under the register name and as `result` (with `attempts` when retrying).
     const withAttempts = (x: ModuleResult): ModuleResult => (total > 1 && x.status !== 'skipped' ? ({ ...x, data: { ...(x.data ?? {}), attempts: attempt } } as ModuleResult) : x);
@@ -306,6 +308,42 @@ async function runOnce(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: T
 }
 
 /**
+ * `async: N` (Ansible's asynchronous task): the task bounded by N seconds. With `poll` > 0 it is
+ * waited for (kplay learns when it ends, so there is nothing to poll) and registers
+ * `ansible_job_id`, `started`, `finished`; past the bound it fails as Ansible words it. With
+ * `poll: 0` it runs in the background and the task returns at once (changed, `finished: false`);
+ * `async_status` reads the job. `async: 0` runs the task as usual.
+ */
+async function runAsync(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, regSecrets: Set<string>): Promise<ModuleResult> {
+  const seconds = await pr.intOf(task.async as number | string, vars);
+  const poll = task.poll !== undefined ? await pr.intOf(task.poll, vars) : 15;
+  if (seconds <= 0) return runOnce(task, mod, cs, pr, vars, kw, regSecrets);
+  const bound = new AbortController();
+  const timer = setTimeout(() => bound.abort(new Error(`async task did not complete within the requested time - ${seconds}s`)), seconds * 1000);
+  const run = async (): Promise<ModuleResult> => {
+    try {
+      const r = await runOnce(task, mod, cs, pr, vars, kw, regSecrets, bound.signal);
+      if (bound.signal.aborted && r.status !== 'ok' && r.status !== 'changed') return { status: 'failed', msg: `async task did not complete within the requested time - ${seconds}s`, data: { async_result: { ansible_job_id: jid, started: true, finished: false, stdout: '', stderr: '', stdout_lines: [], stderr_lines: [] } } };
+      return r;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  let jid = '';
+  if (poll > 0) {
+    jid = jobId();
+    const r = await run();
+    return r.status === 'skipped' || r.status === 'failed' ? r : { ...r, data: { ...(r.data ?? {}), ansible_job_id: jid, started: true, finished: true } };
+  }
+  jid = startAsyncJob(cs.name, async () => {
+    const r = await run();
+    const registered = registeredValue(r);
+    return { registered, failed: r.status === 'failed', changed: registered.changed === true, msg: r.msg };
+  });
+  return { status: 'changed', registerMsg: false, msg: `started job ${jid}`, data: { ansible_job_id: jid, started: true, finished: false } };
+}
+
+/**
  * Whether a task runs in check mode: its own `check_mode`, else the run's; in a repair run
  * (`kplay drift --repair`) only the modules that declare state (`opts.repair`) change anything.
  */
@@ -316,7 +354,7 @@ export function taskCheckMode(task: ModuleTask, opts: RunOptions, forced: boolea
 }
 
 /** Render and validate the arguments, then call the module with a context. */
-async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, regSecrets: Set<string>): Promise<ModuleResult> {
+async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, regSecrets: Set<string>, bound?: AbortSignal): Promise<ModuleResult> {
   const opts = pr.opts;
   const check = kw.check;
   if (check && mod.checkMode === 'unsupported') {
@@ -375,6 +413,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   if (!check && mod.usesCluster && !mod.readOnly && cs.lockLost.signal.aborted) return lost();
   const signals = [opts.signal, cs.lockLost.signal];
   if (task.timeout) signals.push(AbortSignal.timeout(task.timeout * 1000));
+  if (bound) signals.push(bound);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : opts.signal;
   // A module may have many requests in flight on this signal (k8s_apply plans 16 objects at once,
   // each request and retry sleep listens for abort): not a leak, so no MaxListenersExceededWarning.

@@ -615,7 +615,7 @@ async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: 
   }
   const { loop, loopLookup } = loopOf(raw);
   if (raw.loop !== undefined) templar.check(raw.loop, { where: posOf(raw, 'loop') });
-  for (const k of ['retries', 'delay'] as const) if (typeof raw[k] === 'string') templar.check(raw[k], { where: posOf(raw, k) });
+  for (const k of ['retries', 'delay', 'async', 'poll'] as const) if (typeof raw[k] === 'string') templar.check(raw[k], { where: posOf(raw, k) });
   const task: ModuleTask = {
     ...c,
     kind: 'task',
@@ -628,6 +628,8 @@ async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: 
     until: raw.until,
     retries: typeof raw.retries === 'number' || typeof raw.retries === 'string' ? raw.retries : undefined,
     delay: typeof raw.delay === 'number' || typeof raw.delay === 'string' ? raw.delay : undefined,
+    async: typeof raw.async === 'number' || typeof raw.async === 'string' ? raw.async : undefined,
+    poll: typeof raw.poll === 'number' || typeof raw.poll === 'string' ? raw.poll : undefined,
     failedWhen: raw.failed_when,
     changedWhen: raw.changed_when,
     notify: toList(raw.notify),

@@ -74,6 +74,8 @@ export const TASK_KEYWORDS: Record<string, JsonSchema> = {
   until: condition,
   retries: templatedInt('Attempts after the first (as ansible-core 2.19): with `until`, retry until it holds (default 3 retries); without `until`, retry while the task fails. On giving up, `attempts` reports the number of retries. `retries: 0` runs once and ignores `until`.'),
   delay: { description: 'Seconds between attempts. @default 5', anyOf: [{ type: 'number', minimum: 0 }, { type: 'string' }] },
+  async: templatedInt('Run the task as an asynchronous job bounded by this many seconds (Ansible\'s `async`): with `poll` > 0 kplay waits for it (failing with `async task did not complete within the requested time` past the bound); with `poll: 0` the task returns at once (changed, `ansible_job_id`, `started`, `finished: false`) and `async_status: {jid: …}` reads the job later. Jobs still running when the run ends are awaited (within their bound).'),
+  poll: templatedInt('With `async`: seconds between checks (`0`: fire and forget, read it later with `async_status`). kplay is told when the job ends, so any value above 0 just means wait. @default 15'),
   failed_when: condition,
   changed_when: condition,
   notify: { ...stringOrList, description: 'Handler names (or `listen` topics) to notify when the task changed something.' },

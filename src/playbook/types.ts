@@ -111,6 +111,10 @@ export interface ModuleTask extends TaskCommon {
   retries?: number | string;
   /** Seconds between attempts (a number or a template). */
   delay?: number | string;
+  /** Seconds bounding the task as an asynchronous job (Ansible's `async`), a number or a template. */
+  async?: number | string;
+  /** With `async`: `0` returns at once (read the job with `async_status`), above 0 waits. */
+  poll?: number | string;
   failedWhen?: unknown;
   changedWhen?: unknown;
   notify: string[];

@@ -83,3 +83,5 @@ export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, taskClie
 export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, waitLikeKcore, type DefinitionParams, type KcoreWaitOutcome, type WaitCondition } from '../k8s/kcore.js';
 export { normalize as normalizeObject } from '../k8s/normalize.js';
 export { findResource, groupVersion, HTTP_REASON, kcoreDiff, kcoreResource, KcoreObjectFailure, performAction, recursiveDiff, type KcoreActionParams, type KcoreItem } from '../k8s/kcore-action.js';
+/** Asynchronous jobs (`async` + `poll: 0`), for `async_status`. */
+export { asyncJob, cleanupAsyncJob, type AsyncJob, type AsyncOutcome } from '../executor/async-jobs.js';
