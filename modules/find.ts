@@ -4,31 +4,10 @@
  */
 import { lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { defineModule, digest, groupName, localPath, userName, Default, StringEnum, Type } from 'kplay/sdk';
+import { defineModule, digest, fnmatchRegex, groupName, localPath, userName, Default, StringEnum, Type } from 'kplay/sdk';
 
 const ALGORITHMS = ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512'] as const;
 
-/** Python's fnmatch: `*`, `?`, `[seq]`, `[!seq]` over the whole name (dots included). */
-function fnmatchRegex(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i] ?? '';
-    if (ch === '*') re += '.*';
-    else if (ch === '?') re += '.';
-    else if (ch === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end < 0) {
-        re += '\\[';
-        continue;
-      }
-      let body = glob.slice(i + 1, end).replace(/\\/g, '\\\\');
-      if (body.startsWith('!')) body = `^${body.slice(1)}`;
-      re += `[${body}]`;
-      i = end;
-    } else re += ch.replace(/[.+^${}()|\\\]]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`, 's');
-}
 
 /** A list argument as Ansible takes it: a list, or a comma-separated string. */
 function list(v: string | string[] | undefined): string[] {
