@@ -4,6 +4,7 @@
  * providers, the default kubeconfig — through `@kubernetes/client-node`'s `KubeConfig`, imported
  * only then), then plain node HTTP with one keep-alive agent (see `http.ts`).
  */
+import type { ProxySettings } from './proxy.js';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import type * as https from 'node:https';
 import path from 'node:path';
@@ -62,6 +63,8 @@ interface Credentials {
   skipTLSVerify: boolean;
   tls: https.AgentOptions;
   auth: TransportAuth;
+  /** The kubeconfig cluster's `proxy-url` (with kplay's `kplay-proxy-headers`). */
+  proxy?: ProxySettings;
 }
 
 /**
@@ -103,7 +106,7 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
   const kcluster = named(doc.clusters, ctx.cluster, 'cluster');
   const user = ctx.user === undefined ? {} : named(doc.users, ctx.user, 'user');
   if (!kcluster || !user || typeof kcluster.server !== 'string' || !kcluster.server) return undefined;
-  const clusterKeys = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions']);
+  const clusterKeys = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions', 'proxy-url', 'kplay-proxy-headers']);
   const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'exec', 'as', 'as-groups', 'extensions']);
   if (Object.keys(kcluster).some((k) => !clusterKeys.has(k)) || Object.keys(user).some((k) => !userKeys.has(k))) return undefined;
   const exec = user.exec === undefined ? undefined : parseExecConfig(user.exec);
@@ -124,6 +127,8 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
     return undefined;
   };
   const skipTLSVerify = kcluster['insecure-skip-tls-verify'] === true;
+  const proxyHeaders = isObj(kcluster['kplay-proxy-headers']) ? Object.fromEntries(Object.entries(kcluster['kplay-proxy-headers']).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
+  const proxy: ProxySettings | undefined = typeof kcluster['proxy-url'] === 'string' && kcluster['proxy-url'] ? { url: kcluster['proxy-url'], headers: proxyHeaders } : undefined;
   const tls: https.AgentOptions = {
     ca: data(kcluster['certificate-authority-data'], kcluster['certificate-authority']),
     cert: cred?.cert ?? data(user['client-certificate-data'], user['client-certificate']),
@@ -150,6 +155,7 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
       server: kcluster.server,
       skipTLSVerify,
       tls,
+      proxy,
       auth: {
         headers: async (): Promise<Record<string, string | string[]>> => {
           if (stale || (cred?.expiresAt !== undefined && Date.now() > cred.expiresAt - 10_000)) {
@@ -166,7 +172,7 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
   }
   // a token file is re-read (it may be rotated), like client-go does
   let cached = headers();
-  return { server: kcluster.server, skipTLSVerify, tls, auth: { headers: () => Promise.resolve(tokenFile ? (cached = headers()) : cached), invalidate: () => undefined } };
+  return { server: kcluster.server, skipTLSVerify, tls, proxy, auth: { headers: () => Promise.resolve(tokenFile ? (cached = headers()) : cached), invalidate: () => undefined } };
 }
 
 /** Credentials through `@kubernetes/client-node`'s `KubeConfig` (exec plugins, OIDC, default kubeconfig, in-cluster). */
@@ -194,7 +200,7 @@ async function clientNodeCredentials(cluster: ClusterRef): Promise<Credentials> 
   }
   const tls: https.AgentOptions = { ca: base.ca, cert: base.cert, key: base.key, pfx: base.pfx, passphrase: base.passphrase, servername: base.servername };
   tls.rejectUnauthorized = kcluster.skipTLSVerify ? false : true;
-  return { server: kcluster.server, skipTLSVerify: kcluster.skipTLSVerify, tls, auth: authProvider(kc, base) };
+  return { server: kcluster.server, skipTLSVerify: kcluster.skipTLSVerify, tls, auth: authProvider(kc, base), ...(kcluster.proxyUrl ? { proxy: { url: kcluster.proxyUrl } } : {}) };
 }
 
 /**
@@ -258,7 +264,7 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
     throw e;
   }
   conn.users++;
-  const transport = conn.spare ?? new Transport({ cluster: cluster.name, server: conn.server, tls: conn.creds.tls, auth: conn.creds.auth, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
+  const transport = conn.spare ?? new Transport({ cluster: cluster.name, server: conn.server, tls: conn.creds.tls, auth: conn.creds.auth, proxy: conn.creds.proxy, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
   conn.spare = undefined;
   let closed = false;
   const client = new KubeClientImpl(cluster.name, conn.server, transport, conn.discovery, () => {
@@ -283,12 +289,12 @@ async function open(cluster: ClusterRef, opts: ConnectOptions): Promise<Connecti
     creds = undefined; // e.g. an unreadable certificate file: client-node reports it
   }
   creds ??= await clientNodeCredentials(cluster);
-  const { server, tls, auth } = creds;
+  const { server, tls, auth, proxy } = creds;
   if (server.startsWith('http:') && !creds.skipTLSVerify) {
     // Same rule as client-node: plain HTTP only when explicitly insecure.
     throw new ConnectFailure((name) => `cluster ${name}: server ${server} uses plain http but insecure-skip-tls-verify is not set`);
   }
-  const transport = new Transport({ cluster: cluster.name, server, tls, auth, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
+  const transport = new Transport({ cluster: cluster.name, server, tls, auth, proxy, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
   // Reachability: GET /version (not retried: an unreachable cluster should fail fast).
   let res: TransportResponse;
   try {

@@ -8,6 +8,7 @@
  * or one written for it, mode 0600, removed when kplay exits) and opened with `connect`, so it
  * shares the client's transport, caching and credential handling.
  */
+import { bypassesProxy, envProxy } from './proxy.js';
 import { createHash } from 'node:crypto';
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -49,8 +50,8 @@ export const k8sAuthProperties = {
   cert_file: Type.Optional(str('Alias of `client_cert`.')),
   client_key: Type.Optional(str('Client key file (`K8S_AUTH_KEY_FILE`).')),
   key_file: Type.Optional(str('Alias of `client_key`.')),
-  proxy: Type.Optional(str('HTTP proxy URL (`K8S_AUTH_PROXY`). Not supported by kplay (it connects to the apiserver directly): a task that sets it fails saying so.')),
-  no_proxy: Type.Optional(str('Hosts not to reach through `proxy` (`K8S_AUTH_NO_PROXY`). Not supported by kplay, as `proxy`.')),
+  proxy: Type.Optional(str('HTTP(S) proxy URL (`K8S_AUTH_PROXY`): the apiserver is reached through CONNECT tunnels. Unset: `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY` of the environment, as the Python kubernetes client.')),
+  no_proxy: Type.Optional(str('Comma-separated hosts, domains, `host:port`, IP networks or `*` reached without the proxy (`K8S_AUTH_NO_PROXY`; unset: `NO_PROXY`).')),
   proxy_headers: Type.Optional(
     Type.Object(
       {
@@ -58,7 +59,7 @@ export const k8sAuthProperties = {
         basic_auth: Type.Optional(str('`user:password` basic auth header.')),
         user_agent: Type.Optional(str('User agent.')),
       },
-      { additionalProperties: false, description: 'Headers for the HTTP proxy (`K8S_AUTH_PROXY_HEADERS_*`). Not supported by kplay, as `proxy`.' },
+      { additionalProperties: false, description: 'Headers sent to the proxy with each CONNECT (`K8S_AUTH_PROXY_HEADERS_*`), as urllib3 `make_headers` builds them.' },
     ),
   ),
   persist_config: Type.Optional(bool('Save refreshed tokens into the kubeconfig (`K8S_AUTH_PERSIST_CONFIG`). Accepted and ignored: kplay refreshes tokens in memory and never writes a kubeconfig.')),
@@ -92,6 +93,8 @@ export interface K8sAuth {
   proxy?: string;
   noProxy?: string;
   proxyHeaders?: Record<string, string>;
+  /** `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`/`NO_PROXY` (either case) of the task's environment: used when `proxy` is unset, as the Python client does. */
+  proxyEnv?: Record<string, string>;
   persistConfig?: boolean;
   impersonateUser?: string;
   impersonateGroups?: string[];
@@ -145,6 +148,12 @@ export function resolveAuth(args: K8sAuthArgs, env: EnvMap): K8sAuth {
     if (v !== undefined) headers[k] = v;
   }
   if (Object.keys(headers).length) out.proxyHeaders = headers;
+  const proxyEnv: Record<string, string> = {};
+  for (const k of ['https_proxy', 'http_proxy', 'all_proxy', 'no_proxy']) {
+    const v = env[k] ?? env[k.toUpperCase()];
+    if (v !== undefined && v !== '') proxyEnv[k] = v;
+  }
+  if (Object.keys(proxyEnv).some((k) => k !== 'no_proxy')) out.proxyEnv = proxyEnv;
   const groups = args.impersonate_groups ?? fromEnv('IMPERSONATE_GROUPS');
   if (groups !== undefined) out.impersonateGroups = (typeof groups === 'string' ? groups.split(',') : groups).filter((g) => g !== '');
   for (const k of Object.keys(out) as (keyof K8sAuth)[]) if (out[k] === undefined) delete out[k];
@@ -193,12 +202,9 @@ export type FindFile = (rel: string) => string;
  * Throws for settings kplay cannot honour (proxies) and for unknown contexts.
  */
 export function planConnection(auth: K8sAuth, cluster: ClusterRef, findFile: FindFile): ConnectionPlan {
-  if (auth.proxy || auth.noProxy || auth.proxyHeaders) {
-    throw new Error('proxy, no_proxy and proxy_headers (K8S_AUTH_PROXY…) are not supported by kplay: it connects to the apiserver directly; unset them, or reach the apiserver through a kubeconfig whose server is reachable');
-  }
   const set = (...v: (string | undefined)[]): boolean => v.every((x) => x !== undefined && x !== '');
   const standalone = auth.host !== undefined && (set(auth.apiKey) || set(auth.username, auth.password) || set(auth.clientCert, auth.clientKey));
-  const overrides = auth.host !== undefined || auth.apiKey !== undefined || auth.username !== undefined || auth.password !== undefined || auth.validateCerts !== undefined || auth.caCert !== undefined || auth.clientCert !== undefined || auth.clientKey !== undefined || auth.impersonateUser !== undefined || auth.impersonateGroups !== undefined;
+  const overrides = auth.host !== undefined || auth.apiKey !== undefined || auth.username !== undefined || auth.password !== undefined || auth.validateCerts !== undefined || auth.caCert !== undefined || auth.clientCert !== undefined || auth.clientKey !== undefined || auth.impersonateUser !== undefined || auth.impersonateGroups !== undefined || auth.proxy !== undefined || auth.proxyEnv !== undefined;
   if (standalone) return { kind: 'built', config: withOverrides({ cluster: {}, user: {} }, auth) };
   if (auth.kubeconfig === undefined && auth.context === undefined && !overrides) return { kind: 'task' };
 
@@ -302,6 +308,19 @@ function withOverrides(base: { cluster: Record<string, unknown>; user: Record<st
   if (auth.clientKey !== undefined) {
     user['client-key'] = path.resolve(auth.clientKey);
     delete user['client-key-data'];
+  }
+  const server = typeof cluster.server === 'string' ? cluster.server : '';
+  const fromEnv = auth.proxy === undefined && auth.proxyEnv ? envProxy(server, auth.proxyEnv) : {};
+  const proxy = auth.proxy ?? fromEnv.proxy;
+  if (proxy !== undefined && !bypassesProxy(server, auth.noProxy ?? fromEnv.noProxy)) {
+    cluster['proxy-url'] = proxy;
+    // urllib3's make_headers, sent with each CONNECT
+    const h = auth.proxyHeaders ?? {};
+    const headers: Record<string, string> = {};
+    if (h.proxy_basic_auth !== undefined) headers['proxy-authorization'] = `Basic ${Buffer.from(h.proxy_basic_auth).toString('base64')}`;
+    if (h.basic_auth !== undefined) headers.authorization = `Basic ${Buffer.from(h.basic_auth).toString('base64')}`;
+    if (h.user_agent !== undefined) headers['user-agent'] = h.user_agent;
+    if (Object.keys(headers).length) cluster['kplay-proxy-headers'] = headers;
   }
   if (auth.impersonateUser !== undefined) user.as = auth.impersonateUser;
   if (auth.impersonateGroups !== undefined) user['as-groups'] = auth.impersonateGroups;

@@ -9,6 +9,7 @@ import * as https from 'node:https';
 import * as tls from 'node:tls';
 import type { ClientStats, RequestVerb } from './types.js';
 import { errCode } from './errors.js';
+import { proxyAgent, type ProxySettings } from './proxy.js';
 
 /**
  * How a request may be retried:
@@ -155,6 +156,8 @@ export interface TransportOptions {
   maxSockets?: number;
   /** Counters to update. */
   stats?: ClientStats;
+  /** Reach the server through this proxy (CONNECT tunnels). */
+  proxy?: ProxySettings;
 }
 
 /** One request. */
@@ -232,7 +235,7 @@ export class Transport {
     const isHttps = this.url.protocol === 'https:';
     this.mod = isHttps ? https : http;
     const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 32, ...(isHttps ? withSecureContext(opts.tls ?? {}) : {}) };
-    this.agent = isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
+    this.agent = opts.proxy ? proxyAgent(opts.proxy, isHttps, agentOpts) : isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
     // kubectl's discovery burst: a maintenance window's few hundred objects go out at once; the
     // server's priority and fairness is the real protection, and its 429s are retried.
     this.bucket = new TokenBucket(opts.qps ?? 50, opts.burst ?? 300);

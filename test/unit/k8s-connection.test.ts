@@ -1,5 +1,6 @@
 // The connection arguments of the kubernetes.core modules: arguments, then K8S_AUTH_* variables,
 // then the task's cluster (src/k8s/connection.ts), as kubernetes.core's module_utils/k8s/client.py.
+import { bypassesProxy } from '../../src/k8s/proxy.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -107,8 +108,31 @@ describe('planConnection', () => {
     expect(plan.kind === 'built' && plan.config.clusters).toEqual([{ name: 'kplay', cluster: { server: 'https://one.example:6443', 'insecure-skip-tls-verify': true } }]);
   });
 
-  it('fails clearly for proxies and unknown contexts', () => {
-    expect(() => planConnection(resolveAuth({}, { K8S_AUTH_PROXY: 'http://proxy:3128' }), task, find)).toThrow(/not supported by kplay/);
+  it('puts the proxy (K8S_AUTH_PROXY, HTTPS_PROXY) and its headers on the cluster unless no_proxy matches', () => {
+    const cluster = (auth: Parameters<typeof resolveAuth>[1], args: Parameters<typeof resolveAuth>[0] = {}): unknown => {
+      const plan = planConnection(resolveAuth(args, auth), { ...task, context: 'one' }, find);
+      return plan.kind === 'built' ? (plan.config.clusters as { cluster: unknown }[])[0]?.cluster : plan.kind;
+    };
+    expect(cluster({ K8S_AUTH_PROXY: 'http://proxy:3128' }, { proxy_headers: { proxy_basic_auth: 'u:p', user_agent: 'ua' } })).toMatchObject({ 'proxy-url': 'http://proxy:3128', 'kplay-proxy-headers': { 'proxy-authorization': 'Basic dTpw', 'user-agent': 'ua' } });
+    expect(cluster({ K8S_AUTH_PROXY: 'http://proxy:3128', K8S_AUTH_NO_PROXY: '.example' })).not.toHaveProperty('proxy-url');
+    expect(cluster({ https_proxy: 'http://low:1', HTTPS_PROXY: 'http://up:1' })).toMatchObject({ 'proxy-url': 'http://low:1' });
+    expect(cluster({ HTTP_PROXY: 'http://plain:1' })).not.toHaveProperty('proxy-url'); // the server is https
+    expect(cluster({ HTTPS_PROXY: 'http://up:1', NO_PROXY: 'one.example:6443' })).not.toHaveProperty('proxy-url');
+    expect(cluster({ NO_PROXY: '*' })).toBe('task');
+  });
+
+  it('reads no_proxy rules as the Python client does', () => {
+    expect(bypassesProxy('https://10.1.2.3:6443', '10.0.0.0/8')).toBe(true);
+    expect(bypassesProxy('https://10.1.2.3:6443', '10.1.2.4')).toBe(false);
+    expect(bypassesProxy('https://api.corp.example:6443', '.corp.example')).toBe(true);
+    expect(bypassesProxy('https://api.corp.example:6443', 'corp.example')).toBe(true);
+    expect(bypassesProxy('https://notcorp.example:6443', 'corp.example')).toBe(false);
+    expect(bypassesProxy('https://[::1]:6443', '::1/128')).toBe(true);
+    expect(bypassesProxy('https://h:6443', ' , *')).toBe(true);
+    expect(bypassesProxy('https://h:6443', undefined)).toBe(false);
+  });
+
+  it('fails clearly for unknown contexts', () => {
     expect(() => planConnection(resolveAuth({ kubeconfig: 'config', context: 'nope', validate_certs: true }, {}), task, find)).toThrow(/no context "nope"/);
   });
 
