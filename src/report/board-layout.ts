@@ -58,7 +58,7 @@ function rowLine(r: ClusterRow, nameW: number, width: number, now: number, c: Ch
   // what it waits on matters more than the task's name: the task goes when both do not fit
   const full = r.waiting && r.task ? `${r.task} › ${r.waiting}` : r.waiting || r.task;
   const what = head.length + full.length <= width ? full : r.waiting || r.task;
-  const plain = truncate(head + what, width);
+  const plain = truncate(head + what, width).trimEnd();
   // colour only the state word, on the already-cut plain text
   const at = nameW + 1;
   return plain.length >= at + 8 ? plain.slice(0, at) + stateColor(c, r.state)(plain.slice(at, at + 8)) + plain.slice(at + 8) : plain;
