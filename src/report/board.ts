@@ -78,7 +78,18 @@ export function boardReporter(o: BoardOptions): Reporter {
   const restore = (): void => {
     if (cursorHidden) process.stdout.write(SHOW);
   };
-  if (!o.onResize) process.once('exit', restore);
+  // Ctrl-C: the interrupt handler (src/cli/common.ts, registered after this one) prints a line on
+  // stderr; take the board off first so that line stays readable and the board redraws below it
+  const onSignal = (): void => {
+    if (closed) return;
+    o.write(erase());
+    drawn = 0;
+    schedule();
+  };
+  if (!o.onResize) {
+    process.once('exit', restore);
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
+  }
 
   const finish = (): void => {
     if (closed) return;
@@ -88,7 +99,10 @@ export function boardReporter(o: BoardOptions): Reporter {
     offResize();
     if (cursorHidden) o.write(SHOW);
     cursorHidden = false;
-    if (!o.onResize) process.off('exit', restore);
+    if (!o.onResize) {
+      process.off('exit', restore);
+      for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(sig, onSignal);
+    }
   };
 
   return {

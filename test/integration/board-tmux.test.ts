@@ -46,7 +46,7 @@ beforeAll(async () => {
     '  serial: 1',
     '  tasks:',
     '    - name: wait for the go signal',
-    `      wait_for: { kind: ConfigMap, name: go, namespace: ${ns}, timeout: 300 }`,
+    `      wait_for: { kind: ConfigMap, name: "{{ wait_name | default('go') }}", namespace: ${ns}, timeout: 300 }`,
     '      when: inventory_hostname == "sandbox-1"',
     '    - block:',
     '        - name: risky step',
@@ -94,5 +94,22 @@ describe('live board in tmux', () => {
     expect(end).toMatch(/elapsed [\d.]+s, exit code 0/);
     mkdirSync(path.join(repoRoot, 'docs'), { recursive: true });
     writeFileSync(path.join(repoRoot, 'docs/board-screenshot.txt'), `${waitingShot}\n\n# …at the end:\n\n${end.slice(end.search(/^batch /m)).replace(/EXIT=\d+\s*$/, '').trimEnd()}\n`);
+  }, 200_000);
+
+  it('Ctrl-C while a cluster waits: the final board and the recap stay on screen, the cursor is back, exit 130', async () => {
+    tmux('send-keys', '-t', session, 'clear', 'Enter');
+    await until((s) => !s.includes('PLAY RECAP'), 'the screen to clear');
+    const cmd = `NO_COLOR=1 node ${kplayBin} run window.yml -i inventory.yml --no-lock --record-dir ${path.join(tmp, 'runs')} --limit sandbox-1 -e '{"wait_name": "never"}'; echo EXIT=$?`;
+    tmux('send-keys', '-t', session, cmd, 'Enter');
+    await until((s) => /sandbox-1 +waiting +b1 .*ConfigMap .*never/.test(s), 'sandbox-1 waiting on the ConfigMap never');
+    expect(tmux('display', '-p', '-t', session, '#{cursor_flag}').trim()).toBe('0'); // the board hides the cursor
+    tmux('send-keys', '-t', session, 'C-c');
+    const end = await until((s) => /EXIT=\d+/.test(s), 'the interrupted run to end');
+    expect(end).toMatch(/EXIT=130/);
+    expect(end).toContain('SIGINT received: stopping');
+    expect(end).toMatch(/^batch 1\/1 · failed 1 · /m);
+    expect(end).toMatch(/interrupted — elapsed [\d.]+s, exit code 130/);
+    expect(end.match(/^batch /gm)).toHaveLength(1); // no stale copy of the board above
+    expect(tmux('display', '-p', '-t', session, '#{cursor_flag}').trim()).toBe('1');
   }, 200_000);
 });
