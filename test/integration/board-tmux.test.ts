@@ -93,7 +93,7 @@ describe('live board in tmux', () => {
     expect(end).toMatch(/sandbox-2 +: ok=\d+ +changed=\d+ +unreachable=0 +failed=0 +skipped=\d+ +rescued=1 +ignored=0/);
     expect(end).toMatch(/elapsed [\d.]+s, exit code 0/);
     mkdirSync(path.join(repoRoot, 'docs'), { recursive: true });
-    writeFileSync(path.join(repoRoot, 'docs/board-screenshot.txt'), `${waitingShot}\n\n# …at the end:\n\n${end.slice(end.search(/^batch /m)).replace(/EXIT=\d+\s*$/, '').trimEnd()}\n`);
+    writeFileSync(path.join(repoRoot, 'docs/board-screenshot.txt'), `${waitingShot}\n\n# …at the end:\n\n${end.slice(end.search(/^batch /m), end.search(/^EXIT=/m)).trimEnd()}\n`);
   }, 200_000);
 
   it('Ctrl-C while a cluster waits: the final board and the recap stay on screen, the cursor is back, exit 130', async () => {
