@@ -82,6 +82,14 @@ export function applyEvent(b: BoardState, e: RunEvent, now: number): void {
       b.batches = e.batches;
       b.batchStartedAt = now;
       b.active = [...e.clusters];
+      for (const name of e.play_clusters ?? []) row(b, name, now); // rows in the play's order
+      const inBatch = new Set(e.clusters);
+      for (const name of e.play_clusters ?? []) {
+        if (inBatch.has(name)) continue;
+        const r = row(b, name, now);
+        // a later batch of this play: pending again unless it failed (out of the run)
+        if (r.state !== 'failed' && e.batch === 1) Object.assign(r, { state: 'pending', task: '', waiting: '' });
+      }
       for (const name of e.clusters) {
         const r = row(b, name, now);
         if (r.state === 'failed') continue; // a failed cluster is out of later plays

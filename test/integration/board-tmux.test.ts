@@ -77,7 +77,11 @@ describe('live board in tmux', () => {
     tmux('send-keys', '-t', session, cmd, 'Enter');
     // set point 1: sandbox-1 waits on the ConfigMap, in the readiness check's words
     const waiting = await until((s) => /sandbox-1 +waiting +b1 .*ConfigMap/.test(s), 'sandbox-1 waiting on the ConfigMap');
-    expect(waiting).toMatch(/^batch 1\/3 · waiting 1 · /m);
+    expect(waiting).toMatch(/^batch 1\/3 · waiting 1 · pending 2 · /m);
+    expect(waiting).toMatch(/^sandbox-2 +pending /m);
+    expect(waiting).toMatch(/^sandbox-3 +pending /m);
+    // the wait goes on for a few seconds: the row is redrawn with the readiness check's elapsed count
+    await until((s) => /sandbox-1 +waiting +b1 .*ConfigMap .*go: not found, [2-9]s/.test(s), 'the wait to reach 2 s');
     expect(waiting).toMatch(/sandbox-1 +waiting +b1 +\S+ .*ConfigMap .*go/);
     const waitingShot = waiting.slice(waiting.search(/^batch /m)).trimEnd();
     for (const l of waitingShot.split('\n')) expect(l.length).toBeLessThanOrEqual(80);

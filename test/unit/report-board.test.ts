@@ -24,7 +24,7 @@ function threeClusters(): BoardState {
   const b = newBoard(0);
   feed(b, [
     { type: 'run_start', run_id: 'r1', playbook: 'p.yml', inventory: 'inv', check: false, diff: false, time: 'now' },
-    { type: 'play_start', play: 'roll', hosts: 'all', clusters: ['c1'], batch: 1, batches: 3 },
+    { type: 'play_start', play: 'roll', hosts: 'all', clusters: ['c1'], batch: 1, batches: 3, play_clusters: ['c1', 'c2', 'c3'] },
     { type: 'task_start', play: 'roll', task: 'apply webapp', module: 'k8s_apply', where: 'p.yml:3', handler: false },
     result('c1', 'apply webapp', 'changed'),
     { type: 'cluster_done', play: 'roll', play_index: 0, cluster: 'c1' },
@@ -42,6 +42,15 @@ function threeClusters(): BoardState {
 }
 
 describe('board state', () => {
+  it('clusters of later batches are pending until their batch starts', () => {
+    const b = newBoard(0);
+    feed(b, [{ type: 'play_start', play: 'roll', hosts: 'all', clusters: ['c1'], batch: 1, batches: 3, play_clusters: ['c1', 'c2', 'c3'] }]);
+    expect([...b.rows.values()].map((r) => [r.name, r.state])).toEqual([['c1', 'running'], ['c2', 'pending'], ['c3', 'pending']]);
+    const lines = layoutBoard(b, { width: 80, height: 24, color: false, now: 3000 });
+    expect(lines[0]).toMatch(/^batch 1\/3 · running 1 · pending 2 · /);
+    expect(lines).toContain('c2      pending  b0         -');
+  });
+
   it('follows clusters through batches: done, failed → rescued, waiting with the readiness words', () => {
     const b = threeClusters();
     expect(b.rows.get('c1')?.state).toBe('done');
