@@ -4,6 +4,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
+import { boardReporter } from '../report/board.js';
 import { InputError, errorMessage } from '../load/errors.js';
 import { loadYamlDoc, parseYaml } from '../load/yaml.js';
 import { loadInventory, loadNoInventory } from '../inventory/load.js';
@@ -126,10 +127,14 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
 }
 
 /** Build the reporter for `--output`. */
-export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean }): Reporter {
+export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean; progress?: string }): Reporter {
+  if (opts.progress !== undefined && opts.progress !== 'plain' && opts.progress !== 'board') throw new InputError(`unknown --progress '${opts.progress}'`, undefined, 'use one of: plain, board');
   if (!isOutputFormat(output)) throw new InputError(`unknown --output '${output}'`, undefined, `use one of: ${Object.keys(REPORTERS).join(', ')}`);
   const color = opts.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb');
-  return REPORTERS[output]({
+  // the live board: asked for, or by default on a terminal with text output (CI, pipes and json get the plain log)
+  const board = output === 'text' && (opts.progress === 'board' || (opts.progress === undefined && process.stdout.isTTY === true && process.env.TERM !== 'dumb'));
+  const factory = board ? boardReporter : REPORTERS[output];
+  return factory({
     write: (s) => process.stdout.write(s),
     color: output === 'text' && color,
     verbosity: opts.verbosity,

@@ -49,6 +49,7 @@ program
   .option('--start-at-task <name>', 'start at the first task with this name (glob)')
   .option('-f, --forks <n>', 'clusters worked on in parallel', String(DEFAULT_FORKS))
   .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  .addOption(new Option('--progress <mode>', 'board: a live board of every cluster redrawn in place (default on a terminal with text output); plain: the scrolling log').choices(['plain', 'board']))
   .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
   .option('-v, --verbose', 'more output (-vv for even more)', increase, 0)
   .option('--no-color', 'no colours (also when NO_COLOR is set or output is not a TTY)')

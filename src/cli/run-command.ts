@@ -88,7 +88,7 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
       if (refusals.length) return refuse(refusals, `the plan no longer holds: make a new plan (kplay plan … -o ${flags.plan ?? 'plan.json'}), or run with --replan to carry out the playbook as it is now`);
     }
     const planRecord = plan && flags.plan ? { file: flags.plan, digest: plan.digest, approvals: approvals.map((a) => ({ by: a.by, at: a.at, ...(a.comment ? { comment: a.comment } : {}) })), replan: flags.replan === true } : undefined;
-    const reporter = makeReporter(flags.output, { verbosity: flags.verbose, diff: flags.diff === true, color: flags.color === false ? false : undefined });
+    const reporter = makeReporter(flags.output, { verbosity: flags.verbose, diff: flags.diff === true, color: flags.color === false ? false : undefined, progress: flags.progress });
     const { summary, recordFile, recordErrors } = await executeRun({ ...flags, planRecord }, (e) => reporter.handle(e), loaded);
     reporter.close();
     for (const err of recordErrors) process.stderr.write(`WARNING: could not write ${err}\n`);

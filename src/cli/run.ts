@@ -19,6 +19,8 @@ export interface RunFlags extends LoadFlags {
   startAtTask?: string;
   forks: string;
   output: string;
+  /** `--progress plain|board` (default: board on a terminal with text output). */
+  progress?: string;
   verbose: number;
   color?: boolean;
   /** `--no-lock` sets this to false. */

@@ -203,7 +203,7 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
         c.ended = false;
         touched.add(c.name);
       }
-      opts.emit({ type: 'play_start', play: play.name, hosts, clusters: batch.map((c) => c.name), batch: i + 1, batches: batches.length });
+      opts.emit({ type: 'play_start', play: play.name, hosts, clusters: batch.map((c) => c.name), batch: i + 1, batches: batches.length, play_clusters: targets.map((c) => c.name) });
       await new PlayRun(shared, play, batch, targets, states).run();
       if (!opts.signal.aborted && !shared.stopReason) for (const c of batch) if (!c.failed && !c.unreachable) opts.emit({ type: 'cluster_done', play: play.name, play_index: playIndex, cluster: c.name });
     }

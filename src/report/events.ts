@@ -21,7 +21,16 @@ export type ResultStatus = 'ok' | 'changed' | 'failed' | 'skipped' | 'unreachabl
 
 export type RunEvent =
   | { type: 'run_start'; run_id: string; playbook: string; inventory: string; check: boolean; diff: boolean; limit?: string; time: string }
-  | { type: 'play_start'; play: string; hosts: string; clusters: string[]; batch: number; batches: number }
+  | {
+      type: 'play_start';
+      play: string;
+      hosts: string;
+      clusters: string[];
+      batch: number;
+      batches: number;
+      /** Every cluster of the play, all batches (the live board shows the later batches' clusters as pending). */
+      play_clusters?: string[];
+    }
   /** A cluster finished every task of a play (its batch ran to the end, not failed, not interrupted): the resume journal's unit. */
   | { type: 'cluster_done'; play: string; play_index: number; cluster: string }
   | { type: 'task_start'; play: string; task: string; module: string; where: string; handler: boolean }

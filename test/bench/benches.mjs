@@ -1051,6 +1051,63 @@ async function b10(env) {
   ];
 }
 
+// ======================================================================= B11
+/** Quote for sh -c. */
+const shq = (s) => `'${String(s).replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The live board's cost: the same window (N inventory clusters spread over the sandbox clusters, after an untimed
+ * warm-up window, serial batches of 10, a namespace and two ConfigMaps each) run in a pseudo-terminal
+ * (`script -qfec`, 80×24) with `--progress board` ("kplay") and `--progress plain` ("peer"),
+ * alternately; wall time ratio and peak RSS difference (GNU time around script: the largest process).
+ */
+async function b11(env) {
+  const nClusters = env.quick ? 20 : 100;
+  const samples = { k: [], p: [], kRss: [], pRss: [] };
+  // an untimed warm-up run first: the first window after the harness starts is slower (caches, controllers)
+  for (let rep = -1; rep < env.reps; rep++) {
+    for (const mode of rep < 0 ? ['plain'] : ['board', 'plain']) {
+      const prefix = `${env.runId}-b11-${mode}-${rep < 0 ? 'warm' : rep}`;
+      const dir = path.join(env.work, 'b11', prefix);
+      const hosts = Array.from({ length: nClusters }, (_, i) => ({ name: `c${String(i + 1).padStart(3, '0')}`, context: env.clusters[i % env.clusters.length].context, ns: `${prefix}-c${i + 1}` }));
+      const pb = write(
+        path.join(dir, 'play.yml'),
+        `- name: window\n  hosts: all\n  serial: 10\n  tasks:\n    - name: namespace\n      k8s_apply:\n        definition: { apiVersion: v1, kind: Namespace, metadata: { name: "{{ ns }}" } }\n` +
+          [1, 2].map((t) => `    - name: configmap ${t}\n      k8s_apply:\n        definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: cm-${t}, namespace: "{{ ns }}" }, data: { index: "${t}" } }\n`).join(''),
+      );
+      const inv = write(path.join(dir, 'inv.yml'), inventory(env, hosts.map((h) => ({ name: h.name, context: h.context, vars: { ns: h.ns } }))));
+      const cmd = `stty cols 80 rows 24; exec ${shq(process.execPath)} ${shq(env.kplayBin)} run ${shq(pb)} -i ${shq(inv)} --no-lock --progress ${mode} --record-dir ${shq(path.join(dir, 'runs'))}`;
+      const r = check(await env.run('script', ['-qfec', cmd, '/dev/null'], { timeRss: true, tmpDir: dir, env: { TERM: 'xterm-256color' } }), `kplay B11 --progress ${mode}`);
+      if (mode === 'board' && !/batch \d+\/\d+ · /.test(r.stdout)) throw new Error(`B11: no board drawn in the pty:\n${r.stdout.slice(-2000)}`);
+      if (rep >= 0) {
+        (mode === 'board' ? samples.k : samples.p).push(r.ms);
+        (mode === 'board' ? samples.kRss : samples.pRss).push(r.rssKiB);
+      }
+      await waitGone(env, byCtx(hosts.map((h) => [h.context, h.ns])), 300_000);
+    }
+  }
+  const k = med(samples.k);
+  const p = med(samples.p);
+  const ratio = ratioOf(k, p);
+  const rssDiffMiB = (med(samples.kRss) - med(samples.pRss)) / 1024;
+  return [
+    {
+      bench: `B11 live board, window of ${nClusters} clusters (board vs plain, in a pty)`,
+      kplay_ms: k,
+      peer_ms: p,
+      ratio,
+      goal: '<= 1.05x, RSS +<= 20 MB',
+      met: ratio !== null && ratio <= 1.05 && rssDiffMiB <= 20,
+      kplay_requests: null,
+      kplay_writes: null,
+      peer_requests: null,
+      peer_writes: null,
+      notes: `peak RSS board ${(med(samples.kRss) / 1024).toFixed(0)} MiB, plain ${(med(samples.pRss) / 1024).toFixed(0)} MiB (difference ${rssDiffMiB.toFixed(1)} MiB); serial 10, 3 tasks a cluster; peer: the same run with --progress plain`,
+      samples,
+    },
+  ];
+}
+
 export const BENCHES = [
   { id: 'B1', title: 'k8s_apply of a 300-object set, cold and no-op, vs kubectl apply --server-side', run: b1, rows: (q) => [`B1 apply ${q ? 30 : 300} objects, cold`, `B1 apply ${q ? 30 : 300} objects, no-op`] },
   { id: 'B2', title: 'per-task overhead vs ansible-playbook + kubernetes.core.k8s', run: b2, rows: (q) => [q ? 'B2 5 tasks x 3 clusters' : 'B2 50 tasks x 10 clusters'] },
@@ -1064,4 +1121,5 @@ export const BENCHES = [
   { id: 'B8', title: 'a big vendor-style set (large CRDs, CRs, RBAC, workloads, unserved APIService), cold and no-op, vs kubectl', run: b8, rows: (q) => [`B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), cold`, `B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), no-op`] },
   { id: 'B8B', title: 'the shapes of public vendor sets (very large and many small CRDs, 100 large custom resources, aggregated RBAC, webhooks), cold and no-op, vs kubectl', run: b8b, rows: (q) => [`B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), cold`, `B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), no-op`] },
   { id: 'B10', title: 'an Ansible kubernetes.core playbook, unchanged, vs ansible-playbook', run: b10, rows: (q) => [`B10 kubernetes.core playbook x ${q ? 3 : 10} clusters`] },
+  { id: 'B11', title: 'the live board (--progress board vs plain) over a window of many clusters, in a pty', run: b11, rows: (q) => [`B11 live board, window of ${q ? 20 : 100} clusters (board vs plain, in a pty)`] },
 ];

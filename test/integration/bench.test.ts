@@ -42,6 +42,7 @@ const EXPECTED = [
   /^B8b vendor shapes \d+ objects \(\d+ CRDs\), cold$/,
   /^B8b vendor shapes \d+ objects \(\d+ CRDs\), no-op$/,
   /^B10 kubernetes\.core playbook x \d+ clusters$/,
+  /^B11 live board, window of \d+ clusters \(board vs plain, in a pty\)$/,
 ];
 
 function runBench(out: string, store: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
