@@ -44,13 +44,22 @@ export interface PrometheusInstance {
   output(): string;
 }
 
-/** Start Prometheus scraping `target` (host:port) every second; resolves once it is ready. */
-export async function startPrometheus(target: string): Promise<PrometheusInstance> {
+/**
+ * Start Prometheus scraping every second: one `host:port` target, or targets keyed by a `cluster`
+ * label value (`{sandbox-1: 'host:port', …}`). Resolves once it is ready.
+ */
+export async function startPrometheus(target: string | Record<string, string>): Promise<PrometheusInstance> {
   const bin = requirePrometheus();
   const dir = mkdtempSync(join(tmpdir(), 'kplay-prom-'));
   const port = await freePort();
   const cfg = join(dir, 'prometheus.yml');
-  writeFileSync(cfg, `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: app\n    static_configs:\n      - targets: ['${target}']\n`);
+  const statics =
+    typeof target === 'string'
+      ? `      - targets: ['${target}']\n`
+      : Object.entries(target)
+          .map(([cluster, t]) => `      - targets: ['${t}']\n        labels: { cluster: '${cluster}' }\n`)
+          .join('');
+  writeFileSync(cfg, `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: app\n    static_configs:\n${statics}`);
   const proc = spawn(bin, [`--config.file=${cfg}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--query.lookback-delta=3s'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
