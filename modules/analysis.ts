@@ -3,7 +3,7 @@
  * is measured `count` times, `interval` seconds apart; too many failed measurements fail the task,
  * too many inconclusive ones make it inconclusive (a failure unless `on_inconclusive: pass`).
  */
-import { defineModule, errorMessage, httpRequest, sleep, Default, StringEnum, Type, type Args, type ModuleContext, type ModuleResult, type Static } from 'kplay/sdk';
+import { defineModule, errorMessage, httpRequest, kubeFor, sleep, Default, StringEnum, Type, type Args, type ModuleContext, type ModuleResult, type Static } from 'kplay/sdk';
 
 const PrometheusProvider = Type.Object(
   {
@@ -32,11 +32,24 @@ const HttpProvider = Type.Object(
   },
 );
 
+const KubernetesProvider = Type.Object(
+  {
+    namespace: Type.String({ minLength: 1, description: 'Namespace of the pods and events (templated).', examples: ['web'] }),
+    label_selector: Type.String({ minLength: 1, description: 'Label selector of the release\'s pods.', examples: ['app.kubernetes.io/instance=web'] }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Read the selected pods and the events of the namespace on the task\'s cluster; `result` is `{pods, ready, restarts, crash_looping, warning_events}`: container restarts and Warning events (of the pods or their owners) since the task started, pods in CrashLoopBackOff, and ready pods. Sampled at each interval, so readiness must hold for the whole window.',
+  },
+);
+
 const Metric = Type.Object(
   {
     name: Type.String({ minLength: 1, description: 'Name of the metric, shown in measurements.' }),
     prometheus: Type.Optional(PrometheusProvider),
     http: Type.Optional(HttpProvider),
+    kubernetes: Type.Optional(KubernetesProvider),
     success_condition: Type.String({
       minLength: 1,
       description: 'Expression (as in `when`) over `result` that is true for a good measurement, e.g. `result < 0.01`, `result | max < 0.01`, `result.success_rate >= 99`.',
@@ -45,7 +58,7 @@ const Metric = Type.Object(
       Type.String({ description: 'Expression over `result` that marks a measurement failed; when both are given and neither holds, the measurement is inconclusive.' }),
     ),
   },
-  { additionalProperties: false, description: 'One metric: exactly one provider (`prometheus` or `http`) and its success condition.' },
+  { additionalProperties: false, description: 'One metric: exactly one provider (`prometheus`, `http` or `kubernetes`) and its success condition.' },
 );
 
 const schema = Type.Object(
@@ -216,6 +229,66 @@ async function readHttp(h: NonNullable<Provided['http']>, ctx: ModuleContext): P
   return { kind: 'value', value: { success_rate: (ok / requests) * 100, p95_ms: p95(latencies), requests } };
 }
 
+/** A container's restart count, keyed by pod uid and container name. */
+export type RestartBaseline = Map<string, number>;
+
+interface PodLike {
+  metadata?: { name?: string; uid?: string; ownerReferences?: { kind?: string; name?: string }[] };
+  status?: {
+    conditions?: { type?: string; status?: string }[];
+    containerStatuses?: { name?: string; restartCount?: number; state?: { waiting?: { reason?: string } } }[];
+    initContainerStatuses?: { name?: string; restartCount?: number; state?: { waiting?: { reason?: string } } }[];
+  };
+}
+interface EventLike {
+  type?: string;
+  involvedObject?: { kind?: string; name?: string };
+  lastTimestamp?: string | null;
+  eventTime?: string | null;
+  series?: { lastObservedTime?: string } | null;
+  metadata?: { creationTimestamp?: string };
+}
+
+/** The Kubernetes signals of a set of pods since `since` (`baseline` is filled on first sight of a container). */
+export function kubeSignals(pods: PodLike[], events: EventLike[], baseline: RestartBaseline, since: Date): { pods: number; ready: number; restarts: number; crash_looping: number; warning_events: number } {
+  let restarts = 0;
+  let crash = 0;
+  let ready = 0;
+  const names = new Set<string>();
+  for (const p of pods) {
+    const uid = p.metadata?.uid ?? p.metadata?.name ?? '';
+    if (p.metadata?.name) names.add(`Pod/${p.metadata.name}`);
+    for (const o of p.metadata?.ownerReferences ?? []) if (o.kind && o.name) names.add(`${o.kind}/${o.name}`);
+    if ((p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) ready++;
+    let looping = false;
+    for (const c of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]) {
+      const key = `${uid}/${c.name ?? ''}`;
+      const count = c.restartCount ?? 0;
+      const base = baseline.get(key);
+      if (base === undefined) baseline.set(key, count);
+      else restarts += Math.max(0, count - base);
+      if (c.state?.waiting?.reason === 'CrashLoopBackOff') looping = true;
+    }
+    if (looping) crash++;
+  }
+  const sinceSecond = Math.floor(since.getTime() / 1000) * 1000;
+  const warnings = events.filter((e) => {
+    if (e.type !== 'Warning') return false;
+    if (!names.has(`${e.involvedObject?.kind ?? ''}/${e.involvedObject?.name ?? ''}`)) return false;
+    const when = e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp;
+    return when !== undefined && when !== null && Date.parse(when) >= sinceSecond;
+  }).length;
+  return { pods: pods.length, ready, restarts, crash_looping: crash, warning_events: warnings };
+}
+
+async function readKubernetes(k: NonNullable<Provided['kubernetes']>, ctx: ModuleContext, baseline: RestartBaseline, since: Date): Promise<Reading> {
+  const client = await kubeFor(ctx);
+  const pods = (await client.list('v1', 'Pod', { namespace: k.namespace, labelSelector: k.label_selector, signal: ctx.signal })).items as PodLike[];
+  const events = (await client.list('v1', 'Event', { namespace: k.namespace, fieldSelector: 'type=Warning', signal: ctx.signal })).items as EventLike[];
+  if (pods.length === 0) return { kind: 'inconclusive', reason: `no data: no pods match ${k.label_selector} in namespace ${k.namespace}` };
+  return { kind: 'value', value: kubeSignals(pods, events, baseline, since) };
+}
+
 export default defineModule({
   name: 'analysis',
   summary: 'Gate a rollout on metrics: measure Prometheus queries or HTTP traffic over a window and pass, fail or report inconclusive',
@@ -225,6 +298,9 @@ export default defineModule({
     '`failure_condition` holds), and `inconclusive` when there is no data or the provider cannot be reached.',
     'More than `failure_limit` failed measurements of a metric fail the gate at once; more than `inconclusive_limit`',
     'inconclusive ones make it `inconclusive`, which fails the task unless `on_inconclusive: pass`.',
+    '',
+    'Kubernetes: `result` is `{pods, ready, restarts, crash_looping, warning_events}` for the pods of `label_selector`',
+    '(restarts and Warning events of the pods or their owners since the task started); no matching pod is inconclusive.',
     '',
     'Prometheus: `result` is the number of a one-series answer and the list of numbers of a several-series one',
     '(use `result | max < 0.01` to bound every series); no series is inconclusive; NaN compares false, so',
@@ -240,6 +316,7 @@ export default defineModule({
   checkMode: 'supported',
   diffMode: 'unsupported',
   readOnly: true,
+  usesCluster: true,
   examples: [
     {
       title: 'Error rate below 1 % for five minutes',
@@ -255,6 +332,20 @@ export default defineModule({
         '          query: sum(rate(http_errors_total{app="web"}[1m])) / sum(rate(http_requests_total{app="web"}[1m]))',
         '          token: "{{ prometheus_token }}"',
         '        success_condition: result < 0.01',
+      ].join('\n'),
+    },
+    {
+      title: 'No restarts, crash loops or Warning events for the release\'s pods, all ready, for two minutes',
+      yaml: [
+        '- analysis:',
+        '    interval: 10',
+        '    count: 12',
+        '    metrics:',
+        '      - name: pods',
+        '        kubernetes:',
+        '          namespace: web',
+        '          label_selector: app.kubernetes.io/instance=web',
+        '        success_condition: result.restarts == 0 and result.crash_looping == 0 and result.warning_events == 0 and result.ready == result.pods',
       ].join('\n'),
     },
     {
@@ -275,21 +366,26 @@ export default defineModule({
 
   async run(args, ctx): Promise<ModuleResult<AnalysisResult>> {
     for (const m of args.metrics) {
-      const n = (m.prometheus ? 1 : 0) + (m.http ? 1 : 0);
-      if (n !== 1) return { status: 'failed', msg: `analysis: metric ${JSON.stringify(m.name)} needs exactly one provider (prometheus or http), got ${n}` };
+      const n = (m.prometheus ? 1 : 0) + (m.http ? 1 : 0) + (m.kubernetes ? 1 : 0);
+      if (n !== 1) return { status: 'failed', msg: `analysis: metric ${JSON.stringify(m.name)} needs exactly one provider (prometheus, http or kubernetes), got ${n}` };
+      if (m.kubernetes) continue;
       if (m.prometheus?.token !== undefined) ctx.addSecret(m.prometheus.token);
       const url = m.prometheus?.address ?? m.http?.url ?? '';
       if (!/^https?:\/\/[^/]/.test(url)) {
         return { status: 'failed', msg: `analysis: metric ${JSON.stringify(m.name)}: ${JSON.stringify(ctx.mask(url))} is not an http:// or https:// URL; set the ${m.prometheus ? 'prometheus address' : 'http url'} (e.g. from an inventory variable)` };
       }
     }
+    const since = new Date();
+    const baselines = args.metrics.map((): RestartBaseline => new Map());
     const out = await runAnalysis(
       { metrics: args.metrics, intervalMs: args.interval * 1000, count: args.count, failureLimit: args.failure_limit, inconclusiveLimit: args.inconclusive_limit },
       {
         read: async (i) => {
           const m = args.metrics[i]!;
           try {
-            return m.prometheus ? await readPrometheus(m.prometheus, ctx) : await readHttp(m.http!, ctx);
+            if (m.prometheus) return await readPrometheus(m.prometheus, ctx);
+            if (m.kubernetes) return await readKubernetes(m.kubernetes, ctx, baselines[i]!, since);
+            return await readHttp(m.http!, ctx);
           } catch (e) {
             return { kind: 'inconclusive', reason: ctx.mask(errorMessage(e)) };
           }

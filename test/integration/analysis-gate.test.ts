@@ -97,3 +97,68 @@ describe('analysis gate between batches', () => {
     for (const c of CLUSTERS) expect(await version(c)).toBe('v3');
   });
 });
+
+describe('analysis gate on Kubernetes signals', () => {
+  const cluster = 'sandbox-2';
+  const kns = `${ns}-k`;
+  let kplaybook: string;
+  const event = (name: string, when: Date): string =>
+    [
+      'apiVersion: v1',
+      'kind: Event',
+      `metadata: { name: ${name}, namespace: ${kns} }`,
+      `involvedObject: { apiVersion: v1, kind: Pod, name: web-0, namespace: ${kns} }`,
+      'type: Warning',
+      'reason: BackOff',
+      'message: Back-off restarting failed container',
+      `firstTimestamp: "${when.toISOString().replace(/\.\d+Z$/, 'Z')}"`,
+      `lastTimestamp: "${when.toISOString().replace(/\.\d+Z$/, 'Z')}"`,
+      'count: 1',
+      'source: { component: kplay-test }',
+    ].join('\n');
+
+  beforeAll(async () => {
+    await kubectl(['create', 'namespace', kns], { context: cluster });
+    await kubectl(['apply', '-f', '-'], { context: cluster, input: `apiVersion: v1\nkind: Pod\nmetadata: { name: web-0, namespace: ${kns}, labels: { app: web } }\nspec:\n  containers: [{ name: c, image: nginx }]\n` });
+    // a Warning from before the gate started: must not count
+    await kubectl(['apply', '-f', '-'], { context: cluster, input: event('old-warning', new Date(Date.now() - 3_600_000)) });
+    kplaybook = path.join(tmp, 'kube-gate.yml');
+    writeFileSync(
+      kplaybook,
+      [
+        `- hosts: ${cluster}`,
+        '  tasks:',
+        '    - analysis:',
+        '        interval: 0.3',
+        '        count: 2',
+        '        metrics:',
+        '          - name: pods',
+        '            kubernetes:',
+        `              namespace: ${kns}`,
+        '              label_selector: app=web',
+        '            success_condition: result.pods == 1 and result.restarts == 0 and result.crash_looping == 0 and result.warning_events == 0',
+        '      register: gate',
+        '      ignore_errors: true',
+        '    - debug: { msg: "signals {{ gate.measurements | map(attribute=\'value\') | map(attribute=\'warning_events\') | list }}" }',
+      ].join('\n'),
+    );
+  });
+  afterAll(async () => {
+    await kubectl(['delete', 'namespace', kns, '--ignore-not-found', '--wait=false'], { context: cluster, check: false });
+  });
+
+  it('passes with only an old Warning event; a new Warning event for the pod fails it', async () => {
+    const ok = await kplay(['run', kplaybook, '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+    expect(ok.code, (ok.stdout + ok.stderr).slice(-3000)).toBe(0);
+    expect(ok.stdout).toContain('signals [0, 0]');
+    expect(ok.stdout).toMatch(/sandbox-2 +: ok=2 .*ignored=0/);
+    // stamped after any start of the gate below (an hour ahead), so it is "new" for it
+    await kubectl(['apply', '-f', '-'], { context: cluster, input: event('new-warning', new Date(Date.now() + 3_600_000)) });
+    const bad = await kplay(['run', kplaybook, '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+    const out = bad.stdout + bad.stderr;
+    expect(bad.code, out.slice(-3000)).toBe(0); // the gate's failure is ignored so the next task can show it
+    expect(out).toContain('analysis failed after 1 measurement(s)');
+    expect(out).toContain('signals [1]');
+    expect(out).toMatch(/sandbox-2 +: ok=2 .*failed=0 .*ignored=1/);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import analysis, { judge, p95, promReading, runAnalysis, type AnalysisDeps, type AnalysisPlan, type Reading } from '../../modules/analysis.js';
+import analysis, { judge, kubeSignals, p95, promReading, runAnalysis, type AnalysisDeps, type AnalysisPlan, type Reading } from '../../modules/analysis.js';
 import { compileSchema } from '../../src/load/schema.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { startHttp } from '../helpers/http.js';
@@ -165,5 +165,37 @@ describe('analysis input errors', () => {
     const r = await runModule(analysis, { metrics: [{ name: 'x', prometheus: { address: '', query: 'up' }, success_condition: 'true' }] }, makeCtx());
     expect(r.status).toBe('failed');
     expect(r.msg).toMatch(/not an http:\/\/ or https:\/\/ URL.*inventory variable/);
+  });
+});
+
+describe('kubeSignals', () => {
+  const since = new Date('2026-01-01T10:00:00.500Z');
+  const pod = (name: string, restarts: number, opts: { ready?: boolean; waiting?: string } = {}) => ({
+    metadata: { name, uid: `uid-${name}`, ownerReferences: [{ kind: 'ReplicaSet', name: 'web-abc' }] },
+    status: {
+      conditions: [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }],
+      containerStatuses: [{ name: 'app', restartCount: restarts, state: opts.waiting ? { waiting: { reason: opts.waiting } } : {} }],
+    },
+  });
+  it('counts restarts since the first sight, crash loops, readiness and recent Warning events of the pods or owners', () => {
+    const baseline = new Map<string, number>();
+    expect(kubeSignals([pod('a', 3), pod('b', 0)], [], baseline, since)).toEqual({ pods: 2, ready: 2, restarts: 0, crash_looping: 0, warning_events: 0 });
+    const events = [
+      { type: 'Warning', involvedObject: { kind: 'Pod', name: 'a' }, lastTimestamp: '2026-01-01T10:00:00Z' }, // same second as the start: counted
+      { type: 'Warning', involvedObject: { kind: 'ReplicaSet', name: 'web-abc' }, eventTime: '2026-01-01T10:05:00.000000Z', lastTimestamp: null },
+      { type: 'Warning', involvedObject: { kind: 'Pod', name: 'a' }, lastTimestamp: '2026-01-01T09:59:59Z' }, // before: not counted
+      { type: 'Warning', involvedObject: { kind: 'Pod', name: 'other' }, lastTimestamp: '2026-01-01T10:01:00Z' }, // another object
+      { type: 'Normal', involvedObject: { kind: 'Pod', name: 'a' }, lastTimestamp: '2026-01-01T10:01:00Z' },
+    ];
+    expect(kubeSignals([pod('a', 5, { waiting: 'CrashLoopBackOff', ready: false }), pod('b', 0), pod('c', 1)], events, baseline, since)).toEqual({
+      pods: 3,
+      ready: 2,
+      restarts: 2, // a: 3 → 5; c is first seen now
+      crash_looping: 1,
+      warning_events: 2,
+    });
+  });
+  it('tolerates pods without status', () => {
+    expect(kubeSignals([{ metadata: { name: 'x' } }, {}], [{}], new Map(), since)).toEqual({ pods: 2, ready: 0, restarts: 0, crash_looping: 0, warning_events: 0 });
   });
 });
