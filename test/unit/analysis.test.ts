@@ -199,3 +199,27 @@ describe('kubeSignals', () => {
     expect(kubeSignals([{ metadata: { name: 'x' } }, {}], [{}], new Map(), since)).toEqual({ pods: 2, ready: 0, restarts: 0, crash_looping: 0, warning_events: 0 });
   });
 });
+
+describe('analysis http metric against a real HTTP server', () => {
+  it('measures the success rate and p95 latency of N requests', async () => {
+    let n = 0;
+    const srv = await startHttp((_req, res) => {
+      n++;
+      res.statusCode = n % 4 === 0 ? 503 : 200; // every 4th request fails: 75 %
+      res.end('x');
+    });
+    try {
+      const args = { interval: 0.01, count: 1, metrics: [{ name: 'traffic', http: { url: srv.url, requests: 8 }, success_condition: 'result.success_rate >= 99' }] };
+      const r = await runModule(analysis, args, makeCtx());
+      expect(r.status).toBe('failed');
+      const m = (r as { data: { measurements: { value: { success_rate: number; requests: number; p95_ms: number } }[] } }).data.measurements[0]!;
+      expect(m.value.success_rate).toBe(75);
+      expect(m.value.requests).toBe(8);
+      expect(m.value.p95_ms).toBeGreaterThanOrEqual(0);
+      const ok = await runModule(analysis, { ...args, metrics: [{ ...args.metrics[0]!, success_condition: 'result.success_rate >= 75 and result.p95_ms <= 5000' }] }, makeCtx());
+      expect(ok.status).toBe('ok');
+    } finally {
+      await srv.close();
+    }
+  });
+});
