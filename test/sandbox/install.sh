@@ -3,7 +3,7 @@
 #
 #   bash test/sandbox/install.sh        # as root on Debian, after `npm ci`
 #
-# - apt: etcd-server, haproxy, unzip, openssl, tmux, chromium (the run report's browser test) (only when missing)
+# - apt: etcd-server, haproxy, unzip, openssl, tmux, chromium (the run report's browser test), prometheus (the analysis gate tests) (only when missing)
 # - Go build of kube-apiserver, kube-controller-manager, kube-scheduler
 #   (k8s.io/kubernetes v1.34.4, module in test/sandbox/k8s) -- first build
 #   takes ~20-30 min on 2 cores; later runs reuse the binaries
@@ -40,7 +40,7 @@ fi
 
 # ---------------------------------------------------------------- apt packages
 need_pkgs=()
-for pkg in etcd-server haproxy unzip openssl tmux chromium; do
+for pkg in etcd-server haproxy unzip openssl tmux chromium prometheus; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
     need_pkgs+=("$pkg")
   fi
@@ -53,7 +53,7 @@ if ((${#need_pkgs[@]})); then
   apt-get update -qq || die "apt-get update failed"
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null || die "apt-get install ${need_pkgs[*]} failed"
 else
-  log "apt packages present (etcd-server haproxy unzip openssl tmux chromium)"
+  log "apt packages present (etcd-server haproxy unzip openssl tmux chromium prometheus)"
 fi
 command -v etcd >/dev/null || die "etcd not on PATH after installing etcd-server"
 

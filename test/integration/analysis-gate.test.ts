@@ -1,0 +1,164 @@
+// The analysis gate in a real rollout: `serial: 1` over the three sandbox clusters, a release
+// (a ConfigMap standing in for it) applied in a block, gated on a REAL Prometheus scraping one
+// stand-in exporter per cluster. A bad error ratio on the first cluster fails the gate there:
+// rescue rolls that cluster back, and `any_errors_fatal` stops the rollout before the others.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kplay } from '../helpers/cli.js';
+import { startExporter, startPrometheus, waitForQuery, type Exporter, type PrometheusInstance } from '../helpers/prometheus.js';
+import { kubectl, sandboxEnv } from '../sandbox/env.js';
+
+const CLUSTERS = ['sandbox-1', 'sandbox-2', 'sandbox-3'];
+const ns = `analysis-${Math.random().toString(16).slice(2, 8)}`;
+let tmp: string;
+let inventory: string;
+let playbook: string;
+const exporters: Record<string, Exporter> = {};
+let prom: PrometheusInstance;
+
+beforeAll(async () => {
+  const env = sandboxEnv();
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-analysis-'));
+  for (const c of CLUSTERS) exporters[c] = await startExporter(0.001);
+  prom = await startPrometheus(Object.fromEntries(CLUSTERS.map((c) => [c, new URL(exporters[c]!.server.url).host])));
+  await waitForQuery(prom.url, 'app_error_ratio', (v) => v.length === 3);
+  inventory = path.join(tmp, 'inventory.yml');
+  writeFileSync(
+    inventory,
+    ['all:', '  vars:', `    prometheus_url: ${prom.url}`, '  children:', '    fleet:', '      clusters:', ...CLUSTERS.map((c) => `        ${c}: { context: ${c}, kubeconfig: ${env.kubeconfig} }`)].join('\n'),
+  );
+  playbook = path.join(tmp, 'rollout.yml');
+  writeFileSync(
+    playbook,
+    [
+      '- hosts: fleet',
+      '  serial: 1',
+      '  any_errors_fatal: true',
+      '  tasks:',
+      '    - block:',
+      '        - name: release',
+      '          k8s_apply:',
+      '            definition:',
+      `              - { apiVersion: v1, kind: Namespace, metadata: { name: ${ns} } }`,
+      `              - { apiVersion: v1, kind: ConfigMap, metadata: { name: web, namespace: ${ns} }, data: { version: "{{ version }}" } }`,
+      '        - name: gate',
+      '          analysis:',
+      '            interval: 0.3',
+      '            count: 4',
+      '            failure_limit: 1',
+      '            metrics:',
+      '              - name: error-ratio',
+      '                prometheus:',
+      '                  address: "{{ prometheus_url }}"',
+      '                  query: app_error_ratio{cluster="{{ inventory_hostname }}"}',
+      '                success_condition: result < 0.01',
+      '      rescue:',
+      '        - name: roll back',
+      '          k8s_apply:',
+      `            definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: web, namespace: ${ns} }, data: { version: rolled-back } }`,
+      '        - fail: { msg: "gate failed on {{ inventory_hostname }}" }',
+    ].join('\n'),
+  );
+}, 180_000);
+
+afterAll(async () => {
+  await prom?.stop();
+  for (const e of Object.values(exporters)) await e.server.close();
+  for (const c of CLUSTERS) await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false'], { context: c, check: false });
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+async function version(cluster: string): Promise<string> {
+  const r = await kubectl(['get', 'configmap', 'web', '-n', ns, '-o', 'jsonpath={.data.version}'], { context: cluster, check: false });
+  return r.code === 0 ? r.stdout : '<none>';
+}
+
+describe('analysis gate between batches', () => {
+  it('a bad release fails the gate on the first cluster: rescue rolls it back, no other cluster is touched', async () => {
+    exporters['sandbox-1']!.ratios.set('a', 0.5);
+    await waitForQuery(prom.url, 'app_error_ratio{cluster="sandbox-1"}', (v) => v[0] === 0.5);
+    const r = await kplay(['run', playbook, '-i', inventory, '--no-lock', '-e', 'version=v2'], { timeoutMs: 200_000 });
+    const out = r.stdout + r.stderr;
+    expect(r.code, out.slice(-3000)).not.toBe(0);
+    expect(out).toContain('analysis failed after 2 measurement(s)');
+    expect(out).toContain('gate failed on sandbox-1');
+    expect(await version('sandbox-1')).toBe('rolled-back');
+    expect(await version('sandbox-2')).toBe('<none>');
+    expect(await version('sandbox-3')).toBe('<none>');
+  });
+
+  it('a good release passes the gate on every cluster', async () => {
+    exporters['sandbox-1']!.ratios.set('a', 0.001);
+    await waitForQuery(prom.url, 'app_error_ratio{cluster="sandbox-1"}', (v) => v[0] === 0.001);
+    const r = await kplay(['run', playbook, '-i', inventory, '--no-lock', '-e', 'version=v3'], { timeoutMs: 200_000 });
+    expect(r.code, (r.stdout + r.stderr).slice(-3000)).toBe(0);
+    for (const c of CLUSTERS) expect(await version(c)).toBe('v3');
+  });
+});
+
+describe('analysis gate on Kubernetes signals', () => {
+  const cluster = 'sandbox-2';
+  const kns = `${ns}-k`;
+  let kplaybook: string;
+  const event = (name: string, when: Date): string =>
+    [
+      'apiVersion: v1',
+      'kind: Event',
+      `metadata: { name: ${name}, namespace: ${kns} }`,
+      `involvedObject: { apiVersion: v1, kind: Pod, name: web-0, namespace: ${kns} }`,
+      'type: Warning',
+      'reason: BackOff',
+      'message: Back-off restarting failed container',
+      `firstTimestamp: "${when.toISOString().replace(/\.\d+Z$/, 'Z')}"`,
+      `lastTimestamp: "${when.toISOString().replace(/\.\d+Z$/, 'Z')}"`,
+      'count: 1',
+      'source: { component: kplay-test }',
+    ].join('\n');
+
+  beforeAll(async () => {
+    await kubectl(['create', 'namespace', kns], { context: cluster });
+    await kubectl(['apply', '-f', '-'], { context: cluster, input: `apiVersion: v1\nkind: Pod\nmetadata: { name: web-0, namespace: ${kns}, labels: { app: web } }\nspec:\n  containers: [{ name: c, image: nginx }]\n` });
+    // a Warning from before the gate started: must not count
+    await kubectl(['apply', '-f', '-'], { context: cluster, input: event('old-warning', new Date(Date.now() - 3_600_000)) });
+    kplaybook = path.join(tmp, 'kube-gate.yml');
+    writeFileSync(
+      kplaybook,
+      [
+        `- hosts: ${cluster}`,
+        '  tasks:',
+        '    - analysis:',
+        '        interval: 0.3',
+        '        count: 2',
+        '        metrics:',
+        '          - name: pods',
+        '            kubernetes:',
+        `              namespace: ${kns}`,
+        '              label_selector: app=web',
+        '            success_condition: result.pods == 1 and result.restarts == 0 and result.crash_looping == 0 and result.warning_events == 0',
+        '      register: gate',
+        '      ignore_errors: true',
+        '    - debug: { msg: "signals {{ gate.measurements | map(attribute=\'value\') | map(attribute=\'warning_events\') | list }}" }',
+      ].join('\n'),
+    );
+  });
+  afterAll(async () => {
+    await kubectl(['delete', 'namespace', kns, '--ignore-not-found', '--wait=false'], { context: cluster, check: false });
+  });
+
+  it('passes with only an old Warning event; a new Warning event for the pod fails it', async () => {
+    const ok = await kplay(['run', kplaybook, '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+    expect(ok.code, (ok.stdout + ok.stderr).slice(-3000)).toBe(0);
+    expect(ok.stdout).toContain('signals [0, 0]');
+    expect(ok.stdout).toMatch(/sandbox-2 +: ok=2 .*ignored=0/);
+    // stamped after any start of the gate below (an hour ahead), so it is "new" for it
+    await kubectl(['apply', '-f', '-'], { context: cluster, input: event('new-warning', new Date(Date.now() + 3_600_000)) });
+    const bad = await kplay(['run', kplaybook, '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+    const out = bad.stdout + bad.stderr;
+    expect(bad.code, out.slice(-3000)).toBe(0); // the gate's failure is ignored so the next task can show it
+    expect(out).toContain('analysis failed after 1 measurement(s)');
+    expect(out).toContain('signals [1]');
+    expect(out).toMatch(/sandbox-2 +: ok=2 .*failed=0 .*ignored=1/);
+  });
+});
