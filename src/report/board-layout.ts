@@ -54,7 +54,7 @@ const COLLAPSIBLE: ReadonlySet<ClusterState> = new Set(['done', 'pending', 'skip
 
 function rowLine(r: ClusterRow, nameW: number, width: number, now: number, c: ChalkInstance): string {
   const el = r.state === 'pending' ? '-' : formatDuration((r.endedAt ?? now) - r.startedAt);
-  const head = `${truncate(r.name, nameW).padEnd(nameW)} ${r.state.padEnd(8)} b${String(r.batch).padEnd(3)} ${el.padStart(7)} `;
+  const head = `${truncate(r.name, nameW).padEnd(nameW)} ${r.state.padEnd(8)} ${r.batch ? `b${String(r.batch).padEnd(3)}` : 'b-  '} ${el.padStart(7)} `;
   // what it waits on matters more than the task's name: the task goes when both do not fit
   const full = r.waiting && r.task ? `${r.task} › ${r.waiting}` : r.waiting || r.task;
   const what = head.length + full.length <= width ? full : r.waiting || r.task;

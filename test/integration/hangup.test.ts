@@ -51,7 +51,7 @@ describe('a terminal hangup', () => {
     const records = path.join(tmp, 'records');
     const pidFile = path.join(tmp, 'pid');
     // the shell records its pid and becomes kplay (exec): kplay itself runs in the terminal
-    await pexec('tmux', ['new-session', '-d', '-s', session, '-x', '120', '-y', '40', `sh -c 'echo $$ > ${pidFile}; exec node ${kplayBin} run ${pb} -i ${inventory} --record-dir ${records}'`]);
+    await pexec('tmux', ['new-session', '-d', '-s', session, '-x', '120', '-y', '40', `sh -c 'echo $$ > ${pidFile}; exec node ${kplayBin} run ${pb} -i ${inventory} --record-dir ${records} --progress plain'`]);
     await until(async () => (await pexec('tmux', ['capture-pane', '-p', '-t', session]).catch(() => ({ stdout: '' }))).stdout.includes('TASK [hold]'), 120_000, 'the run to reach the task that holds');
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     const holder = async (): Promise<string> => (await kubectl(['-n', 'kplay-system', 'get', 'lease', 'kplay-lock', '-o', 'jsonpath={.spec.holderIdentity}'], { context: CONTEXT, check: false })).stdout.trim();

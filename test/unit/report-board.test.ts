@@ -48,7 +48,7 @@ describe('board state', () => {
     expect([...b.rows.values()].map((r) => [r.name, r.state])).toEqual([['c1', 'running'], ['c2', 'pending'], ['c3', 'pending']]);
     const lines = layoutBoard(b, { width: 80, height: 24, color: false, now: 3000 });
     expect(lines[0]).toMatch(/^batch 1\/3 · running 1 · pending 2 · /);
-    expect(lines).toContain('c2      pending  b0         -');
+    expect(lines).toContain('c2      pending  b-         -'); // its batch has not started: no number yet
   });
 
   it('follows clusters through batches: done, failed → rescued, waiting with the readiness words', () => {
