@@ -166,22 +166,32 @@ export async function applyObjects(client: KubeClient, given: KubeObject[], opts
   for (const obj of sorted) byGroup.get(groupOf(obj, crds))?.push(obj);
   const deadline = Date.now() + (opts.crdTimeoutMs ?? 60_000);
   const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: deadline, onWarning: warnOnce(opts) };
-  const run = (objs: KubeObject[], ahead?: Promise<Map<string, KubeObject | undefined>>): Promise<ObjectResult[]> => applyGroup(client, objs, crds, state, limit, opts, ahead);
+  const run = (objs: KubeObject[], ahead?: Promise<Map<string, KubeObject | undefined>>, onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void): Promise<ObjectResult[]> =>
+    applyGroup(client, objs, crds, state, limit, opts, ahead, onLive);
   // Reads wait for no write: the built-in groups behind a barrier have their live state read now,
   // alongside the first groups' reads, and their turn starts with their writes (a read of the
   // last group alone costs a round trip after everything else is done).
   const declared = new Set(objects.filter((o) => o.apiVersion === 'v1' && o.kind === 'Namespace').map((o) => o.metadata.name ?? ''));
   const ahead = (g: 'prerequisites' | 'workloads' | 'last'): Promise<Map<string, KubeObject | undefined>> => readAhead(client, byGroup.get(g) ?? [], declared, opts);
-  const early = { prerequisites: ahead('prerequisites'), workloads: ahead('workloads'), last: ahead('last') };
+  // The live CRDs of the set, as the definitions group reads them (before planning or writing them).
+  let crdsRead: (lives: ReadonlyMap<string, KubeObject | undefined>) => void = () => undefined;
+  const liveCrds = new Promise<ReadonlyMap<string, KubeObject | undefined>>((resolve) => (crdsRead = resolve));
+  const custom = byGroup.get('custom') ?? [];
+  const crdOf = (o: KubeObject): string | undefined => crds.get(`${o.apiVersion}|${o.kind}`)?.crd;
+  const early = { prerequisites: ahead('prerequisites'), workloads: ahead('workloads'), last: ahead('last'), custom: readAheadCustom(client, custom, crdOf, liveCrds, declared, opts) };
 
   const foundationsDone = run(byGroup.get('foundations') ?? []).then((results) => {
     for (const r of results) if (r.action === 'created' && r.ref.kind === 'Namespace') state.newNamespaces.add(r.ref.name);
     return results;
   });
-  const definitionsDone = run(byGroup.get('definitions') ?? []).then((results) => {
+  const definitionsDone = run(byGroup.get('definitions') ?? [], undefined, (lives) => crdsRead(lives)).then((results) => {
     for (const r of results) if (r.action === 'created') for (const [k, v] of crds) if (v.crd === r.ref.name) state.newKinds.add(k);
     return results;
   });
+  definitionsDone.then(
+    () => crdsRead(new Map()),
+    () => crdsRead(new Map()),
+  );
   // CRDs must be Established before their custom resources can be applied: each CRD's custom
   // resources go as soon as that CRD is (the apiserver establishes CRDs one after another), the
   // other groups and custom resources of untouched CRDs do not wait.
@@ -203,8 +213,6 @@ export async function applyObjects(client: KubeClient, given: KubeObject[], opts
     // this apply uses (the next task may apply the others).
     else await waitServed(client, [...crds.values()].filter((v) => v.crd === crd.ref.name), Math.max(1000, deadline - Date.now()), opts.signal);
   };
-  const custom = byGroup.get('custom') ?? [];
-  const crdOf = (o: KubeObject): string | undefined => crds.get(`${o.apiVersion}|${o.kind}`)?.crd;
   const runCustom = async (): Promise<ObjectResult[]> => {
     const [, definitions] = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone]);
     const changedCrds = opts.checkMode ? [] : (definitions ?? []).filter((r) => r.action !== 'unchanged');
@@ -217,7 +225,9 @@ export async function applyObjects(client: KubeClient, given: KubeObject[], opts
     const parts = await allSettledOrThrow(
       customLanes.map(async (l) => {
         if (l.crd) await established(l.crd);
-        return run(l.objects);
+        // Read ahead only for CRDs this apply leaves as they are: a changed CRD (new defaults,
+        // versions, pruning) can change how its objects read, so those are read in their turn.
+        return run(l.objects, l.crd ? undefined : early.custom);
       }),
     );
     return inOrder(custom, customLanes.map((l, i) => [l.objects, parts[i]]));
@@ -422,6 +432,34 @@ async function readAhead(client: KubeClient, objects: KubeObject[], declared: Re
 }
 
 /**
+ * The live state of custom resources (see {@link readAhead}), read as soon as the LIST of the
+ * set's CRDs (`liveCrds`, keyed by {@link liveKey}) says which exist: objects of a CRD of the set
+ * that does not exist yet cannot exist either (a cold apply reads nothing here, not even
+ * discovery); the others — of CRDs the cluster has, or of kinds no CRD of the set defines — are
+ * read alongside the planning of the CRDs instead of after it. Objects of a kind the cluster does
+ * not serve are left to their turn (which reports it). Never rejects.
+ */
+async function readAheadCustom(
+  client: KubeClient,
+  objects: KubeObject[],
+  crdOf: (o: KubeObject) => string | undefined,
+  liveCrds: Promise<ReadonlyMap<string, KubeObject | undefined>>,
+  declared: ReadonlySet<string>,
+  opts: ApplySetOptions,
+): Promise<Map<string, KubeObject | undefined>> {
+  if (!objects.length) return new Map();
+  const lives = await liveCrds;
+  const exists = (crd: string): boolean => lives.get(liveKey({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd })) !== undefined;
+  const candidates = objects.filter((o) => {
+    const crd = crdOf(o);
+    return crd === undefined || exists(crd);
+  });
+  if (!candidates.length) return new Map();
+  const served = await Promise.all(candidates.map((o) => client.resource(o.apiVersion, o.kind).then(() => o, () => undefined)));
+  return readAhead(client, served.filter((o): o is KubeObject => o !== undefined), declared, opts);
+}
+
+/**
  * Plan and write one group: read the live objects, plan, write only what changes, all in parallel.
  * `ahead`: live objects already read (see {@link readAhead}); the others are read here.
  */
@@ -433,6 +471,7 @@ async function applyGroup(
   limit: ReturnType<typeof pLimit>,
   opts: ApplySetOptions,
   ahead?: Promise<Map<string, KubeObject | undefined>>,
+  onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void,
 ): Promise<ObjectResult[]> {
   if (!objects.length) return [];
   opts.signal?.throwIfAborted();
@@ -473,6 +512,7 @@ async function applyGroup(
     },
   );
   for (const [k, v] of early ?? []) if (!lives.has(k)) lives.set(k, v);
+  onLive?.(lives);
   const planned = await Promise.all(
     prepared.map((x) =>
       limit(async (): Promise<ObjectResult> => {
@@ -485,6 +525,9 @@ async function applyGroup(
           toWrite.set(r, x);
           return r;
         }
+        // Planning an existing object is CPU work (large CRDs: ~5 ms each): let answers to reads
+        // made meanwhile (read-ahead of later groups) be handled between objects, not after all.
+        await new Promise((r) => setImmediate(r));
         const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers, onWarning: state.onWarning }, { live });
         const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
         const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
@@ -496,7 +539,7 @@ async function applyGroup(
   // Writes: only what changes, concurrently within the group.
   if (!opts.checkMode) {
     await Promise.all(
-      [...toWrite].map(([r, obj]) =>
+      smallCrdsFirst([...toWrite]).map(([r, obj]) =>
         limit(async () => {
           // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
           const onWarning = state.onWarning && ((w: string): void => state.onWarning?.(r.ref, w));
@@ -519,6 +562,21 @@ async function applyGroup(
     );
   }
   return planned;
+}
+
+/**
+ * Writes in the order they should start: CRDs smallest first (others as they are). The apiserver
+ * establishes CRDs one after another, in the order their creates end; a small CRD's create ends in
+ * a fraction of a large one's (whose schema it validates), so small CRDs first start that chain —
+ * and the writes of their custom resources — while the large ones are still being validated,
+ * instead of queueing behind them for the client's concurrency.
+ */
+export function smallCrdsFirst<T>(writes: [T, KubeObject][]): [T, KubeObject][] {
+  const crds = writes.filter(([, o]) => o.kind === 'CustomResourceDefinition');
+  if (crds.length < 2) return writes;
+  const size = new Map(crds.map(([, o]) => [o, JSON.stringify(o.spec ?? null).length]));
+  const sizeOf = (o: KubeObject): number => size.get(o) ?? 0;
+  return [...crds.sort(([, a], [, b]) => sizeOf(a) - sizeOf(b)), ...writes.filter(([, o]) => o.kind !== 'CustomResourceDefinition')];
 }
 
 /**

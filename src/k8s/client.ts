@@ -509,8 +509,11 @@ export class KubeClientImpl implements KubeClient {
   private loadDiscovery(): Promise<DiscoveryIndex> {
     this.discovery.index ??= (async () => {
       const index = new DiscoveryIndex();
-      const core = await this.call({ method: 'GET', path: '/api', accept: AGGREGATED_ACCEPT, verb: 'discovery', retry: 'read' });
-      const apis = await this.call({ method: 'GET', path: '/apis', accept: AGGREGATED_ACCEPT, verb: 'discovery', retry: 'read' });
+      // both at once: one round trip, not two
+      const [core, apis] = await Promise.all([
+        this.call({ method: 'GET', path: '/api', accept: AGGREGATED_ACCEPT, verb: 'discovery', retry: 'read' }),
+        this.call({ method: 'GET', path: '/apis', accept: AGGREGATED_ACCEPT, verb: 'discovery', retry: 'read' }),
+      ]);
       if (isAggregated(core.body) && isAggregated(apis.body)) {
         parseAggregated(core.body, index);
         parseAggregated(apis.body, index);
@@ -544,10 +547,12 @@ export class KubeClientImpl implements KubeClient {
     const core = this.discovery.index ? undefined : coreKind(apiVersion, kind, this.serverVersion);
     if (core) return core;
     const key = `${apiVersion} ${kind}`;
-    let info = (await this.loadDiscovery()).get(apiVersion, kind) ?? this.learnedKind(apiVersion, kind);
+    const read = this.loadDiscovery();
+    let info = (await read).get(apiVersion, kind) ?? this.learnedKind(apiVersion, kind);
     if (!info && !this.discovery.missing.has(key)) {
-      // Maybe a CRD applied earlier in the run: refresh once.
-      this.discovery.index = undefined;
+      // Maybe a CRD applied earlier in the run: refresh once (lookups that missed in the same
+      // read share one refresh).
+      if (this.discovery.index === read) this.discovery.index = undefined;
       info = (await this.loadDiscovery()).get(apiVersion, kind);
       if (!info) this.discovery.missing.add(key);
     }

@@ -3,7 +3,7 @@
 // it ~0.3 s to validate, then ~1 s to establish) cannot be held at a chosen moment; the sandbox
 // tests (k8s_apply, bench B8) apply the same shapes for real.
 import { describe, expect, it } from 'vitest';
-import { applyObjects, watchEstablished } from '../../src/k8s/apply.js';
+import { applyObjects, smallCrdsFirst, watchEstablished } from '../../src/k8s/apply.js';
 import type { KubeClient, KubeObject, ResourceInfo, WatchEvent } from '../../src/k8s/types.js';
 
 const GROUP = 'corpus.kplay.test';
@@ -211,6 +211,22 @@ describe('applyObjects groups', () => {
     expect(second.reads.sort()).toEqual(['get ConfigMap', 'get Namespace', 'get ValidatingWebhookConfiguration']);
   });
 
+  it('reads custom resources of kinds the set does not define while the CRDs are still being written (an existing CRD: nothing to wait for)', async () => {
+    const crdGate = gate();
+    const { client, log, reads } = fakeCluster({ CustomResourceDefinition: crdGate });
+    const foreign: KubeObject = { apiVersion: `${GROUP}/v1`, kind: 'Widget0', metadata: { name: 'w', namespace: 'app' } };
+    const done = applyObjects(client, [thing, foreign, crd], opts);
+    await settle();
+    expect(log).toEqual(['start CustomResourceDefinition']);
+    // read ahead: the CRD of Widget0 is not in the set; Thing's CRD does not exist yet, so neither does Thing
+    expect(reads.sort()).toEqual(['get CustomResourceDefinition', 'get Widget0']);
+    crdGate.open();
+    const results = await done;
+    expect(reads.filter((r) => r.endsWith('Widget0'))).toHaveLength(1);
+    expect(reads.filter((r) => r.endsWith('Thing'))).toEqual([]);
+    expect(results.map((r) => `${r.action} ${r.ref.kind}`)).toEqual(['created CustomResourceDefinition', 'created Thing', 'created Widget0']);
+  });
+
   it('one or two new CRDs: a field-selected watch each', async () => {
     const { client, watches } = fakeCluster({});
     await applyObjects(client, widgets.slice(0, 2).flat(), opts);
@@ -239,5 +255,18 @@ describe('watchEstablished', () => {
     const m = watchEstablished(never, ['a.x'], Date.now() + 60_000, ac.signal);
     ac.abort(new Error('interrupted'));
     await expect(m.get('a.x')).rejects.toThrow('interrupted');
+  });
+});
+
+describe('smallCrdsFirst', () => {
+  it('starts the writes of small CRDs before large ones (stable among equals), other kinds after, in their order', () => {
+    const big: KubeObject = { ...crd, metadata: { name: `big.${GROUP}` }, spec: { ...(crd.spec as object), versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, { type: 'string' }])) } } }] } };
+    const small1: KubeObject = { ...crd, metadata: { name: `s1.${GROUP}` } };
+    const small2: KubeObject = { ...crd, metadata: { name: `s2.${GROUP}` } };
+    const order = smallCrdsFirst([big, cm, small1, small2].map((o) => [o.metadata.name, o]));
+    expect(order.map(([n]) => n)).toEqual([`s1.${GROUP}`, `s2.${GROUP}`, `big.${GROUP}`, 'cfg']);
+    // nothing to reorder with fewer than two CRDs
+    const one: [string | undefined, KubeObject][] = [cm, big].map((o) => [o.metadata.name, o]);
+    expect(smallCrdsFirst(one)).toBe(one);
   });
 });
