@@ -1,7 +1,9 @@
 // helm_release `state: rollback` against real helm on the sandbox (sandbox-1), through `kplay run`:
 // install 1.0.0 → upgrade 1.1.0 → roll back (live objects back to 1.0.0) → rerun is ok with no new
 // revision → roll back to a given revision → check mode writes nothing → missing release and
-// unknown revision fail with a clear message. The steps build on each other and run in order.
+// unknown revision fail with a clear message → a release left pending-upgrade by a killed helm is
+// refused (on_pending: fail) or recovered first (on_pending: rollback). The steps build on each other and run in order.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -33,7 +35,7 @@ beforeAll(() => {
       {
         name: 'rollback test',
         hosts: 'all',
-        vars: { st: 'present', rev: 0, v: '1.0.0', rel: release },
+        vars: { st: 'present', rev: 0, v: '1.0.0', rel: release, onp: 'fail' },
         tasks: [
           {
             name: 'webapp',
@@ -46,6 +48,7 @@ beforeAll(() => {
               revision: '{{ rev }}',
               wait: true,
               timeout: 120,
+              on_pending: '{{ onp }}',
             },
           },
         ],
@@ -152,6 +155,43 @@ describe('helm_release state: rollback', () => {
     expect(task.msg).toContain(`revision 99 of release ${ns}/${release} is not in its history on cluster ${context}`);
     expect(task.msg).toContain('revisions kept: 1, 2, 3, 4');
     expect((await history()).length).toBe(4);
+  });
+
+  it('a release left pending-upgrade is refused, or recovered with on_pending: rollback', async () => {
+    // A helm upgrade that waits forever (its pods can never be scheduled), killed with SIGKILL mid-wait.
+    const values = path.join(tmp, 'stuck.yaml');
+    writeFileSync(values, 'nodeSelector:\n  kplay.test/nowhere: "true"\n');
+    const child = spawn(path.join(env.binDir, 'helm'), ['upgrade', release, path.join(repoRoot, 'playbooks/charts/webapp-1.1.0'), '-n', ns, '-f', values, '--wait=watcher', '--timeout', '300s', '--kubeconfig', env.kubeconfig, '--kube-context', context], {
+      stdio: 'ignore',
+      env: { ...process.env, HELM_CACHE_HOME: path.join(tmp, 'helm/cache'), HELM_CONFIG_HOME: path.join(tmp, 'helm/config'), HELM_DATA_HOME: path.join(tmp, 'helm/data') },
+    });
+    const exited = new Promise((r) => child.on('close', r));
+    try {
+      const deadline = Date.now() + 60_000;
+      while ((await history()).find((h) => h.revision === 5)?.status !== 'pending-upgrade') {
+        if (Date.now() > deadline) throw new Error('the release never became pending-upgrade');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const refused = await run({ st: 'rollback' });
+    expect(refused.task.status).toBe('failed');
+    expect(refused.task.msg).toMatch(/is pending-upgrade \(revision 5\).*on_pending: rollback/s);
+    expect((await history()).length).toBe(5);
+
+    const { r, task } = await run({ st: 'rollback', onp: 'rollback' });
+    expect(r.code, r.stdout).toBe(0);
+    expect(task.status).toBe('changed');
+    // the pending revision 5 is rolled back to 4 (revision 6): that already is the rollback asked for
+    expect(task.msg).toMatch(/rolled back pending revision 5 to revision 4; release .* already has revision 4's chart and values/);
+    expect(task.data).toMatchObject({ revision: 6, rolled_back_to: 4, status: 'deployed' });
+    const h = await history();
+    // (helm rollback leaves the killed revision's record as it was)
+    expect(h.map((e) => e.revision)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(h[5]).toMatchObject({ status: 'deployed', description: 'Rollback to 4', chart: 'webapp-1.1.0' });
+    expect((await run({ st: 'rollback' })).task.status).toBe('ok');
   });
 
   it('a release that is not installed fails with the release and cluster named', async () => {
