@@ -67,7 +67,7 @@ const schema = Type.Object(
       Type.Integer({
         minimum: 0,
         description:
-          "`state: rollback`: the revision to roll back to (`helm history` lists them). Unset or 0: the previous revision — or, when the newest revision is itself a rollback, the revision it went back to, so a rerun changes nothing. The task is `ok` when the newest revision already has the target revision's chart, values and manifest and is deployed.",
+          "`state: rollback`: the revision to roll back to (`helm history` lists them). Only with `state: rollback` (another state with a revision > 0 fails the task). Unset or 0: the previous revision — or, when the newest revision is itself a rollback, the revision it went back to, so a rerun changes nothing. The task is `ok` when the newest revision already has the target revision's chart, values and manifest and is deployed.",
         'x-kplay-example': 2,
       }),
     ),
@@ -234,6 +234,9 @@ export default defineModule({
     { title: 'Uninstall', yaml: '- helm_release:\n    name: web\n    namespace: web\n    state: absent' },
   ],
   async run(args, ctx) {
+    if (args.state !== 'rollback' && args.revision !== undefined && args.revision > 0) {
+      return { status: 'failed', msg: `revision: ${args.revision} is only used with state: rollback (state is ${args.state}); remove it, or set state: rollback to roll the release back to that revision` };
+    }
     const binary = args.helm_binary ?? (process.env.KPLAY_HELM || 'helm');
     const kubeContext = args.kube_context ?? ctx.cluster.context;
     const kubeconfig = args.kubeconfig !== undefined ? path.resolve(ctx.baseDir, expandHome(args.kubeconfig)) : ctx.cluster.kubeconfig;

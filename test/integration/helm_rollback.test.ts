@@ -194,6 +194,13 @@ describe('helm_release state: rollback', () => {
     expect((await run({ st: 'rollback' })).task.status).toBe('ok');
   });
 
+  it('a revision with state: present fails instead of being ignored', async () => {
+    const { task } = await run({ st: 'present', v: '1.1.0', rev: 2 });
+    expect(task.status).toBe('failed');
+    expect(task.msg).toContain('revision: 2 is only used with state: rollback (state is present)');
+    expect((await history()).length).toBe(6);
+  });
+
   it('a release that is not installed fails with the release and cluster named', async () => {
     const { r, task } = await run({ st: 'rollback', rel: 'nosuch' });
     expect(r.code).not.toBe(0);
