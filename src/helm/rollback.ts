@@ -114,29 +114,28 @@ export async function runRollback(args: RollbackArgs, ctx: ModuleContext, t: Tar
   for (const s of secretValues(current.config)) ctx.addSecret(s);
   const to = rollbackTarget(current, history.revisions, args.revision);
   const prefix = done.length ? `${done.join('; ')}; ` : '';
-  const unchanged = (msg: string): ModuleResult<RollbackData> => ({
+  const unchanged = async (msg: string, extra: Partial<RollbackData> = {}): Promise<ModuleResult<RollbackData>> => ({
     status: done.length ? 'changed' : 'ok',
     msg: `${prefix}${msg}`,
-    data: dataOf(current, undefined, name, ns, storedObjects(current, name, ns)),
+    data: { ...dataOf(current, undefined, name, ns, await withNamespaces(t, storedObjects(current, name, ns))), ...extra },
   });
   if (to === undefined) return unchanged(`release ${ns}/${name} has no revision before revision ${current.revision} on cluster ${cluster}: nothing to roll back to`);
   const target = history.revisions.includes(to) ? await history.load(to) : undefined;
   if (!target) {
-    if (args.revision === undefined || args.revision === 0) {
+    if ((args.revision === undefined || args.revision === 0) && current.status === 'deployed') {
       // the newest revision is a rollback to a revision helm has since pruned: it is done
-      return unchanged(`release ${ns}/${name} is already rolled back to revision ${to} (revision ${current.revision}, ${current.status})`);
+      return unchanged(`release ${ns}/${name} is already rolled back to revision ${to} (revision ${current.revision}, ${current.status})`, { rolled_back_to: to });
     }
     return {
       status: 'failed',
-      msg: `${args.module}: revision ${to} of release ${ns}/${name} is not in its history on cluster ${cluster} (revisions kept: ${history.revisions.join(', ')}; helm keeps --history-max, 10 by default). Pick one of them (helm history ${name} -n ${ns}), or leave revision unset for the previous one.`,
+      msg: `${args.module}: revision ${to} of release ${ns}/${name} is not in its history on cluster ${cluster} (revisions kept: ${history.revisions.join(', ')}; helm keeps --history-max, 10 by default). Pick one of them (helm history ${name} -n ${ns})${args.revision ? ', or leave revision unset for the previous one' : ` as revision: the newest revision ${current.revision} (${current.status}) was a rollback to it`}.`,
       data: dataOf(current, undefined, name, ns, storedObjects(current, name, ns)),
     };
   }
   for (const s of secretValues(target.config)) ctx.addSecret(s);
   const rollback = { rolled_back_to: to, rolled_back_from: current.revision };
   if (sameAsTarget(current, target)) {
-    const r = unchanged(`release ${ns}/${name} already has revision ${to}'s chart and values (${current.chart} ${current.chartVersion}, revision ${current.revision})`);
-    return { ...r, data: { ...(r.data as RollbackData), rolled_back_to: to } };
+    return unchanged(`release ${ns}/${name} already has revision ${to}'s chart and values (${current.chart} ${current.chartVersion}, revision ${current.revision})`, { rolled_back_to: to });
   }
 
   const from = `${current.chart} ${current.chartVersion}`;

@@ -59,6 +59,7 @@ beforeAll(() => {
 
 afterAll(async () => {
   await helm(['uninstall', release, '-n', ns, '--ignore-not-found'], { context, check: false });
+  await helm(['uninstall', 'webcm', '-n', ns, '--ignore-not-found'], { context, check: false, env: { HELM_DRIVER: 'configmap' } });
   await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false'], { context, check: false });
   rmSync(tmp, { recursive: true, force: true });
 });
@@ -69,7 +70,7 @@ interface TaskResult {
   data?: { revision?: number; rolled_back_to?: number; rolled_back_from?: number; chart_version?: string; status?: string };
 }
 
-async function run(vars: Record<string, string | number>, extra: string[] = []): Promise<{ r: KplayResult; task: TaskResult }> {
+async function run(vars: Record<string, string | number>, extra: string[] = [], extraEnv: Record<string, string> = {}): Promise<{ r: KplayResult; task: TaskResult }> {
   const r = await kplay(['run', playbook, '-i', inventory, '--no-lock', '-o', 'json', ...Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]), ...extra], {
     env: {
       KPLAY_HELM: path.join(env.binDir, 'helm'),
@@ -77,6 +78,7 @@ async function run(vars: Record<string, string | number>, extra: string[] = []):
       HELM_CONFIG_HOME: path.join(tmp, 'helm/config'),
       HELM_DATA_HOME: path.join(tmp, 'helm/data'),
       KPLAY_RECORD_DIR: path.join(tmp, 'records'),
+      ...extraEnv,
     },
     timeoutMs: 230_000,
   });
@@ -85,8 +87,8 @@ async function run(vars: Record<string, string | number>, extra: string[] = []):
   return { r, task };
 }
 
-async function history(): Promise<{ revision: number; status: string; chart: string; description: string }[]> {
-  const r = await helm(['history', release, '-n', ns, '-o', 'json'], { context });
+async function history(name = release, env: Record<string, string> = {}): Promise<{ revision: number; status: string; chart: string; description: string }[]> {
+  const r = await helm(['history', name, '-n', ns, '-o', 'json'], { context, env });
   return JSON.parse(r.stdout) as { revision: number; status: string; chart: string; description: string }[];
 }
 
@@ -207,5 +209,22 @@ describe('helm_release state: rollback', () => {
     expect(task.status).toBe('failed');
     expect(task.msg).toContain(`release ${ns}/nosuch is not installed on cluster ${context}: nothing to roll back`);
     expect(task.msg).toContain(`helm list -n ${ns}`);
+  });
+});
+
+describe('helm_release state: rollback with HELM_DRIVER=configmap', () => {
+  const cm = { HELM_DRIVER: 'configmap' };
+  it('reads the revisions from the ConfigMap records: rolls back, then a rerun is ok', async () => {
+    expect((await run({ v: '1.0.0', rel: 'webcm' }, [], cm)).task.status).toBe('changed');
+    expect((await run({ v: '1.1.0', rel: 'webcm' }, [], cm)).task.status).toBe('changed');
+    const { task } = await run({ st: 'rollback', rel: 'webcm' }, [], cm);
+    expect(task.status).toBe('changed');
+    expect(task.data).toMatchObject({ rolled_back_to: 1, rolled_back_from: 2, revision: 3, chart_version: '1.0.0' });
+    expect((await run({ st: 'rollback', rel: 'webcm' }, [], cm)).task.status).toBe('ok');
+    const h = await history('webcm', cm);
+    expect(h.map((e) => `${e.revision}:${e.chart}:${e.status}`)).toEqual(['1:webapp-1.0.0:superseded', '2:webapp-1.1.0:superseded', '3:webapp-1.0.0:deployed']);
+    // stored as ConfigMaps, not Secrets
+    const cms = await kubectl(['get', 'configmaps', '-n', ns, '-l', 'owner=helm,name=webcm', '-o', 'name'], { context });
+    expect(cms.stdout.trim().split('\n')).toHaveLength(3);
   });
 });
