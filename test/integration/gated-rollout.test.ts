@@ -59,6 +59,16 @@ async function podTemplate(cluster: string): Promise<{ image: string; annotation
 
 const errorRate = (cluster: string): string => `sum(rate(webapp_errors_total{cluster="${cluster}"}[10s])) / sum(rate(webapp_requests_total{cluster="${cluster}"}[10s]))`;
 
+/** When Prometheus first scraped a non-zero error counter of a cluster (ms since the epoch). */
+async function firstErrorScrape(cluster: string): Promise<number> {
+  const q = `webapp_errors_total{cluster="${cluster}"}[10m]`;
+  const res = await fetch(`${prometheus?.url ?? ''}/api/v1/query?query=${encodeURIComponent(q)}`);
+  const body = (await res.json()) as { data: { result: { values: [number, string][] }[] } };
+  const first = (body.data.result[0]?.values ?? []).find(([, v]) => Number(v) > 0);
+  if (!first) throw new Error(`prometheus has no error sample for ${cluster}`);
+  return first[0] * 1000;
+}
+
 beforeAll(async () => {
   const sb = sandboxEnv();
   const frontendPort = await freePort();
@@ -115,7 +125,18 @@ describe('playbooks/upgrade-gated.yml: a bad release caught on the first cluster
     // the gate saw the errors and failed
     const gate = ev.find((e: Ev) => e.type === 'task_result' && String(e.task).startsWith('Error rate gate'));
     expect(gate?.status).toBe('failed');
-    expect((gate?.data as { verdict?: string }).verdict).toBe('failed');
+    const gateData = gate?.data as { verdict?: string; measurements?: { at: string; value: unknown; verdict: string }[] };
+    expect(gateData.verdict).toBe('failed');
+    // it stopped at the second failed measurement (failure_limit: 1), before its 5-measurement window ended
+    const measured = gateData.measurements ?? [];
+    expect(measured.filter((m) => m.verdict === 'failed')).toHaveLength(2);
+    expect(measured[measured.length - 1]?.verdict).toBe('failed');
+    expect(measured.length).toBeLessThan(5);
+    for (const m of measured.filter((x) => x.verdict === 'failed')) expect(Number(m.value)).toBeGreaterThanOrEqual(0.05);
+    // reported, not asserted (timing): from Prometheus's first scrape of an error to the gate's verdict
+    const firstBad = await firstErrorScrape('sandbox-1');
+    const verdictAt = Date.parse(measured[measured.length - 1]?.at ?? '');
+    console.log(`gate on sandbox-1: ${measured.map((m) => `${m.verdict}(${String(m.value)})`).join(', ')}; first error scraped → verdict: ${((verdictAt - firstBad) / 1000).toFixed(1)} s (interval 2 s, failure_limit 1, scrape 1 s)`);
     // the rollback task went back to 1.1.0's revision
     const rolled = ev.find((e: Ev) => e.type === 'task_result' && String(e.task).startsWith('Roll webapp back'));
     expect(rolled?.status).toBe('changed');
