@@ -56,7 +56,21 @@ const schema = Type.Object(
       }),
       {},
     ),
-    state: Default(StringEnum(['present', 'absent'], { description: '`present` installs or upgrades the release; `absent` uninstalls it.' }), 'present'),
+    state: Default(
+      StringEnum(['present', 'absent', 'rollback'], {
+        description:
+          '`present` installs or upgrades the release; `absent` uninstalls it; `rollback` rolls it back to `revision` (the previous revision when unset), like `helm rollback` — the chart and values arguments are not used then.',
+      }),
+      'present',
+    ),
+    revision: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "`state: rollback`: the revision to roll back to (`helm history` lists them). Only with `state: rollback` (another state with a revision > 0 fails the task). Unset or 0: the previous revision — or, when the newest revision is itself a rollback, the revision it went back to, so a rerun changes nothing. The task is `ok` when the newest revision already has the target revision's chart, values and manifest and is deployed.",
+        'x-kplay-example': 2,
+      }),
+    ),
     wait: Default(Type.Boolean({ description: 'Wait until the resources are ready (install, upgrade, rollback) or deleted (uninstall), up to `timeout`.' }), true),
     timeout: Default(Type.Number({ exclusiveMinimum: 0, description: 'Seconds helm may take for each Kubernetes operation, hooks, and the wait.' }), 300),
     atomic: Default(
@@ -107,6 +121,8 @@ const result = Type.Object({
     description: 'The rendered objects (kind, name, effective namespace), hooks excluded.',
   }),
   drift: Type.Optional(DriftResult),
+  rolled_back_to: Type.Optional(Type.Integer({ description: '`state: rollback`: the revision whose chart and values the release has after the task (or would have, in check mode).' })),
+  rolled_back_from: Type.Optional(Type.Integer({ description: '`state: rollback`: the revision the release was at before the rollback (absent when nothing was rolled back).' })),
 });
 
 const fail = (msg: string): never => {
@@ -155,12 +171,13 @@ async function desiredValues(args: HelmReleaseArgs, ctx: ModuleContext): Promise
 
 export default defineModule({
   name: 'helm_release',
-  summary: 'Install, upgrade or uninstall a Helm release (idempotent, live drift aware)',
+  summary: 'Install, upgrade, roll back or uninstall a Helm release (idempotent, live drift aware)',
   description: [
     'Drives the helm binary (3.14+ or 4) against the task\'s cluster, and runs it only to change something. It reads the release from helm\'s own storage record through the Kubernetes API (the `sh.helm.release.v1.<name>.v<N>` Secret, or ConfigMap with `HELM_DRIVER=configmap`; other drivers are read with `helm status`), compares the chart (name, version, and for a local chart directory — read exactly as helm loads it: `.helmignore`, sub-charts in `charts/` — the digest of its files that kplay records in the release description when it installs or upgrades (`Upgrade complete (kplay: chart sha256:…)`), else every template, file, schema and default value; helm itself is asked, with `helm install --dry-run=client`, only for the default values it computes for a chart with dependencies) and the user-supplied values with what the release stores, and server-side-apply dry-runs the manifest the release applied against the live objects. When all of that matches, the task is `ok` and no helm process runs at all (no new revision). Templates that render differently each time (`randAlphaNum`, `now`, `lookup`) are therefore not drift.',
     'CRDs: helm installs a chart\'s `crds/` on the first install only and never upgrades them; kplay applies changed CRDs of the new chart before an upgrade (`upgrade_crds`, default true) and never deletes a CRD. Hooks and `helm test` objects are not part of the live state: they are never planned, diffed or reported as drift. Objects with `helm.sh/resource-policy: keep` are not shown as deleted.',
     'Otherwise it runs `helm upgrade --install` (always `--reset-values`; on helm 4 also `--force-conflicts` when it applies server-side, so fields changed behind helm\'s back — `kubectl scale`, `kubectl edit` — are taken back; a release helm applied client-side, as helm 3 did, is upgraded client-side and its three-way merge takes them back). On helm 4 and Kubernetes ≥ 1.27 kplay spares helm two costly steps with the same outcome: a new release\'s namespace is made by kplay as helm makes it (server-side apply by `helm`, label `name`), and helm\'s client-side OpenAPI check is skipped (`--disable-openapi-validation`) when the server checks the same fields — server-side apply with `fieldValidation=Strict` and a local chart that cannot render a `List` (whose items helm checks before applying anything). With `--check`, it reports what would change; with `--diff`, a per-object unified diff against the live objects plus a release summary (chart, values), Secret data and secret-looking values masked.',
     'Values are passed to helm only in temporary files (mode 0600, removed afterwards). On Ctrl-C/SIGTERM, helm gets SIGTERM and kplay waits for it to exit, so the release is marked failed instead of staying pending. A release left pending by a killed helm fails the task unless `on_pending: rollback`.',
+    '`state: rollback` runs `helm rollback` to `revision` (the previous revision when unset) — only when needed: the revisions are read from helm\'s storage records, and when the newest revision is deployed with the target revision\'s chart, user-supplied values and manifest (a rollback already done), the task is `ok`. A rerun of a rollback to the previous revision changes nothing: when the newest revision is itself a rollback (`Rollback to N`), its target is N. `wait`, `timeout` and `on_pending` apply as for an upgrade; `--check` reports `would roll back … from revision X to revision Y` and `--diff` shows the objects that would change. A release that is not installed, or a `revision` not in its history, fails the task with the cluster named and what to do next. Registered data adds `rolled_back_from` and `rolled_back_to`; `revision` is the new revision.',
     'Registered data: `name`, `namespace`, `revision`, `chart`, `chart_version`, `app_version`, `status`, `objects` (kind, name, namespace of the rendered objects, hooks excluded).',
   ].join('\n\n'),
   schema,
@@ -197,9 +214,29 @@ export default defineModule({
       title: 'Recover a release left pending by an interrupted helm, then upgrade',
       yaml: '- helm_release:\n    name: web\n    namespace: web\n    chart: oci://ghcr.io/stefanprodan/charts/podinfo\n    version: 6.14.1\n    on_pending: rollback',
     },
+    {
+      title: 'Roll back when a metrics gate fails (previous revision; a rerun changes nothing)',
+      yaml: [
+        '- block:',
+        '    - helm_release: { name: web, namespace: web, chart: charts/web, values: { image: { tag: "{{ tag }}" } } }',
+        '    - analysis:',
+        '        interval: 5',
+        '        count: 6',
+        '        metrics:',
+        '          - { name: error-rate, prometheus: { address: "{{ prometheus_url }}", query: "{{ error_rate_query }}" }, success_condition: result < 0.05 }',
+        '  rescue:',
+        '    - helm_release: { name: web, namespace: web, state: rollback }',
+        '      register: rolled',
+        '    - fail: { msg: "rolled back to revision {{ rolled.rolled_back_to }} (now revision {{ rolled.revision }})" }',
+      ].join('\n'),
+    },
+    { title: 'Roll back to a given revision', yaml: '- helm_release:\n    name: web\n    namespace: web\n    state: rollback\n    revision: 3\n    wait: true\n    timeout: 120' },
     { title: 'Uninstall', yaml: '- helm_release:\n    name: web\n    namespace: web\n    state: absent' },
   ],
   async run(args, ctx) {
+    if (args.state !== 'rollback' && args.revision !== undefined && args.revision > 0) {
+      return { status: 'failed', msg: `revision: ${args.revision} is only used with state: rollback (state is ${args.state}); remove it, or set state: rollback to roll the release back to that revision` };
+    }
     const binary = args.helm_binary ?? (process.env.KPLAY_HELM || 'helm');
     const kubeContext = args.kube_context ?? ctx.cluster.context;
     const kubeconfig = args.kubeconfig !== undefined ? path.resolve(ctx.baseDir, expandHome(args.kubeconfig)) : ctx.cluster.kubeconfig;

@@ -246,9 +246,9 @@ export class HelmCli {
     return this.opts.mask ? this.opts.mask(s) : s;
   }
 
-  /** `helm status -o json`; `undefined` when the release does not exist. */
-  async status(name: string, namespace: string, call: CallOptions = {}): Promise<ReleaseInfo | undefined> {
-    const r = await this.run(['status', name, '-n', namespace, '-o', 'json'], call);
+  /** `helm status -o json` (of `revision`, else the newest); `undefined` when the release (or revision) does not exist. */
+  async status(name: string, namespace: string, call: CallOptions = {}, revision?: number): Promise<ReleaseInfo | undefined> {
+    const r = await this.run(['status', name, '-n', namespace, '-o', 'json', ...(revision !== undefined ? ['--revision', String(revision)] : [])], call);
     if (r.code !== 0) {
       if (isReleaseNotFound(r.stderr)) return undefined;
       throw this.error(`helm status ${name}`, r, call.signal);
@@ -256,9 +256,9 @@ export class HelmCli {
     return parseReleaseInfo(parseHelmJson(r.stdout, 'helm status'));
   }
 
-  /** `helm get values -o json`: the user-supplied values of the current revision. */
-  async getValues(name: string, namespace: string, call: CallOptions = {}): Promise<Values> {
-    const r = await this.runOk(`helm get values ${name}`, ['get', 'values', name, '-n', namespace, '-o', 'json'], call);
+  /** `helm get values -o json`: the user-supplied values of `revision`, else of the current revision. */
+  async getValues(name: string, namespace: string, call: CallOptions = {}, revision?: number): Promise<Values> {
+    const r = await this.runOk(`helm get values ${name}`, ['get', 'values', name, '-n', namespace, '-o', 'json', ...(revision !== undefined ? ['--revision', String(revision)] : [])], call);
     return parseValues(parseHelmJson(r.stdout, 'helm get values'));
   }
 
@@ -337,9 +337,10 @@ export class HelmCli {
     return parseReleaseInfo(json);
   }
 
-  /** `helm rollback NAME REVISION`. */
-  async rollback(name: string, namespace: string, revision: number, o: { wait: boolean; timeout?: number }, call: CallOptions = {}): Promise<void> {
-    await this.runOk(`helm rollback ${name} ${revision}`, ['rollback', name, String(revision), '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout)], call, true);
+  /** `helm rollback NAME REVISION` (`forceConflicts`: helm 4 `--force-conflicts`, for a server-side applied release). */
+  async rollback(name: string, namespace: string, revision: number, o: { wait: boolean; timeout?: number; forceConflicts?: boolean }, call: CallOptions = {}): Promise<void> {
+    const force = o.forceConflicts === true && this.major >= 4 ? ['--force-conflicts'] : [];
+    await this.runOk(`helm rollback ${name} ${revision}`, ['rollback', name, String(revision), '-n', namespace, ...waitFlags(this.major, o.wait, o.timeout), ...force], call, true);
   }
 
   /** `helm uninstall` (`--keep-history`, `--no-hooks` when asked); resolves false when the release did not exist. */

@@ -6,22 +6,23 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import { connect, kubeFor } from '../k8s/client.js';
 import { diffEntry, maskObject } from '../k8s/normalize.js';
-import { driftOf, labelOf, objectRef, planApply, removesOnlyAdditions, resolveNamespace, type ObjectDrift } from '../k8s/plan.js';
+import { driftOf, labelOf, objectRef, planApply, removesOnlyAdditions } from '../k8s/plan.js';
 import { applyObjects, removeAdditions } from '../k8s/apply.js';
 import { parseDriftRules, type DriftRule } from '../k8s/drift.js';
 import { parseManifests } from '../k8s/load.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../k8s/types.js';
-import { UnreachableError, type DiffEntry, type ModuleContext, type ModuleResult } from '../sdk/module.js';
+import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
 import { chartDifferences, chartDigestDescription, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, recordedChartDigest, type LocalChart } from './chart.js';
 import { HelmCli, type ChartDownload, type ChartRef, type HelmTarget } from './cli.js';
 import { HelmError } from './errors.js';
-import { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnership } from './manifests.js';
-import { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from './release.js';
-import { readStoredRelease, storageKind, type StorageKind, type StoredChart } from './storage.js';
-import { canonicalValuesJson, changedValueKeys, maskSecretValues, secretValues, valuesEqual, type Values } from './values.js';
+import { isKept, parseRendered, removedObjects, withHelmOwnership } from './manifests.js';
+import type { ChartMeta, ReleaseInfo } from './release.js';
+import { storageKind, type StoredChart } from './storage.js';
+import { runRollback } from './rollback.js';
+import { dataOf, deleteEntries, describeHelmError, fail, readRelease, recoverPending, releaseLabel, releaseText, rethrowUnreachable, statusAfter, storedObjects, TaskFailure, withNamespaces, type ReleaseData, type Target } from './target.js';
+import { changedValueKeys, secretValues, valuesEqual, type Values } from './values.js';
 import { cachedHelmVersion } from './version-cache.js';
 import { serverChecksFields, type HelmVersion } from './version.js';
 
@@ -33,7 +34,10 @@ export interface EngineArgs {
   chartArg: string;
   name: string;
   namespace: string;
-  state: 'present' | 'absent';
+  /** `present` installs/upgrades, `absent` uninstalls, `rollback` rolls back (helm_release only). */
+  state: 'present' | 'absent' | 'rollback';
+  /** `state: rollback`: the revision to roll back to; the previous one when unset or 0. */
+  revision?: number;
   chart?: string;
   version?: string;
   repo_url?: string;
@@ -64,6 +68,8 @@ export interface EngineArgs {
   no_hooks?: boolean;
 }
 
+export { TaskFailure, type ReleaseData } from './target.js';
+
 /** Which helm, against which cluster. */
 export interface EngineTarget {
   /** The helm program. */
@@ -74,20 +80,6 @@ export interface EngineTarget {
   kubeconfig?: string;
 }
 
-/** What the engine registers (`helm_release`'s result). */
-export interface ReleaseData {
-  [key: string]: unknown;
-  name: string;
-  namespace: string;
-  revision: number;
-  chart: string;
-  chart_version: string;
-  app_version: string;
-  status: string;
-  objects: { kind: string; name: string; namespace?: string }[];
-  drift?: ObjectDrift[];
-}
-
 /** The result of {@link runRelease}, with the helm binding used (when helm ran) for its last write. */
 export interface EngineOutcome {
   result: ModuleResult<ReleaseData>;
@@ -95,12 +87,6 @@ export interface EngineOutcome {
   helm?: HelmCli;
 }
 
-/** A failure to report as the task result (not a bug). */
-export class TaskFailure extends Error {}
-
-const fail = (msg: string): never => {
-  throw new TaskFailure(msg);
-};
 
 function expandHome(p: string): string {
   return p === '~' || p.startsWith('~/') ? path.join(process.env.HOME ?? '', p.slice(1)) : p;
@@ -123,29 +109,6 @@ async function clientFor(ctx: ModuleContext, kubeContext: string, kubeconfig: st
   return ctx.adapter<KubeClient>(`k8s:${kubeContext}:${kubeconfig ?? ''}`, () => connect({ name: ctx.cluster.name, context: kubeContext, kubeconfig }));
 }
 
-function releaseLabel(ns: string, name: string): string {
-  return `helm release ${ns}/${name}`;
-}
-
-/** The release summary shown in diffs: chart and (masked) user-supplied values. */
-function releaseText(chart: string | undefined, values: Values | undefined, previous?: Values): string {
-  if (chart === undefined) return '';
-  const sorted: unknown = JSON.parse(canonicalValuesJson(maskSecretValues(values ?? {}, previous ?? {})));
-  return YAML.stringify({ chart, values: sorted }, { lineWidth: 0 });
-}
-
-function dataOf(release: ReleaseInfo | undefined, chart: ChartMeta | undefined, name: string, ns: string, objects: KubeObject[]): ReleaseData {
-  return {
-    name,
-    namespace: ns,
-    revision: release?.revision ?? 0,
-    chart: chart?.name ?? release?.chart ?? '',
-    chart_version: chart?.version ?? release?.chartVersion ?? '',
-    app_version: chart?.appVersion ?? release?.appVersion ?? '',
-    status: release?.status ?? 'not-installed',
-    objects: objectSummaries(objects),
-  };
-}
 
 /** Diff entries for objects shown as created (before ''), without asking the cluster. */
 function createEntries(objs: KubeObject[], ns: string, mask: (s: string) => string): DiffEntry[] {
@@ -155,52 +118,7 @@ function createEntries(objs: KubeObject[], ns: string, mask: (s: string) => stri
   });
 }
 
-function deleteEntries(objs: KubeObject[], ns: string, mask: (s: string) => string): DiffEntry[] {
-  return objs.map((o) => {
-    const withNs = o.metadata.namespace ? o : { ...o, metadata: { ...o.metadata, namespace: ns } };
-    return diffEntry(labelOf(objectRef(withNs)), maskObject(withNs), undefined, mask);
-  });
-}
 
-function describeHelmError(e: HelmError): string {
-  return e.message;
-}
-
-/** Turn helm's "cluster unreachable" into the executor's unreachable state. */
-function rethrowUnreachable(e: unknown, cluster: string): void {
-  if (e instanceof HelmError && /Kubernetes cluster unreachable/i.test(e.detail)) throw new UnreachableError(`cluster ${cluster}: ${e.detail}`);
-}
-
-/** Status of a release read after a failure, with a short deadline and no dependency on the (maybe aborted) task signal. */
-async function statusAfter(helm: HelmCli, name: string, ns: string): Promise<{ release?: ReleaseInfo; text: string }> {
-  try {
-    const release = await helm.status(name, ns, { signal: AbortSignal.timeout(30_000) });
-    return { release, text: release ? `release ${ns}/${name} is now ${release.status} (revision ${release.revision})` : `release ${ns}/${name} is not installed` };
-  } catch (e) {
-    return { text: `the status of release ${ns}/${name} could not be read: ${e instanceof Error ? e.message : String(e)}` };
-  }
-}
-
-/** Where the task's release lives and how to reach it: the kube client, and helm only when needed. */
-interface Target {
-  name: string;
-  ns: string;
-  /** The kube client of helm's cluster (connected on first use). */
-  client: () => Promise<KubeClient>;
-  /** The helm binary, started (version-checked) on first use: an unchanged release never runs helm. */
-  helm: () => Promise<HelmCli>;
-  /** How releases are stored (`HELM_DRIVER`); `undefined`: read them with helm. */
-  storage: StorageKind | undefined;
-}
-
-/** The newest revision of the release: from its storage record (no helm process), else from `helm status` + `helm get values`. */
-async function readRelease(t: Target, signal: AbortSignal): Promise<ReleaseInfo & { storedChart?: StoredChart } | undefined> {
-  if (t.storage) return readStoredRelease(await t.client(), t.storage, t.name, t.ns, signal);
-  const helm = await t.helm();
-  const release = await helm.status(t.name, t.ns, { signal });
-  if (!release) return undefined;
-  return { ...release, config: await helm.getValues(t.name, t.ns, { signal }) };
-}
 
 /** Chart name/version/appVersion: read from a local chart directory, else `helm show chart`; the local chart itself when it is a directory. */
 async function desiredChart(ref: ChartRef, local: boolean, dependencyUpdate: boolean, t: Target, signal: AbortSignal): Promise<{ chart: ChartMeta; localChart?: LocalChart }> {
@@ -223,16 +141,6 @@ async function chartCrds(ref: ChartRef, pinned: ChartRef, localChart: LocalChart
   return out;
 }
 
-/** Objects with their effective namespace (the release's for namespaced kinds without one), for registered data. */
-async function withNamespaces(t: Target, objects: KubeObject[]): Promise<KubeObject[]> {
-  const client = await t.client();
-  return Promise.all(objects.map((o) => resolveNamespace(client, o, t.ns).catch(() => o)));
-}
-
-/** The objects helm applied for a release revision (hooks excluded), as helm applies them. */
-function storedObjects(release: ReleaseInfo, name: string, ns: string): KubeObject[] {
-  return parseRendered(release.manifest, false, `release ${ns}/${name} revision ${release.revision}`).map((o) => withHelmOwnership(o, name, ns));
-}
 
 async function runPresent(args: EngineArgs, ctx: ModuleContext, t: Target): Promise<ModuleResult<ReleaseData>> {
   const { name, ns } = t;
@@ -243,28 +151,10 @@ async function runPresent(args: EngineArgs, ctx: ModuleContext, t: Target): Prom
   const done: string[] = []; // changes already made (pending recovery)
   const diffs: DiffEntry[] = [];
 
-  let release = await readRelease(t, signal);
-  // ---- a release locked by an interrupted helm
-  if (release && PENDING_STATUSES.includes(release.status)) {
-    const what = `release ${ns}/${name} is ${release.status} (revision ${release.revision}): a helm operation is still running or was killed`;
-    if (args.on_pending === 'fail') {
-      return { status: 'failed', msg: `${what}. Set on_pending: rollback to roll it back to the last deployed revision (or uninstall a first install that never deployed) and continue.` };
-    }
-    const helm = await t.helm();
-    const history = await helm.history(name, ns, { signal });
-    const good = lastGoodRevision(history, release.revision);
-    const action = good !== undefined ? `rolled back pending revision ${release.revision} to revision ${good}` : `uninstalled never-deployed release (revision ${release.revision} was ${release.status})`;
-    if (ctx.checkMode) {
-      done.push(`would have ${action}`);
-      if (good === undefined) release = undefined;
-    } else {
-      ctx.log.info(`${what}; on_pending: rollback`);
-      if (good !== undefined) await helm.rollback(name, ns, good, { wait, timeout }, { signal });
-      else await helm.uninstall(name, ns, { wait, timeout }, { signal });
-      done.push(action);
-      release = await readRelease(t, signal);
-    }
-  }
+  const pending = await recoverPending(args, t, await readRelease(t, signal), { checkMode: ctx.checkMode, signal, info: (m) => ctx.log.info(m) });
+  if (pending.kind === 'failed') return { status: 'failed', msg: pending.msg };
+  const release = pending.release;
+  done.push(...pending.done);
 
   // ---- desired state: chart and values, compared with what the release stores
   const values = await args.desiredValues(release?.config, t.helm, ref);
@@ -512,7 +402,7 @@ export async function runRelease(args: EngineArgs, ctx: ModuleContext, target: E
   const helm = (): Promise<HelmCli> => (cli ??= helmFor(ctx, binary, { kubeContext, kubeconfig }).then((h) => (started = h)));
   const t: Target = { name: args.name, ns: args.namespace, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(process.env.HELM_DRIVER) };
   try {
-    const result = args.state === 'absent' ? await runAbsent(args, ctx, t) : await runPresent(args, ctx, t);
+    const result = args.state === 'absent' ? await runAbsent(args, ctx, t) : args.state === 'rollback' ? await runRollback(args, ctx, t) : await runPresent(args, ctx, t);
     return { result, helm: started };
   } catch (e) {
     if (e instanceof TaskFailure) return { result: { status: 'failed', msg: ctx.mask(e.message) }, helm: started };

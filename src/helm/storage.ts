@@ -113,3 +113,15 @@ export async function readStoredRelease(client: KubeClient, kind: StorageKind, n
   const release = parseRecord(newest);
   return release.status === 'uninstalled' ? undefined : release;
 }
+
+/**
+ * Every stored revision of release `name` in `namespace` (one LIST), oldest first; `[]` when the
+ * release has no records. Revisions pruned by helm's `--history-max` are not there.
+ */
+export async function readStoredHistory(client: KubeClient, kind: StorageKind, name: string, namespace: string, signal?: AbortSignal): Promise<StoredRelease[]> {
+  const { items } = await client.list('v1', kind, { namespace, labelSelector: `owner=helm,name=${name}`, signal });
+  return items
+    .filter((o) => o.metadata.name?.startsWith(`sh.helm.release.v1.${name}.v`))
+    .sort((a, b) => recordRevision(a) - recordRevision(b))
+    .map(parseRecord);
+}

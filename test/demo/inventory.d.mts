@@ -4,6 +4,8 @@ export interface SandboxInventoryOptions {
   adminPort: number;
   frontendPort: number;
   endpointPorts: Record<string, number>;
+  /** Port of the demo's Prometheus; the inventory gets `prometheus_url` when set. */
+  prometheusPort?: number;
 }
 export const DEFAULTS: SandboxInventoryOptions;
 /** The inventory YAML text. */

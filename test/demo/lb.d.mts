@@ -9,3 +9,5 @@ export interface ClientStats {
   versions: Record<string, number>;
 }
 export function clientLoop(port: number, intervalMs?: number): { stop: () => Promise<ClientStats> };
+/** A server's admin state in HAProxy, over the runtime API. */
+export function serverState(adminPort: number, server: string, backend?: string): Promise<'ready' | 'drain' | 'maint'>;

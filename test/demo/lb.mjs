@@ -113,3 +113,25 @@ export function clientLoop(port, intervalMs = 50) {
     },
   };
 }
+
+/**
+ * A server's admin state in HAProxy (`ready`, `drain` or `maint`), read over the runtime API
+ * (`show servers state`; srv_admin_state is a bit field: 0 ready, 0x08 drain, else maintenance).
+ * @param {number} adminPort @param {string} server @param {string} [backend]
+ * @returns {Promise<'ready' | 'drain' | 'maint'>}
+ */
+export async function serverState(adminPort, server, backend = 'be_webapp') {
+  const text = await new Promise((resolve, reject) => {
+    const s = net.connect(adminPort, '127.0.0.1', () => s.end(`show servers state ${backend}\n`));
+    let out = '';
+    s.on('data', (d) => (out += d.toString()));
+    s.on('end', () => resolve(out));
+    s.on('error', reject);
+  });
+  const lines = text.trim().split('\n');
+  const header = (lines[1] ?? '').replace(/^#\s*/, '').split(/\s+/);
+  const row = lines.slice(2).map((l) => l.split(/\s+/)).find((f) => f[header.indexOf('srv_name')] === server);
+  if (!row) throw new Error(`no server ${server} in HAProxy backend ${backend}: ${text}`);
+  const admin = Number(row[header.indexOf('srv_admin_state')]);
+  return admin === 0 ? 'ready' : admin & 0x08 ? 'drain' : 'maint';
+}
