@@ -1,9 +1,11 @@
 // The analysis gate's inputs: which objects a registered result names (the shapes kplay's and
 // kubernetes.core's modules register), workload selectors, and the traffic provider against local
 // servers the test controls (slow, failing, held answers; TLS with a CA and Host/SNI).
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import analysis from '../../modules/analysis.js';
-import { selectorString, targetsFrom, trafficValue } from '../../src/analysis/index.js';
+import { kubeState, readKubernetes, selectorString, targetsFrom, trafficValue } from '../../src/analysis/index.js';
+import type { KubeClient, KubeObject, ListOptions, ObjectRef } from '../../src/k8s/types.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { makePki, pem, readBody, startHttp, startHttps, type TestPki } from '../helpers/http.js';
 
@@ -201,5 +203,58 @@ describe('traffic over TLS', () => {
     } finally {
       await srv.close();
     }
+  });
+});
+
+describe('kubernetes.core.helm results: the objects of the release manifest (helm storage read through the API)', () => {
+  const manifest = [
+    '---',
+    '# Source: web/templates/deploy.yaml',
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata: { name: web }',
+    'spec: { selector: { matchLabels: { app: web } } }',
+    '---',
+    'apiVersion: v1',
+    'kind: Service',
+    'metadata: { name: web }',
+  ].join('\n');
+  const release = { name: 'web', namespace: 'shop', version: 2, info: { status: 'deployed' }, chart: { metadata: { name: 'web', version: '1.0.0' } }, manifest };
+  const record: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'sh.helm.release.v1.web.v2', namespace: 'shop', labels: { owner: 'helm', name: 'web', version: '2' } },
+    data: { release: Buffer.from(gzipSync(JSON.stringify(release)).toString('base64')).toString('base64') },
+  };
+  const calls: string[] = [];
+  const fake = {
+    get: (ref: ObjectRef) => {
+      calls.push(`get ${ref.apiVersion} ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
+      return Promise.resolve(ref.kind === 'Deployment' ? { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'shop' }, spec: { selector: { matchLabels: { app: 'web' } } } } : undefined);
+    },
+    list: (_apiVersion: string, kind: string, opts: ListOptions = {}) => {
+      calls.push(`list ${kind} ${opts.namespace ?? ''} ${opts.labelSelector ?? opts.fieldSelector ?? ''}`);
+      const items: KubeObject[] =
+        kind === 'Secret'
+          ? [record]
+          : kind === 'Pod'
+            ? [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', namespace: 'shop', uid: 'u1' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }]
+            : [{ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, type: 'Warning', reason: 'SyncLoadBalancerFailed', message: 'no IP', involvedObject: { kind: 'Service', name: 'web', namespace: 'shop' }, lastTimestamp: '2026-01-01T10:00:05Z' }];
+      return Promise.resolve({ items, resourceVersion: '1' });
+    },
+  } as unknown as KubeClient;
+  const helmResult = { changed: true, status: { name: 'web', namespace: 'shop', revision: '2', status: 'deployed' }, stdout: 'Release "web" has been upgraded.', stderr: '', command: 'helm upgrade' };
+
+  it('follows the Deployment (its pods by selector) and the Service (its events) of the stored manifest', async () => {
+    const ctx = { ...makeCtx(), adapter: <T>() => Promise.resolve(fake as T) };
+    const r = await readKubernetes({ from: helmResult }, ctx, kubeState(), new Date('2026-01-01T10:00:00Z'));
+    expect(r).toMatchObject({ kind: 'value', value: { objects: 2, missing: 0, pods: 1, ready: 1, warning_events: 1, healthy: false, details: ['Warning SyncLoadBalancerFailed on Service web: no IP'] } });
+    expect(calls).toEqual(['list Secret shop owner=helm,name=web', 'get apps/v1 Deployment shop/web', 'list Pod shop app=web', 'list Event shop type=Warning']);
+  });
+  it('a helm driver kplay cannot read is an error reading that says what to do', async () => {
+    const ctx = { ...makeCtx({ environment: { HELM_DRIVER: 'sql' } }), adapter: <T>() => Promise.resolve(fake as T) };
+    const r = await readKubernetes({ from: helmResult }, ctx, kubeState(), new Date());
+    expect(r.kind).toBe('error');
+    expect(r.kind === 'error' && r.reason).toMatch(/HELM_DRIVER=sql; list them in kubernetes.objects/);
   });
 });
