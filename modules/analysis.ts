@@ -156,6 +156,13 @@ const result = Type.Object({
   since: Type.String({ description: 'Start of the window of the Kubernetes signals: when the batch started (ISO 8601).' }),
 });
 
+/** The measuring loop and its types, for callers that drive it themselves (tests, reports). */
+export const runAnalysis = analysisGate.runAnalysis;
+/** See {@link analysisGate.AnalysisDeps}. */
+export type AnalysisDeps = analysisGate.AnalysisDeps;
+/** See {@link analysisGate.Reading}. */
+export type Reading = analysisGate.Reading;
+
 /** One measurement as registered. */
 export type MeasurementRecord = Static<typeof Measurement>;
 /** What `analysis` registers besides changed/failed/msg. */

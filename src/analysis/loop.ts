@@ -16,7 +16,12 @@ export type NoData = 'inconclusive' | 'failed' | 'successful';
  * A raw reading of a metric: a value for the conditions; no data (the provider answered, with
  * nothing); or an error (the provider could not be asked or did not answer sensibly).
  */
-export type Reading = { kind: 'value'; value: unknown } | { kind: 'no_data'; reason: string } | { kind: 'error'; reason: string };
+export type Reading =
+  | { kind: 'value'; value: unknown }
+  | { kind: 'no_data'; reason: string }
+  | { kind: 'error'; reason: string }
+  /** Inconclusive whatever `no_data` says (the first version's only non-value reading; kept for its callers). */
+  | { kind: 'inconclusive'; reason: string };
 
 /** One measurement as registered (Argo's Measurement). */
 export interface MeasurementRecord {
@@ -61,6 +66,8 @@ export interface AnalysisDeps {
   /** Sleep `ms`; false when interrupted. */
   wait(ms: number): Promise<boolean>;
   now(): Date;
+  /** Called after each measurement with all so far (live progress). */
+  measured?(all: readonly MeasurementRecord[]): void;
 }
 
 /** One metric as the loop sees it. */
@@ -97,6 +104,7 @@ export async function judge(
   noData: NoData = 'inconclusive',
 ): Promise<{ verdict: Verdict; reason?: string }> {
   if (reading.kind === 'error') return { verdict: 'error', reason: reading.reason };
+  if (reading.kind === 'inconclusive') return { verdict: 'inconclusive', reason: reading.reason };
   if (reading.kind === 'no_data') return noData === 'successful' ? { verdict: 'successful', reason: `${reading.reason} (no_data: successful)` } : { verdict: noData, reason: reading.reason };
   try {
     if (failure !== undefined && (await condition(failure, reading.value))) return { verdict: 'failed', reason: `failure_condition ${JSON.stringify(failure)} is true` };
@@ -139,6 +147,7 @@ export async function runAnalysis(plan: AnalysisPlan, deps: AnalysisDeps): Promi
       const rec: MeasurementRecord = { at: deps.now().toISOString(), metric: m.name, value: reading.kind === 'value' ? jsonSafe(reading.value) : null, verdict: j.verdict };
       if (j.reason !== undefined) rec.reason = j.reason;
       measurements.push(rec);
+      deps.measured?.(measurements);
       s[j.verdict]++;
       if (j.verdict === 'error') {
         if (++s.consecutive_errors > errorLimit) {

@@ -404,3 +404,16 @@ describe('analysis http metric against a real HTTP server', () => {
     }
   });
 });
+
+describe('the loop as the module exports it (callers of the first version)', () => {
+  it('runAnalysis and the inconclusive reading still work from modules/analysis; measured() sees every measurement', async () => {
+    const { runAnalysis: fromModule } = await import('../../modules/analysis.js');
+    const seen: number[] = [];
+    const d = deps([{ kind: 'inconclusive', reason: 'no data' }, v(0), v(0)]);
+    d.measured = (all) => seen.push(all.length);
+    const r = await fromModule(plan({ inconclusiveLimit: 1, metrics: [{ name: 'e', success_condition: 'result < 1', no_data: 'successful' }] }), d);
+    expect(r.verdict).toBe('successful');
+    expect(r.measurements.map((m) => m.verdict)).toEqual(['inconclusive', 'successful', 'successful']);
+    expect(seen).toEqual([1, 2, 3]);
+  });
+});
