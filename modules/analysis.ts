@@ -48,6 +48,24 @@ const HttpProvider = Type.Object(
   },
 );
 
+const WebProvider = Type.Object(
+  {
+    url: Type.String({ description: 'URL (`http://` or `https://`) of a JSON endpoint, requested once per measurement.' }),
+    method: Default(Type.String({ minLength: 1, description: 'HTTP method.' }), 'GET'),
+    headers: Default(Type.Record(Type.String(), Type.String(), { description: 'Request headers; credential-looking values (`Authorization`, tokens) are masked.' }), {}),
+    body: Type.Optional(Type.String({ description: 'Request body.' })),
+    json_body: Type.Optional(Type.Unknown({ description: 'Request body sent as JSON (with `Content-Type: application/json` unless set).' })),
+    validate_certs: Default(Type.Boolean({ description: 'Verify the server certificate.' }), true),
+    ca_cert: Type.Optional(Type.String({ description: 'PEM file with the CA certificate(s) to trust; relative to the playbook directory.' })),
+    timeout: Default(Type.Number({ exclusiveMinimum: 0, description: 'Timeout of the request, in seconds (a timed-out request is an error measurement).' }), 10),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Argo Rollouts\' web metric: `result` is the JSON answer (read it in the condition, e.g. `result.data.error_rate < 0.01`, where Argo needs a jsonPath). A status other than 2xx, an answer that is not JSON or no answer is an error measurement.',
+  },
+);
+
 const KubeObjectRef = Type.Object(
   {
     kind: Type.String({ minLength: 1, description: 'Kind, e.g. `Deployment`.' }),
@@ -84,6 +102,7 @@ const Metric = Type.Object(
     prometheus: Type.Optional(PrometheusProvider),
     http: Type.Optional(HttpProvider),
     kubernetes: Type.Optional(KubernetesProvider),
+    web: Type.Optional(WebProvider),
     success_condition: Type.String({
       minLength: 1,
       description: 'Expression (as in `when`) over `result` that is true for a good measurement, e.g. `result < 0.01`, `result | max < 0.01`, `result.success_rate >= 99`, `result.healthy`.',
@@ -96,7 +115,7 @@ const Metric = Type.Object(
       'inconclusive',
     ),
   },
-  { additionalProperties: false, description: 'One metric: exactly one provider (`prometheus`, `http` or `kubernetes`) and its success condition.' },
+  { additionalProperties: false, description: 'One metric: exactly one provider (`prometheus`, `http`, `web` or `kubernetes`) and its success condition.' },
 );
 
 const schema = Type.Object(
@@ -180,8 +199,8 @@ function shapeOf(v: unknown): string {
 
 /** Why the arguments of a metric cannot work, or undefined. */
 function metricProblem(m: MetricArgs, mask: (s: string) => string): string | undefined {
-  const n = (m.prometheus ? 1 : 0) + (m.http ? 1 : 0) + (m.kubernetes ? 1 : 0);
-  if (n !== 1) return `needs exactly one provider (prometheus, http or kubernetes), got ${n}`;
+  const n = (m.prometheus ? 1 : 0) + (m.http ? 1 : 0) + (m.kubernetes ? 1 : 0) + (m.web ? 1 : 0);
+  if (n !== 1) return `needs exactly one provider (prometheus, http, web or kubernetes), got ${n}`;
   const k = m.kubernetes;
   if (k) {
     if (k.from === undefined && k.objects === undefined && k.label_selector === undefined) {
@@ -198,14 +217,14 @@ function metricProblem(m: MetricArgs, mask: (s: string) => string): string | und
     if (noNs) return `kubernetes.objects: ${noNs.kind} ${noNs.name} has no namespace; set its namespace or kubernetes.namespace`;
     return undefined;
   }
-  const url = m.prometheus?.address ?? m.http?.url ?? '';
-  if (!/^https?:\/\/[^/]/.test(url)) return `${JSON.stringify(mask(url))} is not an http:// or https:// URL; set the ${m.prometheus ? 'prometheus address' : 'http url'} (e.g. from an inventory variable)`;
+  const url = m.prometheus?.address ?? m.http?.url ?? m.web?.url ?? '';
+  if (!/^https?:\/\/[^/]/.test(url)) return `${JSON.stringify(mask(url))} is not an http:// or https:// URL; set the ${m.prometheus ? 'prometheus address' : m.web ? 'web url' : 'http url'} (e.g. from an inventory variable)`;
   return undefined;
 }
 
 export default defineModule({
   name: 'analysis',
-  summary: 'Gate a rollout: measure Prometheus queries, HTTP traffic or Kubernetes signals over a window and pass, fail or report inconclusive',
+  summary: 'Gate a rollout: measure Prometheus queries, HTTP traffic, JSON endpoints or Kubernetes signals over a window and pass, fail or report inconclusive',
   description: [
     'Modelled on Argo Rollouts\' AnalysisTemplate. Every metric is measured `count` times, a round of measurements every `interval` seconds.',
     'A measurement is `successful` when `success_condition` holds over `result`, `failed` when it does not (or when',
@@ -220,6 +239,8 @@ export default defineModule({
     '',
     'Traffic (`http`): `requests` requests per measurement (back to back, or `spread` over the interval), `result.success_rate` in percent and',
     '`result.p95_ms`; `headers` (e.g. `Host` through a load balancer), `method`, `body`, `ca_cert`, `validate_certs`, `timeout`.',
+    '',
+    'Web (Argo\'s web metric): one request per measurement to a JSON endpoint; `result` is the JSON answer; a status other than 2xx is an error.',
     '',
     'Kubernetes: the objects a release or apply changed (`from: "{{ release }}"`, or `objects`), or pods by `label_selector`:',
     'Warning events and container restarts since the batch started, pods crash-looping, and readiness at every measurement and',
@@ -286,6 +307,20 @@ export default defineModule({
       ].join('\n'),
     },
     {
+      title: 'A JSON health endpoint (Argo\'s web metric)',
+      yaml: [
+        '- analysis:',
+        '    interval: 30',
+        '    count: 4',
+        '    metrics:',
+        '      - name: canary-score',
+        '        web:',
+        '          url: "https://kayenta.example.com/score?app=web&cluster={{ inventory_hostname }}"',
+        '          headers: { Authorization: "Bearer {{ score_token }}" }',
+        '        success_condition: result.score >= 90',
+      ].join('\n'),
+    },
+    {
       title: 'Traffic through the load balancer: 99 % success and p95 under 300 ms',
       yaml: [
         '- analysis:',
@@ -307,7 +342,7 @@ export default defineModule({
   async run(args, ctx): Promise<ModuleResult<AnalysisResult>> {
     for (const m of args.metrics) {
       if (m.prometheus?.token !== undefined) ctx.addSecret(m.prometheus.token);
-      for (const v of secretHeaderValues(m.http?.headers ?? {})) ctx.addSecret(v);
+      for (const v of secretHeaderValues({ ...(m.http?.headers ?? {}), ...(m.web?.headers ?? {}) })) ctx.addSecret(v);
       const problem = metricProblem(m, (s) => ctx.mask(s));
       if (problem) return { status: 'failed', msg: `analysis: metric ${JSON.stringify(m.name)}: ${problem}` };
     }
@@ -330,6 +365,7 @@ export default defineModule({
           const m = args.metrics[i]!;
           if (m.prometheus) return analysisGate.readPrometheus(m.prometheus, ctx);
           if (m.kubernetes) return analysisGate.readKubernetes(m.kubernetes, ctx, states[i]!, since);
+          if (m.web) return analysisGate.readWeb(m.web, ctx);
           return analysisGate.readTraffic(m.http!, ctx, intervalMs);
         },
         condition: (expr, value) => ctx.evalCondition(expr, { result: value }),

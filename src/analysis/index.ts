@@ -4,3 +4,4 @@ export { promNumber, promReading, readPrometheus, type PromAnswer, type Promethe
 export { p95, percentile, readTraffic, trafficValue, type TrafficArgs, type TrafficValue } from './traffic.js';
 export { kubeSignals, kubeState, readKubernetes, WORKLOADS, type EventLike, type KubeSignalArgs, type KubeSignals, type KubeState, type PodLike } from './kube.js';
 export { selectorString, targetsFrom, type HelmRef, type KubeTarget } from './targets.js';
+export { readWeb, webReading, type WebArgs } from './web.js';

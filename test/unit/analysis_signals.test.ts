@@ -258,3 +258,35 @@ describe('kubernetes.core.helm results: the objects of the release manifest (hel
     expect(r.kind === 'error' && r.reason).toMatch(/HELM_DRIVER=sql; list them in kubernetes.objects/);
   });
 });
+
+describe('web metric (Argo\'s web provider): the JSON answer is `result`', () => {
+  it('reads JSON; sends json_body with its content type and the headers; 5xx and non-JSON answers are errors', async () => {
+    const seen: string[] = [];
+    let answer: { status: number; body: string } = { status: 200, body: JSON.stringify({ data: { error_rate: 0.001, ok: true } }) };
+    const srv = await startHttp((req, res) => {
+      void readBody(req).then((body) => {
+        seen.push(`${req.method ?? ''} ${req.headers['content-type'] ?? ''} ${req.headers['x-team'] ?? ''} ${body}`);
+        res.statusCode = answer.status;
+        res.end(answer.body);
+      });
+    });
+    try {
+      const gate = (web: Record<string, unknown>, condition = 'result.data.error_rate < 0.01 and result.data.ok') =>
+        runModule(analysis, { interval: 0.01, count: 1, consecutive_error_limit: 0, metrics: [{ name: 'score', web: { url: srv.url, ...web }, success_condition: condition }] }, makeCtx());
+      const ok = await gate({ method: 'POST', json_body: { app: 'web' }, headers: { 'X-Team': 'shop' } });
+      expect(ok.status).toBe('ok');
+      expect(seen[0]).toBe('POST application/json shop {"app":"web"}');
+      expect((ok as { data: { measurements: { value: unknown }[] } }).data.measurements[0]?.value).toEqual({ data: { error_rate: 0.001, ok: true } });
+      answer = { status: 200, body: JSON.stringify({ data: { error_rate: 0.2, ok: true } }) };
+      expect((await gate({})).status).toBe('failed');
+      answer = { status: 503, body: '{}' };
+      const down = await gate({});
+      expect((down as { data: { verdict: string } }).data.verdict).toBe('error');
+      expect(down.msg).toMatch(/received non 2xx response code: 503/);
+      answer = { status: 200, body: 'ok' };
+      expect((await gate({})).msg).toMatch(/the answer is not JSON: "ok"/);
+    } finally {
+      await srv.close();
+    }
+  });
+});
