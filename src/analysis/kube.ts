@@ -37,7 +37,7 @@ export interface KubeSignals {
   restarts: number;
   /** Pods with a container waiting in CrashLoopBackOff. */
   crash_looping: number;
-  /** Warning events since the batch started for the objects, their pods and the pods' owners. */
+  /** Warning events since the batch started for the objects, their pods (also pods already replaced) and the pods' owners. */
   warning_events: number;
   /** Nothing of the above: no missing object, every pod ready and none flapped, no restart, crash loop or Warning event. */
   healthy: boolean;
@@ -143,11 +143,17 @@ export function kubeSignals(input: { pods: PodLike[]; events: EventLike[]; objec
     if (looping) crash++;
   }
   const ignore = new Set(input.ignoreReasons ?? []);
+  // a pod that is gone (replaced, evicted) is known by its name: `<ReplicaSet|DaemonSet|Job>-xxxxx` or `<StatefulSet>-N`
+  const podOwners = new Set([...names].filter((k) => /^(ReplicaSet|DaemonSet|Job|StatefulSet)\//.test(k)).map((k) => k.slice(k.indexOf('/') + 1)));
+  const goneOwned = (ns: string | undefined, name: string | undefined): boolean => {
+    const m = /^(.+)-(?:[a-z0-9]{5}|\d+)$/.exec(name ?? '');
+    return m !== null && podOwners.has(`${ns ?? ''}/${m[1] ?? ''}`);
+  };
   let warnings = 0;
   for (const e of input.events) {
     if (e.type !== 'Warning' || ignore.has(e.reason ?? '')) continue;
     const io = e.involvedObject;
-    if (!names.has(key(io?.kind, io?.namespace, io?.name))) continue;
+    if (!names.has(key(io?.kind, io?.namespace, io?.name)) && !(io?.kind === 'Pod' && goneOwned(io.namespace, io.name))) continue;
     const when = e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp;
     if (when === undefined || when === null || !(Date.parse(when) >= sinceSecond)) continue;
     warnings++;

@@ -377,6 +377,23 @@ describe('kubeSignals', () => {
     expect(s).toMatchObject({ objects: 1, missing: 1, pods: 1, ready: 1, warning_events: 1, healthy: false });
     expect(s.details).toEqual(['Deployment web/gone: not found', 'Warning FailedCreate on Deployment api: boom']);
   });
+  it('Warning events of pods already replaced count, known by their owner\'s name', () => {
+    const s = kubeSignals(
+      {
+        pods: [pod('web-abc-x1y2z', 0)],
+        events: [
+          warning('Pod', 'web-abc-q9w8e', { lastTimestamp: '2026-01-01T10:00:05Z' }, 'Evicted'), // a replaced pod of ReplicaSet web-abc
+          warning('Pod', 'db-0', { lastTimestamp: '2026-01-01T10:00:05Z' }), // StatefulSet db is followed
+          warning('Pod', 'other-abc-q9w8e', { lastTimestamp: '2026-01-01T10:00:05Z' }), // not ours
+          warning('Pod', 'web-abc-toolongname', { lastTimestamp: '2026-01-01T10:00:05Z' }), // not a generated suffix
+        ],
+        objects: [{ kind: 'StatefulSet', name: 'db', namespace: 'web' }],
+      },
+      kubeState(),
+      since,
+    );
+    expect(s.warning_events).toBe(2);
+  });
   it('tolerates pods without status and events without fields', () => {
     expect(kubeSignals({ pods: [{ metadata: { name: 'x' } }, {}], events: [{}] }, kubeState(), since)).toMatchObject({ pods: 2, ready: 0, restarts: 0, crash_looping: 0, warning_events: 0 });
   });
