@@ -92,6 +92,14 @@ export interface AnalysisPlan {
   initialDelayMs?: number;
 }
 
+/** What a value says went wrong (`details` of Kubernetes signals, `errors` of traffic), for a reason: ` (a; b; c)`. */
+function hint(value: unknown): string {
+  if (value === null || typeof value !== 'object') return '';
+  const v = value as { details?: unknown; errors?: unknown };
+  const lines = [v.details, v.errors].find((x): x is unknown[] => Array.isArray(x) && x.length > 0);
+  return lines ? ` (${lines.slice(0, 3).map(String).join('; ')}${lines.length > 3 ? '; …' : ''})` : '';
+}
+
 /**
  * Judge one reading. NaN compares false, so `result < x` fails on NaN, as in Argo Rollouts; a
  * condition that cannot be evaluated is an error (as in Argo), no data follows `noData`.
@@ -107,10 +115,11 @@ export async function judge(
   if (reading.kind === 'inconclusive') return { verdict: 'inconclusive', reason: reading.reason };
   if (reading.kind === 'no_data') return noData === 'successful' ? { verdict: 'successful', reason: `${reading.reason} (no_data: successful)` } : { verdict: noData, reason: reading.reason };
   try {
-    if (failure !== undefined && (await condition(failure, reading.value))) return { verdict: 'failed', reason: `failure_condition ${JSON.stringify(failure)} is true` };
+    const why = hint(reading.value);
+    if (failure !== undefined && (await condition(failure, reading.value))) return { verdict: 'failed', reason: `failure_condition ${JSON.stringify(failure)} is true${why}` };
     if (await condition(success, reading.value)) return { verdict: 'successful' };
-    if (failure !== undefined) return { verdict: 'inconclusive', reason: 'neither success_condition nor failure_condition is true' };
-    return { verdict: 'failed', reason: `success_condition ${JSON.stringify(success)} is false` };
+    if (failure !== undefined) return { verdict: 'inconclusive', reason: `neither success_condition nor failure_condition is true${why}` };
+    return { verdict: 'failed', reason: `success_condition ${JSON.stringify(success)} is false${why}` };
   } catch (e) {
     return { verdict: 'error', reason: `condition could not be evaluated: ${errorMessage(e)}` };
   }

@@ -106,7 +106,9 @@ describe('analysis: Kubernetes signals of a release', () => {
     const bad = results[1]?.data as AnalysisResult;
     expect(bad.verdict).toBe('failed');
     expect(bad.measurements).toHaveLength(1);
-    expect(bad.measurements[0]).toMatchObject({ metric: 'pods', verdict: 'failed', reason: 'success_condition "result.healthy" is false' });
+    expect(bad.measurements[0]).toMatchObject({ metric: 'pods', verdict: 'failed' });
+    expect(bad.measurements[0]?.reason).toMatch(/^success_condition "result.healthy" is false \(Pod signals-\w+\/web-[\w-]+: container app restarted 2 time\(s\); Pod .*: container app in CrashLoopBackOff\)$/);
+    expect(results[1]?.msg).toMatch(/^analysis failed after 1 measurement\(s\) \(pods: 1 failed measurement\(s\) exceed failure_limit 0; last: success_condition "result.healthy" is false \(Pod .*CrashLoopBackOff\)\)/);
     expect(Date.parse(bad.measurements[0]?.at ?? '')).toBeGreaterThan(Date.parse(bad.since));
     const details = (bad.measurements[0]?.value as Signals).details;
     expect(details).toEqual(expect.arrayContaining([expect.stringMatching(/container app restarted 2 time\(s\)/), expect.stringMatching(/container app in CrashLoopBackOff/)]));

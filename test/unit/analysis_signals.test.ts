@@ -127,7 +127,7 @@ describe('traffic (http) metric', () => {
       expect(v.success_rate).toBe(100);
       expect(v.p95_ms).toBeGreaterThanOrEqual(190);
       expect(v.max_ms).toBe(v.p95_ms);
-      expect(r.msg).toMatch(/analysis failed after 1 measurement\(s\).*success_condition "result.p95_ms <= 150" is false/);
+      expect(r.msg).toMatch(/analysis failed after 1 measurement\(s\).*success_condition "result.p95_ms <= 150" is false\)$/);
     } finally {
       await srv.close();
     }
@@ -145,6 +145,7 @@ describe('traffic (http) metric', () => {
       const v = valueOf(r);
       expect(v).toMatchObject({ requests: 3, failed: 1, status_codes: { 200: 2, error: 1 } });
       expect(v.errors[0]).toMatch(/timed out/);
+      expect(r.msg).toMatch(/success_condition "result.success_rate >= 99" is false \(Request failed: .*timed out.*\)\)$/);
       expect(v.p95_ms).toBeGreaterThanOrEqual(290);
     } finally {
       held.forEach((f) => f());
