@@ -55,6 +55,8 @@ export class PlayRun implements TaskHost {
   private readonly failedKey = new Map<string, string>();
   /** Roles the play names itself (`roles:`, `import_role`): `ansible_play_role_names`. */
   private readonly playRoleNames: string[];
+  /** When this batch started (a PlayRun is made for each batch, just before it runs). */
+  readonly batchStarted = new Date();
 
   constructor(
     readonly shared: RunShared,

@@ -54,6 +54,8 @@ export interface TaskHost {
   truthy(value: unknown, vars: Obj): boolean;
   /** The last failure per cluster, for `ansible_failed_task` / `ansible_failed_result` in a rescue (`name`: the task's own name, `''` when it has none, as in Ansible). */
   readonly lastFailure: Map<string, { task: string; name: string; result: Obj }>;
+  /** When the current batch of the play started (`ModuleContext.batchStarted`). */
+  readonly batchStarted?: Date;
 }
 
 /** A task's keywords as they apply on one cluster (templates rendered). */
@@ -502,6 +504,7 @@ function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: O
     addSecret: (v, declared) => (declared ? opts.masker.addDeclared(v) : opts.masker.add(v)),
     mask: (t) => opts.masker.mask(t),
     adapter: (name, create) => cs.adapter(name, create),
+    ...(pr.batchStarted ? { batchStarted: pr.batchStarted } : {}),
   };
 }
 

@@ -126,6 +126,12 @@ export interface ModuleContext {
   mask(text: string): string;
   /** Lazily created per-cluster adapters (Kubernetes client, helm); see `src/k8s`, `src/helm`. */
   adapter<T>(name: string, create: () => Promise<T>): Promise<T>;
+  /**
+   * When the batch this task runs in started: with `serial`, the start of the current batch of
+   * clusters, else the start of the play. A module can look at what happened since (the `analysis`
+   * gate counts Warning events and restarts from then). Absent outside a play (unit tests).
+   */
+  batchStarted?: Date;
 }
 
 /** One documented example of a module, shown by `kplay modules NAME` and in the README. */

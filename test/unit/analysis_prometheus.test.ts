@@ -67,12 +67,14 @@ describe('analysis against a real Prometheus', () => {
     expect(data(r).measurements[0]?.reason).toMatch(/no data/);
   });
 
-  it('Prometheus down: inconclusive, not passed', async () => {
+  it('Prometheus down: error measurements, the gate ends in error after consecutive_error_limit + 1, not passed (not even with on_inconclusive: pass)', async () => {
     await prom.stop();
-    const r = await gate({ count: 3, inconclusive_limit: 1 });
+    const r = await gate({ count: 3, consecutive_error_limit: 1, on_inconclusive: 'pass' });
     expect(r.status).toBe('failed');
-    expect(data(r).verdict).toBe('inconclusive');
+    expect(data(r).verdict).toBe('error');
     expect(data(r).measurements).toHaveLength(2);
+    expect(data(r).measurements.map((m) => m.verdict)).toEqual(['error', 'error']);
     expect(data(r).measurements[0]?.reason).toMatch(/unreachable/);
+    expect(data(r).reason).toMatch(/2 errors in a row exceed consecutive_error_limit 1/);
   });
 });
