@@ -3,7 +3,7 @@
  * is measured `count` times, `interval` seconds apart; too many failed measurements fail the task,
  * too many inconclusive ones make it inconclusive (a failure unless `on_inconclusive: pass`).
  */
-import { defineModule, errorMessage, httpRequest, kubeFor, sleep, Default, StringEnum, Type, type Args, type ModuleContext, type ModuleResult, type Static } from 'kplay/sdk';
+import { defineModule, errorMessage, gateProgress, httpRequest, kubeFor, sleep, Default, StringEnum, Type, type Args, type ModuleContext, type ModuleResult, type Static } from 'kplay/sdk';
 
 const PrometheusProvider = Type.Object(
   {
@@ -109,6 +109,8 @@ export interface AnalysisDeps {
   condition(expr: string, value: unknown): Promise<boolean>;
   wait(ms: number): Promise<boolean>;
   now(): Date;
+  /** Called after each measurement with all so far (live progress). */
+  measured?(all: readonly MeasurementRecord[]): void;
 }
 
 /** The loop's settings. */
@@ -149,6 +151,7 @@ export async function runAnalysis(plan: AnalysisPlan, deps: AnalysisDeps): Promi
       const rec: MeasurementRecord = { at: deps.now().toISOString(), metric: m.name, value: reading.kind === 'value' ? reading.value : null, verdict: j.verdict };
       if (j.reason !== undefined) rec.reason = j.reason;
       measurements.push(rec);
+      deps.measured?.(measurements);
       if (j.verdict === 'failed' && ++failed[i]! > plan.failureLimit) return { verdict: 'failed', measurements };
       if (j.verdict === 'inconclusive' && ++inconclusive[i]! > plan.inconclusiveLimit) return { verdict: 'inconclusive', measurements };
     }
@@ -393,6 +396,7 @@ export default defineModule({
         condition: (expr, value) => ctx.evalCondition(expr, { result: value }),
         wait: (ms) => sleep(ms, ctx.signal),
         now: () => new Date(),
+        measured: (all) => ctx.log.progress(gateProgress(all, args.count)),
       },
     );
     const last = out.measurements.at(-1);

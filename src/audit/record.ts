@@ -25,6 +25,7 @@ import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { unifiedDiff } from '../report/diff.js';
+import { gateField, type GateRecord } from '../report/gate.js';
 import { chainOrder, sha256, type ChainEntry, type ChainLink } from './chain.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 import { isRecord as isObj } from '../load/shape.js';
@@ -88,6 +89,8 @@ export interface TaskRecord {
    * record only (mode 0600): in-cluster records keep the labels alone.
    */
   diff_text?: string;
+  /** An analysis gate's verdict and measurements (from its result; none under `no_log`). */
+  gate?: GateRecord;
 }
 
 /** A batch of a play (`serial`) as it started. */
@@ -342,6 +345,7 @@ export class RunRecorder {
           ...(p?.retries ? { retries: p.retries } : {}),
           ...(p?.waited_on ? { waited_on: p.waited_on } : {}),
           ...(text ? { diff_text: cap(text, 64 * 1024) } : {}),
+          ...gateField(e.data),
         });
         return;
       }

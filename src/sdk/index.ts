@@ -87,3 +87,5 @@ export { normalize as normalizeObject } from '../k8s/normalize.js';
 export { findResource, groupVersion, HTTP_REASON, kcoreDiff, kcoreResource, KcoreObjectFailure, performAction, recursiveDiff, type KcoreActionParams, type KcoreItem } from '../k8s/kcore-action.js';
 /** Asynchronous jobs (`async` + `poll: 0`), for `async_status`. */
 export { asyncJob, cleanupAsyncJob, type AsyncJob, type AsyncOutcome } from '../executor/async-jobs.js';
+/** Analysis gates: the live progress line after each measurement (`ctx.log.progress(gateProgress(all, count))`). */
+export { gateProgress, gateValueText, type GateProgressMeasurement } from '../report/gate.js';

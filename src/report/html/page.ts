@@ -14,6 +14,8 @@ export interface DetailEntry {
   lines: [string, string][];
   /** Index of its diff in {@link PageData.diffs}. */
   diff?: number;
+  /** A table under the result (an analysis gate's measurements): header cells and rows of text. */
+  table?: { head: string[]; rows: string[][] };
 }
 
 /** What a clicked cell or bar shows. */
@@ -98,6 +100,18 @@ const SCRIPT = `
         var dl = el('dl', 'kv');
         en.lines.forEach(function (kv) { dl.appendChild(el('dt', '', kv[0])); dl.appendChild(el('dd', '', kv[1])); });
         box.appendChild(dl);
+      }
+      if (en.table) {
+        var tb = el('table', 'measurements');
+        var hr = el('tr');
+        en.table.head.forEach(function (h) { hr.appendChild(el('th', '', h)); });
+        tb.appendChild(hr);
+        en.table.rows.forEach(function (row) {
+          var tr = el('tr');
+          row.forEach(function (c) { tr.appendChild(el('td', '', c)); });
+          tb.appendChild(tr);
+        });
+        box.appendChild(tb);
       }
       if (typeof en.diff === 'number') {
         var b = el('button', 'diff-toggle', 'show diff');
