@@ -217,9 +217,10 @@ function gateRows(g: GateRecord): string[][] {
 
 const VERDICT_CLASS: Record<GateRecord['verdict'], string> = { successful: 'ok', failed: 'failed', inconclusive: 'skipped' };
 
-/** Every analysis gate of the run, per cluster: its verdict and a table of its measurements. */
+/** Every analysis gate of the run, per cluster (sorted): its verdict and a table of its measurements. */
 function gatesHtml(r: RunReportInput): string {
-  const gates = r.tasks.filter((t): t is TaskRecord & { gate: GateRecord } => t.gate !== undefined);
+  // by cluster (as every table of the page), each cluster's gates in the order they ran
+  const gates = r.tasks.filter((t): t is TaskRecord & { gate: GateRecord } => t.gate !== undefined).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   if (!gates.length) return '';
   const items = gates.map((t) => {
     const g = t.gate;
