@@ -116,3 +116,12 @@ export function asGateRecord(v: unknown): GateRecord | undefined {
   });
   return { verdict: o.verdict as GateVerdict, measurements, ...(typeof o.omitted === 'number' && o.omitted > 0 ? { omitted: o.omitted } : {}) };
 }
+
+/** Measurements an in-cluster record keeps per gate (records there share a ConfigMap's 1 MiB). */
+export const GATE_CLUSTER_MEASUREMENTS_CAP = 20;
+
+/** A gate with only its newest `max` measurements (the rest counted in `omitted`). */
+export function trimGate(g: GateRecord, max: number): GateRecord {
+  if (g.measurements.length <= max) return g;
+  return { verdict: g.verdict, measurements: g.measurements.slice(-max), omitted: (g.omitted ?? 0) + g.measurements.length - max };
+}

@@ -10,7 +10,7 @@ import { reportCommand } from '../../src/cli/report.js';
 import { layoutBoard } from '../../src/report/board-layout.js';
 import { applyEvent, newBoard } from '../../src/report/board-state.js';
 import { emptyStats } from '../../src/report/events.js';
-import { GATE_MEASUREMENTS_CAP, asGateRecord, gateProgress, gateRecordOf, gateValueText } from '../../src/report/gate.js';
+import { GATE_CLUSTER_MEASUREMENTS_CAP, GATE_MEASUREMENTS_CAP, asGateRecord, gateProgress, gateRecordOf, gateValueText } from '../../src/report/gate.js';
 import { Masker } from '../../src/report/mask.js';
 
 /** Deps replaying `values` for metric 0 (null = no data), `result < 0.01` as the condition, a fixed clock. */
@@ -115,7 +115,15 @@ describe('gate in the run report', () => {
     rec.onEvent({ type: 'play_start', play: 'roll', hosts: 'fleet', clusters: ['eu-2'], batch: 2, batches: 2 });
     rec.onEvent({ type: 'task_result', task: 'gate', module: 'analysis', cluster: 'eu-2', status: 'ok', data: { verdict: 'successful', measurements: [{ at: '2026-11-27T10:00:09.000Z', metric: 'error-ratio', value: [0.001, 0.002], verdict: 'successful' }] }, duration_ms: 5 });
     rec.onEvent({ type: 'recap', clusters: { 'eu-1': { ...emptyStats(), failed: 1, ok: 1 }, 'eu-2': { ...emptyStats(), ok: 1 } }, elapsed_ms: 9000, exit_code: 2, interrupted: false });
-    expect(rec.record(['eu-1']).tasks[0]?.gate?.measurements).toHaveLength(3); // the cluster's record keeps it too
+    expect(rec.record(['eu-1']).tasks[0]?.gate?.measurements).toHaveLength(3); // the cluster's record keeps it too ...
+    const other = new RunRecorder({ run_id: '20261127T100000000-hhhhhh', user: 'ops', host: 'h', started: new Date().toISOString(), playbook: 'gate.yml', inventory: 'inv', tags: [], skip_tags: [], extra_var_names: [], check: false, lock: true });
+    // ... but only the newest measurements of a long gate (records there share a ConfigMap's 1 MiB)
+    const long = Array.from({ length: 50 }, (_, i) => ({ at: String(i), metric: 'm', value: i, verdict: 'successful' }));
+    other.onEvent({ type: 'task_result', task: 'long gate', module: 'analysis', cluster: 'eu-2', status: 'ok', data: { verdict: 'successful', measurements: long }, duration_ms: 5 });
+    const inCluster = other.record(['eu-2']).tasks.find((t) => t.task === 'long gate')?.gate;
+    expect(inCluster?.measurements.map((x) => x.at)).toEqual(Array.from({ length: GATE_CLUSTER_MEASUREMENTS_CAP }, (_, i) => String(50 - GATE_CLUSTER_MEASUREMENTS_CAP + i)));
+    expect(inCluster?.omitted).toBe(50 - GATE_CLUSTER_MEASUREMENTS_CAP);
+    expect(other.tasks.find((t) => t.task === 'long gate')?.gate?.measurements).toHaveLength(50); // the local record keeps all
     await rec.writeLocal(dir);
     const out = path.join(dir, 'r.html');
     expect(await reportCommand('last', { recordDir: dir, out })).toBe(0);
