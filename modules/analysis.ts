@@ -5,7 +5,7 @@
  * many errors in a row (the provider cannot be read) end it in `error`. The loop and the providers
  * are in src/analysis (exported by the SDK as `analysisGate`).
  */
-import { analysisGate, defineModule, secretHeaderValues, sleep, Default, StringEnum, Type, type Args, type ModuleResult, type Static } from 'kplay/sdk';
+import { analysisGate, defineModule, gateProgress, secretHeaderValues, sleep, Default, StringEnum, Type, type Args, type ModuleResult, type Static } from 'kplay/sdk';
 
 const PrometheusProvider = Type.Object(
   {
@@ -372,6 +372,7 @@ export default defineModule({
         condition: (expr, value) => ctx.evalCondition(expr, { result: value }),
         wait: (ms) => sleep(ms, ctx.signal),
         now: () => new Date(),
+        measured: (all) => ctx.log.progress(gateProgress(all, args.count)),
       },
     );
     const data: AnalysisResult = { ...out, started: started.toISOString(), since: since.toISOString() };

@@ -25,6 +25,7 @@ import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { unifiedDiff } from '../report/diff.js';
+import { GATE_CLUSTER_MEASUREMENTS_CAP, gateField, trimGate, type GateRecord } from '../report/gate.js';
 import { chainOrder, sha256, type ChainEntry, type ChainLink } from './chain.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 import { isRecord as isObj } from '../load/shape.js';
@@ -88,6 +89,8 @@ export interface TaskRecord {
    * record only (mode 0600): in-cluster records keep the labels alone.
    */
   diff_text?: string;
+  /** An analysis gate's verdict and measurements (from its result; none under `no_log`). */
+  gate?: GateRecord;
 }
 
 /** A batch of a play (`serial`) as it started. */
@@ -342,6 +345,7 @@ export class RunRecorder {
           ...(p?.retries ? { retries: p.retries } : {}),
           ...(p?.waited_on ? { waited_on: p.waited_on } : {}),
           ...(text ? { diff_text: cap(text, 64 * 1024) } : {}),
+          ...gateField(e.data),
         });
         return;
       }
@@ -378,8 +382,8 @@ export class RunRecorder {
     const only = clusters ? new Set(clusters) : undefined;
     return {
       run: this.header,
-      // diffs stay in the local record (mode 0600); a cluster's record keeps their labels
-      tasks: (only ? this.tasks.filter((t) => only.has(t.cluster)) : this.tasks).map(({ diff_text: _omitted, ...t }) => t),
+      // diffs stay in the local record (mode 0600); a cluster's record keeps their labels, and a gate's newest measurements
+      tasks: (only ? this.tasks.filter((t) => only.has(t.cluster)) : this.tasks).map(({ diff_text: _omitted, gate, ...t }) => (gate ? { ...t, gate: trimGate(gate, GATE_CLUSTER_MEASUREMENTS_CAP) } : t)),
       recap: only ? Object.fromEntries(Object.entries(this.recap).filter(([c]) => only.has(c))) : this.recap,
       exit_code: this.exitCode,
       interrupted: this.interrupted,

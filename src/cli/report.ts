@@ -13,6 +13,7 @@ import { EXIT } from '../executor/run.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import { isRecord as isObj } from '../load/shape.js';
 import type { ClusterStats } from '../report/events.js';
+import { asGateRecord } from '../report/gate.js';
 import { renderRunReport, type RelatedRun, type RunReportInput } from '../report/html/run.js';
 import { reportError } from './common.js';
 import { clustersOf, mentions } from './history.js';
@@ -40,6 +41,7 @@ function asTask(v: unknown): TaskRecord | undefined {
   const task = str(v.task);
   const status = str(v.status);
   if (cluster === undefined || task === undefined || status === undefined) return undefined;
+  const gate = asGateRecord(v.gate);
   return {
     cluster,
     task,
@@ -57,6 +59,7 @@ function asTask(v: unknown): TaskRecord | undefined {
     ...(num(v.retries) !== undefined ? { retries: num(v.retries) } : {}),
     ...(str(v.waited_on) !== undefined ? { waited_on: str(v.waited_on) } : {}),
     ...(str(v.diff_text) !== undefined ? { diff_text: str(v.diff_text) } : {}),
+    ...(gate ? { gate } : {}),
   };
 }
 

@@ -89,3 +89,5 @@ export { findResource, groupVersion, HTTP_REASON, kcoreDiff, kcoreResource, Kcor
 export { asyncJob, cleanupAsyncJob, type AsyncJob, type AsyncOutcome } from '../executor/async-jobs.js';
 /** The `analysis` gate: its measuring loop (Argo Rollouts' rules) and providers. */
 export * as analysisGate from '../analysis/index.js';
+/** Analysis gates: the live progress line after each measurement (`ctx.log.progress(gateProgress(all, count))`). */
+export { gateProgress, gateValueText, type GateProgressMeasurement } from '../report/gate.js';

@@ -1,4 +1,4 @@
-// The benchmarks B1–B10. Each `run(env)` returns table rows:
+// The benchmarks B1–B12. Each `run(env)` returns table rows:
 //   {bench, kplay_ms, peer_ms, ratio, goal, met, kplay_requests, kplay_writes, peer_requests, peer_writes, notes, samples}
 // Timings are medians of env.reps repetitions; kplay and the peer alternate, each on fresh namespaces.
 import { spawn } from 'node:child_process';
@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { verbs } from './lib.mjs';
+import { samples, SCRAPE_INTERVAL_S, startExporter, startPrometheus, waitForValue } from './prom.mjs';
 
 const yamlDocs = (objs) => objs.map((o) => JSON.stringify(o)).join('\n---\n') + '\n';
 const write = (file, text) => {
@@ -1108,6 +1109,109 @@ async function b11(env) {
   ];
 }
 
+// ======================================================================= B12
+/**
+ * The analysis gate's stop latency: a release (a ConfigMap) applied and gated on a real Prometheus
+ * (`interval: 1`, `failure_limit: 0`, `result < 0.01`) scraping a stand-in exporter every second;
+ * the exporter's error ratio goes bad when the gate task starts (seen on `--output json`). The
+ * latency runs from the first bad sample, by its Prometheus (scrape) timestamp, to the `at` of the
+ * gate's failing measurement in its task result: timestamps of the systems measured, not of this
+ * harness. No peer can run here (Argo Rollouts needs its controller in a real cluster): the
+ * reference is the issue's bound, interval + scrape interval.
+ */
+async function b12(env) {
+  const interval = 1;
+  const reps = Math.max(env.reps, env.quick ? 2 : 5);
+  const bad = 0.5;
+  const good = 0.001;
+  const exporter = await startExporter(good);
+  const prom = await startPrometheus(new URL(exporter.url).host);
+  const latencies = [];
+  try {
+    const dir = path.join(env.work, 'b12');
+    const pb = write(
+      path.join(dir, 'gate.yml'),
+      [
+        '- hosts: all',
+        '  any_errors_fatal: true',
+        '  tasks:',
+        '    - block:',
+        '        - name: release',
+        '          k8s_apply:',
+        '            definition:',
+        '              - { apiVersion: v1, kind: Namespace, metadata: { name: "{{ ns }}" } }',
+        '              - { apiVersion: v1, kind: ConfigMap, metadata: { name: web, namespace: "{{ ns }}" }, data: { version: v2 } }',
+        '        - name: gate',
+        '          analysis:',
+        `            interval: ${interval}`,
+        '            count: 60',
+        '            failure_limit: 0',
+        '            metrics:',
+        '              - name: error-ratio',
+        '                prometheus: { address: "{{ prometheus_url }}", query: app_error_ratio }',
+        '                success_condition: result < 0.01',
+        '      rescue:',
+        '        - name: roll back',
+        '          k8s_apply:',
+        '            definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: web, namespace: "{{ ns }}" }, data: { version: rolled-back } }',
+        '        - fail: { msg: gate failed }',
+        '',
+      ].join('\n'),
+    );
+    const namespaces = [];
+    for (let rep = 0; rep < reps; rep++) {
+      exporter.ratio = good;
+      await waitForValue(prom.url, 'app_error_ratio', (v) => v === good);
+      const ns = `${env.runId}-b12-${rep}`;
+      namespaces.push(ns);
+      const inv = write(path.join(dir, `inv-${rep}.yml`), inventory(env, [{ name: 'eu-1', context: env.clusters[0].context, vars: { ns, prometheus_url: prom.url } }]));
+      let seen = '';
+      const r = await env.run(process.execPath, [env.kplayBin, 'run', pb, '-i', inv, '--no-lock', '--output', 'json', '--record-dir', path.join(dir, 'runs')], {
+        onStdout: (d) => {
+          seen += d;
+          if (exporter.ratio === good && /"type":"task_start"[^\n]*"task":"gate"/.test(seen)) exporter.ratio = bad;
+        },
+      });
+      const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+      const gate = events.find((e) => e.type === 'task_result' && e.task === 'gate');
+      const ms = gate?.data?.measurements ?? [];
+      const failed = ms.findIndex((m) => m.verdict === 'failed');
+      if (r.code === 0 || gate?.status !== 'failed' || failed !== ms.length - 1 || ms[failed].value !== bad) {
+        throw new Error(`B12: the gate did not fail on the bad value as expected (exit ${r.code})\n${(r.stdout + r.stderr).slice(-3000)}`);
+      }
+      const stop = Date.parse(ms[failed].at);
+      const before = (await samples(prom.url, 'app_error_ratio')).filter((x) => x.ms <= stop);
+      const lastGood = before.findLastIndex((x) => x.value !== bad);
+      const first = before[lastGood + 1];
+      if (lastGood < 0 || first?.value !== bad) throw new Error(`B12: no good-then-bad samples before the gate failed: ${JSON.stringify(before.slice(-5))}`);
+      latencies.push(stop - first.ms);
+    }
+    await waitGone(env, byCtx(namespaces.map((n) => [env.clusters[0].context, n])));
+  } finally {
+    await prom.stop();
+    await exporter.close();
+  }
+  const k = med(latencies);
+  const bound = (interval + SCRAPE_INTERVAL_S) * 1000;
+  const ratio = ratioOf(k, bound);
+  return [
+    {
+      bench: 'B12 gate stop latency (first bad scrape to gate failed)',
+      kplay_ms: k,
+      peer_ms: bound,
+      ratio,
+      goal: '<= 1.0x (interval + scrape interval)',
+      met: ratio !== null && Math.max(...latencies) <= bound,
+      kplay_requests: null,
+      kplay_writes: null,
+      peer_requests: null,
+      peer_writes: null,
+      notes: `${reps} reps, latencies ${latencies.map((x) => x.toFixed(0)).join(', ')} ms (max ${Math.max(...latencies).toFixed(0)}); interval ${interval} s, scrape ${SCRAPE_INTERVAL_S} s, failure_limit 0; peer: the bound interval + scrape interval (Argo Rollouts cannot run here)`,
+      samples: { k: latencies },
+    },
+  ];
+}
+
 export const BENCHES = [
   { id: 'B1', title: 'k8s_apply of a 300-object set, cold and no-op, vs kubectl apply --server-side', run: b1, rows: (q) => [`B1 apply ${q ? 30 : 300} objects, cold`, `B1 apply ${q ? 30 : 300} objects, no-op`] },
   { id: 'B2', title: 'per-task overhead vs ansible-playbook + kubernetes.core.k8s', run: b2, rows: (q) => [q ? 'B2 5 tasks x 3 clusters' : 'B2 50 tasks x 10 clusters'] },
@@ -1122,4 +1226,5 @@ export const BENCHES = [
   { id: 'B8B', title: 'the shapes of public vendor sets (very large and many small CRDs, 100 large custom resources, aggregated RBAC, webhooks), cold and no-op, vs kubectl', run: b8b, rows: (q) => [`B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), cold`, `B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), no-op`] },
   { id: 'B10', title: 'an Ansible kubernetes.core playbook, unchanged, vs ansible-playbook', run: b10, rows: (q) => [`B10 kubernetes.core playbook x ${q ? 3 : 10} clusters`] },
   { id: 'B11', title: 'the live board (--progress board vs plain) over a window of many clusters, in a pty', run: b11, rows: (q) => [`B11 live board, window of ${q ? 20 : 100} clusters (board vs plain, in a pty)`] },
+  { id: 'B12', title: 'analysis gate stop latency: first bad scrape to the gate failing, vs the bound interval + scrape interval', run: b12, rows: () => ['B12 gate stop latency (first bad scrape to gate failed)'] },
 ];

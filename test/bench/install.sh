@@ -3,6 +3,7 @@
 # machine, as root. Idempotent: only installs what is missing.
 #  - GNU time (/usr/bin/time -v, peak RSS of kplay in B3)
 #  - haproxy (B6; test/sandbox/install.sh installs it too)
+#  - prometheus (B12, the analysis gate; Debian's package, started by the benchmark, never the service)
 #  - Ansible (the PyPI bundle `ansible`, which ships kubernetes.core and community.general)
 #    plus the `kubernetes` Python client, in a venv outside the repo:
 #    ${KPLAY_BENCH_VENV:-~/.cache/kplay-bench/venv}
@@ -35,6 +36,7 @@ install_helm3
 missing=()
 [ -x /usr/bin/time ] || missing+=(time)
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -28,6 +28,7 @@ export function run(file, args, opts = {}) {
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
+    if (opts.onStdout) child.stdout.on('data', (d) => opts.onStdout(String(d)));
     child.stderr.on('data', (d) => (stderr += d));
     if (opts.input !== undefined) child.stdin.end(opts.input);
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 900_000);

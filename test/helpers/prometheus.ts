@@ -36,6 +36,9 @@ export async function startExporter(ratio: number): Promise<Exporter> {
   return { server, ratios };
 }
 
+/** Seconds between two scrapes of every target (the tests' bounds use it). */
+export const SCRAPE_INTERVAL_S = 1;
+
 /** A running Prometheus. */
 export interface PrometheusInstance {
   url: string;
@@ -45,7 +48,7 @@ export interface PrometheusInstance {
 }
 
 /**
- * Start Prometheus scraping every second: one `host:port` target, or targets keyed by a `cluster`
+ * Start Prometheus scraping every {@link SCRAPE_INTERVAL_S} seconds: one `host:port` target, or targets keyed by a `cluster`
  * label value (`{sandbox-1: 'host:port', …}`). Resolves once it is ready.
  */
 export async function startPrometheus(target: string | Record<string, string>): Promise<PrometheusInstance> {
@@ -59,7 +62,7 @@ export async function startPrometheus(target: string | Record<string, string>): 
       : Object.entries(target)
           .map(([cluster, t]) => `      - targets: ['${t}']\n        labels: { cluster: '${cluster}' }\n`)
           .join('');
-  writeFileSync(cfg, `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: app\n    static_configs:\n${statics}`);
+  writeFileSync(cfg, `global:\n  scrape_interval: ${SCRAPE_INTERVAL_S}s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: app\n    static_configs:\n${statics}`);
   const proc = spawn(bin, [`--config.file=${cfg}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--query.lookback-delta=3s'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -104,4 +107,24 @@ export async function waitForQuery(url: string, query: string, ok: (values: numb
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`prometheus never answered ${query} as expected; last answer: ${last}`);
+}
+
+/** A stored sample: when Prometheus scraped it (ms since the epoch, its own timestamp) and the value. */
+export interface Sample {
+  ms: number;
+  value: number;
+}
+
+/**
+ * The samples Prometheus stored for one series over the last `window` (a range selector, e.g.
+ * `5m`), oldest first: their timestamps are the scrapes' own, taken by Prometheus, so they do
+ * not depend on when this test process got to run.
+ */
+export async function samples(url: string, selector: string, window = '10m'): Promise<Sample[]> {
+  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(`${selector}[${window}]`)}`);
+  const text = await res.text();
+  const body = JSON.parse(text) as { data?: { resultType?: string; result?: { values?: [number, string][] }[] } };
+  const series = body.data?.result ?? [];
+  if (body.data?.resultType !== 'matrix' || series.length !== 1) throw new Error(`expected one series for ${selector}[${window}], got: ${text.slice(0, 500)}`);
+  return (series[0]?.values ?? []).map(([t, v]) => ({ ms: Math.round(t * 1000), value: Number(v) }));
 }

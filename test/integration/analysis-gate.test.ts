@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kplay } from '../helpers/cli.js';
-import { startExporter, startPrometheus, waitForQuery, type Exporter, type PrometheusInstance } from '../helpers/prometheus.js';
+import { jsonEvents, kplay } from '../helpers/cli.js';
+import { samples, SCRAPE_INTERVAL_S, startExporter, startPrometheus, waitForQuery, type Exporter, type PrometheusInstance } from '../helpers/prometheus.js';
 import { kubectl, sandboxEnv } from '../sandbox/env.js';
 
 const CLUSTERS = ['sandbox-1', 'sandbox-2', 'sandbox-3'];
@@ -17,6 +17,38 @@ let inventory: string;
 let playbook: string;
 const exporters: Record<string, Exporter> = {};
 let prom: PrometheusInstance;
+
+/** The rollout: serial 1 over the fleet, release then gate in a block; rescue rolls back and fails. */
+function rollout(gate: { interval: number; count: number; failureLimit: number }): string {
+  return [
+    '- hosts: fleet',
+    '  serial: 1',
+    '  any_errors_fatal: true',
+    '  tasks:',
+    '    - block:',
+    '        - name: release',
+    '          k8s_apply:',
+    '            definition:',
+    `              - { apiVersion: v1, kind: Namespace, metadata: { name: ${ns} } }`,
+    `              - { apiVersion: v1, kind: ConfigMap, metadata: { name: web, namespace: ${ns} }, data: { version: "{{ version }}" } }`,
+    '        - name: gate',
+    '          analysis:',
+    `            interval: ${gate.interval}`,
+    `            count: ${gate.count}`,
+    `            failure_limit: ${gate.failureLimit}`,
+    '            metrics:',
+    '              - name: error-ratio',
+    '                prometheus:',
+    '                  address: "{{ prometheus_url }}"',
+    '                  query: app_error_ratio{cluster="{{ inventory_hostname }}"}',
+    '                success_condition: result < 0.01',
+    '      rescue:',
+    '        - name: roll back',
+    '          k8s_apply:',
+    `            definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: web, namespace: ${ns} }, data: { version: rolled-back } }`,
+    '        - fail: { msg: "gate failed on {{ inventory_hostname }}" }',
+  ].join('\n');
+}
 
 beforeAll(async () => {
   const env = sandboxEnv();
@@ -30,37 +62,7 @@ beforeAll(async () => {
     ['all:', '  vars:', `    prometheus_url: ${prom.url}`, '  children:', '    fleet:', '      clusters:', ...CLUSTERS.map((c) => `        ${c}: { context: ${c}, kubeconfig: ${env.kubeconfig} }`)].join('\n'),
   );
   playbook = path.join(tmp, 'rollout.yml');
-  writeFileSync(
-    playbook,
-    [
-      '- hosts: fleet',
-      '  serial: 1',
-      '  any_errors_fatal: true',
-      '  tasks:',
-      '    - block:',
-      '        - name: release',
-      '          k8s_apply:',
-      '            definition:',
-      `              - { apiVersion: v1, kind: Namespace, metadata: { name: ${ns} } }`,
-      `              - { apiVersion: v1, kind: ConfigMap, metadata: { name: web, namespace: ${ns} }, data: { version: "{{ version }}" } }`,
-      '        - name: gate',
-      '          analysis:',
-      '            interval: 0.3',
-      '            count: 4',
-      '            failure_limit: 1',
-      '            metrics:',
-      '              - name: error-ratio',
-      '                prometheus:',
-      '                  address: "{{ prometheus_url }}"',
-      '                  query: app_error_ratio{cluster="{{ inventory_hostname }}"}',
-      '                success_condition: result < 0.01',
-      '      rescue:',
-      '        - name: roll back',
-      '          k8s_apply:',
-      `            definition: { apiVersion: v1, kind: ConfigMap, metadata: { name: web, namespace: ${ns} }, data: { version: rolled-back } }`,
-      '        - fail: { msg: "gate failed on {{ inventory_hostname }}" }',
-    ].join('\n'),
-  );
+  writeFileSync(playbook, rollout({ interval: 0.3, count: 4, failureLimit: 1 }));
 }, 180_000);
 
 afterAll(async () => {
@@ -95,6 +97,74 @@ describe('analysis gate between batches', () => {
     const r = await kplay(['run', playbook, '-i', inventory, '--no-lock', '-e', 'version=v3'], { timeoutMs: 200_000 });
     expect(r.code, (r.stdout + r.stderr).slice(-3000)).toBe(0);
     for (const c of CLUSTERS) expect(await version(c)).toBe('v3');
+  });
+
+  it('stop latency: from the first bad scrape to the gate failing is at most interval + scrape interval', async () => {
+    // The release goes bad WHILE the gate runs: the exporter flips when the gate task starts (seen
+    // on the run's --output json stream). Both ends of the latency are timestamps taken by the
+    // systems under test, not by this (possibly starved) test process: the first bad sample's
+    // timestamp as Prometheus stored it (its scrape), and the `at` of the gate's first failed
+    // measurement in the task result (failure_limit 0: that measurement fails the gate, and
+    // any_errors_fatal stops the rollout).
+    const interval = 1;
+    const bad = 0.5;
+    exporters['sandbox-1']!.ratios.set('a', 0.001);
+    await waitForQuery(prom.url, 'app_error_ratio{cluster="sandbox-1"}', (v) => v[0] === 0.001);
+    const pb = path.join(tmp, 'latency.yml');
+    writeFileSync(pb, rollout({ interval, count: 30, failureLimit: 0 }));
+    let flipped = false;
+    let buffered = '';
+    const records = path.join(tmp, 'runs');
+    const r = await kplay(['run', pb, '-i', inventory, '--no-lock', '--output', 'json', '-e', 'version=v4', '--record-dir', records], {
+      timeoutMs: 200_000,
+      onSpawn: (child) =>
+        child.stdout?.on('data', (d: Buffer) => {
+          buffered += d.toString();
+          if (!flipped && /"type":"task_start"[^\n]*"task":"gate"/.test(buffered)) {
+            flipped = true;
+            exporters['sandbox-1']!.ratios.set('a', bad);
+          }
+        }),
+    });
+    expect(r.code, (r.stdout + r.stderr).slice(-3000)).not.toBe(0);
+    expect(flipped).toBe(true);
+    const gate = jsonEvents(r.stdout).find((e) => e.type === 'task_result' && e.task === 'gate' && e.cluster === 'sandbox-1');
+    const data = gate?.data as { verdict?: string; measurements?: { at: string; value: unknown; verdict: string }[] } | undefined;
+    expect(gate?.status).toBe('failed');
+    expect(data?.verdict).toBe('failed');
+    const ms = data?.measurements ?? [];
+    const failedAt = ms.findIndex((m) => m.verdict === 'failed');
+    expect(failedAt).toBe(ms.length - 1); // the first failed measurement ended the gate
+    expect(ms.slice(0, failedAt).every((m) => m.verdict === 'successful')).toBe(true);
+    expect(ms[failedAt]?.value).toBe(bad);
+    const stopMs = Date.parse(ms[failedAt]!.at);
+    // the first sample of the bad streak the gate saw (earlier tests stored bad samples too)
+    const before = (await samples(prom.url, 'app_error_ratio{cluster="sandbox-1"}')).filter((x) => x.ms <= stopMs);
+    const lastGood = before.findLastIndex((x) => x.value !== bad);
+    const firstBad = before[lastGood + 1];
+    expect(lastGood).toBeGreaterThanOrEqual(0);
+    expect(firstBad?.value).toBe(bad);
+    const latencyMs = stopMs - firstBad!.ms;
+    // Tolerance 500 ms: the gate's period is `interval` plus one Prometheus query and the
+    // condition (a few ms idle), and a timer on a loaded 2-core machine shared with the sandbox
+    // fires late by up to a few hundred ms; the bound itself already holds a scrape interval the
+    // gate does not need (it is measured from the scrape, not from the release going bad).
+    expect(latencyMs).toBeGreaterThan(0);
+    expect(latencyMs, `stop latency ${latencyMs} ms`).toBeLessThanOrEqual((interval + SCRAPE_INTERVAL_S) * 1000 + 500);
+    expect(await version('sandbox-1')).toBe('rolled-back');
+    expect(await version('sandbox-2')).not.toBe('v4'); // the rollout stopped before the others
+    expect(await version('sandbox-3')).not.toBe('v4');
+
+    // the run report shows the gate of sandbox-1: its verdict and every measurement
+    const rep = await kplay(['report', 'last', '--record-dir', records, '-o', '-']);
+    expect(rep.code, rep.stderr).toBe(0);
+    const block = /<div class="gate" data-cluster="sandbox-1" data-task="gate" data-verdict="failed">([\s\S]*?)<\/table><\/div>/.exec(rep.stdout)?.[1] ?? '';
+    const rows = [...block.matchAll(/<tr class="m-([a-z]+)"><td[^>]*>[^<]*<\/td><td>([^<]*)<\/td><td class="n">([^<]*)<\/td>/g)].map((m) => [m[1], m[2], m[3]]);
+    expect(rows).toHaveLength(ms.length);
+    expect(rows.at(-1)).toEqual(['failed', 'error-ratio', '0.5']);
+    expect(rows.slice(0, -1).every((x) => x[0] === 'successful' && x[2] === '0.001')).toBe(true);
+    expect(rep.stdout).not.toContain('data-cluster="sandbox-2" data-task="gate"'); // the rollout stopped before it
+    console.log(`analysis gate stop latency: ${latencyMs} ms (bound ${(interval + SCRAPE_INTERVAL_S) * 1000} ms)`);
   });
 });
 

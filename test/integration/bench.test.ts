@@ -43,6 +43,7 @@ const EXPECTED = [
   /^B8b vendor shapes \d+ objects \(\d+ CRDs\), no-op$/,
   /^B10 kubernetes\.core playbook x \d+ clusters$/,
   /^B11 live board, window of \d+ clusters \(board vs plain, in a pty\)$/,
+  /^B12 gate stop latency \(first bad scrape to gate failed\)$/,
 ];
 
 function runBench(out: string, store: string): Promise<{ code: number | null; stdout: string; stderr: string }> {

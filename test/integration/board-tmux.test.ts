@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kplayBin, repoRoot } from '../helpers/cli.js';
+import { startExporter, startPrometheus, waitForQuery } from '../helpers/prometheus.js';
 import { kubectl, sandboxEnv } from '../sandbox/env.js';
 
 const suffix = Math.random().toString(16).slice(2, 8);
@@ -17,14 +18,14 @@ const session = 'board';
 let tmp: string;
 
 const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-const capture = (): string => tmux('capture-pane', '-p', '-J', '-t', session);
+const capture = (target = session): string => tmux('capture-pane', '-p', '-J', '-t', target);
 
 /** Poll the pane until `pred` holds (generous overall timeout, no fixed sleeps). */
-async function until(pred: (screen: string) => boolean, what: string, timeoutMs = 120_000): Promise<string> {
+async function until(pred: (screen: string) => boolean, what: string, timeoutMs = 120_000, target = session): Promise<string> {
   const end = Date.now() + timeoutMs;
   let screen = '';
   while (Date.now() < end) {
-    screen = capture();
+    screen = capture(target);
     if (pred(screen)) return screen;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -115,5 +116,41 @@ describe('live board in tmux', () => {
     expect(end).toMatch(/interrupted — elapsed [\d.]+s, exit code 130/);
     expect(end.match(/^batch /gm)).toHaveLength(1); // no stale copy of the board above
     expect(tmux('display', '-p', '-t', session, '#{cursor_flag}').trim()).toBe('1');
+  }, 200_000);
+
+  it('an analysis gate on a real Prometheus: the row says what the gate measured so far; its failure ends the run', async () => {
+    const exporter = await startExporter(0.004);
+    const prom = await startPrometheus({ 'sandbox-1': new URL(exporter.server.url).host });
+    try {
+      await waitForQuery(prom.url, 'app_error_ratio', (v) => v[0] === 0.004);
+      writeFileSync(path.join(tmp, 'gate.yml'), [
+        '- name: gated',
+        '  hosts: sandbox-1',
+        '  tasks:',
+        '    - name: gate',
+        '      analysis:',
+        '        interval: 0.5',
+        '        count: 600',
+        '        metrics:',
+        '          - name: error-ratio',
+        `            prometheus: { address: "${prom.url}", query: app_error_ratio }`,
+        '            success_condition: result < 0.01',
+      ].join('\n'));
+      // its own, wider window: the gate's line is longer than 80 columns leave after the row's head
+      tmux('new-session', '-d', '-s', 'gate', '-x', '120', '-y', '24', '-c', tmp);
+      tmux('send-keys', '-t', 'gate', `NO_COLOR=1 node ${kplayBin} run gate.yml -i inventory.yml --no-lock --record-dir ${path.join(tmp, 'runs')}; echo EXIT=$?`, 'Enter');
+      // set point: a few measurements taken, all good (the row is redrawn as they come)
+      const running = await until((s) => /sandbox-1 +waiting +b1 .*gate › analysis error-ratio: [3-9]\/600 measured, 0 failed, last 0\.004/.test(s), 'the gate to report 3 measurements', 120_000, 'gate');
+      expect(running).toMatch(/^batch 1\/1 · waiting 1 · /m);
+      // the release goes bad: the next measurement fails the gate and the run ends
+      exporter.ratios.set('a', 0.5);
+      const end = await until((s) => /EXIT=\d+/.test(s), 'the run to end', 120_000, 'gate');
+      expect(end).toMatch(/EXIT=2/);
+      expect(end).toMatch(/sandbox-1 +failed +b1 /);
+      expect(end).toMatch(/FAILED \[sandbox-1\] gate: analysis failed after \d+ measurement\(s\) \(error-ratio: success_condition "result < 0\.01" is/); // the log line is cut to the width
+    } finally {
+      await prom.stop();
+      await exporter.server.close();
+    }
   }, 200_000);
 });

@@ -3,7 +3,8 @@
 // failure a rescue handles, a secret and a no_log task; its report is opened offline (file://) and
 // its DOM asserted (every cluster, the failed task marked, a diff opened by a click, the timeline's
 // bars in order), with no console error and no secret anywhere in the file. The same run's report
-// from the in-cluster records, a drift report, and a 100-cluster report's load time.
+// from the in-cluster records, a drift report, and a 100-cluster report's load time. An analysis
+// gate on a real Prometheus: each cluster's measurements in a table and under the result.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyStats } from '../../src/report/events.js';
 import { renderRunReport } from '../../src/report/html/run.js';
 import { jsonEvents, kplay, repoRoot } from '../helpers/cli.js';
+import { startExporter, startPrometheus, waitForQuery, type Exporter, type PrometheusInstance } from '../helpers/prometheus.js';
 import { kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 
 const CHROMIUM = process.env.KPLAY_CHROMIUM ?? '/usr/bin/chromium';
@@ -214,6 +216,67 @@ describe('kplay report', () => {
     console.log(`100-cluster report: ${Buffer.byteLength(html)} bytes, loaded in ${Math.round(loaded)} ms`);
     expect(loaded).toBeLessThan(15_000);
     expect(await page.locator('#timeline .tl-row').count()).toBe(100);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('kplay report of an analysis gate', () => {
+  const exporters: Record<string, Exporter> = {};
+  let prom: PrometheusInstance | undefined;
+  afterAll(async () => {
+    await prom?.stop();
+    for (const e of Object.values(exporters)) await e.server.close();
+  });
+
+  it('each cluster\'s gate: its verdict and measurements in a table, and under the result on a click; the secret masked', async () => {
+    // a real Prometheus scraping one stand-in exporter per cluster: sandbox-1 good, sandbox-2 bad
+    exporters['sandbox-1'] = await startExporter(0.004);
+    exporters['sandbox-2'] = await startExporter(0.5);
+    prom = await startPrometheus(Object.fromEntries(Object.entries(exporters).map(([c, e]) => [c, new URL(e.server.url).host])));
+    await waitForQuery(prom.url, 'app_error_ratio', (v) => v.length === 2);
+    writeFileSync(
+      path.join(dir, 'gate.yml'),
+      `- hosts: sandbox-1:sandbox-2
+  tasks:
+    - name: gate
+      analysis:
+        interval: 0.2
+        count: 3
+        metrics:
+          - name: "errors {{ db_password }}"
+            prometheus:
+              address: ${prom.url}
+              query: app_error_ratio{cluster="{{ inventory_hostname }}"}
+              token: "{{ db_password }}"
+            success_condition: result < 0.01
+      ignore_errors: true
+`,
+    );
+    const r = await k(['run', 'gate.yml', '-i', env.inventory, '--no-lock', '-e', `db_password=${SECRET}`]);
+    expect(r.code, r.stdout.slice(-3000) + r.stderr).toBe(0);
+    const file = path.join(dir, 'gate.html');
+    const rep = await k(['report', 'last', '-o', file]);
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(leaks(readFileSync(file, 'utf8'))).toEqual([]);
+    for (const f of readdirSync(records)) expect(leaks(readFileSync(path.join(records, f), 'utf8')), f).toEqual([]);
+
+    const { page, problems } = await open(file);
+    const gates = page.locator('#gates .gate');
+    expect(await gates.evaluateAll((els) => els.map((e) => [e.getAttribute('data-cluster'), e.getAttribute('data-verdict')]))).toEqual([
+      ['sandbox-1', 'successful'],
+      ['sandbox-2', 'failed'],
+    ]);
+    const cells = (sel: string): Promise<string[][]> => page.locator(sel).evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+    const good = await cells('#gates .gate[data-cluster="sandbox-1"] tbody tr');
+    expect(good.map((c) => c.slice(1, 4))).toEqual(Array.from({ length: 3 }, () => ['errors ********', '0.004', 'successful']));
+    expect(good.every((c) => /^\d\d:\d\d:\d\d\.\d{3}Z$/.test(c[0] ?? ''))).toBe(true);
+    const bad = await cells('#gates .gate[data-cluster="sandbox-2"] tbody tr');
+    expect(bad.map((c) => c.slice(1))).toEqual([['errors ********', '0.5', 'failed', 'success_condition "result < 0.01" is false']]);
+    // the same table under the task's result in the detail panel
+    await page.locator('#results tr[data-cluster="sandbox-2"] td.cell').first().click();
+    expect(await page.locator('#detail h3').textContent()).toBe('sandbox-2 — gate');
+    expect(await page.locator('#detail').textContent()).toContain('failed after 1 measurement(s)');
+    expect(await cells('#detail table.measurements tr:not(:first-child)')).toEqual(bad);
     expect(problems).toEqual([]);
   });
 });

@@ -14,6 +14,8 @@ export interface DetailEntry {
   lines: [string, string][];
   /** Index of its diff in {@link PageData.diffs}. */
   diff?: number;
+  /** A table under the result (an analysis gate's measurements): header cells and rows of text. */
+  table?: { head: string[]; rows: string[][] };
 }
 
 /** What a clicked cell or bar shows. */
@@ -41,6 +43,7 @@ code,pre{font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .badge{display:inline-block;padding:1px 7px;border-radius:9px;color:#fff;font-size:12px;font-weight:600}
 .s-ok{background:var(--ok)}.s-changed{background:var(--changed)}.s-failed{background:var(--failed)}.s-skipped{background:var(--skipped)}.s-unreachable{background:var(--unreachable)}.s-rescued{background:var(--rescued)}.s-ignored{background:#e57373}.s-wait{background:var(--wait)}.s-drain{background:var(--drain)}.s-in-sync{background:var(--ok)}.s-drifted{background:var(--changed)}.s-error{background:var(--failed)}
 table{border-collapse:collapse;margin:4px 0}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f6f8;font-weight:600}td.n{text-align:right}
+.gate{margin:10px 0}table.measurements{font-size:13px}table.measurements td:nth-child(3){text-align:right;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .legend span{margin-right:10px}.legend i{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:middle;margin-right:4px}
 .timeline{border:1px solid var(--line);position:relative}.tl-row{display:flex;align-items:center;border-top:1px solid #eee;height:22px}.tl-row:first-child{border-top:0}
 .tl-name{width:180px;min-width:180px;padding:0 6px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:12px}
@@ -98,6 +101,18 @@ const SCRIPT = `
         var dl = el('dl', 'kv');
         en.lines.forEach(function (kv) { dl.appendChild(el('dt', '', kv[0])); dl.appendChild(el('dd', '', kv[1])); });
         box.appendChild(dl);
+      }
+      if (en.table) {
+        var tb = el('table', 'measurements');
+        var hr = el('tr');
+        en.table.head.forEach(function (h) { hr.appendChild(el('th', '', h)); });
+        tb.appendChild(hr);
+        en.table.rows.forEach(function (row) {
+          var tr = el('tr');
+          row.forEach(function (c) { tr.appendChild(el('td', '', c)); });
+          tb.appendChild(tr);
+        });
+        box.appendChild(tb);
       }
       if (typeof en.diff === 'number') {
         var b = el('button', 'diff-toggle', 'show diff');

@@ -7,6 +7,7 @@
  */
 import type { BatchRecord, TaskRecord, WarningRecord } from '../../audit/record.js';
 import type { ClusterStats } from '../events.js';
+import type { GateRecord } from '../gate.js';
 import { duration, esc } from './escape.js';
 import { DETAIL_PANEL, htmlPage, type Detail, type PageData } from './page.js';
 
@@ -204,6 +205,34 @@ function failuresHtml(r: RunReportInput, placed: Placed[]): string {
   return `<h2>Failures</h2>${items.length ? items.join('') : '<p>none</p>'}`;
 }
 
+const GATE_HEAD = ['time', 'metric', 'value', 'verdict', 'why'] as const;
+
+/** The clock time of an ISO timestamp (`12:01:02.345Z`), or the text as it is. */
+const clock = (at: string): string => (/^\d{4}-\d\d-\d\dT/.test(at) ? at.slice(11) : at);
+
+/** A gate's measurements as table rows of text (the detail panel builds them with textContent). */
+function gateRows(g: GateRecord): string[][] {
+  return g.measurements.map((m) => [clock(m.at), m.metric, m.value, m.verdict, m.reason ?? '']);
+}
+
+const VERDICT_CLASS: Record<GateRecord['verdict'], string> = { successful: 'ok', failed: 'failed', inconclusive: 'skipped', error: 'failed' };
+
+/** Every analysis gate of the run, per cluster (sorted): its verdict and a table of its measurements. */
+function gatesHtml(r: RunReportInput): string {
+  // by cluster (as every table of the page), each cluster's gates in the order they ran
+  const gates = r.tasks.filter((t): t is TaskRecord & { gate: GateRecord } => t.gate !== undefined).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  if (!gates.length) return '';
+  const items = gates.map((t) => {
+    const g = t.gate;
+    const rows = g.measurements
+      .map((m) => `<tr class="m-${esc(m.verdict)}"><td title="${esc(m.at)}">${esc(clock(m.at))}</td><td>${esc(m.metric)}</td><td class="n">${esc(m.value)}</td><td><span class="badge s-${VERDICT_CLASS[m.verdict]}">${esc(m.verdict)}</span></td><td>${esc(m.reason ?? '')}</td></tr>`)
+      .join('');
+    const omitted = g.omitted ? `<p class="mute">${g.omitted} earlier measurement(s) not kept in the record</p>` : '';
+    return `<div class="gate" data-cluster="${esc(t.cluster)}" data-task="${esc(t.task)}" data-verdict="${esc(g.verdict)}"><b>${esc(t.cluster)}</b> — ${esc(t.task)}: <span class="badge s-${VERDICT_CLASS[g.verdict]}">${esc(g.verdict)}</span>${omitted}<table class="measurements"><thead><tr>${GATE_HEAD.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  });
+  return `<h2>Analysis gates</h2><div id="gates">${items.join('')}</div>`;
+}
+
 function warningsHtml(r: RunReportInput): string {
   const w = r.warnings ?? [];
   if (!w.length) return '';
@@ -275,12 +304,14 @@ export function renderRunReport(r: RunReportInput): string {
         diffBytes += size;
       } else if (diff === undefined) lines.push(['diff', `not embedded (a report keeps at most ${DIFF_BUDGET / 1024 / 1024} MB of diffs): kplay history show ${str(r.run.run_id)} has it`]);
     }
-    details[d]?.entries.push({ head: `${t.task}${t.item !== undefined ? ` (item=${t.item})` : ''}`, status: statusClass(t, rescued), lines, ...(diff !== undefined ? { diff } : {}) });
+    if (t.gate) lines.push(['gate', `${t.gate.verdict} after ${t.gate.measurements.length + (t.gate.omitted ?? 0)} measurement(s)`]);
+    const table = t.gate ? { head: [...GATE_HEAD], rows: gateRows(t.gate) } : undefined;
+    details[d]?.entries.push({ head: `${t.task}${t.item !== undefined ? ` (item=${t.item})` : ''}`, status: statusClass(t, rescued), lines, ...(diff !== undefined ? { diff } : {}), ...(table ? { table } : {}) });
     const p: Placed = { t, start, detail: d, rescued };
     groups.set(g, [...(groups.get(g) ?? []), p]);
     return p;
   });
   const data: PageData = { kind: 'run', run: r.run, recap: r.recap, chain: r.chain, exit_code: r.exit_code, interrupted: r.interrupted, details, diffs };
-  const main = [timelineHtml(r, clusters, placed, estimated), gridHtml(clusters, keys, groups), failuresHtml(r, placed), recapHtml(r, clusters), warningsHtml(r), relatedHtml(r)].join('\n');
+  const main = [timelineHtml(r, clusters, placed, estimated), gridHtml(clusters, keys, groups), failuresHtml(r, placed), gatesHtml(r), recapHtml(r, clusters), warningsHtml(r), relatedHtml(r)].join('\n');
   return htmlPage({ title: `kplay run ${str(r.run.run_id)}`, header: headerHtml(r), main, data });
 }
