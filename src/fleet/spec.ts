@@ -85,3 +85,33 @@ export function shardSpec(flags: ShardFlags, env: NodeJS.ProcessEnv = process.en
     ...((flags.fleetKubeconfig ?? env[FLEET_ENV.kubeconfig]) ? { kubeconfig: flags.fleetKubeconfig ?? env[FLEET_ENV.kubeconfig] } : {}),
   };
 }
+
+/** A shard as the journal of a run records it. */
+export interface JournalShard {
+  index: number;
+  shards: number;
+  fleet_run?: string;
+  namespace: string;
+  context: string;
+  kubeconfig?: string;
+}
+
+/**
+ * Resuming: the shard of the interrupted run (from its journal). Flags or environment naming
+ * another shard or fleet run are refused; naming none, the journal's shard is taken.
+ */
+export function resumeShard(recorded: JournalShard | undefined, runId: string, flags: ShardFlags, env: NodeJS.ProcessEnv = process.env): ShardSpec | undefined {
+  const now = shardSpec(flags, env);
+  if (!recorded) {
+    if (now) throw new InputError(`run ${runId} was not a shard: it cannot be resumed as shard ${now.index}/${now.shards}`, undefined, 'resume it without --shard (and without KPLAY_SHARD / JOB_COMPLETION_INDEX)');
+    return undefined;
+  }
+  if (now && (now.index !== recorded.index || now.shards !== recorded.shards || (now.fleetRun ?? '') !== (recorded.fleet_run ?? ''))) {
+    throw new InputError(
+      `run ${runId} was shard ${recorded.index}/${recorded.shards}${recorded.fleet_run ? ` of fleet run ${recorded.fleet_run}` : ''}; this resume names shard ${now.index}/${now.shards}${now.fleetRun ? ` of fleet run ${now.fleetRun}` : ''}`,
+      undefined,
+      'a shard resumes as the same shard of the same fleet run: give the same --shard/--fleet-run, or none (the journal\'s are taken)',
+    );
+  }
+  return now ?? { index: recorded.index, shards: recorded.shards, ...(recorded.fleet_run ? { fleetRun: recorded.fleet_run } : {}), namespace: recorded.namespace, context: recorded.context, ...(recorded.kubeconfig ? { kubeconfig: recorded.kubeconfig } : {}) };
+}
