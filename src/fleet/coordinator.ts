@@ -48,7 +48,7 @@ export function describeStop(stop: FleetStop, me: number): string {
 export interface CoordinatorOptions extends FleetRef {
   index: number;
   shards: number;
-  /** Between reads while waiting for the other shards to finish a batch. @default 500 */
+  /** The longest pause between reads while waiting for the other shards to finish a batch (the first is 50 ms, doubling up to it). @default 1000 */
   pollMs?: number;
   /** Said once per batch the shard waits for. */
   onWait?: (msg: string) => void;
@@ -118,6 +118,7 @@ export class FleetCoordinator implements FleetHooks {
 
   async beforeBatch(b: FleetBatch, signal: AbortSignal): Promise<string | undefined> {
     let said = false;
+    let pause = 50;
     for (;;) {
       const data = (await readFleet(this.client, this.o, signal)) ?? {};
       const stop = stopOf(data);
@@ -130,7 +131,8 @@ export class FleetCoordinator implements FleetHooks {
         const missing = [...Array(this.o.shards).keys()].filter((i) => !done.includes(i));
         this.o.onWait?.(`waiting for shard(s) ${missing.join(', ')} to finish batch ${b.batch - 1} of play ${b.play + 1} before starting batch ${b.batch}`);
       }
-      await sleep(this.o.pollMs ?? 500, undefined, { signal });
+      await sleep(pause, undefined, { signal });
+      pause = Math.min(pause * 2, this.o.pollMs ?? 1000);
     }
   }
 
