@@ -1212,6 +1212,69 @@ async function b12(env) {
   ];
 }
 
+// ======================================================================= B13
+/**
+ * Fleet simulation (issue #36): one window over many inventory entries (spread over the sandbox's
+ * apiservers, `serial: 10%` so the fleet's batch barrier is exercised, a read and a local task per
+ * entry) run as 10 shards sharing one fleet run (its ConfigMap in sandbox-1) vs 1 process.
+ * Wall time: the 10 shards launched together until the last exits. Memory: peak RSS per shard.
+ */
+async function b13(env) {
+  const nEntries = env.quick ? 60 : 1000;
+  const nShards = 10;
+  const samples = { k: [], p: [], kRss: [], pRss: [] };
+  const hosts = Array.from({ length: nEntries }, (_, i) => ({ name: `store-${String(i).padStart(4, '0')}`, context: env.clusters[i % env.clusters.length].context }));
+  const dir = path.join(env.work, 'b13');
+  const pb = write(path.join(dir, 'play.yml'), `- hosts: all\n  serial: "10%"\n  max_fail_percentage: 5\n  tasks:\n    - name: read\n      k8s_info: { kind: Namespace, name: default }\n      register: ns\n    - name: check\n      assert: { that: ["ns.resources | length == 1"] }\n`);
+  const inv = write(path.join(dir, 'inv.yml'), inventory(env, hosts));
+  const fleetNs = `${env.runId}-b13`;
+  await env.kubectl(['create', 'namespace', fleetNs]);
+  try {
+    for (let rep = 0; rep < env.reps; rep++) {
+      const one = check(await env.kplay(['run', pb, '-i', inv, '--no-lock', '--forks', '25', '-o', 'json'], { timeRss: true, tmpDir: dir, env: { KPLAY_RECORD_DIR: path.join(dir, `rec-one-${rep}`) } }), 'kplay B13 one process');
+      samples.p.push(one.ms);
+      samples.pRss.push(one.rssKiB);
+      const t0 = performance.now();
+      const shards = await Promise.all(
+        Array.from({ length: nShards }, (_, i) =>
+          env.kplay(['run', pb, '-i', inv, '--no-lock', '--forks', '25', '-o', 'json'], {
+            timeRss: true,
+            tmpDir: dir,
+            env: { KPLAY_RECORD_DIR: path.join(dir, `rec-${rep}-${i}`), JOB_COMPLETION_INDEX: String(i), KPLAY_SHARDS: String(nShards), KPLAY_FLEET_RUN: `b13-${rep}`, KPLAY_FLEET_NAMESPACE: fleetNs, KPLAY_FLEET_CONTEXT: 'sandbox-1', KPLAY_FLEET_KUBECONFIG: env.kubeconfig },
+          }),
+        ),
+      );
+      shards.forEach((r, i) => check(r, `kplay B13 shard ${i}`));
+      samples.k.push(performance.now() - t0);
+      samples.kRss.push(...shards.map((r) => r.rssKiB));
+    }
+  } finally {
+    await env.kubectl(['delete', 'namespace', fleetNs, '--wait=false', '--ignore-not-found']);
+  }
+  const k = med(samples.k);
+  const p = med(samples.p);
+  const shardRss = samples.kRss.filter((x) => x);
+  const maxShard = shardRss.length ? Math.max(...shardRss) / 1024 : null;
+  const medShard = med(shardRss);
+  const oneRss = Math.max(...samples.pRss.filter((x) => x)) / 1024;
+  return [
+    {
+      bench: `B13 fleet simulation: ${nEntries} inventory entries, ${nShards} shards vs 1 process`,
+      kplay_ms: k,
+      peer_ms: p,
+      ratio: ratioOf(k, p),
+      goal: 'informational (shards buy independence from one machine, not speed on 2 cores)',
+      met: null,
+      kplay_requests: null,
+      kplay_writes: null,
+      peer_requests: null,
+      peer_writes: null,
+      notes: `peak RSS per shard: median ${medShard === null ? '?' : (medShard / 1024).toFixed(0)} MiB, max ${maxShard === null ? '?' : maxShard.toFixed(0)} MiB; 1 process: ${oneRss.toFixed(0)} MiB; all ${nShards} shards on this machine's cores (in a cluster each pod has its own)`,
+      samples,
+    },
+  ];
+}
+
 export const BENCHES = [
   { id: 'B1', title: 'k8s_apply of a 300-object set, cold and no-op, vs kubectl apply --server-side', run: b1, rows: (q) => [`B1 apply ${q ? 30 : 300} objects, cold`, `B1 apply ${q ? 30 : 300} objects, no-op`] },
   { id: 'B2', title: 'per-task overhead vs ansible-playbook + kubernetes.core.k8s', run: b2, rows: (q) => [q ? 'B2 5 tasks x 3 clusters' : 'B2 50 tasks x 10 clusters'] },
@@ -1227,4 +1290,5 @@ export const BENCHES = [
   { id: 'B10', title: 'an Ansible kubernetes.core playbook, unchanged, vs ansible-playbook', run: b10, rows: (q) => [`B10 kubernetes.core playbook x ${q ? 3 : 10} clusters`] },
   { id: 'B11', title: 'the live board (--progress board vs plain) over a window of many clusters, in a pty', run: b11, rows: (q) => [`B11 live board, window of ${q ? 20 : 100} clusters (board vs plain, in a pty)`] },
   { id: 'B12', title: 'analysis gate stop latency: first bad scrape to the gate failing, vs the bound interval + scrape interval', run: b12, rows: () => ['B12 gate stop latency (first bad scrape to gate failed)'] },
+  { id: 'B13', title: 'fleet simulation: a window over many inventory entries as 10 shards (one fleet run) vs 1 process', run: b13, rows: (q) => [`B13 fleet simulation: ${q ? 60 : 1000} inventory entries, 10 shards vs 1 process`] },
 ];
