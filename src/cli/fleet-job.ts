@@ -10,7 +10,9 @@ import { DEFAULT_IMAGE, fleetJobObjects, toYaml, type FleetJobOptions } from '..
 import { reportError } from './common.js';
 
 /** Flags of `kplay fleet job` as commander gives them. */
-export interface FleetJobFlags extends Omit<FleetJobOptions, 'playbook' | 'shards' | 'parallelism' | 'retries' | 'deadlineSeconds' | 'runId'> {
+export interface FleetJobFlags extends Omit<FleetJobOptions, 'playbook' | 'shards' | 'parallelism' | 'retries' | 'deadlineSeconds' | 'runId' | 'kubeconfigSecrets' | 'envSecrets'> {
+  kubeconfigSecret?: string[];
+  envSecret?: string[];
   shards?: string;
   parallelism?: string;
   retries?: string;
@@ -30,9 +32,11 @@ export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): P
   try {
     const shards = int(flags.shards, '--shards');
     if (shards === undefined) throw new InputError('--shards is required', undefined, 'kplay fleet job PLAYBOOK -i INV --shards N');
-    const { out, fleetRun, deadline, parallelism, retries, ...rest } = flags;
+    const { out, fleetRun, deadline, parallelism, retries, kubeconfigSecret, envSecret, ...rest } = flags;
     const objects = await fleetJobObjects({
       ...rest,
+      kubeconfigSecrets: kubeconfigSecret,
+      envSecrets: envSecret,
       playbook,
       shards,
       parallelism: int(parallelism, '--parallelism'),

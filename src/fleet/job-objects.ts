@@ -110,7 +110,7 @@ function job(s: JobSpecInput, name: string, metadata: Record<string, unknown>, l
     { name: 'bundle', configMap: { name: `${name}-bundle`, items: s.bundle.items, defaultMode: 0o444 } },
     s.recordsPvc ? { name: 'records', persistentVolumeClaim: { claimName: s.recordsPvc } } : { name: 'records', emptyDir: {} },
     { name: 'tmp', emptyDir: {} },
-    ...s.kubeconfigSecrets.map((k, i) => ({ name: `kubeconfig-${i}`, secret: { secretName: k.name, defaultMode: 0o400 } })),
+    ...s.kubeconfigSecrets.map((k, i) => ({ name: `kubeconfig-${i}`, secret: { secretName: k.name, defaultMode: 0o440 } })),
   ];
   const mounts: Record<string, unknown>[] = [
     { name: 'bundle', mountPath: POD_PATHS.bundle, readOnly: true },
