@@ -42,7 +42,6 @@ export interface FleetJobOptions {
   lock?: boolean;
   lockTimeout?: string;
   modulePath?: string[];
-  cwd?: string;
   /** Time for the default run id (tests). */
   now?: Date;
 }
@@ -146,7 +145,7 @@ function refuseSecrets(bundle: Bundle, args: string[], secrets: string[]): void 
 
 /** Generate the objects. Throws InputError on bad input. */
 export async function fleetJobObjects(o: FleetJobOptions): Promise<K8sObject[]> {
-  const cwd = o.cwd ?? process.cwd();
+  const cwd = process.cwd(); // relative paths are relative to it, as for kplay run
   const shards = positiveInt(o.shards, '--shards', 1) ?? 1;
   const parallelism = positiveInt(o.parallelism, '--parallelism', 1) ?? shards;
   const retries = positiveInt(o.retries, '--retries', 0) ?? 0;
