@@ -1,0 +1,163 @@
+// kplay fleet job against the sandbox apiserver: the generated objects are accepted (server-side
+// dry-run, also at the ConfigMap size limit), and the shards' RBAC is least privilege — with a
+// token of the generated ServiceAccount (TokenRequest), a shard can do exactly the contract's verbs
+// on its run's coordination object and nothing else. Also writes docs/fleet-job-example.yaml (the
+// README shows its Job, checked here so it cannot go stale).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { repoRoot } from '../helpers/cli.js';
+import { kubectl, run, sandboxEnv } from '../sandbox/env.js';
+import { fleetJobObjects, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
+import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-configmap.js';
+import { COORDINATION } from '../../src/fleet/job-contract.js';
+import type { K8sObject } from '../../src/fleet/job-objects.js';
+
+const ns = `fleetjob-${Math.random().toString(36).slice(2, 8)}`;
+const other = `${ns}-other`;
+const example = path.join(repoRoot, 'docs/fleet-job-example');
+const opts = (o: Partial<FleetJobOptions> = {}): FleetJobOptions => ({
+  playbook: path.join(example, 'window.yml'),
+  inventory: path.join(example, 'inventories/stores.yml'),
+  shards: 2,
+  runId: 'stores-2026-11',
+  kubeconfigSecrets: ['store-kubeconfigs'],
+  ...o,
+});
+let tmp: string;
+
+/** kubectl with only the ServiceAccount's token (a kubeconfig without the admin's client certificate). */
+let asShard: (args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'fleet-job-it-'));
+  for (const n of [ns, other]) await kubectl(['create', 'namespace', n]);
+});
+afterAll(async () => {
+  for (const n of [ns, other]) await kubectl(['delete', 'namespace', n, '--wait=false'], { check: false });
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function apply(objects: K8sObject[], extra: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
+  const file = path.join(tmp, `objs-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, toYaml(objects));
+  return kubectl(['apply', ...extra, '-f', file], { check: false });
+}
+
+describe('kplay fleet job: the generated objects in a real apiserver', () => {
+  it('are accepted by server-side dry-run (client-side and server-side apply), and the example is written to docs/', async () => {
+    const objs = await fleetJobObjects(opts({ namespace: ns }));
+    const ssa = await apply(objs, ['--server-side', '--dry-run=server']);
+    expect(ssa.stderr).toBe('');
+    expect(ssa.code).toBe(0);
+    for (const k of ['configmap/kplay-stores-2026-11-bundle', 'configmap/kplay-fleet-stores-2026-11', 'serviceaccount/kplay-stores-2026-11', 'role.rbac.authorization.k8s.io/kplay-stores-2026-11', 'rolebinding.rbac.authorization.k8s.io/kplay-stores-2026-11', 'job.batch/kplay-stores-2026-11']) {
+      expect(ssa.stdout).toContain(`${k} serverside-applied (server dry run)`);
+    }
+    const csa = await apply(objs, ['--dry-run=server']);
+    expect(csa.stderr).toBe('');
+    expect(csa.stdout).toContain('job.batch/kplay-stores-2026-11 created (server dry run)');
+    // with a records volume and retries (podFailurePolicy Ignore on disruption, subPathExpr per shard)
+    const withPvc = await apply(await fleetJobObjects(opts({ namespace: ns, recordsPvc: 'kplay-records', retries: 2, parallelism: 1, deadlineSeconds: 14400, envSecrets: ['store-tokens'] })), ['--server-side', '--dry-run=server']);
+    expect(withPvc.stderr).toBe('');
+    expect(withPvc.stdout).toContain('job.batch/kplay-stores-2026-11 serverside-applied (server dry run)');
+
+    // the README's example (namespace kplay-fleet), generated here so it cannot go stale
+    const docs = toYaml(await fleetJobObjects(opts({ namespace: 'kplay-fleet' })));
+    writeFileSync(path.join(repoRoot, 'docs/fleet-job-example.yaml'), docs);
+    const jobDoc = stringify((await fleetJobObjects(opts({ namespace: 'kplay-fleet' }))).find((o) => o.kind === 'Job'), { lineWidth: 0 });
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    expect(readme, 'README: paste the Job of docs/fleet-job-example.yaml into "The Job that runs the shards"').toContain(`\`\`\`yaml\n${jobDoc}\`\`\``);
+  });
+
+  it('a bundle of exactly the ConfigMap limit is accepted by the apiserver; one byte more is what it refuses', async () => {
+    const objs = await fleetJobObjects(opts({ namespace: ns }));
+    const cm = objs.find((o) => o.metadata.name === 'kplay-stores-2026-11-bundle');
+    if (!cm) throw new Error('no bundle ConfigMap');
+    const bytes = Number((cm.metadata.annotations as Record<string, string>)['kplay.dev/bundle-bytes']);
+    const fill = (n: number): K8sObject => ({ ...cm, data: { ...(cm.data as Record<string, string>), filler: 'x'.repeat(n) } });
+    const atLimit = await apply([fill(CONFIGMAP_MAX_BYTES - bytes)], ['--server-side', '--dry-run=server']);
+    expect(atLimit.stderr).toBe('');
+    expect(atLimit.code).toBe(0);
+    const over = await apply([fill(CONFIGMAP_MAX_BYTES - bytes + 1)], ['--server-side', '--dry-run=server']);
+    expect(over.code).not.toBe(0);
+    expect(over.stderr).toContain(`may not be more than ${CONFIGMAP_MAX_BYTES} bytes`);
+  });
+
+  it('RBAC is least privilege: the ServiceAccount\'s token can do the contract\'s verbs on its coordination object and nothing more', async () => {
+    const objs = await fleetJobObjects(opts({ namespace: ns }));
+    const real = objs.filter((o) => o.kind !== 'Job');
+    const created = await apply(real, ['--server-side']);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    // a Secret and a ConfigMap of someone else in the namespace, and the same-named coordination object in another namespace
+    await kubectl(['-n', ns, 'create', 'secret', 'generic', 'store-kubeconfigs', '--from-literal=kubeconfig=not-really']);
+    await kubectl(['-n', ns, 'create', 'configmap', 'unrelated', '--from-literal=a=b']);
+    await kubectl(['-n', other, 'create', 'configmap', 'kplay-fleet-stores-2026-11', '--from-literal=a=b']);
+
+    const token = (await kubectl(['-n', ns, 'create', 'token', 'kplay-stores-2026-11', '--duration', '10m'])).stdout.trim();
+    expect(token.split('.')).toHaveLength(3);
+    const env = sandboxEnv();
+    const view = JSON.parse((await kubectl(['config', 'view', '--raw', '--minify', '-o', 'json'])).stdout) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
+    const cluster = view.clusters[0]?.cluster;
+    if (!cluster) throw new Error('no cluster in the sandbox kubeconfig');
+    const kc = path.join(tmp, 'shard.kubeconfig');
+    writeFileSync(kc, stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'shard',
+      clusters: [{ name: 'mgmt', cluster }],
+      users: [{ name: 'shard', user: { token } }],
+      contexts: [{ name: 'shard', context: { cluster: 'mgmt', user: 'shard', namespace: ns } }],
+    }));
+    asShard = (args) => run(path.join(env.binDir, 'kubectl'), ['--kubeconfig', kc, ...args], { check: false });
+
+    const whoami = await asShard(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
+    expect(whoami.stdout).toBe(`system:serviceaccount:${ns}:kplay-stores-2026-11`);
+
+    // what it may do: exactly the contract's rules, by name (besides what every authenticated user has)
+    const list = await asShard(['auth', 'can-i', '--list', '-n', ns]);
+    expect(list.code).toBe(0);
+    const rows = list.stdout.split('\n').slice(1).filter((l) => l.trim() !== '').map((l) => l.trim().split(/\s{2,}/));
+    const resourceRows = rows.filter((r) => r[0] !== undefined && !r[0].startsWith('[') && !/^self\w+\.authorization\.k8s\.io$|^selfsubjectreviews\.authentication\.k8s\.io$/.test(r[0]));
+    const grant = COORDINATION[0];
+    if (!grant) throw new Error('no coordination grant');
+    expect(resourceRows).toEqual([[grant.resource, '[]', `[${grant.name('stores-2026-11')}]`, `[${grant.verbs.join(' ')}]`]]);
+
+    // and it really can: read, then update with the resourceVersion precondition, and patch
+    const got = await asShard(['get', 'configmap', 'kplay-fleet-stores-2026-11', '-o', 'json']);
+    expect(got.stderr).toBe('');
+    const cm = JSON.parse(got.stdout) as { metadata: { resourceVersion: string }; data?: Record<string, string> };
+    const file = path.join(tmp, 'update.json');
+    writeFileSync(file, JSON.stringify({ ...cm, data: { ...(cm.data ?? {}), spent: '1' } }));
+    const rep = await asShard(['replace', '-f', file]);
+    expect(rep.stderr).toBe('');
+    expect(rep.stdout).toContain('configmap/kplay-fleet-stores-2026-11 replaced');
+    // a stale resourceVersion is a conflict, not a lost update
+    const stale = await asShard(['replace', '-f', file]);
+    expect(stale.stderr).toMatch(/Conflict|the object has been modified/);
+    const patched = await asShard(['patch', 'configmap', 'kplay-fleet-stores-2026-11', '--type', 'merge', '-p', '{"data":{"spent":"2"}}']);
+    expect(patched.stderr).toBe('');
+
+    // and nothing more: every other request is forbidden
+    const forbidden: string[][] = [
+      ['get', 'configmap', 'unrelated'],
+      ['get', 'configmap', 'kplay-stores-2026-11-bundle'],
+      ['get', 'configmaps'],
+      ['create', 'configmap', 'new-one', '--from-literal=a=b'],
+      ['delete', 'configmap', 'kplay-fleet-stores-2026-11'],
+      ['get', 'secret', 'store-kubeconfigs'],
+      ['get', 'secrets'],
+      ['-n', other, 'get', 'configmap', 'kplay-fleet-stores-2026-11'],
+      ['get', 'jobs'],
+      ['get', 'pods'],
+      ['get', 'leases.coordination.k8s.io'],
+      ['get', 'roles'],
+      ['create', 'rolebinding', 'escalate', '--role', 'kplay-stores-2026-11', '--serviceaccount', `${ns}:default`],
+    ];
+    for (const args of forbidden) {
+      const r = await asShard(args);
+      expect(r.code, args.join(' ')).not.toBe(0);
+      expect(r.stderr, args.join(' ')).toMatch(/forbidden/i);
+    }
+  });
+});
