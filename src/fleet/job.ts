@@ -8,11 +8,14 @@
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { loadAll } from '../cli/common.js';
+import { defaultKubeconfig } from '../inventory/paths.js';
+import { matchClusters } from '../inventory/patterns.js';
+import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import { SECRET_NAME } from '../report/mask.js';
 import { collectBundle, type Bundle } from './job-bundle.js';
 import { bundleData } from './job-configmap.js';
-import { jobObjects, type K8sObject, type KubeconfigSecret } from './job-objects.js';
+import { jobObjects, POD_PATHS, type K8sObject, type KubeconfigSecret } from './job-objects.js';
 
 /** Options of {@link fleetJob}. */
 export interface FleetJobOptions {
@@ -143,6 +146,40 @@ function refuseSecrets(bundle: Bundle, args: string[], secrets: string[]): void 
   if (arg !== undefined) throw new InputError('an -e value is a secret (its name looks like a password/token): it would be written into the Job in clear', undefined, "put it in a Secret, pass --env-secret NAME and read it with lookup('env', 'KEY')");
 }
 
+/** The clusters a run would touch: the plays' hosts, within `--limit` (every cluster when a pattern cannot be resolved here). */
+function targets(inv: Inventory, hosts: (string | string[])[], limit: string | undefined): string[] {
+  try {
+    const inPlays = new Set(hosts.flatMap((h) => matchClusters(inv, h)));
+    const limited = limit ? new Set(matchClusters(inv, limit)) : undefined;
+    return [...inPlays].filter((c) => !limited || limited.has(c));
+  } catch {
+    return [...inv.clusters.keys()];
+  }
+}
+
+/**
+ * Every target cluster must connect through a kubeconfig the pod has: the one of `KUBECONFIG`
+ * (the first `--kubeconfig-secret`) when the inventory names none, else a file of a mounted Secret.
+ */
+function checkKubeconfigs(inv: Inventory, clusters: string[], secrets: KubeconfigSecret[], cwd: string): void {
+  const fallback = defaultKubeconfig(process.env, cwd);
+  for (const name of clusters) {
+    const c = inv.clusters.get(name);
+    if (!c || c.implicit) continue;
+    const k = c.kubeconfig;
+    if (k === undefined || k === fallback) {
+      if (secrets.length === 0) throw new InputError(`cluster ${name} connects through the default kubeconfig, which a shard pod does not have`, undefined, "put the target clusters' kubeconfig in a Secret (kubectl create secret generic NAME --from-file=kubeconfig=FILE) and pass --kubeconfig-secret NAME: it is mounted and KUBECONFIG points at it");
+      continue;
+    }
+    if (secrets.some((s) => k.startsWith(`${POD_PATHS.kubeconfigs}/${s.name}/`))) continue;
+    throw new InputError(
+      `cluster ${name} connects through ${k}, a file a shard pod does not have`,
+      undefined,
+      `put it in a Secret and pass --kubeconfig-secret NAME; in the inventory, leave kubeconfig out (KUBECONFIG then points at the first secret) or name the mounted file: ${POD_PATHS.kubeconfigs}/NAME/KEY`,
+    );
+  }
+}
+
 /** Generate the objects. Throws InputError on bad input. */
 export async function fleetJobObjects(o: FleetJobOptions): Promise<K8sObject[]> {
   const cwd = process.cwd(); // relative paths are relative to it, as for kplay run
@@ -161,6 +198,7 @@ export async function fleetJobObjects(o: FleetJobOptions): Promise<K8sObject[]> 
 
   // load and check everything a shard loads, as it will (a bad playbook fails here, not in N pods)
   const loaded = await loadAll(path.resolve(cwd, o.playbook), { inventory: o.inventory, extraVars: o.extraVars, modulePath: o.modulePath }, true);
+  if (loaded.inventory) checkKubeconfigs(loaded.inventory, targets(loaded.inventory, loaded.playbook.plays.map((p) => p.hosts), o.limit), kubeconfigSecrets, cwd);
   const bundle = await collectBundle({ playbook: o.playbook, inventory: o.inventory, extraVars: o.extraVars, cwd });
   const args = [...runArgs(o, bundle), ...mods.flatMap((m) => ['--module-path', m])];
   refuseSecrets(bundle, args, secretValues([...loaded.playbook.secrets, ...(loaded.inventory?.secrets ?? []), ...byName(loaded.extraVars)]));

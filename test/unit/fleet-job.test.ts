@@ -30,7 +30,7 @@ function smallProject(): void {
   write('pb/node_modules/x/index.js', 'export {};\n');
 }
 
-const base = (o: Partial<FleetJobOptions> = {}): FleetJobOptions => ({ playbook: path.join(dir, 'pb/site.yml'), inventory: path.join(dir, 'pb/inventories/fleet.yml'), shards: 3, runId: 'r1', ...o });
+const base = (o: Partial<FleetJobOptions> = {}): FleetJobOptions => ({ playbook: path.join(dir, 'pb/site.yml'), inventory: path.join(dir, 'pb/inventories/fleet.yml'), shards: 3, runId: 'r1', kubeconfigSecrets: ['fleet-kubeconfigs'], ...o });
 
 function byKind(objs: K8sObject[], kind: string, component?: string): K8sObject {
   const o = objs.find((x) => x.kind === kind && (component === undefined || (x.metadata.labels as Record<string, string>)['app.kubernetes.io/component'] === component));
@@ -156,6 +156,20 @@ describe('kplay fleet job: objects', () => {
     await expect(fleetJobObjects(base())).resolves.toHaveLength(6);
     const e2 = await rejects(fleetJobObjects(base({ extraVars: ['db_password=s3cr3t-value'] })));
     expect(e2.describe()).not.toContain('s3cr3t-value');
+  });
+
+  it('every target cluster must connect through a kubeconfig the pod has (a mounted Secret), else it is refused', async () => {
+    const e1 = await rejects(fleetJobObjects(base({ kubeconfigSecrets: [] })));
+    expect(e1.message).toBe('cluster store-1 connects through the default kubeconfig, which a shard pod does not have');
+    expect(e1.hint).toContain('--kubeconfig-secret NAME');
+    write('pb/inventories/fleet.yml', 'all:\n  clusters:\n    store-1: {context: store-1, kubeconfig: ~/.kube/stores.yaml}\n    store-2: {context: store-2, kubeconfig: /kplay/kubeconfig/fleet-kubeconfigs/store-2.yaml}\n');
+    const e2 = await rejects(fleetJobObjects(base()));
+    expect(e2.message).toMatch(/^cluster store-1 connects through \/.*\/\.kube\/stores\.yaml, a file a shard pod does not have$/);
+    expect(e2.hint).toContain('/kplay/kubeconfig/NAME/KEY');
+    // store-1 outside the window (--limit) is not checked; store-2 names a file of the mounted Secret
+    await expect(fleetJobObjects(base({ limit: 'store-2' }))).resolves.toHaveLength(6);
+    // the Secret named in the path must be the one mounted
+    expect((await rejects(fleetJobObjects(base({ limit: 'store-2', kubeconfigSecrets: ['other'] })))).message).toContain('store-2 connects through /kplay/kubeconfig/fleet-kubeconfigs/store-2.yaml');
   });
 
   it('a kubeconfig in the playbook directory is refused (it would go into a ConfigMap)', async () => {
