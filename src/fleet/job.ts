@@ -12,6 +12,7 @@ import { defaultKubeconfig } from '../inventory/paths.js';
 import { matchClusters } from '../inventory/patterns.js';
 import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
+import { parseYaml } from '../load/yaml.js';
 import { SECRET_NAME } from '../report/mask.js';
 import { collectBundle, type Bundle } from './job-bundle.js';
 import { bundleData } from './job-configmap.js';
@@ -130,6 +131,18 @@ function looksLikeKubeconfig(text: string): boolean {
   return /^kind:\s*["']?Config["']?\s*$/m.test(text) && /^users:/m.test(text);
 }
 
+/** The secrets a YAML/JSON file declares itself (any vars file a play may load at run time: `vars_files`, `include_vars`, role vars). */
+function fileSecrets(p: string, text: string): string[] {
+  if (!/\.(ya?ml|json)$/i.test(p)) return [];
+  let parsed: { docs: unknown[]; secrets: string[] };
+  try {
+    parsed = parseYaml(text, p);
+  } catch {
+    return []; // not YAML after all (a template): the loaders will say so where it matters
+  }
+  return secretValues([...parsed.secrets, ...parsed.docs.flatMap((d) => byName(d))]);
+}
+
 /** Refuse a bundle or command line that would carry a secret into the output. */
 function refuseSecrets(bundle: Bundle, args: string[], secrets: string[]): void {
   for (const f of bundle.files) {
@@ -137,7 +150,7 @@ function refuseSecrets(bundle: Bundle, args: string[], secrets: string[]): void 
     if (looksLikeKubeconfig(text)) {
       throw new InputError(`${f.source} looks like a kubeconfig (kind: Config with users): it would be put into a ConfigMap`, undefined, 'keep kubeconfigs out of the playbook directory: put them in a Secret and pass --kubeconfig-secret NAME[/KEY] (mounted in the pod, KUBECONFIG set to it)');
     }
-    const hit = secrets.find((s) => text.includes(s));
+    const hit = [...secrets, ...fileSecrets(f.path, text)].find((s) => text.includes(s));
     if (hit !== undefined) {
       throw new InputError(`${f.source} holds a secret value (a !secret scalar or a var named like a password/token): it would be put into a ConfigMap in clear`, undefined, "keep secret values out of the bundle: put them in a Secret, pass --env-secret NAME and read them with lookup('env', 'KEY')");
     }

@@ -154,6 +154,13 @@ describe('kplay fleet job: objects', () => {
     // a template under a secret-looking name is not a secret value
     write('pb/group_vars/all.yml', "greeting: hello\napi_token: \"{{ lookup('env', 'API_TOKEN') }}\"\n");
     await expect(fleetJobObjects(base())).resolves.toHaveLength(6);
+    // a vars file only a play loads at run time (vars_files, include_vars), and an -e @file
+    write('pb/group_vars/all.yml', 'greeting: hello\n');
+    write('pb/vars/creds.yml', 'registry_user: bot\nregistry_key: !secret k-0123456789\n');
+    expect((await rejects(fleetJobObjects(base()))).message).toContain('vars/creds.yml holds a secret value');
+    rmSync(path.join(dir, 'pb/vars/creds.yml'));
+    write('ext/window.yml', 'db_pass: hunter3-other\n');
+    expect((await rejects(fleetJobObjects(base({ extraVars: [`@${path.join(dir, 'ext/window.yml')}`] })))).message).toContain('ext/window.yml holds a secret value');
     const e2 = await rejects(fleetJobObjects(base({ extraVars: ['db_password=s3cr3t-value'] })));
     expect(e2.describe()).not.toContain('s3cr3t-value');
   });
