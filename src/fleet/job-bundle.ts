@@ -7,10 +7,11 @@
  *
  * Hidden entries (`.git`, `.kplay` run records, dotfiles) and `node_modules` are left out.
  */
-import { lstat, readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError } from '../load/errors.js';
 import { resolveInventory } from '../inventory/load.js';
+import { CONFIGMAP_MAX_BYTES, tooBigError } from './job-limit.js';
 
 /** One file of the bundle. */
 export interface BundleFile {
@@ -46,15 +47,18 @@ function inside(root: string, p: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
-/** Every regular file under `dir` (symlinks followed, hidden entries and node_modules skipped), sorted. */
-async function walk(dir: string, out: string[] = []): Promise<string[]> {
+/** Every regular file under `dir` (symlinks followed once per real directory, hidden entries and node_modules skipped), sorted. */
+async function walk(dir: string, out: string[] = [], seen = new Set<string>()): Promise<string[]> {
+  const real = await realpath(dir);
+  if (seen.has(real)) return out; // a symlink back up the tree
+  seen.add(real);
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
     if (e.name.startsWith('.') || SKIP_DIRS.has(e.name)) continue;
     const full = path.join(dir, e.name);
     const st = e.isSymbolicLink() ? await stat(full).catch(() => undefined) : await lstat(full);
     if (!st) continue; // a dangling symlink
-    if (st.isDirectory()) await walk(full, out);
+    if (st.isDirectory()) await walk(full, out, seen);
     else if (st.isFile()) out.push(full);
   }
   return out;
@@ -68,6 +72,7 @@ async function isDir(p: string): Promise<boolean> {
 class Collector {
   readonly files = new Map<string, BundleFile>();
   private external = 0;
+  private bytes = 0;
   constructor(readonly root: string) {}
 
   /** The bundle path of an absolute path under the root, or a new `_external/<n>-<name>` prefix for one outside it. */
@@ -78,6 +83,13 @@ class Collector {
 
   async add(abs: string, bundlePath: string): Promise<void> {
     if (this.files.has(abs)) return;
+    // stop as soon as it cannot fit (a playbook in a home directory would otherwise read it all)
+    const size = (await stat(abs)).size;
+    if (this.bytes + size > CONFIGMAP_MAX_BYTES) {
+      const sized = [...this.files.values()].map((f) => ({ path: f.path, bytes: f.content.length }));
+      throw tooBigError([...sized, { path: bundlePath, bytes: size }], this.bytes + size, false);
+    }
+    this.bytes += size;
     this.files.set(abs, { path: bundlePath, source: abs, content: await readFile(abs) });
   }
 

@@ -4,14 +4,8 @@
  * `roles__web__tasks__main.yml`) and a volume item maps the key back to its path. Text files go
  * in `data`, anything that is not valid UTF-8 in `binaryData`.
  */
-import { InputError } from '../load/errors.js';
-import type { Bundle, BundleFile } from './job-bundle.js';
-
-/**
- * The apiserver's limit on a ConfigMap: the sum of the values' sizes (`data` as bytes, `binaryData`
- * decoded) must not exceed 1 MiB (keys are not counted). Checked against the sandbox apiserver.
- */
-export const CONFIGMAP_MAX_BYTES = 1024 * 1024;
+import type { Bundle } from './job-bundle.js';
+import { CONFIGMAP_MAX_BYTES, tooBigError } from './job-limit.js';
 
 /** A ConfigMap key: `[-._a-zA-Z0-9]+`, at most 253 characters. */
 const KEY_MAX = 253;
@@ -51,15 +45,6 @@ function keyFor(p: string, taken: Set<string>): string {
   }
 }
 
-/** The biggest files, for the size error. */
-function biggest(files: BundleFile[], n: number): string {
-  return [...files]
-    .sort((a, b) => b.content.length - a.content.length)
-    .slice(0, n)
-    .map((f) => `${f.path} (${f.content.length} bytes)`)
-    .join(', ');
-}
-
 /**
  * Turn the bundle into ConfigMap data. Throws InputError when it exceeds the ConfigMap limit.
  */
@@ -77,12 +62,6 @@ export function bundleData(bundle: Bundle): BundleData {
     if (isUtf8(f.content)) data[key] = f.content.toString('utf8');
     else binaryData[key] = f.content.toString('base64');
   }
-  if (bytes > CONFIGMAP_MAX_BYTES) {
-    throw new InputError(
-      `the playbook directory and inventory come to ${bytes} bytes in ${bundle.files.length} files: more than a ConfigMap holds (${CONFIGMAP_MAX_BYTES} bytes, 1 MiB); the biggest: ${biggest(bundle.files, 5)}`,
-      undefined,
-      'move what the window does not need out of the playbook directory (hidden entries and node_modules are already left out), or ship the playbook in the image (a kplay image with the playbook directory copied in, or an OCI artifact mounted as an image volume) instead of a ConfigMap',
-    );
-  }
+  if (bytes > CONFIGMAP_MAX_BYTES) throw tooBigError(bundle.files.map((f) => ({ path: f.path, bytes: f.content.length })), bytes, true);
   return { data, binaryData, items, bytes };
 }

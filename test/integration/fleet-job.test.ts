@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { repoRoot } from '../helpers/cli.js';
 import { kubectl, run, sandboxEnv } from '../sandbox/env.js';
 import { fleetJobObjects, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
-import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-configmap.js';
+import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-limit.js';
 import { COORDINATION } from '../../src/fleet/job-contract.js';
 import type { K8sObject } from '../../src/fleet/job-objects.js';
 

@@ -1,12 +1,12 @@
 // kplay fleet job: the generated objects (shapes, bundle layout with subdirectories, the ConfigMap
 // size limit, secrets never in the output).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/load/errors.js';
-import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-configmap.js';
+import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-limit.js';
 import { fleetJobObjects, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
 import type { K8sObject } from '../../src/fleet/job-objects.js';
 
@@ -95,6 +95,7 @@ describe('kplay fleet job: objects', () => {
 
   it('the bundle keeps subdirectories: flat keys, volume items mapping them back to their paths; hidden entries and node_modules left out', async () => {
     write('pb/files/logo.bin', Buffer.from([0xff, 0xfe, 0x00, 0x01]));
+    symlinkSync('../..', path.join(dir, 'pb/roles/web/up')); // a symlink back up the tree is not followed round
     const objs = await fleetJobObjects(base());
     const cm = byKind(objs, 'ConfigMap', 'bundle');
     const items = get(byKind(objs, 'Job'), 'spec', 'template', 'spec', 'volumes', 0, 'configMap', 'items') as { key: string; path: string }[];
