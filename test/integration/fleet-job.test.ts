@@ -160,4 +160,31 @@ describe('kplay fleet job: the generated objects in a real apiserver', () => {
       expect(r.stderr, args.join(' ')).toMatch(/forbidden/i);
     }
   });
+
+  it('the Job controller makes one pod per shard: completion index I in its env, the generated ServiceAccount, the bundle mounted', async () => {
+    const jobNs = `${ns}-run`;
+    await kubectl(['create', 'namespace', jobNs]);
+    try {
+      const created = await apply(await fleetJobObjects(opts({ namespace: jobNs, shards: 3 })), ['--server-side']);
+      expect(created.stderr).toBe('');
+      type Pod = { metadata: { annotations?: Record<string, string> }; spec: { serviceAccountName: string; containers: { env: { name: string; valueFrom?: unknown }[]; args: string[] }[]; volumes: { name: string; configMap?: { name: string } }[] } };
+      let pods: Pod[] = [];
+      const deadline = Date.now() + 60_000;
+      while (pods.length < 3 && Date.now() < deadline) {
+        const r = await kubectl(['-n', jobNs, 'get', 'pods', '-l', 'batch.kubernetes.io/job-name=kplay-stores-2026-11', '-o', 'json']);
+        pods = (JSON.parse(r.stdout) as { items: Pod[] }).items;
+        if (pods.length < 3) await new Promise((res) => setTimeout(res, 250));
+      }
+      expect(pods.map((p) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index']).sort()).toEqual(['0', '1', '2']);
+      for (const p of pods) {
+        expect(p.spec.serviceAccountName).toBe('kplay-stores-2026-11');
+        const c = p.spec.containers[0];
+        expect(c?.env.map((e) => e.name)).toContain('JOB_COMPLETION_INDEX'); // what $(JOB_COMPLETION_INDEX) in the args and subPathExpr expand from
+        expect(c?.args).toContain('$(JOB_COMPLETION_INDEX)/3');
+        expect(p.spec.volumes.find((v) => v.name === 'bundle')?.configMap?.name).toBe('kplay-stores-2026-11-bundle');
+      }
+    } finally {
+      await kubectl(['delete', 'namespace', jobNs, '--wait=false'], { check: false });
+    }
+  });
 });
