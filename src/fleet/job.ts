@@ -16,6 +16,7 @@ import { parseYaml } from '../load/yaml.js';
 import { SECRET_NAME } from '../report/mask.js';
 import { collectBundle, type Bundle } from './job-bundle.js';
 import { bundleData } from './job-configmap.js';
+import { RUN_ID_MAX } from './job-contract.js';
 import { jobObjects, POD_PATHS, type K8sObject, type KubeconfigSecret } from './job-objects.js';
 
 /** Options of {@link fleetJob}. */
@@ -58,8 +59,6 @@ export const KPLAY_VERSION = '0.1.0';
 export const DEFAULT_KUBECONFIG_KEY = 'kubeconfig';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-/** Longest run id: `kplay-<id>` is the Job's name, at most 63 characters, and so is a label value. */
-const RUN_ID_MAX = 40;
 
 function dnsLabel(value: string, what: string, max = 63): string {
   if (!DNS_LABEL.test(value) || value.length > max) throw new InputError(`${what} '${value}' is not a valid name`, undefined, `use lowercase letters, digits and '-', starting and ending with a letter or digit, at most ${max} characters`);

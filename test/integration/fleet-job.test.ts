@@ -123,7 +123,7 @@ describe('kplay fleet job: the generated objects in a real apiserver', () => {
     if (!grant) throw new Error('no coordination grant');
     expect(resourceRows).toEqual([[grant.resource, '[]', `[${grant.name('stores-2026-11')}]`, `[${grant.verbs.join(' ')}]`]]);
 
-    // and it really can: read, then update with the resourceVersion precondition, and patch
+    // and it really can: read, then update with the resourceVersion precondition (the contract's PUT)
     const got = await asShard(['get', 'configmap', 'kplay-fleet-stores-2026-11', '-o', 'json']);
     expect(got.stderr).toBe('');
     const cm = JSON.parse(got.stdout) as { metadata: { resourceVersion: string }; data?: Record<string, string> };
@@ -135,8 +135,6 @@ describe('kplay fleet job: the generated objects in a real apiserver', () => {
     // a stale resourceVersion is a conflict, not a lost update
     const stale = await asShard(['replace', '-f', file]);
     expect(stale.stderr).toMatch(/Conflict|the object has been modified/);
-    const patched = await asShard(['patch', 'configmap', 'kplay-fleet-stores-2026-11', '--type', 'merge', '-p', '{"data":{"spent":"2"}}']);
-    expect(patched.stderr).toBe('');
 
     // and nothing more: every other request is forbidden
     const forbidden: string[][] = [
@@ -145,6 +143,8 @@ describe('kplay fleet job: the generated objects in a real apiserver', () => {
       ['get', 'configmaps'],
       ['create', 'configmap', 'new-one', '--from-literal=a=b'],
       ['delete', 'configmap', 'kplay-fleet-stores-2026-11'],
+      ['patch', 'configmap', 'kplay-fleet-stores-2026-11', '--type', 'merge', '-p', '{"data":{"spent":"2"}}'],
+      ['get', 'configmap', 'kplay-fleet-stores-2026-11', '--watch-only', '--request-timeout', '5s'],
       ['get', 'secret', 'store-kubeconfigs'],
       ['get', 'secrets'],
       ['-n', other, 'get', 'configmap', 'kplay-fleet-stores-2026-11'],

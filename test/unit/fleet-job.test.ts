@@ -88,7 +88,7 @@ describe('kplay fleet job: objects', () => {
   it('the Role grants the coordination verbs on the run\'s own objects only, by name, and never create/list/delete', async () => {
     const objs = await fleetJobObjects(base());
     const rules = get(byKind(objs, 'Role'), 'rules') as Obj[];
-    expect(rules).toEqual([{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['kplay-fleet-r1'], verbs: ['get', 'update', 'patch', 'watch'] }]);
+    expect(rules).toEqual([{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['kplay-fleet-r1'], verbs: ['get', 'update'] }]);
     // the coordination object exists up front (so shards need no create)
     expect(byKind(objs, 'ConfigMap', 'coordination').metadata.name).toBe('kplay-fleet-r1');
   });
