@@ -28,6 +28,9 @@ export const SHARD_FLAG = '--shard';
 export const FLEET_RUN_FLAG = '--fleet-run';
 /** Env var naming the namespace of the coordination object in the management cluster. */
 export const FLEET_NAMESPACE_ENV = FLEET_ENV.namespace;
+/** Env vars naming the management cluster's kubeconfig file and context (KUBECONFIG is the target clusters'). */
+export const FLEET_KUBECONFIG_ENV = FLEET_ENV.kubeconfig;
+export const FLEET_CONTEXT_ENV = FLEET_ENV.context;
 /** The env var Kubernetes sets in each pod of an Indexed Job. */
 export const COMPLETION_INDEX_ENV = FLEET_ENV.completionIndex;
 /** The longest run id the contract allows (its FLEET_RUN_ID_PATTERN: 1–50 characters of a DNS label; `kplay-<id>`, the Job's name, stays within 63 characters). */

@@ -9,7 +9,8 @@
  * a records volume (`--records-pvc`): the rerun pod finds the shard's journal there and carries
  * the run on with `--resume last` instead of starting the window over.
  */
-import { COMPLETION_INDEX_ENV, COORDINATION, FLEET_NAMESPACE_ENV, FLEET_RUN_FLAG, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUN, SHARD_FLAG } from './job-contract.js';
+import { stringify } from 'yaml';
+import { COMPLETION_INDEX_ENV, COORDINATION, FLEET_CONTEXT_ENV, FLEET_KUBECONFIG_ENV, FLEET_NAMESPACE_ENV, FLEET_RUN_FLAG, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUN, SHARD_FLAG } from './job-contract.js';
 import type { BundleData } from './job-configmap.js';
 
 /** A Kubernetes object as plain JSON. */
@@ -20,8 +21,29 @@ export const POD_PATHS = {
   bundle: '/kplay/bundle',
   records: '/kplay/records',
   kubeconfigs: '/kplay/kubeconfig',
+  fleet: '/kplay/fleet',
   tmp: '/tmp',
+  serviceAccount: '/var/run/secrets/kubernetes.io/serviceaccount',
 } as const;
+
+/** The context of {@link fleetKubeconfig}. */
+export const IN_CLUSTER_CONTEXT = 'in-cluster';
+
+/**
+ * The management cluster's kubeconfig for the shards: the pod's own ServiceAccount (its token and
+ * CA files, mounted by Kubernetes) against the in-cluster apiserver. It holds paths, no secret, and
+ * is named explicitly (KPLAY_FLEET_KUBECONFIG) because KUBECONFIG is the target clusters'.
+ */
+export function fleetKubeconfig(namespace: string): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'management', cluster: { server: 'https://kubernetes.default.svc', 'certificate-authority': `${POD_PATHS.serviceAccount}/ca.crt` } }],
+    users: [{ name: 'shard', user: { tokenFile: `${POD_PATHS.serviceAccount}/token` } }],
+    contexts: [{ name: IN_CLUSTER_CONTEXT, context: { cluster: 'management', user: 'shard', namespace } }],
+    'current-context': IN_CLUSTER_CONTEXT,
+  });
+}
 
 /** A Secret holding a kubeconfig, mounted by reference. */
 export interface KubeconfigSecret {
@@ -87,6 +109,7 @@ export function jobObjects(s: JobSpecInput): K8sObject[] {
     ...(Object.keys(s.bundle.data).length ? { data: s.bundle.data } : {}),
     ...(Object.keys(s.bundle.binaryData).length ? { binaryData: s.bundle.binaryData } : {}),
   };
+  const fleet: K8sObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('fleet-kubeconfig', `${name}-fleet`), immutable: true, data: { kubeconfig: fleetKubeconfig(s.namespace) } };
   const coordination: K8sObject[] = COORDINATION.map((g) => ({ apiVersion: g.apiVersion, kind: g.kind, metadata: meta('coordination', g.name(s.runId)) }));
   const serviceAccount: K8sObject = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('shard'), automountServiceAccountToken: true };
   const role: K8sObject = {
@@ -102,7 +125,7 @@ export function jobObjects(s: JobSpecInput): K8sObject[] {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
     subjects: [{ kind: 'ServiceAccount', name, namespace: s.namespace }],
   };
-  return [configMap, ...coordination, serviceAccount, role, roleBinding, job(s, name, meta('shard'), labels)];
+  return [configMap, fleet, ...coordination, serviceAccount, role, roleBinding, job(s, name, meta('shard'), labels)];
 }
 
 function job(s: JobSpecInput, name: string, metadata: Record<string, unknown>, labels: Record<string, string>): K8sObject {
@@ -110,6 +133,7 @@ function job(s: JobSpecInput, name: string, metadata: Record<string, unknown>, l
     { name: 'bundle', configMap: { name: `${name}-bundle`, items: s.bundle.items, defaultMode: 0o444 } },
     s.recordsPvc ? { name: 'records', persistentVolumeClaim: { claimName: s.recordsPvc } } : { name: 'records', emptyDir: {} },
     { name: 'tmp', emptyDir: {} },
+    { name: 'fleet', configMap: { name: `${name}-fleet`, defaultMode: 0o444 } },
     ...s.kubeconfigSecrets.map((k, i) => ({ name: `kubeconfig-${i}`, secret: { secretName: k.name, defaultMode: 0o440 } })),
   ];
   const mounts: Record<string, unknown>[] = [
@@ -117,11 +141,14 @@ function job(s: JobSpecInput, name: string, metadata: Record<string, unknown>, l
     // each shard its own directory on a shared volume: its journal is what a rerun resumes from
     { name: 'records', mountPath: POD_PATHS.records, subPathExpr: `shard-$(${COMPLETION_INDEX_ENV})` },
     { name: 'tmp', mountPath: POD_PATHS.tmp },
+    { name: 'fleet', mountPath: POD_PATHS.fleet, readOnly: true },
     ...s.kubeconfigSecrets.map((k, i) => ({ name: `kubeconfig-${i}`, mountPath: `${POD_PATHS.kubeconfigs}/${k.name}`, readOnly: true })),
   ];
   const first = s.kubeconfigSecrets[0];
   const env: Record<string, unknown>[] = [
     { name: FLEET_NAMESPACE_ENV, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: FLEET_KUBECONFIG_ENV, value: `${POD_PATHS.fleet}/kubeconfig` },
+    { name: FLEET_CONTEXT_ENV, value: IN_CLUSTER_CONTEXT },
     { name: 'KPLAY_RECORD_DIR', value: POD_PATHS.records },
     { name: 'HOME', value: POD_PATHS.tmp },
     { name: 'NO_COLOR', value: '1' },

@@ -52,7 +52,7 @@ describe('kplay fleet job: the generated objects in a real apiserver', () => {
     const ssa = await apply(objs, ['--server-side', '--dry-run=server']);
     expect(ssa.stderr).toBe('');
     expect(ssa.code).toBe(0);
-    for (const k of ['configmap/kplay-stores-2026-11-bundle', 'configmap/kplay-fleet-stores-2026-11', 'serviceaccount/kplay-stores-2026-11', 'role.rbac.authorization.k8s.io/kplay-stores-2026-11', 'rolebinding.rbac.authorization.k8s.io/kplay-stores-2026-11', 'job.batch/kplay-stores-2026-11']) {
+    for (const k of ['configmap/kplay-stores-2026-11-bundle', 'configmap/kplay-stores-2026-11-fleet', 'configmap/kplay-fleet-stores-2026-11', 'serviceaccount/kplay-stores-2026-11', 'role.rbac.authorization.k8s.io/kplay-stores-2026-11', 'rolebinding.rbac.authorization.k8s.io/kplay-stores-2026-11', 'job.batch/kplay-stores-2026-11']) {
       expect(ssa.stdout).toContain(`${k} serverside-applied (server dry run)`);
     }
     const csa = await apply(objs, ['--dry-run=server']);
@@ -140,6 +140,7 @@ describe('kplay fleet job: the generated objects in a real apiserver', () => {
     const forbidden: string[][] = [
       ['get', 'configmap', 'unrelated'],
       ['get', 'configmap', 'kplay-stores-2026-11-bundle'],
+      ['get', 'configmap', 'kplay-stores-2026-11-fleet'],
       ['get', 'configmaps'],
       ['create', 'configmap', 'new-one', '--from-literal=a=b'],
       ['delete', 'configmap', 'kplay-fleet-stores-2026-11'],

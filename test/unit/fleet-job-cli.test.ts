@@ -24,8 +24,8 @@ describe('kplay fleet job (CLI)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const docs = parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj);
-    expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'ConfigMap', 'ServiceAccount', 'Role', 'RoleBinding', 'Job']);
-    const job = docs[5];
+    expect(docs.map((d) => d.kind)).toEqual(['ConfigMap', 'ConfigMap', 'ConfigMap', 'ServiceAccount', 'Role', 'RoleBinding', 'Job']);
+    const job = docs[6];
     expect(get(job, 'metadata', 'namespace')).toBe('windows');
     expect(get(job, 'spec')).toMatchObject({ completions: 4, parallelism: 2, backoffLimitPerIndex: 1, activeDeadlineSeconds: 3600 });
     const c = get(job, 'spec', 'template', 'spec', 'containers', 0) as Obj;
@@ -41,7 +41,7 @@ describe('kplay fleet job (CLI)', () => {
     const r = await kplay([...base, '--shards', '2', '--kubeconfig-secret', 'stores', '-o', out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`wrote 6 objects to ${out}: kubectl apply --server-side -f ${out}\n`);
+    expect(r.stderr).toBe(`wrote 7 objects to ${out}: kubectl apply --server-side -f ${out}\n`);
     expect(readFileSync(out, 'utf8')).toContain('kind: Job');
   });
 

@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/load/errors.js';
 import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-limit.js';
@@ -56,7 +56,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 describe('kplay fleet job: objects', () => {
   it('an Indexed Job, one shard per index, that runs kplay run --shard $(JOB_COMPLETION_INDEX)/N --fleet-run ID with the pass-through flags', async () => {
     const objs = await fleetJobObjects(base({ limit: 'store-*', check: true, extraVars: ['x=1'], tags: ['a'], forks: '5' }));
-    expect(objs.map((o) => o.kind)).toEqual(['ConfigMap', 'ConfigMap', 'ServiceAccount', 'Role', 'RoleBinding', 'Job']);
+    expect(objs.map((o) => o.kind)).toEqual(['ConfigMap', 'ConfigMap', 'ConfigMap', 'ServiceAccount', 'Role', 'RoleBinding', 'Job']);
     const job = byKind(objs, 'Job');
     const spec = job.spec as Obj;
     expect(spec).toMatchObject({ completionMode: 'Indexed', completions: 3, parallelism: 3, backoffLimitPerIndex: 0 });
@@ -72,6 +72,16 @@ describe('kplay fleet job: objects', () => {
     expect(c.image).toBe('kplay:0.1.0');
     expect(c.workingDir).toBe('/kplay/bundle');
     expect(c.args).toEqual(['run', 'site.yml', '-i', 'inventories/fleet.yml', '-e', 'x=1', '--limit', 'store-*', '--check', '--tags', 'a', '--forks', '5', '--shard', '$(JOB_COMPLETION_INDEX)/3', '--fleet-run', 'r1', '--progress', 'plain']);
+    // the management cluster: the pod's own ServiceAccount (token and CA files), named apart from KUBECONFIG (the targets')
+    expect(c.env).toEqual(expect.arrayContaining([{ name: 'KPLAY_FLEET_KUBECONFIG', value: '/kplay/fleet/kubeconfig' }, { name: 'KPLAY_FLEET_CONTEXT', value: 'in-cluster' }]));
+    const fleetKc = parse((byKind(objs, 'ConfigMap', 'fleet-kubeconfig').data as Record<string, string>).kubeconfig ?? '') as Obj;
+    expect(fleetKc).toEqual({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'in-cluster',
+      clusters: [{ name: 'management', cluster: { server: 'https://kubernetes.default.svc', 'certificate-authority': '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt' } }],
+      users: [{ name: 'shard', user: { tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' } }],
+      contexts: [{ name: 'in-cluster', context: { cluster: 'management', user: 'shard', namespace: 'default' } }],
+    });
+    expect(c.volumeMounts).toEqual(expect.arrayContaining([{ name: 'fleet', mountPath: '/kplay/fleet', readOnly: true }]));
     // every object is tied to the run
     for (const o of objs) expect((o.metadata.labels as Obj)['kplay.dev/fleet-run']).toBe('r1');
   });
@@ -121,11 +131,11 @@ describe('kplay fleet job: objects', () => {
 
   it('a bundle over the ConfigMap limit (1 MiB of values) is refused, naming the biggest files and suggesting an image; exactly the limit passes', async () => {
     const used = (await fleetJobObjects(base())).length; // the small project alone
-    expect(used).toBe(6);
+    expect(used).toBe(7);
     const cm = byKind(await fleetJobObjects(base()), 'ConfigMap', 'bundle');
     const small = Number((cm.metadata.annotations as Record<string, string>)['kplay.dev/bundle-bytes']);
     write('pb/files/big.txt', 'x'.repeat(CONFIGMAP_MAX_BYTES - small));
-    await expect(fleetJobObjects(base())).resolves.toHaveLength(6);
+    await expect(fleetJobObjects(base())).resolves.toHaveLength(7);
     write('pb/files/big.txt', 'x'.repeat(CONFIGMAP_MAX_BYTES - small + 1));
     const e = await rejects(fleetJobObjects(base()));
     expect(e.message).toContain(`${CONFIGMAP_MAX_BYTES + 1} bytes`);
@@ -154,7 +164,7 @@ describe('kplay fleet job: objects', () => {
     await rejects(fleetJobObjects(base()));
     // a template under a secret-looking name is not a secret value
     write('pb/group_vars/all.yml', "greeting: hello\napi_token: \"{{ lookup('env', 'API_TOKEN') }}\"\n");
-    await expect(fleetJobObjects(base())).resolves.toHaveLength(6);
+    await expect(fleetJobObjects(base())).resolves.toHaveLength(7);
     // a vars file only a play loads at run time (vars_files, include_vars), and an -e @file
     write('pb/group_vars/all.yml', 'greeting: hello\n');
     write('pb/vars/creds.yml', 'registry_user: bot\nregistry_key: !secret k-0123456789\n');
@@ -175,7 +185,7 @@ describe('kplay fleet job: objects', () => {
     expect(e2.message).toMatch(/^cluster store-1 connects through \/.*\/\.kube\/stores\.yaml, a file a shard pod does not have$/);
     expect(e2.hint).toContain('/kplay/kubeconfig/NAME/KEY');
     // store-1 outside the window (--limit) is not checked; store-2 names a file of the mounted Secret
-    await expect(fleetJobObjects(base({ limit: 'store-2' }))).resolves.toHaveLength(6);
+    await expect(fleetJobObjects(base({ limit: 'store-2' }))).resolves.toHaveLength(7);
     // the Secret named in the path must be the one mounted
     expect((await rejects(fleetJobObjects(base({ limit: 'store-2', kubeconfigSecrets: ['other'] })))).message).toContain('store-2 connects through /kplay/kubeconfig/fleet-kubeconfigs/store-2.yaml');
   });
