@@ -3,7 +3,7 @@
 // token of the generated ServiceAccount (TokenRequest), a shard can do exactly the contract's verbs
 // on its run's coordination object and nothing else. Also writes docs/fleet-job-example.yaml (the
 // README shows its Job, checked here so it cannot go stale).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { kubectl, run, sandboxEnv } from '../sandbox/env.js';
 import { fleetJobObjects, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
 import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-limit.js';
 import { COORDINATION } from '../../src/fleet/job-contract.js';
+import { connect } from '../../src/k8s/client.js';
 import type { K8sObject } from '../../src/fleet/job-objects.js';
 
 const ns = `fleetjob-${Math.random().toString(36).slice(2, 8)}`;
@@ -135,6 +136,20 @@ describe('kplay fleet job: the generated objects in a real apiserver', () => {
     // a stale resourceVersion is a conflict, not a lost update
     const stale = await asShard(['replace', '-f', file]);
     expect(stale.stderr).toMatch(/Conflict|the object has been modified/);
+
+    // kplay's own client with the generated management kubeconfig (the pod's paths moved to this machine) does the same
+    const saDir = path.join(tmp, 'serviceaccount');
+    mkdirSync(saDir);
+    writeFileSync(path.join(saDir, 'token'), token);
+    writeFileSync(path.join(saDir, 'ca.crt'), Buffer.from(cluster['certificate-authority-data'], 'base64'));
+    const fleetCm = objs.find((o) => o.metadata.name === 'kplay-stores-2026-11-fleet');
+    const fleetKc = path.join(tmp, 'fleet.kubeconfig');
+    writeFileSync(fleetKc, ((fleetCm?.data as Record<string, string> | undefined)?.kubeconfig ?? '').replaceAll('/var/run/secrets/kubernetes.io/serviceaccount', saDir).replace('https://kubernetes.default.svc', cluster.server));
+    const client = await connect({ name: 'management', context: 'in-cluster', kubeconfig: fleetKc });
+    const viaKplay = await client.get({ apiVersion: 'v1', kind: 'ConfigMap', name: 'kplay-fleet-stores-2026-11', namespace: ns });
+    expect(viaKplay?.metadata?.name).toBe('kplay-fleet-stores-2026-11');
+    const again = await client.replace({ ...(viaKplay ?? {}), apiVersion: 'v1', kind: 'ConfigMap', data: { ...((viaKplay as { data?: Record<string, string> } | undefined)?.data ?? {}), shards: '2' } } as Parameters<typeof client.replace>[0]);
+    expect((again as { data?: Record<string, string> }).data?.shards).toBe('2');
 
     // and nothing more: every other request is forbidden
     const forbidden: string[][] = [
