@@ -1,7 +1,8 @@
 /**
- * The Kubernetes objects of `kplay fleet job`: the bundle ConfigMap, the coordination objects
- * created up front, a ServiceAccount with a Role/RoleBinding limited to those objects by name, and
- * the Indexed Job whose pod `I` runs shard `I/N` of the window.
+ * The Kubernetes objects of `kplay fleet job`: the bundle ConfigMap, the management cluster's
+ * kubeconfig for the shards (in-cluster, the pod's ServiceAccount), the coordination objects created
+ * up front, a ServiceAccount with a Role/RoleBinding limited to those objects by name, and the
+ * Indexed Job whose pod `I` runs shard `I/N` of the window.
  *
  * Retries: a shard that failed (exit 1–5: bad input, failed clusters, refused) is never rerun
  * (`podFailurePolicy: FailIndex`); the fleet budget decided that. A pod that crashed or was
@@ -138,8 +139,9 @@ function job(s: JobSpecInput, name: string, metadata: Record<string, unknown>, l
   ];
   const mounts: Record<string, unknown>[] = [
     { name: 'bundle', mountPath: POD_PATHS.bundle, readOnly: true },
-    // each shard its own directory on a shared volume: its journal is what a rerun resumes from
-    { name: 'records', mountPath: POD_PATHS.records, subPathExpr: `shard-$(${COMPLETION_INDEX_ENV})` },
+    // each shard of each fleet run its own directory on a shared volume: its journal is what a rerun
+    // resumes from (and only that shard's of that run: the claim may outlive many windows)
+    { name: 'records', mountPath: POD_PATHS.records, subPathExpr: `${s.runId}/shard-$(${COMPLETION_INDEX_ENV})` },
     { name: 'tmp', mountPath: POD_PATHS.tmp },
     { name: 'fleet', mountPath: POD_PATHS.fleet, readOnly: true },
     ...s.kubeconfigSecrets.map((k, i) => ({ name: `kubeconfig-${i}`, mountPath: `${POD_PATHS.kubeconfigs}/${k.name}`, readOnly: true })),

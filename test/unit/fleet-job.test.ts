@@ -204,7 +204,7 @@ describe('kplay fleet job: objects', () => {
     expect(get(job, 'spec', 'podFailurePolicy', 'rules', 1, 'action')).toBe('Ignore');
     const pod = get(job, 'spec', 'template', 'spec') as Obj;
     expect(get(pod, 'volumes')).toEqual(expect.arrayContaining([{ name: 'records', persistentVolumeClaim: { claimName: 'kplay-records' } }]));
-    expect(get(pod, 'containers', 0, 'volumeMounts')).toEqual(expect.arrayContaining([{ name: 'records', mountPath: '/kplay/records', subPathExpr: 'shard-$(JOB_COMPLETION_INDEX)' }]));
+    expect(get(pod, 'containers', 0, 'volumeMounts')).toEqual(expect.arrayContaining([{ name: 'records', mountPath: '/kplay/records', subPathExpr: 'r1/shard-$(JOB_COMPLETION_INDEX)' }]));
     expect(get(pod, 'containers', 0, 'command', 2)).toContain('--resume last');
   });
 
