@@ -45,6 +45,8 @@ export interface JournalHeader {
    * text, known secrets masked): a resume refuses when one changed. Absent in older journals.
    */
   playbook_files?: Record<string, string>;
+  /** A shard of a fleet run (`--shard`): resuming runs the same shard of the same fleet run. */
+  shard?: { index: number; shards: number; fleet_run?: string; namespace: string; context: string; kubeconfig?: string };
 }
 
 /** A load balancer change of the run, reported when resuming (the server may still be drained). */

@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { driftCommand, type DriftFlags } from './drift.js';
 import { DEFAULT_FORKS } from '../executor/managed.js';
 import { historyCommand } from './history.js';
+import { registerFleetStatus } from './fleet.js';
 import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
 import { reportCommand } from './report.js';
@@ -61,6 +62,12 @@ program
   .option('--plan <file>', 'carry out this plan only; refused (exit 5) when the inputs or the live state moved since it was made')
   .option('--replan', 'with --plan: run the playbook as it is now even when the plan no longer holds (not where an approved plan is required)')
   .option('--resume <run_id>', 'carry on an interrupted run (`last`: the newest): clusters that finished a play are left out of it, the others run it again')
+  .option('--shard <I/N>', 'run shard I (0-based) of N: the clusters a stable hash of their name gives it (also KPLAY_SHARD=I/N, or JOB_COMPLETION_INDEX with --shards)')
+  .option('--shards <n>', 'the number of shards, with the index from JOB_COMPLETION_INDEX (an Indexed Job pod); also KPLAY_SHARDS')
+  .option('--fleet-run <id>', 'the fleet run all shards share: one failure budget and stop flag in the management cluster (also KPLAY_FLEET_RUN)')
+  .option('--fleet-namespace <ns>', 'namespace of the fleet run\'s ConfigMap (also KPLAY_FLEET_NAMESPACE; default: the pod\'s namespace, else kplay-system)')
+  .option('--fleet-context <context>', 'kubeconfig context of the management cluster (also KPLAY_FLEET_CONTEXT; default: current context, or in-cluster)')
+  .option('--fleet-kubeconfig <file>', 'kubeconfig of the management cluster (also KPLAY_FLEET_KUBECONFIG)')
   .action(async (playbook: string | undefined, flags) => {
     process.exitCode = await runCommand(playbook, flags);
   });
@@ -179,6 +186,8 @@ program
   .action(async (playbook: string, flags) => {
     process.exitCode = await validateCommand(playbook, flags);
   });
+
+registerFleetStatus(program.command('fleet').description('fleet windows run as shards (kplay run --shard I/N --fleet-run ID)'));
 
 program
   .command('inventory')

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { readJournal, type JournalState } from '../audit/journal.js';
 import { changedFiles, playbookDigests, Resume } from '../executor/resume.js';
+import { resumeShard } from '../fleet/spec.js';
 import { EXIT } from '../executor/run.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
@@ -60,6 +61,7 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
         skipTags: listOption(flags.skipTags).length ? flags.skipTags : h.skip_tags,
         resumeState: resumed,
         resumedFrom: h.run_id,
+        shardSpec: resumeShard(h.shard, h.run_id, flags),
       };
     }
     if (!playbook) throw new InputError('no playbook given', undefined, 'kplay run PLAYBOOK -i INVENTORY, or kplay run --plan plan.json, or kplay run --resume RUN_ID');

@@ -6,6 +6,7 @@ import { runManaged, type ManagedRunResult } from '../executor/managed.js';
 import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
+import { shardSpec, type ShardSpec } from '../fleet/spec.js';
 import { interruptController, listOption, RunCrashedError, type LoadFlags, type Loaded } from './common.js';
 
 
@@ -41,6 +42,15 @@ export interface RunFlags extends LoadFlags {
   /** Resuming: the journal of the run resumed (see src/executor/resume.ts), and its id. */
   resumeState?: JournalState;
   resumedFrom?: string;
+  /** `--shard I/N` and the fleet flags (src/fleet/spec.ts). */
+  shard?: string;
+  shards?: string;
+  fleetRun?: string;
+  fleetNamespace?: string;
+  fleetContext?: string;
+  fleetKubeconfig?: string;
+  /** The shard this run is (resolved from the flags, the environment, or the resumed run's journal). */
+  shardSpec?: ShardSpec;
 }
 
 function positiveInt(value: string | undefined, flag: string, dflt: number): number {
@@ -57,6 +67,7 @@ function positiveInt(value: string | undefined, flag: string, dflt: number): num
 export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void, loaded: Loaded): Promise<ManagedRunResult> {
   const forks = Number(flags.forks);
   if (!Number.isInteger(forks) || forks < 1) throw new InputError(`--forks must be a positive integer, got '${flags.forks}'`);
+  const shard = flags.resumeState ? flags.shardSpec : (flags.shardSpec ?? shardSpec(flags));
   const intr = interruptController(() => undefined);
   // vars_prompt: asked on a terminal (not under --output json, whose stdout is read by a program)
   const ask = flags.output === 'json' ? undefined : terminalAsk();
@@ -85,6 +96,7 @@ export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void
       inventoryArg: flags.inventory,
       plan: flags.planRecord,
       resumedFrom: flags.resumedFrom,
+      ...(shard ? { shard } : {}),
       signal: intr.signal,
       onEvent: (e) => {
         if (e.type === 'task_result') tasksRan = true;

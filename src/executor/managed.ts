@@ -27,7 +27,8 @@ import type { RunEvent } from '../report/events.js';
 import type { Masker } from '../report/mask.js';
 import type { ModuleRegistry } from '../sdk/registry.js';
 import { playbookDigests, Resume } from './resume.js';
-import { runPlaybook, type RunSummary } from './run.js';
+import { limitSet, runPlaybook, type RunSummary } from './run.js';
+import { openShard, type ShardSpec } from '../fleet/shard.js';
 import type { ClusterState } from './state.js';
 
 /** Clusters worked on in parallel when nothing says otherwise (`--forks`, {@link ManagedRunOptions.forks}). */
@@ -86,6 +87,11 @@ export interface ManagedRunOptions {
   plan?: RunHeader['plan'];
   /** The run this one resumes. */
   resumedFrom?: string;
+  /**
+   * This run is a shard of a fleet (`--shard I/N`): it runs its part of the inventory, and with a
+   * fleet run id shares the failure budget in the management cluster (src/fleet/).
+   */
+  shard?: ShardSpec;
   /** Stops the run (Ctrl-C). */
   signal: AbortSignal;
   /** Every event, masked. */
@@ -152,6 +158,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
         extra_var_names: Object.keys(o.extraVars).sort(),
         started: new Date().toISOString(),
         playbook_files: playbookFiles,
+        ...(o.shard ? { shard: { index: o.shard.index, shards: o.shard.shards, ...(o.shard.fleetRun ? { fleet_run: o.shard.fleetRun } : {}), namespace: o.shard.namespace, context: o.shard.context, ...(o.shard.kubeconfig ? { kubeconfig: o.shard.kubeconfig } : {}) } } : {}),
       }, masker);
     } catch (e) {
       o.onEvent({ type: 'warning', msg: `no resume journal (${errorMessage(e)}): this run cannot be resumed with --resume` });
@@ -211,6 +218,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       })),
     );
   };
+  const shard = o.shard ? await openShard(o.shard, { runId, resumedFrom: o.resumedFrom, clusters: [...(limitSet({ inventory, limit: o.limit }) ?? inventory.clusters.keys())], signal: o.signal, emit }) : undefined;
   try {
     const summary = await runPlaybook({
       playbook: o.playbook,
@@ -233,7 +241,9 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       signal: o.signal,
       emit,
       beforeFirstChange: o.lock === false ? undefined : beforeFirstChange,
+      ...(shard ? { fleet: shard.hooks } : {}),
     });
+    await shard?.finish(summary);
     // the run's own record writes are not changes
     for (const f of unhook) f();
     const recordErrors: string[] = [];
@@ -287,6 +297,9 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       if (localError) recordErrors.unshift(localError);
     }
     return { summary, recorder, recordFile, recordErrors: recordErrors.map((m) => masker.mask(m)) };
+  } catch (e) {
+    await shard?.crashed(e);
+    throw e;
   } finally {
     for (const f of unhook) f();
     try {

@@ -12,6 +12,7 @@ import { roleLayers } from '../vars/roles.js';
 import { templar } from '../template/index.js';
 import { mergeVars } from '../vars/precedence.js';
 import { extendScope, lazyScope } from './lazyvars.js';
+import type { FleetBatch } from './fleet.js';
 import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { loopItems, loopVars } from './loops.js';
@@ -55,6 +56,8 @@ export class PlayRun implements TaskHost {
   private readonly failedKey = new Map<string, string>();
   /** Roles the play names itself (`roles:`, `import_role`): `ansible_play_role_names`. */
   private readonly playRoleNames: string[];
+  /** A shard's run: the fleet batch this batch is this shard's part of (thresholds are the fleet's). */
+  fleetBatch?: FleetBatch;
 
   constructor(
     readonly shared: RunShared,
@@ -256,7 +259,7 @@ export class PlayRun implements TaskHost {
           await this.runMeta(node, active);
           break;
       }
-      if (topLevel) this.checkThresholds();
+      if (topLevel) await this.checkThresholds();
     }
   }
 
@@ -632,9 +635,21 @@ export class PlayRun implements TaskHost {
   }
 
   /** Stop the run when `any_errors_fatal` or `max_fail_percentage` say so, or the whole batch failed. */
-  private checkThresholds(): void {
+  private async checkThresholds(): Promise<void> {
+    if (this.shared.stopReason || this.opts.signal.aborted) return;
+    const fleet = this.opts.fleet;
+    if (fleet && this.fleetBatch) {
+      // a shard: the fleet's batch decides (and another shard's any_errors_fatal stops this one)
+      const failedNames = this.batch.filter((c) => c.failed || c.unreachable).map((c) => c.name);
+      const why = await fleet.checkpoint(this.fleetBatch, failedNames, this.opts.signal);
+      if (why && !this.shared.stopReason) {
+        this.shared.stopReason = why;
+        this.opts.emit({ type: 'play_aborted', play: this.play.name, reason: why });
+      }
+      return;
+    }
     const failed = this.batch.filter((c) => c.failed || c.unreachable).length;
-    if (failed === 0 || this.shared.stopReason || this.opts.signal.aborted) return;
+    if (failed === 0) return;
     const pct = (failed * 100) / this.batch.length;
     let reason: string | undefined;
     if (this.play.anyErrorsFatal) reason = 'any_errors_fatal: a cluster failed';

@@ -181,6 +181,10 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
       for (const k of quiet) said.add(k);
       opts.emit({ type: 'log', level: 'info', cluster: names[0], task: play.name, msg: `accepted for Ansible compatibility, no effect in kplay: ${quiet.join(', ')} (kplay runs every task on the controller against the Kubernetes API${quiet.includes('strategy') ? '; strategy free/host_pinned run as linear' : ''})` });
     }
+    if (opts.fleet) {
+      await runFleetPlay(opts, shared, play, playIndex, names, states, touched);
+      continue;
+    }
     const resume = opts.resume;
     if (resume) {
       const skipped = names.filter((n) => resume.playDone(playIndex, n));
@@ -230,6 +234,60 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
 }
 
 export { emptyStats };
+
+/**
+ * A play in a shard of a fleet run (see fleet.ts): the `serial` batches are cut from the whole
+ * fleet's clusters of the play (`names`: every shard cuts the same ones), and this shard runs its
+ * own clusters of each batch. Every batch goes through the fleet, even one without a cluster of
+ * this shard: the next batch starts when every shard finished this one, and not at all once the
+ * fleet stopped. In a later play, a batch is cut before the clusters that failed earlier are
+ * left out (a shard does not know the others' failures), so its size counts them.
+ */
+async function runFleetPlay(opts: RunOptions, shared: RunShared, play: Play, playIndex: number, names: string[], states: Map<string, ClusterState>, touched: Set<string>): Promise<void> {
+  const fleet = opts.fleet as NonNullable<RunOptions['fleet']>;
+  const resume = opts.resume;
+  const mine = names.filter((n) => fleet.owns(n));
+  let runnable = mine;
+  if (resume) {
+    const skipped = mine.filter((n) => resume.playDone(playIndex, n));
+    if (skipped.length) opts.emit({ type: 'warning', msg: `play '${play.name}': ${skipped.join(', ')} finished it in the interrupted run: not run again` });
+    for (const n of skipped) carryPlay(opts, resume, playIndex, states.get(n) as ClusterState);
+    runnable = mine.filter((n) => !resume.playDone(playIndex, n));
+  }
+  const runnableSet = new Set(runnable);
+  const targets = runnable.map((n) => states.get(n) as ClusterState).filter((c) => !c.failed && !c.unreachable);
+  const hosts = Array.isArray(play.hosts) ? play.hosts.join(':') : play.hosts;
+  if (targets.length) await askPrompts(play, opts);
+  const batches = makeBatches(names, play.serial);
+  for (const [i, batchNames] of batches.entries()) {
+    if (shared.stopReason || opts.signal.aborted) break;
+    const b = { play: playIndex, batch: i + 1, size: batchNames.length, anyErrorsFatal: play.anyErrorsFatal === true, ...(play.maxFailPercentage !== undefined ? { maxFailPercentage: play.maxFailPercentage } : {}) };
+    const stopped = await fleet.beforeBatch(b, opts.signal);
+    if (stopped) {
+      shared.stopReason = stopped;
+      opts.emit({ type: 'play_aborted', play: play.name, reason: stopped });
+      break;
+    }
+    const batch = batchNames.filter((n) => runnableSet.has(n)).map((n) => states.get(n) as ClusterState).filter((c) => !c.failed && !c.unreachable);
+    if (batch.length) {
+      for (const c of batch) {
+        c.ended = false;
+        touched.add(c.name);
+      }
+      opts.emit({ type: 'play_start', play: play.name, hosts, clusters: batch.map((c) => c.name), batch: i + 1, batches: batches.length, play_clusters: targets.map((c) => c.name) });
+      const run = new PlayRun(shared, play, batch, targets, states);
+      run.fleetBatch = { ...b, own: batch.length };
+      await run.run();
+    }
+    if (opts.signal.aborted) break;
+    const why = await fleet.afterBatch({ ...b, own: batch.length }, batch.filter((c) => c.failed || c.unreachable).map((c) => c.name), opts.signal);
+    if (!shared.stopReason) for (const c of batch) if (!c.failed && !c.unreachable) opts.emit({ type: 'cluster_done', play: play.name, play_index: playIndex, cluster: c.name });
+    if (why && !shared.stopReason) {
+      shared.stopReason = why;
+      opts.emit({ type: 'play_aborted', play: play.name, reason: why });
+    }
+  }
+}
 
 /**
  * `vars_prompt` on a terminal: each variable not given with `-e` is asked before the play runs (as

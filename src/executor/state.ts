@@ -9,6 +9,7 @@ import type { Masker } from '../report/mask.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { emptyStats } from '../report/events.js';
 import type { ModuleRegistry } from '../sdk/registry.js';
+import type { FleetHooks } from './fleet.js';
 import type { Resume } from './resume.js';
 
 /** Everything `runPlaybook` needs. */
@@ -56,6 +57,8 @@ export interface RunOptions {
    * Used for cluster locks; throwing fails that task on that cluster.
    */
   beforeFirstChange?: (cluster: ClusterState, vars: Record<string, unknown>) => Promise<void>;
+  /** This run is one shard of a fleet run (see fleet.ts): its clusters and the fleet's failure budget. */
+  fleet?: FleetHooks;
 }
 
 /** Per-cluster state for the whole run. */
