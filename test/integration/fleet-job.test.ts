@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { repoRoot } from '../helpers/cli.js';
+import { kplayBin, repoRoot } from '../helpers/cli.js';
 import { kubectl, run, sandboxEnv } from '../sandbox/env.js';
 import { fleetJobObjects, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
 import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-limit.js';
@@ -203,4 +203,79 @@ describe('kplay fleet job: the generated objects in a real apiserver', () => {
       await kubectl(['delete', 'namespace', jobNs, '--wait=false'], { check: false });
     }
   });
+
+  it('the pods as local processes: each shard, with exactly the Job\'s arguments, environment, bundle and least-privilege ServiceAccount, runs its part and reports into the coordination object', async () => {
+    const env = sandboxEnv();
+    const runNs = `${ns}-e2e`;
+    await kubectl(['create', 'namespace', runNs]);
+    try {
+      // a small window over the three sandbox clusters (contexts from KUBECONFIG, as a mounted Secret gives them)
+      const project = path.join(tmp, 'e2e');
+      mkdirSync(path.join(project, 'roles/hello/tasks'), { recursive: true });
+      writeFileSync(path.join(project, 'site.yml'), '- hosts: sandbox\n  serial: 2\n  roles: [hello]\n');
+      writeFileSync(path.join(project, 'roles/hello/tasks/main.yml'), '- name: hello\n  ansible.builtin.debug:\n    msg: "hello from {{ inventory_hostname }}"\n');
+      writeFileSync(path.join(project, 'inventory.yml'), 'all:\n  children:\n    sandbox:\n      clusters:\n        sandbox-1: {context: sandbox-1}\n        sandbox-2: {context: sandbox-2}\n        sandbox-3: {context: sandbox-3}\n');
+      const objs = await fleetJobObjects({ playbook: path.join(project, 'site.yml'), inventory: path.join(project, 'inventory.yml'), shards: 2, runId: 'e2e', namespace: runNs, kubeconfigSecrets: ['sandbox-kubeconfig'] });
+      const created = await apply(objs.filter((o) => o.kind !== 'Job'), ['--server-side']);
+      expect(created.stderr).toBe('');
+
+      // the pod's file system: the bundle laid out by the volume's items, the fleet kubeconfig with the ServiceAccount's files
+      const job = objs.find((o) => o.kind === 'Job');
+      const pod = (job?.spec as { template: { spec: { containers: { command: string[]; args: string[]; env: { name: string; value?: string }[] }[]; volumes: { name: string; configMap?: { items?: { key: string; path: string }[] } }[] } } }).template.spec;
+      const container = pod.containers[0];
+      if (!container) throw new Error('no container');
+      const bundleCm = objs.find((o) => o.metadata.name === 'kplay-e2e-bundle');
+      const bundleDir = path.join(tmp, 'e2e-bundle');
+      for (const item of pod.volumes.find((v) => v.name === 'bundle')?.configMap?.items ?? []) {
+        mkdirSync(path.dirname(path.join(bundleDir, item.path)), { recursive: true });
+        writeFileSync(path.join(bundleDir, item.path), (bundleCm?.data as Record<string, string>)[item.key] ?? '');
+      }
+      const saDir = path.join(tmp, 'e2e-sa');
+      mkdirSync(saDir);
+      writeFileSync(path.join(saDir, 'token'), (await kubectl(['-n', runNs, 'create', 'token', 'kplay-e2e', '--duration', '10m'])).stdout.trim());
+      const view = JSON.parse((await kubectl(['config', 'view', '--raw', '--minify', '-o', 'json'])).stdout) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
+      const mgmt = view.clusters[0]?.cluster;
+      if (!mgmt) throw new Error('no cluster');
+      writeFileSync(path.join(saDir, 'ca.crt'), Buffer.from(mgmt['certificate-authority-data'], 'base64'));
+      const fleetKc = path.join(tmp, 'e2e-fleet.kubeconfig');
+      const fleetCm = objs.find((o) => o.metadata.name === 'kplay-e2e-fleet');
+      writeFileSync(fleetKc, ((fleetCm?.data as Record<string, string>).kubeconfig ?? '').replaceAll('/var/run/secrets/kubernetes.io/serviceaccount', saDir).replace('https://kubernetes.default.svc', mgmt.server));
+      // `kplay` on the PATH, as in the image
+      const bin = path.join(tmp, 'e2e-bin');
+      mkdirSync(bin);
+      writeFileSync(path.join(bin, 'kplay'), `#!/bin/sh\nexec "${process.execPath}" "${kplayBin}" "$@"\n`, { mode: 0o755 });
+
+      const shard = (i: number): Promise<{ code: number; stdout: string; stderr: string }> => {
+        const records = path.join(tmp, 'e2e-records', `shard-${i}`);
+        mkdirSync(records, { recursive: true });
+        // the pod's env, with this machine's paths for the mounts
+        const podEnv: NodeJS.ProcessEnv = { JOB_COMPLETION_INDEX: String(i), PATH: `${bin}:${process.env.PATH ?? ''}` };
+        for (const e of container.env) if (e.value !== undefined) podEnv[e.name] = e.value;
+        Object.assign(podEnv, { KPLAY_FLEET_NAMESPACE: runNs, KPLAY_FLEET_KUBECONFIG: fleetKc, KPLAY_RECORD_DIR: records, HOME: tmp, KUBECONFIG: env.kubeconfig });
+        const args = container.args.map((a) => a.replace('$(JOB_COMPLETION_INDEX)', String(i)));
+        const [sh = '', ...shArgs] = container.command;
+        return run(sh, [...shArgs, ...args], { cwd: bundleDir, env: podEnv, check: false, timeoutMs: 120_000 });
+      };
+      const results = await Promise.all([shard(0), shard(1)]);
+      for (const r of results) expect(r.code, r.stdout.slice(-2000) + r.stderr).toBe(0);
+
+      // every cluster ran once, in one shard; both shards reported into the coordination object
+      const hellos = results.flatMap((r) => [...r.stdout.matchAll(/hello from (sandbox-\d)/g)].map((m) => m[1]));
+      expect([...new Set(hellos)].sort()).toEqual(['sandbox-1', 'sandbox-2', 'sandbox-3']);
+      const perShard = results.map((r) => new Set([...r.stdout.matchAll(/hello from (sandbox-\d)/g)].map((m) => m[1])));
+      for (const c of ['sandbox-1', 'sandbox-2', 'sandbox-3']) expect(perShard.filter((set) => set.has(c)), c).toHaveLength(1);
+      const data = (JSON.parse((await kubectl(['-n', runNs, 'get', 'configmap', 'kplay-fleet-e2e', '-o', 'json'])).stdout) as { data: Record<string, string> }).data;
+      expect(data.shards).toBe('2');
+      for (const i of [0, 1]) expect(JSON.parse(data[`shard.${i}`] ?? '{}')).toMatchObject({ shard: i, shards: 2, state: 'finished' });
+
+      // a rerun pod of shard 0 finds its journal and resumes instead of starting over
+      const again = await shard(0);
+      expect(again.stderr).toContain('kplay: resuming shard 0 from its journal');
+      expect(again.stderr).toMatch(/^resuming run \S+/m);
+      expect(again.code, again.stdout.slice(-2000) + again.stderr).toBe(0);
+      expect(again.stdout).not.toContain('hello from'); // its finished clusters are not run again
+    } finally {
+      await kubectl(['delete', 'namespace', runNs, '--wait=false'], { check: false });
+    }
+  }, 240_000);
 });
