@@ -6,6 +6,8 @@
  * batch and after each task whether the fleet goes on.
  */
 
+import type { ClusterStats } from '../report/events.js';
+
 /** A fleet batch's rules (the play's keywords and the batch's fleet-wide size). */
 export interface FleetBatch {
   /** 0-based play index. */
@@ -31,6 +33,10 @@ export interface FleetHooks {
   beforeBatch(b: FleetBatch, signal: AbortSignal): Promise<string | undefined>;
   /** After a task of the batch: this shard's failed clusters of the batch so far; resolves to why the fleet stops, if it does. */
   checkpoint(b: FleetBatch, failed: string[], signal: AbortSignal): Promise<string | undefined>;
-  /** This shard finished its part of the batch (failed clusters reported once more). */
-  afterBatch(b: FleetBatch, failed: string[], signal: AbortSignal): Promise<string | undefined>;
+  /**
+   * This shard finished its part of the batch: its failed clusters (reported once more) and the
+   * PLAY RECAP numbers so far of the batch's clusters (kept in the fleet, so a shard killed later
+   * still counts them).
+   */
+  afterBatch(b: FleetBatch, failed: string[], recap: Record<string, ClusterStats>, signal: AbortSignal): Promise<string | undefined>;
 }

@@ -280,7 +280,7 @@ async function runFleetPlay(opts: RunOptions, shared: RunShared, play: Play, pla
       await run.run();
     }
     if (opts.signal.aborted) break;
-    const why = await fleet.afterBatch({ ...b, own: batch.length }, batch.filter((c) => c.failed || c.unreachable).map((c) => c.name), opts.signal);
+    const why = await fleet.afterBatch({ ...b, own: batch.length }, batch.filter((c) => c.failed || c.unreachable).map((c) => c.name), Object.fromEntries(batch.map((c) => [c.name, { ...c.stats }])), opts.signal);
     if (!shared.stopReason) for (const c of batch) if (!c.failed && !c.unreachable) opts.emit({ type: 'cluster_done', play: play.name, play_index: playIndex, cluster: c.name });
     if (why && !shared.stopReason) {
       shared.stopReason = why;

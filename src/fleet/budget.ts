@@ -59,6 +59,17 @@ export function stopOf(data: Data): FleetStop | undefined {
 }
 
 /**
+ * Whether the fleet's stop keeps a shard from starting batch `batch` of play `play`. A batch the
+ * fleet started (every shard finished the previous one) is started by every shard, also one that
+ * gets there after another shard stopped the fleet in it: as in one process, where every cluster
+ * of the batch runs the task in which the budget is spent and nothing after it. A stop in an
+ * earlier batch (or play) keeps it from starting.
+ */
+export function stopsBatch(stop: FleetStop | undefined, play: number, batch: number): boolean {
+  return stop !== undefined && !(stop.play === play && stop.batch === batch);
+}
+
+/**
  * Whether a fleet batch with `failed` failed clusters must stop the fleet, and why (undefined:
  * it may go on). The rules of one process's batch (play.ts checkThresholds), on the fleet batch.
  */

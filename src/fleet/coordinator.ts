@@ -8,8 +8,8 @@ import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { InputError } from '../load/errors.js';
 import type { FleetBatch, FleetHooks } from '../executor/fleet.js';
-import { doneIn, markDone, reportFailures, reportsOf, stopOf, type BatchRule, type FleetStop } from './budget.js';
-import { FLEET_KEYS, FLEET_LABELS, FLEET_OBJECT, fleetObjectName, type ShardReport } from './contract.js';
+import { doneIn, markDone, reportFailures, reportsOf, stopOf, stopsBatch, type BatchRule, type FleetStop } from './budget.js';
+import { FLEET_KEYS, FLEET_LABELS, FLEET_OBJECT, fleetObjectName, type ShardClusterRecap, type ShardReport } from './contract.js';
 import { shardOf } from './partition.js';
 
 type Data = Record<string, string>;
@@ -120,8 +120,8 @@ export class FleetCoordinator implements FleetHooks {
     let said = false;
     for (;;) {
       const data = (await readFleet(this.client, this.o, signal)) ?? {};
-      const stop = this.stopReason(data);
-      if (stop) return stop;
+      const stop = stopOf(data);
+      if (stop && stopsBatch(stop, b.play, b.batch)) return describeStop(stop, this.o.index);
       if (b.batch === 1) return undefined;
       const done = doneIn(data, b.play, b.batch - 1);
       if (done.length >= this.o.shards) return undefined;
@@ -139,10 +139,12 @@ export class FleetCoordinator implements FleetHooks {
     return this.stopReason(data);
   }
 
-  async afterBatch(b: FleetBatch, failed: string[], signal: AbortSignal): Promise<string | undefined> {
+  async afterBatch(b: FleetBatch, failed: string[], recap: Record<string, ShardClusterRecap>, signal: AbortSignal): Promise<string | undefined> {
     const data = await this.update((d) => {
       const reported = reportFailures(d, this.o.index, b.play, b.batch, failed, ruleOf(b)) ?? d;
-      return markDone(reported, this.o.index, b.play, b.batch) ?? (reported === d ? undefined : reported);
+      const done = markDone(reported, this.o.index, b.play, b.batch) ?? reported;
+      const withRecap = Object.keys(recap).length ? mergeRecap(done, this.o.index, recap) : done;
+      return withRecap === d ? undefined : withRecap;
     }, signal);
     return this.stopReason(data);
   }
@@ -155,6 +157,13 @@ export class FleetCoordinator implements FleetHooks {
       return { ...d, [FLEET_KEYS.shard(this.o.index)]: JSON.stringify({ ...r, recap } satisfies ShardReport) };
     }, signal);
   }
+}
+
+/** `data` with the recap of clusters that finished a batch merged into shard `index`'s report (a killed shard's finished batches stay counted). */
+function mergeRecap(data: Data, index: number, recap: Record<string, ShardClusterRecap>): Data {
+  const prev = reportsOf(data).get(index);
+  if (!prev) return data;
+  return { ...data, [FLEET_KEYS.shard(index)]: JSON.stringify({ ...prev, recap: { ...prev.recap, ...recap } } satisfies ShardReport) };
 }
 
 function ruleOf(b: FleetBatch): BatchRule {

@@ -15,6 +15,6 @@ export function independentShard(index: number, shards: number): FleetHooks {
     owns: (cluster) => shardOf(cluster, shards) === index,
     beforeBatch: () => Promise.resolve(undefined),
     checkpoint: (b, failed) => Promise.resolve(verdict(b, failed)),
-    afterBatch: (b, failed) => Promise.resolve(verdict(b, failed)),
+    afterBatch: (b, failed, _recap) => Promise.resolve(verdict(b, failed)),
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { shardClusters, shardOf } from '../../src/fleet/partition.js';
-import { batchVerdict, budgetLeft, doneIn, failedIn, markDone, markStop, reportFailures, stopOf } from '../../src/fleet/budget.js';
+import { batchVerdict, budgetLeft, doneIn, failedIn, markDone, markStop, reportFailures, stopOf, stopsBatch } from '../../src/fleet/budget.js';
 import { parseShard, resumeShard, shardSpec } from '../../src/fleet/spec.js';
 import { fleetStatus } from '../../src/fleet/status.js';
 import { InputError } from '../../src/load/errors.js';
@@ -72,6 +72,14 @@ describe('fleet budget arithmetic', () => {
     expect(markStop(f, { reason: 'x', shard: 1, play: 0, batch: 2 })).toBeUndefined();
     // another batch has its own budget
     expect(stopOf(reportFailures({}, 0, 0, 2, ['a', 'b'], rule) ?? {})).toBeUndefined();
+  });
+
+  it('a stop keeps shards from starting later batches, not the batch it happened in', () => {
+    const stop = { reason: 'x', shard: 1, play: 0, batch: 2 };
+    expect(stopsBatch(undefined, 0, 3)).toBe(false);
+    expect(stopsBatch(stop, 0, 2)).toBe(false);
+    expect(stopsBatch(stop, 0, 3)).toBe(true);
+    expect(stopsBatch(stop, 1, 1)).toBe(true);
   });
 
   it('marks batches done per shard once', () => {
