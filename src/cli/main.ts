@@ -14,6 +14,7 @@ import { runCommand } from './run-command.js';
 import { approveGate, approvePlan, planCommand, showCommand } from './plan.js';
 import { schemasCommand } from './schemas.js';
 import { validateCommand } from './validate.js';
+import { addFleetJobCommand } from './fleet-job.js';
 
 guardPipes();
 
@@ -216,6 +217,9 @@ program
   .action(async (flags) => {
     process.exitCode = await schemasCommand(flags);
   });
+
+// `kplay fleet …`: running a window as shards in a management cluster
+addFleetJobCommand(program.commands.find((c) => c.name() === 'fleet') ?? program.command('fleet').description('run a window as shards in a management cluster'));
 
 try {
   await program.parseAsync(process.argv);
