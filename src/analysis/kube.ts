@@ -8,7 +8,7 @@ import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
 import { parseRendered } from '../helm/manifests.js';
 import { readStoredRelease, storageKind } from '../helm/storage.js';
-import type { ModuleContext } from '../sdk/module.js';
+import type { ModuleContext } from '../core/module.js';
 import type { Reading } from './loop.js';
 import { dedupe, selectorString, targetsFrom, type KubeTarget } from './targets.js';
 

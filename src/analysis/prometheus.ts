@@ -1,7 +1,7 @@
 /** The Prometheus provider of the `analysis` gate: one instant query per measurement. */
 import { errorMessage } from '../load/errors.js';
 import { httpRequest } from '../local/http.js';
-import type { ModuleContext } from '../sdk/module.js';
+import type { ModuleContext } from '../core/module.js';
 import type { Reading } from './loop.js';
 
 /** The `prometheus:` arguments of a metric (after defaults). */

@@ -2,8 +2,8 @@
 import { performance } from 'node:perf_hooks';
 import { errorMessage } from '../load/errors.js';
 import { httpRequest, type HttpRequest } from '../local/http.js';
-import type { ModuleContext } from '../sdk/module.js';
-import { sleep } from '../sdk/sleep.js';
+import type { ModuleContext } from '../core/module.js';
+import { sleep } from '../core/sleep.js';
 import type { Reading } from './loop.js';
 
 /** The `http:` arguments of a metric (after defaults). */

@@ -5,7 +5,7 @@
  */
 import { errorMessage } from '../load/errors.js';
 import { httpRequest } from '../local/http.js';
-import type { ModuleContext } from '../sdk/module.js';
+import type { ModuleContext } from '../core/module.js';
 import type { Reading } from './loop.js';
 
 /** The `web:` arguments of a metric (after defaults). */

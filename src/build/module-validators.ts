@@ -1,7 +1,7 @@
 /**
  * Build step (`npm run build`): every built-in module's argument and result schemas compiled to
  * JavaScript with ajv's standalone code, one file per module in `dist/modules/_validators/`,
- * loaded by the registry the first time a playbook uses the module (see `src/sdk/precompiled.ts`).
+ * loaded by the registry the first time a playbook uses the module (see `src/plugins/precompiled.ts`).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,9 +9,9 @@ import { pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { ajvOptions, DOC_KEYWORDS, STANDALONE_PRELUDE, variantOf } from '../load/schema.js';
-import type { AnyModule } from '../sdk/module.js';
-import { MODULE_VARIANTS, moduleFingerprint, VALIDATOR_DIR } from '../sdk/precompiled.js';
-import { BUILTIN_DIR, loadRegistry } from '../sdk/registry.js';
+import type { AnyModule } from '../core/module.js';
+import { MODULE_VARIANTS, moduleFingerprint, VALIDATOR_DIR } from '../plugins/precompiled.js';
+import { BUILTIN_DIR, loadRegistry } from '../plugins/registry.js';
 
 // ajv's standalone entry is CommonJS: its function is the `default` export of the module object.
 const standalone = standaloneModule.default;

@@ -14,7 +14,7 @@ import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/types.js';
 import { Masker } from '../report/mask.js';
 import { REPORTERS, isOutputFormat, type Reporter } from '../report/index.js';
-import { loadRegistry, type ModuleRegistry } from '../sdk/registry.js';
+import { loadRegistry, type ModuleRegistry } from '../plugins/registry.js';
 import { EXIT } from '../executor/run.js';
 
 /** Flags shared by commands that load a playbook. */

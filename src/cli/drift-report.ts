@@ -11,7 +11,7 @@ import type { ObjectDrift } from '../k8s/plan.js';
 import type { RunEvent } from '../report/events.js';
 import { unifiedDiff } from '../report/diff.js';
 import { tableLines } from '../report/table.js';
-import type { DiffEntry } from '../sdk/module.js';
+import type { DiffEntry } from '../core/module.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 /** A task (and loop item) that reported a drifted thing, with what it said. */

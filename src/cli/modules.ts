@@ -1,7 +1,7 @@
 /** `kplay modules [NAME]`: list modules, or print one module's documentation. */
 import { InputError } from '../load/errors.js';
-import { moduleMarkdown } from '../sdk/docs.js';
-import { loadRegistry } from '../sdk/registry.js';
+import { moduleMarkdown } from '../plugins/docs.js';
+import { loadRegistry } from '../plugins/registry.js';
 import { reportError } from './common.js';
 
 export async function modulesCommand(name: string | undefined, flags: { modulePath?: string[] }): Promise<number> {

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inventorySchema } from '../inventory/schema.js';
 import { composedPlaybookSchema } from '../playbook/schema.js';
-import { modulesDocument, modulesIndex } from '../sdk/docs.js';
-import { loadRegistry } from '../sdk/registry.js';
+import { modulesDocument, modulesIndex } from '../plugins/docs.js';
+import { loadRegistry } from '../plugins/registry.js';
 import { expressionsDocument } from '../template/docs.js';
 import { reportError } from './common.js';
 

@@ -9,7 +9,7 @@
  */
 import { kubeFor } from '../k8s/client.js';
 import { isRecord } from '../load/shape.js';
-import type { ModuleContext } from '../sdk/module.js';
+import type { ModuleContext } from '../core/module.js';
 import type { TemplateHost } from '../template/engine.js';
 import { templar } from '../template/index.js';
 import { K8S_LOOKUP_NAMES, k8sQuery, k8sQueryKey, type K8sQuery } from '../template/k8s-lookup.js';

@@ -25,7 +25,7 @@ import { errorMessage } from '../load/errors.js';
 import type { Playbook, VarPrompt } from '../playbook/types.js';
 import type { RunEvent } from '../report/events.js';
 import type { Masker } from '../report/mask.js';
-import type { ModuleRegistry } from '../sdk/registry.js';
+import type { ModuleRegistry } from '../plugins/registry.js';
 import { playbookDigests, Resume } from './resume.js';
 import { limitSet, runPlaybook, type RunSummary } from './run.js';
 import { openShard, type ShardSpec } from '../fleet/shard.js';

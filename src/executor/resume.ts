@@ -35,7 +35,7 @@ import path from 'node:path';
 import type { JournalState, JournalTask, TaskFinished } from '../audit/journal.js';
 import type { SourcePos } from '../load/errors.js';
 import type { Playbook, TaskNode } from '../playbook/types.js';
-import type { AnyModule } from '../sdk/module.js';
+import type { AnyModule } from '../core/module.js';
 
 type Obj = Record<string, unknown>;
 

@@ -8,7 +8,7 @@ import type { Playbook, VarPrompt } from '../playbook/types.js';
 import type { Masker } from '../report/mask.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { emptyStats } from '../report/events.js';
-import type { ModuleRegistry } from '../sdk/registry.js';
+import type { ModuleRegistry } from '../plugins/registry.js';
 import type { FleetHooks } from './fleet.js';
 import type { Resume } from './resume.js';
 

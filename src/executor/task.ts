@@ -12,7 +12,7 @@ import { compileSchema, describeAjvError, validateArgs } from '../load/schema.js
 import { posOfPath } from '../load/yaml.js';
 import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
-import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../sdk/module.js';
+import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../core/module.js';
 import { templar } from '../template/index.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';

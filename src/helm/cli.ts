@@ -12,7 +12,7 @@ import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runProcess } from '../sdk/process.js';
+import { runProcess } from '../core/process.js';
 import { HelmError, isReleaseNotFound, trimHelmStderr } from './errors.js';
 import { resolveBinary } from './version-cache.js';
 import {

@@ -13,7 +13,7 @@ import { applyObjects, removeAdditions } from '../k8s/apply.js';
 import { parseDriftRules, type DriftRule } from '../k8s/drift.js';
 import { parseManifests } from '../k8s/load.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../k8s/types.js';
-import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
+import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
 import { chartDifferences, chartDigestDescription, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, recordedChartDigest, type LocalChart } from './chart.js';
 import { HelmCli, type ChartDownload, type ChartRef, type HelmTarget } from './cli.js';
 import { HelmError } from './errors.js';

@@ -2,7 +2,7 @@
  * Argument schemas shared by the kubernetes.core helm modules (declared once): the connection
  * arguments (`HELM_AUTH_ARG_SPEC` of the collection) and `set_values`.
  */
-import { StringEnum, Type } from '../sdk/args.js';
+import { StringEnum, Type } from '../core/args.js';
 
 /** kubernetes.core's helm connection arguments, each with its alias (Ansible: the alias wins when both are set). */
 export const HelmAuthProps = {

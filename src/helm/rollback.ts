@@ -5,7 +5,7 @@
  * revision holds (chart, user-supplied values and rendered manifest, and `deployed`).
  */
 import { planApply } from '../k8s/plan.js';
-import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
+import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
 import { HelmError } from './errors.js';
 import { isKept, removedObjects } from './manifests.js';
 import type { ReleaseInfo } from './release.js';

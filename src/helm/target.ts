@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import { resolveNamespace, labelOf, objectRef, type ObjectDrift } from '../k8s/plan.js';
 import { diffEntry, maskObject } from '../k8s/normalize.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
-import { UnreachableError, type DiffEntry } from '../sdk/module.js';
+import { UnreachableError, type DiffEntry } from '../core/module.js';
 import type { HelmCli } from './cli.js';
 import { HelmError } from './errors.js';
 import { objectSummaries, parseRendered, withHelmOwnership } from './manifests.js';

@@ -2,7 +2,7 @@
  * JSON Schema (draft-07) of an inventory file. This constant is the source of truth;
  * `schemas/inventory.schema.json` is its published copy (a unit test keeps them identical).
  */
-import type { JsonSchema } from '../sdk/module.js';
+import type { JsonSchema } from '../core/module.js';
 
 /** Pattern every group and cluster name must match. */
 export const NAME_PATTERN = '^[A-Za-z0-9_.-]+$';

@@ -10,7 +10,7 @@ import type * as https from 'node:https';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseData } from '../load/fast-yaml.js';
-import { UnreachableError, type ClusterRef, type ModuleContext } from '../sdk/module.js';
+import { UnreachableError, type ClusterRef, type ModuleContext } from '../core/module.js';
 import { AGGREGATED_ACCEPT, apiVersionOf, coreKind, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
 import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';

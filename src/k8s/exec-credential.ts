@@ -8,7 +8,7 @@
  * client certificate is used until its `expirationTimestamp`.
  */
 import path from 'node:path';
-import { runProcess } from '../sdk/process.js';
+import { runProcess } from '../core/process.js';
 
 /** A kubeconfig user's `exec` section (what kplay reads of it). */
 export interface ExecConfig {

@@ -3,7 +3,7 @@
  * rate limit (token bucket), and retries with exponential backoff + jitter for what is safe to
  * retry. Plain node `http`/`https` so TLS (CA, client certificates) is fully under control.
  */
-import { sleep } from '../sdk/sleep.js';
+import { sleep } from '../core/sleep.js';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';

@@ -13,7 +13,7 @@ import { labelOf } from './plan.js';
 import type { KubeClient, KubeObject, ObjectRef, ResourceInfo } from './types.js';
 import { waitFor } from './wait.js';
 import { errorMessage } from '../load/errors.js';
-import type { DiffEntry, ModuleContext } from '../sdk/module.js';
+import type { DiffEntry, ModuleContext } from '../core/module.js';
 
 /** The module arguments `perform_action` reads (kubernetes.core's names, after defaults). */
 export interface KcoreActionParams {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import YAML from 'yaml';
 import { fastLoadAll } from '../load/fast-yaml.js';
 import { isRecord } from '../load/shape.js';
-import { Default, StringEnum, Type } from '../sdk/args.js';
+import { Default, StringEnum, Type } from '../core/args.js';
 import type { KubeClient, KubeObject, ObjectRef } from './types.js';
 import { waitFor, type WaitMode } from './wait.js';
 

@@ -3,7 +3,7 @@
  * resourceVersion, status, …), compare canonical JSON, mask Secret values, render YAML.
  */
 import YAML from 'yaml';
-import type { DiffEntry } from '../sdk/module.js';
+import type { DiffEntry } from '../core/module.js';
 import type { KubeObject } from './types.js';
 import { isRecord as isObj } from '../load/shape.js';
 

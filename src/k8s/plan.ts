@@ -11,7 +11,7 @@ import pLimit from 'p-limit';
 import { describeRef } from './client.js';
 import { ApplyConflictError } from './errors.js';
 import { changedPaths, diffEntry, maskPair, normalize, sameObject } from './normalize.js';
-import type { DiffEntry } from '../sdk/module.js';
+import type { DiffEntry } from '../core/module.js';
 import { addedField, hidingRule, type DriftField, type DriftRule, type HiddenField } from './drift.js';
 import { childAt, fieldAdditions, ownersOf, parseFieldPath, pointerOf, withoutFields, type FieldSegment } from './fields.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';

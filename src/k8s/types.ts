@@ -3,7 +3,7 @@
  * lb_switch providers) use to talk to a cluster. One `KubeClient` per cluster per run, created
  * lazily through `kubeFor(ctx)` (see `client.ts`).
  */
-import type { DiffEntry } from '../sdk/module.js';
+import type { DiffEntry } from '../core/module.js';
 import type { DriftField, HiddenField } from './drift.js';
 import type { FieldAddition } from './fields.js';
 

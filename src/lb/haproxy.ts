@@ -3,11 +3,11 @@
  * and weight through the HAProxy runtime API, optionally on several HAProxy instances at once
  * (all-or-nothing), and optionally wait until the server has no sessions left.
  */
-import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
+import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
 import { errorMessage } from '../load/errors.js';
-import { Default, Type, type Args } from '../sdk/args.js';
+import { Default, Type, type Args } from '../core/args.js';
 import type { LbProvider } from './provider.js';
-import { sleep } from '../sdk/sleep.js';
+import { sleep } from '../core/sleep.js';
 import { BACKEND_PROPERTY, STATE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
 import {
   parseBackendList,

@@ -7,9 +7,9 @@
  */
 import YAML from 'yaml';
 import type { ObjectRef } from '../k8s/types.js';
-import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
+import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
 import { clientFor, guard, integerWeight, isObj, LbError, readModifyWrite, where } from './k8s_common.js';
-import { Type, type Args } from '../sdk/args.js';
+import { Type, type Args } from '../core/args.js';
 import type { LbProvider } from './provider.js';
 import { BACKEND_PROPERTY, NAMESPACE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
 

@@ -20,7 +20,7 @@ import { isRecord } from '../load/shape.js';
 import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
-import { UnreachableError, type ModuleContext, type ModuleResult } from '../sdk/module.js';
+import { UnreachableError, type ModuleContext, type ModuleResult } from '../core/module.js';
 
 /** An expected failure of a provider (missing object, unknown backend, …): becomes `failed` with this message. */
 export class LbError extends Error {

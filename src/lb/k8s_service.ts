@@ -14,11 +14,11 @@
  */
 import YAML from 'yaml';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
-import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
+import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
 import { clientFor, guard, isObj, LbError, readModifyWrite, selectorText, stringMap, where } from './k8s_common.js';
-import { Default, Type, type Args } from '../sdk/args.js';
+import { Default, Type, type Args } from '../core/args.js';
 import type { LbProvider } from './provider.js';
-import { sleep } from '../sdk/sleep.js';
+import { sleep } from '../core/sleep.js';
 import { NAMESPACE_PROPERTY, STATE_PROPERTY } from './shared.js';
 
 /** Selector entry `state: drain` adds when `drain_label` is not given. */

@@ -3,8 +3,8 @@
  * exports an {@link LbProvider}; listing it in `PROVIDERS` (src/lb/index.ts) adds it to the
  * module, its `provider:` enum and its generated docs.
  */
-import type { Args, TObject } from '../sdk/args.js';
-import type { JsonSchema, ModuleContext, ModuleResult } from '../sdk/module.js';
+import type { Args, TObject } from '../core/args.js';
+import type { JsonSchema, ModuleContext, ModuleResult } from '../core/module.js';
 
 /** One load-balancer backend kind (`provider:` value of `lb_switch`). */
 export interface LbProvider<S extends TObject = TObject> {

@@ -3,7 +3,7 @@
  * shared argument is declared once here (one description covering every provider that uses it);
  * a provider narrows it for itself with {@link LbProvider.narrow}.
  */
-import { StringEnum, Type } from '../sdk/args.js';
+import { StringEnum, Type } from '../core/args.js';
 
 /** `state`: haproxy (ready/drain/maint) and k8s_service (ready/drain). */
 export const STATE_PROPERTY = StringEnum(['ready', 'drain', 'maint'], {

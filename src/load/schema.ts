@@ -8,7 +8,7 @@ import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type * as AjvModule from 'ajv';
 import { InputError, type SourcePos } from './errors.js';
 import { posOfPath } from './yaml.js';
-import type { JsonSchema } from '../sdk/module.js';
+import type { JsonSchema } from '../core/module.js';
 
 /** Options of every ajv instance (plus coercion and defaults where named). */
 export const AJV_OPTIONS = { strict: true, allErrors: true, allowUnionTypes: true, verbose: false } as const;

@@ -6,9 +6,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import path from 'node:path';
-import type { ModuleContext, ModuleResult } from '../sdk/module.js';
-import { runProcess } from '../sdk/process.js';
-import { Type } from '../sdk/args.js';
+import type { ModuleContext, ModuleResult } from '../core/module.js';
+import { runProcess } from '../core/process.js';
+import { Type } from '../core/args.js';
 import { parseFreeForm, shlexSplit } from './kv.js';
 import { expandUserVars, globExists, localPath } from './paths.js';
 import { delta, pyNow, splitLines } from './time.js';

@@ -2,7 +2,7 @@
  * Diffs of the local modules in kplay's shape ({@link DiffEntry}: a label and before/after text),
  * from what Ansible puts in `diff`: a map of attributes (`file`) or file contents (`copy`).
  */
-import type { DiffEntry } from '../sdk/module.js';
+import type { DiffEntry } from '../core/module.js';
 
 /** One `key: value` line per attribute, sorted (as Ansible's YAML diff callback prints them). */
 function lines(attrs: Record<string, unknown>): string {

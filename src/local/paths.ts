@@ -5,7 +5,7 @@
  * are globs.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import type { ModuleContext } from '../sdk/module.js';
+import type { ModuleContext } from '../core/module.js';
 import os from 'node:os';
 import path from 'node:path';
 import { lexists } from './files.js';

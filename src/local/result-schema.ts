@@ -3,7 +3,7 @@
  * file-handling modules do (`copy`, `template`, `get_url`, `tempfile`, `file`): one declaration,
  * spread into each module's `result`.
  */
-import { Type } from '../sdk/args.js';
+import { Type } from '../core/args.js';
 
 /** `mode`, `uid`, `gid`, `owner`, `group`, `size` of the path (absent when nothing is there). */
 export const PathAttrsResult = {

@@ -6,8 +6,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
-import type { ModuleContext, ModuleResult } from '../sdk/module.js';
-import { sleep } from '../sdk/sleep.js';
+import type { ModuleContext, ModuleResult } from '../core/module.js';
+import { sleep } from '../core/sleep.js';
 import { pathInfo } from './files.js';
 import { localPath } from './paths.js';
 import { pyRegex } from './pyre.js';

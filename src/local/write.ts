@@ -6,8 +6,8 @@
  */
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DiffEntry, ModuleContext, ModuleResult } from '../sdk/module.js';
-import { runProcess } from '../sdk/process.js';
+import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
+import { runProcess } from '../core/process.js';
 import { contentDiff } from './diff.js';
 import { applyAttrs, digest, pathInfo, type ModeArg } from './files.js';
 import { shlexSplit } from './kv.js';

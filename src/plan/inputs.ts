@@ -12,7 +12,7 @@ import path from 'node:path';
 import { canonicalJson } from '../k8s/normalize.js';
 import { sha256 } from '../audit/chain.js';
 import type { Inventory } from '../inventory/types.js';
-import type { ModuleRegistry } from '../sdk/registry.js';
+import type { ModuleRegistry } from '../plugins/registry.js';
 
 /** kplay's version (recorded in plans). */
 export const KPLAY_VERSION = '0.1.0';

@@ -9,7 +9,7 @@
 import { canonicalJson } from '../k8s/normalize.js';
 import { sha256 } from '../audit/chain.js';
 import type { RunEvent } from '../report/events.js';
-import type { DiffEntry } from '../sdk/module.js';
+import type { DiffEntry } from '../core/module.js';
 import type { InputsDigest } from './inputs.js';
 import { isRecord as isObj } from '../load/shape.js';
 

@@ -3,7 +3,7 @@
  * `on`/`off`, `y`/`n`, `t`/`f`, `1`/`0`, `true`/`false` in any case — `wait: yes` as an Ansible
  * playbook writes it (kplay's YAML reader keeps `yes` a string, as YAML 1.2 does).
  */
-import type { JsonSchema } from '../sdk/module.js';
+import type { JsonSchema } from '../core/module.js';
 
 type Obj = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  * adds every registered module's argument schema for editors (`npm run schemas` writes it to
  * `schemas/playbook.schema.json`).
  */
-import type { JsonSchema, AnyModule } from '../sdk/module.js';
+import type { JsonSchema, AnyModule } from '../core/module.js';
 import { qualifiedNames } from './names.js';
 
 const stringOrList: JsonSchema = {

@@ -7,7 +7,7 @@
  */
 import type { ValidateFunction } from 'ajv';
 import { fingerprint, registerCompiled } from '../load/schema.js';
-import type { JsonSchema } from '../sdk/module.js';
+import type { JsonSchema } from '../core/module.js';
 import { inventorySchema } from '../inventory/schema.js';
 import { basePlaybookSchema, importEntrySchema, playEntrySchema, taskKeywordSchema } from './schema.js';
 

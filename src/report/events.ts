@@ -3,7 +3,7 @@
  * one JSON line, so this union IS the documented, stable machine interface (see README).
  * Every string in an event has passed through the run's Masker before a reporter sees it.
  */
-import type { DiffEntry } from '../sdk/module.js';
+import type { DiffEntry } from '../core/module.js';
 
 /** Per-cluster counters in the recap. */
 export interface ClusterStats {

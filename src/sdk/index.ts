@@ -14,18 +14,18 @@
  */
 
 // ---- defining a module
-export { defineModule, UnreachableError } from './module.js';
-export { DriftResult } from './results.js';
-export { checkArgs } from './check.js';
+export { defineModule, UnreachableError } from '../core/module.js';
+export { DriftResult } from '../core/results.js';
+export { checkArgs } from '../plugins/check.js';
 export { checkOptions as checkArgumentSpec } from '../playbook/argspec.js';
-export { Default, StringEnum, Type, type Args, type Static, type TDefault, type TObject, type TSchema } from './args.js';
-export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from './module.js';
+export { Default, StringEnum, Type, type Args, type Static, type TDefault, type TObject, type TSchema } from '../core/args.js';
+export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from '../core/module.js';
 export { errorMessage } from '../load/errors.js';
 export { loadYamlDoc } from '../load/yaml.js';
 export { MASK } from '../report/mask.js';
-export { spawnTethered, tether } from './tether.js';
-export { runProcess, type ProcessOptions, type ProcessResult } from './process.js';
-export { sleep } from './sleep.js';
+export { spawnTethered, tether } from '../core/tether.js';
+export { runProcess, type ProcessOptions, type ProcessResult } from '../core/process.js';
+export { sleep } from '../core/sleep.js';
 
 // ---- Kubernetes
 export { connect, kubeFor } from '../k8s/client.js';

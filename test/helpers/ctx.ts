@@ -6,9 +6,9 @@
 import path from 'node:path';
 import { templar } from '../../src/template/index.js';
 import { Masker } from '../../src/report/mask.js';
-import type { ClusterRef, ModuleContext, ModuleDefinition, ModuleLogger, ModuleResult } from '../../src/sdk/module.js';
-import type { Static, TObject, TSchema } from '../../src/sdk/args.js';
-import { checkArgs } from '../../src/sdk/check.js';
+import type { ClusterRef, ModuleContext, ModuleDefinition, ModuleLogger, ModuleResult } from '../../src/core/module.js';
+import type { Static, TObject, TSchema } from '../../src/core/args.js';
+import { checkArgs } from '../../src/plugins/check.js';
 
 /** Log lines collected per level (already masked). */
 export interface CollectedLogs {

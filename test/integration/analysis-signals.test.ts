@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import analysis, { type AnalysisResult } from '../../modules/analysis.js';
-import type { ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { jsonEvents, kplay } from '../helpers/cli.js';
 import { kubectl, sandboxEnv } from '../sandbox/env.js';

@@ -6,10 +6,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { compileSchema } from '../../src/load/schema.js';
-import type { JsonSchema } from '../../src/sdk/module.js';
+import type { JsonSchema } from '../../src/core/module.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import k8s from '../../modules/k8s.js';
-import type { ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule, type CtxOverrides } from '../helpers/ctx.js';
 import { kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 

@@ -2,10 +2,10 @@
 // executor runs it). Objects live in a namespace k8smods-info-<random> on sandbox-1.
 import { randomBytes } from 'node:crypto';
 import { compileSchema } from '../../src/load/schema.js';
-import type { JsonSchema } from '../../src/sdk/module.js';
+import type { JsonSchema } from '../../src/core/module.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import k8sInfo from '../../modules/k8s_info.js';
-import type { ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 

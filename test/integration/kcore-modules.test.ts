@@ -2,7 +2,7 @@
 // as the executor runs them. Objects live in a namespace k8smods-mods-<random> on sandbox-1.
 import { randomBytes } from 'node:crypto';
 import { compileSchema } from '../../src/load/schema.js';
-import type { JsonSchema } from '../../src/sdk/module.js';
+import type { JsonSchema } from '../../src/core/module.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import jsonPatch from '../../modules/k8s_json_patch.js';
 import scale from '../../modules/k8s_scale.js';
@@ -11,8 +11,8 @@ import service from '../../modules/k8s_service.js';
 import clusterInfo from '../../modules/k8s_cluster_info.js';
 import taint from '../../modules/k8s_taint.js';
 import drain from '../../modules/k8s_drain.js';
-import type { ModuleDefinition, ModuleResult } from '../../src/sdk/module.js';
-import type { TObject, TSchema } from '../../src/sdk/args.js';
+import type { ModuleDefinition, ModuleResult } from '../../src/core/module.js';
+import type { TObject, TSchema } from '../../src/core/args.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 

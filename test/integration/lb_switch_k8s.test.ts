@@ -9,7 +9,7 @@ import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import lbSwitch from '../../modules/lb_switch.js';
 import { compileSchema } from '../../src/load/schema.js';
-import type { ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleResult } from '../../src/core/module.js';
 import { jsonEvents, kplay, repoRoot } from '../helpers/cli.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { auditSnapshot, kubectl, sandboxEnv, SANDBOX_ADMIN_USER, type AuditEvent, type SandboxEnv } from '../sandbox/env.js';

@@ -8,7 +8,7 @@ import { loadPlaybook } from '../../src/playbook/load.js';
 import { actionGroup, resolveAction } from '../../src/playbook/names.js';
 import { moduleDefaultsFor } from '../../src/playbook/keywords.js';
 import type { ModuleTask } from '../../src/playbook/types.js';
-import { loadRegistry, type ModuleRegistry } from '../../src/sdk/registry.js';
+import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';
 
 const kplayHas = new Set(['debug', 'command', 'set_fact', 'k8s', 'k8s_info', 'include_tasks', 'meta']);
 const known = (s: string): boolean => kplayHas.has(s);

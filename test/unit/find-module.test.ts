@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import find from '../../modules/find.js';
-import type { ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleResult } from '../../src/core/module.js';
 import { runModule } from '../helpers/ctx.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'kplay-find-'));

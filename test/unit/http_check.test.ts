@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls';
 import httpCheck, { type HttpCheckArgs } from '../../modules/http_check.js';
 import { parse as parseYaml } from 'yaml';
 import { compileSchema } from '../../src/load/schema.js';
-import type { ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule, type TestContext } from '../helpers/ctx.js';
 import { makePki, pem, readBody, startHttp, startHttps, type TestPki, type TestServer } from '../helpers/http.js';
 

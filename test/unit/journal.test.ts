@@ -14,7 +14,7 @@ import type { Inventory } from '../../src/inventory/types.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import type { RunEvent } from '../../src/report/events.js';
 import { Masker } from '../../src/report/mask.js';
-import { loadRegistry, type ModuleRegistry } from '../../src/sdk/registry.js';
+import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/inventory/', import.meta.url));
 const root = mkdtempSync(path.join(tmpdir(), 'kplay-journal-'));

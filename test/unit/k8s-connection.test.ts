@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { authSecrets, planConnection, resolveAuth } from '../../src/k8s/connection.js';
-import type { ClusterRef } from '../../src/sdk/module.js';
+import type { ClusterRef } from '../../src/core/module.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-conn-'));
 const kubeconfig = path.join(dir, 'config');

@@ -9,7 +9,7 @@ import { registeredValue } from '../../src/executor/task.js';
 import { validateArgs } from '../../src/load/schema.js';
 import { resolveAction } from '../../src/playbook/names.js';
 import { listFlags } from '../../src/helm/list.js';
-import type { AnyModule } from '../../src/sdk/module.js';
+import type { AnyModule } from '../../src/core/module.js';
 import { repoRoot } from '../helpers/cli.js';
 
 async function mod(name: string): Promise<AnyModule> {

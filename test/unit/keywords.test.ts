@@ -10,7 +10,7 @@ import { parseKv, yaml11Bool } from '../../src/playbook/keywords.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import type { ModuleTask, Playbook, TaskNode } from '../../src/playbook/types.js';
 import { dateTimeFact, gatherFacts } from '../../src/executor/facts.js';
-import { loadRegistry, type ModuleRegistry } from '../../src/sdk/registry.js';
+import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';
 
 describe('yaml11Bool', () => {
   it('reads PyYAML\'s boolean spellings and nothing else', () => {

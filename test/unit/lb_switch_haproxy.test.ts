@@ -7,7 +7,7 @@ import lbSwitch from '../../modules/lb_switch.js';
 import type { HaproxySwitchArgs } from '../../src/lb/index.js';
 import { parse as parseYaml } from 'yaml';
 import { compileSchema } from '../../src/load/schema.js';
-import type { ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule, type TestContext } from '../helpers/ctx.js';
 import {
   get,

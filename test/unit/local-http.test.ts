@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import getUrl from '../../modules/get_url.js';
 import uri from '../../modules/uri.js';
 import { MASK } from '../../src/report/mask.js';
-import type { ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { readBody, startHttp, type TestServer } from '../helpers/http.js';
 

@@ -11,7 +11,7 @@ import file from '../../modules/file.js';
 import shell from '../../modules/shell.js';
 import template from '../../modules/template.js';
 import waitFor from '../../modules/wait_for.js';
-import type { ModuleContext, ModuleResult } from '../../src/sdk/module.js';
+import type { ModuleContext, ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-local-'));

@@ -10,8 +10,8 @@ import type { HelmReleaseArgs } from '../../modules/helm_release.js';
 import type { K8sApplyArgs } from '../../modules/k8s_apply.js';
 import type { HaproxySwitchArgs, K8sServiceSwitchArgs } from '../../src/lb/index.js';
 import { ajvInstance, validateArgs } from '../../src/load/schema.js';
-import { moduleMarkdown } from '../../src/sdk/docs.js';
-import type { AnyModule, JsonSchema } from '../../src/sdk/module.js';
+import { moduleMarkdown } from '../../src/plugins/docs.js';
+import type { AnyModule, JsonSchema } from '../../src/core/module.js';
 import { repoRoot } from '../helpers/cli.js';
 
 const modulesDir = path.join(repoRoot, 'modules');

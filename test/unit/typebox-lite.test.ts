@@ -3,8 +3,8 @@
 // it), same symbols, same values. The rest is TypeBox's own.
 import { Type as TypeBox, Kind, OptionalKind } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { Type } from '../../src/sdk/typebox-lite.js';
-import { Default, StringEnum } from '../../src/sdk/args.js';
+import { Type } from '../../src/core/typebox-lite.js';
+import { Default, StringEnum } from '../../src/core/args.js';
 
 /** Keys (strings and symbols, in order) and values, recursively. */
 function shape(v: unknown): unknown {

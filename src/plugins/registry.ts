@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { InputError } from '../load/errors.js';
 import { compileSchema } from '../load/schema.js';
 import { closest } from '../load/suggest.js';
-import type { AnyModule } from './module.js';
+import type { AnyModule } from '../core/module.js';
 import { usePrecompiledModule } from './precompiled.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -3,7 +3,7 @@
  * defaults, examples): `kplay modules NAME` prints it, and `npm run schemas` writes the same
  * text into the module reference (docs/modules.md) and the README's index, so docs cannot drift from the code.
  */
-import type { AnyModule, JsonSchema } from './module.js';
+import type { AnyModule, JsonSchema } from '../core/module.js';
 
 function typeOf(s: JsonSchema): string {
   if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(' \\| ');

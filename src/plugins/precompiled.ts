@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { fingerprint, registerCompiled, type CompileOptions } from '../load/schema.js';
-import type { AnyModule } from './module.js';
+import type { AnyModule } from '../core/module.js';
 
 /** Directory of the generated files, inside the built-in modules' directory. */
 export const VALIDATOR_DIR = '_validators';

@@ -2,8 +2,8 @@
  * Validating a module's arguments the way the engine does, for module authors' own tests.
  */
 import { describeAjvError, validateArgs } from '../load/schema.js';
-import type { Args, TObject, TSchema } from './args.js';
-import type { ModuleDefinition } from './module.js';
+import type { Args, TObject, TSchema } from '../core/args.js';
+import type { ModuleDefinition } from '../core/module.js';
 
 /** The outcome of {@link checkArgs}. */
 export type CheckedArgs<S extends TSchema> = { ok: true; args: Args<S> } | { ok: false; errors: string[] };
