@@ -1,130 +1,13 @@
 /**
- * What every command shares: loading the registry, playbook and inventory; extra vars;
- * masking; reporters; signals; error → exit code mapping.
+ * What every command shares: reporters, signals, error → exit code mapping (loading a run's
+ * inputs is src/run/inputs.ts).
  */
 import { setMaxListeners } from 'node:events';
-import path from 'node:path';
 import { boardReporter } from '../report/board.js';
 import { InputError, errorMessage } from '../load/errors.js';
-import { loadYamlDoc, parseYaml } from '../load/yaml.js';
-import { loadInventory, loadNoInventory } from '../inventory/load.js';
-import { withImplicitLocalhost } from '../inventory/localhost.js';
-import type { Inventory } from '../inventory/types.js';
-import { loadPlaybook } from '../playbook/load.js';
-import type { Playbook } from '../playbook/types.js';
-import { Masker } from '../report/mask.js';
+import type { Masker } from '../report/mask.js';
 import { REPORTERS, isOutputFormat, type Reporter } from '../report/index.js';
-import { loadRegistry, type ModuleRegistry } from '../plugins/registry.js';
 import { EXIT } from '../executor/run.js';
-
-/** Flags shared by commands that load a playbook. */
-export interface LoadFlags {
-  inventory?: string;
-  extraVars?: string[];
-  modulePath?: string[];
-}
-
-/** Everything a run needs, loaded and checked. */
-export interface Loaded {
-  registry: ModuleRegistry;
-  playbook: Playbook;
-  inventory?: Inventory;
-  extraVars: Record<string, unknown>;
-  masker: Masker;
-}
-
-/** Parse `-e` values: `k=v k2=v2`, `@file.yml`, or an inline YAML/JSON map. Later values win. */
-export async function parseExtraVars(values: string[] | undefined, cwd: string, masker: Masker): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  for (const raw of values ?? []) {
-    const v = raw.trim();
-    if (v.startsWith('@')) {
-      const file = path.resolve(cwd, v.slice(1));
-      const { value, secrets } = await loadYamlDoc(file);
-      secrets.forEach((s) => masker.addDeclared(s));
-      if (value === null) continue;
-      if (typeof value !== 'object' || Array.isArray(value)) throw new InputError(`-e ${v}: the file must hold a map of variables`, { file, line: 1, col: 1 });
-      Object.assign(out, value);
-    } else if (v.startsWith('{')) {
-      const { docs } = parseYaml(v, '-e');
-      const value = docs[0];
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError(`-e: expected a map, got ${v}`);
-      Object.assign(out, value);
-    } else {
-      for (const pair of splitPairs(v)) {
-        const eq = pair.indexOf('=');
-        if (eq <= 0) throw new InputError(`-e '${pair}': expected key=value, @file.yml or a {map}`);
-        const key = pair.slice(0, eq);
-        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new InputError(`-e: invalid variable name '${key}'`);
-        out[key] = pair.slice(eq + 1);
-      }
-    }
-  }
-  masker.addByName(out);
-  return out;
-}
-
-/** Split `a=1 b="x y"` on spaces outside quotes (quotes removed). */
-function splitPairs(s: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let q: string | undefined;
-  for (const ch of s) {
-    if (q) {
-      if (ch === q) q = undefined;
-      else cur += ch;
-    } else if (ch === '"' || ch === "'") q = ch;
-    else if (/\s/.test(ch)) {
-      if (cur) out.push(cur);
-      cur = '';
-    } else cur += ch;
-  }
-  if (cur) out.push(cur);
-  return out;
-}
-
-/** What kplay says when no inventory is given, as ansible-playbook does. */
-export const NO_INVENTORY_WARNING = 'No inventory was parsed, only implicit localhost is available';
-
-/**
- * The inventory of `-i REF`, or with no `-i` (when `orEmpty`) an empty one after saying so once on
- * stderr (Ansible's warning). A play naming `localhost` gets Ansible's implicit localhost.
- */
-export async function loadInventoryFlag(
-  ref: string | undefined,
-  opts: { cwd: string; playbookDir?: string; patterns: readonly (string | readonly string[] | undefined)[] },
-): Promise<Inventory> {
-  let inv: Inventory;
-  if (ref) inv = await loadInventory(ref, { cwd: opts.cwd, playbookDir: opts.playbookDir });
-  else {
-    process.stderr.write(`WARNING: ${NO_INVENTORY_WARNING}\n`);
-    inv = await loadNoInventory({ cwd: opts.cwd, playbookDir: opts.playbookDir });
-  }
-  return withImplicitLocalhost(inv, opts.patterns, { cwd: opts.cwd });
-}
-
-/**
- * Load registry, playbook (all static checks), inventory and extra vars. Throws InputError.
- * Without `-i`: `requireInventory` (run, plan, drift) runs on Ansible's implicit localhost only
- * (with Ansible's warning); otherwise (validate) there is no inventory to check patterns against.
- */
-export async function loadAll(playbookFile: string, flags: LoadFlags, requireInventory: boolean): Promise<Loaded> {
-  const cwd = process.cwd();
-  const masker = new Masker();
-  const pbDir = path.dirname(path.resolve(playbookFile));
-  const registry = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [pbDir, cwd] });
-  const playbook = await loadPlaybook(playbookFile, { registry });
-  playbook.secrets.forEach((s) => masker.addDeclared(s));
-  for (const p of playbook.plays) masker.addByName(p.vars);
-  const extraVars = await parseExtraVars(flags.extraVars, cwd, masker);
-  let inventory: Inventory | undefined;
-  if (flags.inventory || requireInventory) {
-    inventory = await loadInventoryFlag(flags.inventory, { cwd, playbookDir: pbDir, patterns: playbook.plays.map((p) => p.hosts) });
-    inventory.secrets.forEach((s) => masker.add(s));
-    inventory.declaredSecrets?.forEach((s) => masker.addDeclared(s));
-  }
-  return { registry, playbook, inventory, extraVars, masker };
-}
 
 /** Build the reporter for `--output`. */
 export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean; progress?: string }): Reporter {

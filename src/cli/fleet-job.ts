@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { InputError } from '../load/errors.js';
 import { DEFAULT_IMAGE, fleetJobObjects, toYaml, type FleetJobOptions } from '../fleet/job.js';
 import { reportError } from './common.js';
+import { loadAll } from '../run/inputs.js';
 
 /** Flags of `kplay fleet job` as commander gives them. */
 export interface FleetJobFlags extends Omit<FleetJobOptions, 'playbook' | 'shards' | 'parallelism' | 'retries' | 'deadlineSeconds' | 'runId' | 'kubeconfigSecrets' | 'envSecrets'> {
@@ -43,7 +44,7 @@ export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): P
       retries: int(retries, '--retries'),
       deadlineSeconds: int(deadline, '--deadline'),
       runId: fleetRun,
-    });
+    }, loadAll);
     const text = toYaml(objects);
     if (out && out !== '-') {
       await writeFile(out, text);

@@ -4,7 +4,8 @@ import { graph } from '../inventory/graph.js';
 import { emptyInventory, groupsMap, inventoryVars, loadInventory } from '../inventory/load.js';
 import { InputError } from '../load/errors.js';
 import { Masker } from '../report/mask.js';
-import { NO_INVENTORY_WARNING, reportError } from './common.js';
+import { reportError } from './common.js';
+import { NO_INVENTORY_WARNING } from '../run/inputs.js';
 
 export interface InventoryFlags {
   inventory?: string;

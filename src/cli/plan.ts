@@ -21,7 +21,8 @@ import { inputChanges, inputsDigest } from '../plan/inputs.js';
 import { comparePlans, parsePlan, PLAN_VERSION, PlanCollector, planDigest, validApprovals, type Approval, type Plan } from '../plan/plan.js';
 import { unifiedDiff } from '../report/diff.js';
 import { clustersVars } from '../vars/magic.js';
-import { listOption, loadAll, reportError, type Loaded } from './common.js';
+import { listOption, reportError } from './common.js';
+import { loadAll, type Loaded } from '../run/inputs.js';
 import { currentKubeUser, hasKubeContext } from '../k8s/kubeconfig.js';
 import { executeRun, type RunFlags } from './run.js';
 

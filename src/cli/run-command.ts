@@ -14,7 +14,8 @@ import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { InputError } from '../load/errors.js';
 import { validApprovals, type Plan } from '../plan/plan.js';
-import { listOption, loadAll, makeReporter, reportError, type Loaded } from './common.js';
+import { listOption, makeReporter, reportError } from './common.js';
+import { loadAll, type Loaded } from '../run/inputs.js';
 import { approvalRequired, EXIT_REFUSED, planRefusals, readPlan } from './plan.js';
 import { executeRun, type RunFlags } from './run.js';
 

@@ -7,7 +7,8 @@ import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
 import { shardSpec, type ShardSpec } from '../fleet/spec.js';
-import { interruptController, listOption, RunCrashedError, type LoadFlags, type Loaded } from './common.js';
+import { interruptController, listOption, RunCrashedError } from './common.js';
+import type { LoadFlags, Loaded } from '../run/inputs.js';
 
 
 /** Flags of `kplay run` (and `kplay drift`). */

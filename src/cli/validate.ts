@@ -1,6 +1,7 @@
 /** `kplay validate`: every static check, without contacting any cluster. */
 import type { TaskNode } from '../playbook/types.js';
-import { loadAll, reportError, type LoadFlags } from './common.js';
+import { reportError } from './common.js';
+import { loadAll, type LoadFlags } from '../run/inputs.js';
 import { checkPatterns } from '../inventory/patterns.js';
 
 function countTasks(nodes: TaskNode[]): number {

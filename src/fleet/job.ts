@@ -7,10 +7,10 @@
  */
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { loadAll } from '../cli/common.js';
 import { defaultKubeconfig } from '../inventory/paths.js';
 import { matchClusters } from '../inventory/patterns.js';
 import type { Inventory } from '../inventory/types.js';
+import type { Playbook } from '../playbook/types.js';
 import { InputError } from '../load/errors.js';
 import { parseYaml } from '../load/yaml.js';
 import { SECRET_NAME } from '../report/mask.js';
@@ -192,8 +192,18 @@ function checkKubeconfigs(inv: Inventory, clusters: string[], secrets: Kubeconfi
   }
 }
 
-/** Generate the objects. Throws InputError on bad input. */
-export async function fleetJobObjects(o: FleetJobOptions): Promise<K8sObject[]> {
+/**
+ * Loads and checks a run's inputs as `kplay run` does: `loadAll` of src/run/inputs.ts, passed in by
+ * the caller (the run service sits above the fleet folder).
+ */
+export type LoadRunInputs = (
+  playbook: string,
+  flags: { inventory?: string; extraVars?: string[]; modulePath?: string[] },
+  requireInventory: boolean,
+) => Promise<{ playbook: Playbook; inventory?: Inventory; extraVars: Record<string, unknown> }>;
+
+/** Generate the objects, loading the run's inputs with `load`. Throws InputError on bad input. */
+export async function fleetJobObjects(o: FleetJobOptions, load: LoadRunInputs): Promise<K8sObject[]> {
   const cwd = process.cwd(); // relative paths are relative to it, as for kplay run
   const shards = positiveInt(o.shards, '--shards', 1) ?? 1;
   const parallelism = positiveInt(o.parallelism, '--parallelism', 1) ?? shards;
@@ -209,7 +219,7 @@ export async function fleetJobObjects(o: FleetJobOptions): Promise<K8sObject[]> 
   const mods = modulePaths(o, cwd);
 
   // load and check everything a shard loads, as it will (a bad playbook fails here, not in N pods)
-  const loaded = await loadAll(path.resolve(cwd, o.playbook), { inventory: o.inventory, extraVars: o.extraVars, modulePath: o.modulePath }, true);
+  const loaded = await load(path.resolve(cwd, o.playbook), { inventory: o.inventory, extraVars: o.extraVars, modulePath: o.modulePath }, true);
   if (loaded.inventory) checkKubeconfigs(loaded.inventory, targets(loaded.inventory, loaded.playbook.plays.map((p) => p.hosts), o.limit), kubeconfigSecrets, cwd);
   const bundle = await collectBundle({ playbook: o.playbook, inventory: o.inventory, extraVars: o.extraVars, cwd });
   const args = [...runArgs(o, bundle), ...mods.flatMap((m) => ['--module-path', m])];

@@ -10,11 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { kplayBin, repoRoot } from '../helpers/cli.js';
 import { kubectl, run, sandboxEnv } from '../sandbox/env.js';
-import { fleetJobObjects, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
+import { fleetJobObjects as objectsLoadedWith, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
 import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-limit.js';
 import { COORDINATION } from '../../src/fleet/job-contract.js';
 import { connect } from '../../src/k8s/client.js';
 import type { K8sObject } from '../../src/fleet/job-objects.js';
+import { loadAll } from '../../src/run/inputs.js';
+
+/** The generator with the run's loader, as `kplay fleet job` calls it. */
+const fleetJobObjects = (o: FleetJobOptions): Promise<K8sObject[]> => objectsLoadedWith(o, loadAll);
 
 const ns = `fleetjob-${Math.random().toString(36).slice(2, 8)}`;
 const other = `${ns}-other`;

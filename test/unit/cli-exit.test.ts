@@ -73,7 +73,7 @@ describe('forks', () => {
       seen = opts.forks;
       return Promise.resolve(summary());
     };
-    const { loadAll } = await import('../../src/cli/common.js');
+    const { loadAll } = await import('../../src/run/inputs.js');
     captureStderr();
     const loaded = await loadAll(pb, {}, true);
     await runManaged({ ...loaded, check: true, signal: new AbortController().signal, onEvent: () => undefined, inventory: loaded.inventory ?? (undefined as never) });

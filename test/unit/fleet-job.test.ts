@@ -7,8 +7,12 @@ import { parse, parseAllDocuments } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/load/errors.js';
 import { CONFIGMAP_MAX_BYTES } from '../../src/fleet/job-limit.js';
-import { fleetJobObjects, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
+import { fleetJobObjects as objectsLoadedWith, toYaml, type FleetJobOptions } from '../../src/fleet/job.js';
 import type { K8sObject } from '../../src/fleet/job-objects.js';
+import { loadAll } from '../../src/run/inputs.js';
+
+/** The generator with the run's loader, as `kplay fleet job` calls it. */
+const fleetJobObjects = (o: FleetJobOptions): Promise<K8sObject[]> => objectsLoadedWith(o, loadAll);
 
 let dir: string;
 

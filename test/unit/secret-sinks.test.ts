@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAll } from '../../src/cli/common.js';
+import { loadAll } from '../../src/run/inputs.js';
 import { secretSinks, sinksOf, allowedSinks } from '../../src/executor/sinks.js';
 import { runManaged } from '../../src/executor/managed.js';
 import type { RunEvent } from '../../src/report/events.js';
