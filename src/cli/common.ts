@@ -7,7 +7,7 @@ import { boardReporter } from '../report/board.js';
 import { InputError, errorMessage } from '../load/errors.js';
 import type { Masker } from '../report/mask.js';
 import { REPORTERS, isOutputFormat, type Reporter } from '../report/index.js';
-import { EXIT } from '../executor/run.js';
+import { EXIT } from '../executor/playbook-run.js';
 
 /** Build the reporter for `--output`. */
 export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean; progress?: string }): Reporter {

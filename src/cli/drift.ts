@@ -17,7 +17,7 @@
  * and exits 0 when everything was repaired.
  */
 import { stringify } from 'yaml';
-import { EXIT } from '../executor/run.js';
+import { EXIT } from '../executor/playbook-run.js';
 import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
 import { listOption, reportError } from './common.js';

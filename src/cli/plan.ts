@@ -10,17 +10,17 @@ import { existsSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { whoAmI } from '../audit/record.js';
-import { EXIT, playClusters } from '../executor/run.js';
+import { EXIT } from '../executor/playbook-run.js';
+import { playClusters } from '../playbook/targets.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
-import { loadInventory } from '../inventory/load.js';
+import { inventoryVars, loadInventory } from '../inventory/load.js';
 import { connect } from '../k8s/client.js';
 import { decideGate, GATE_NAME } from '../audit/gate.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import { inputChanges, inputsDigest } from '../plan/inputs.js';
 import { comparePlans, parsePlan, PLAN_VERSION, PlanCollector, planDigest, validApprovals, type Approval, type Plan } from '../plan/plan.js';
 import { unifiedDiff } from '../report/diff.js';
-import { clustersVars } from '../vars/magic.js';
 import { listOption, reportError } from './common.js';
 import { loadAll, type Loaded } from '../run/inputs.js';
 import { currentKubeUser, hasKubeContext } from '../k8s/kubeconfig.js';
@@ -194,13 +194,12 @@ export async function approvePlan(file: string, flags: { as?: string; comment?: 
 export function approvalRequired(loaded: Loaded, limit: string | undefined): { cluster: string; why: string }[] {
   const inv = loaded.inventory as Inventory;
   const limited = limit ? new Set(matchClusters(inv, limit)) : undefined;
-  const vars = clustersVars(inv);
   const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'yes';
   const out = new Map<string, string>();
   for (const play of loaded.playbook.plays) {
     for (const c of playClusters(inv, play.hosts) ?? []) {
       if (limited && !limited.has(c)) continue;
-      if (truthy(vars[c]?.require_approval)) out.set(c, 'require_approval in its inventory vars');
+      if (truthy(inventoryVars(inv, c).require_approval)) out.set(c, 'require_approval in its inventory vars');
       else if (truthy(play.vars.require_approval) && !out.has(c)) out.set(c, `require_approval in play "${play.name ?? play.hosts.toString()}"`);
     }
   }

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { verifyChain, type ChainProblem } from '../audit/chain.js';
 import { clusterChainEntries, listClusterRecordEntries, localChainEntries, readLocalRecords, type BatchRecord, type ClusterRecordEntry, type LocalRecord, type RunRecord, type TaskRecord, type WarningRecord } from '../audit/record.js';
-import { EXIT } from '../executor/run.js';
+import { EXIT } from '../executor/playbook-run.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import { isRecord as isObj } from '../load/shape.js';
 import type { ClusterStats } from '../report/events.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { readJournal, type JournalState } from '../audit/journal.js';
 import { changedFiles, playbookDigests, Resume } from '../executor/resume.js';
 import { resumeShard } from '../fleet/spec.js';
-import { EXIT } from '../executor/run.js';
+import { EXIT } from '../executor/playbook-run.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { InputError } from '../load/errors.js';

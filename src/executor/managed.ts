@@ -27,7 +27,7 @@ import type { RunEvent } from '../report/events.js';
 import type { Masker } from '../report/mask.js';
 import type { ModuleRegistry } from '../plugins/registry.js';
 import { playbookDigests, Resume } from './resume.js';
-import { limitSet, runPlaybook, type RunSummary } from './run.js';
+import { limitSet, runPlaybook, type RunSummary } from './playbook-run.js';
 import { openShard, type ShardSpec } from '../fleet/shard.js';
 import type { ClusterState } from './state.js';
 

@@ -8,11 +8,10 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { errorMessage, formatPos } from '../load/errors.js';
 import { expandRole, includeRoleScope, includeScope, loadTaskFile, roleCollector, type RoleCollector } from '../playbook/load.js';
 import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
-import { roleLayers } from '../vars/roles.js';
 import { templar } from '../template/index.js';
-import { mergeVars } from '../vars/precedence.js';
 import { extendScope, lazyScope } from './lazyvars.js';
 import type { FleetBatch } from './fleet.js';
+import type { RunVars } from './task-vars.js';
 import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { loopItems, loopVars } from './loops.js';
@@ -25,9 +24,8 @@ type Obj = Record<string, unknown>;
 /** Run-wide values shared by every play (computed once). */
 export interface RunShared {
   opts: RunOptions;
-  /** Magic vars that do not depend on the cluster. */
-  magic: Obj;
-  groupLayers(cluster: string): Obj[];
+  /** The run's variables: run-wide magic vars, and each task's scope (task-vars.ts). */
+  vars: RunVars;
   /** Has `--start-at-task` been reached? */
   started: boolean;
   /** Set when the run must stop (thresholds, interrupt). */
@@ -75,7 +73,7 @@ export class PlayRun implements TaskHost {
     this.varsFiles = play.varsFromFiles;
     this.playIndex = this.opts.playbook.plays.indexOf(play);
     // files loaded at run time (include_tasks, include_role) may hold `!secret` scalars: masked from then on
-    this.roles = roleCollector(typeof shared.magic.playbook_dir === 'string' ? shared.magic.playbook_dir : play.baseDir, (values) => values.forEach((v) => this.opts.masker.addDeclared(v)));
+    this.roles = roleCollector(typeof shared.vars.magic.playbook_dir === 'string' ? shared.vars.magic.playbook_dir : play.baseDir, (values) => values.forEach((v) => this.opts.masker.addDeclared(v)));
     this.playRoleNames = play.publicRoles.filter((r) => !r.parent).map((r) => r.name);
     this.roles.publicRoles.push(...play.publicRoles);
   }
@@ -133,45 +131,20 @@ export class PlayRun implements TaskHost {
 
   /** The variable scope of `node` on cluster `cs` (see src/vars/precedence.ts for the order). */
   scopeFor(cs: ClusterState, node: TaskNode, extra?: Obj): Obj {
-    const blockVars = node.kind === 'block' && node.vars ? [...node.blockVars, node.vars] : node.blockVars;
-    const alive = (list: ClusterState[]): string[] => list.filter((c) => !c.failed && !c.unreachable).map((c) => c.name);
-    const magic: Obj = {
-      ...this.shared.magic,
-      cluster_name: cs.name,
-      group_names: cs.inv.groups.filter((g) => g !== 'all').sort(),
-      play_name: this.play.name,
-      // Ansible's names for the same things, as copied playbooks use them.
-      inventory_hostname: cs.name,
-      inventory_hostname_short: cs.name.split('.')[0] ?? cs.name,
-      ansible_check_mode: this.opts.check,
-      ansible_diff_mode: this.opts.diff,
-      ansible_play_hosts_all: this.playTargets.map((c) => c.name),
-      ansible_play_hosts: alive(this.playTargets),
-      ansible_play_batch: alive(this.batch),
-      play_hosts: alive(this.batch),
-      hostvars: this.hostvars(node),
-      ansible_play_role_names: this.playRoleNames,
-      role_names: this.playRoleNames,
-      ...(node.role ? { role_name: node.role.name, role_path: node.role.dir, ansible_role_name: node.role.name } : {}),
-    };
-    const roles = roleLayers(this.roles.publicRoles, node.role);
-    const merged = mergeVars({
-      roleDefaults: roles.defaults,
-      roleVars: roles.vars,
-      roleParams: roles.params,
-      groupVars: this.shared.groupLayers(cs.name),
-      clusterVars: cs.inv.vars,
-      playVars: this.play.vars,
+    const { merged, final } = this.shared.vars.taskVars({
+      cs,
+      node,
+      play: this.play,
       playVarsFiles: this.varsFiles,
-      blockVars,
-      taskVars: node.kind === 'task' || node.kind === 'include' ? node.vars : undefined,
-      // include_vars (18 in Ansible's order) sits just below set_fact/register (19)
-      facts: Object.keys(cs.includedVars).length ? { ...cs.includedVars, ...cs.facts } : cs.facts,
+      playTargets: this.playTargets,
+      batch: this.batch,
+      playRoleNames: this.playRoleNames,
+      publicRoles: this.roles.publicRoles,
+      hostvars: this.hostvars(node),
+      check: this.opts.check,
+      diff: this.opts.diff,
       extraVars: this.opts.extraVars,
-      magic,
     });
-    const final = new Set<string>(Object.keys(magic));
-    for (const [k, v] of Object.entries(cs.facts)) if (merged[k] === v) final.add(k);
     const base = lazyScope(merged, final);
     const dyn = this.dyn.get(cs.name);
     return extendScope(extendScope(base, dyn), extra);

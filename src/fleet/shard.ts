@@ -3,7 +3,7 @@
  * independent shard without a fleet run) and the shard's report in the fleet's object at the
  * start and the end of the run.
  */
-import type { RunSummary } from '../executor/run.js';
+import type { RunSummary } from '../executor/playbook-run.js';
 import type { FleetHooks } from '../executor/fleet.js';
 import { connect } from '../k8s/client.js';
 import { errorMessage } from '../load/errors.js';

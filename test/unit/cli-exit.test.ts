@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunOptions } from '../../src/executor/state.js';
-import type { RunSummary } from '../../src/executor/run.js';
+import type { RunSummary } from '../../src/executor/playbook-run.js';
 
 const behaviour: { run: (opts: RunOptions) => Promise<RunSummary> } = { run: () => Promise.reject(new Error('not set')) };
-vi.mock('../../src/executor/run.js', async (importOriginal) => {
-  const orig = await importOriginal<typeof import('../../src/executor/run.js')>();
+vi.mock('../../src/executor/playbook-run.js', async (importOriginal) => {
+  const orig = await importOriginal<typeof import('../../src/executor/playbook-run.js')>();
   return { ...orig, runPlaybook: (opts: RunOptions) => behaviour.run(opts) };
 });
 

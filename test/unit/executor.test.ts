@@ -1,6 +1,6 @@
 // Executor building blocks: serial batches and lazy variable rendering.
 import { describe, expect, it } from 'vitest';
-import { makeBatches } from '../../src/executor/run.js';
+import { makeBatches } from '../../src/executor/playbook-run.js';
 import { extendScope, lazyScope } from '../../src/executor/lazyvars.js';
 import { templar } from '../../src/template/index.js';
 

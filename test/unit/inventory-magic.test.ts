@@ -1,4 +1,4 @@
-// The magic variables as the engine computes them (src/executor/run.ts + play.ts), through a
+// The magic variables as the engine computes them (src/executor/task-vars.ts, the one place), through a
 // managed run in check mode (no cluster is contacted: debug tasks only), for an inventory cluster
 // and for Ansible's implicit localhost.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { loadPlaybook } from '../../src/playbook/load.js';
 import type { RunEvent } from '../../src/report/events.js';
 import { Masker } from '../../src/report/mask.js';
 import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';
+import { RunVars } from '../../src/executor/task-vars.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/inventory/', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'kplay-magic-'));
@@ -85,5 +86,13 @@ describe('magic variables, as the engine sets them', () => {
   it('all does not include the implicit localhost', async () => {
     const { msgs } = await magicOf('all');
     expect(Object.keys(msgs).sort()).toEqual(['prod-eu-1', 'prod-eu-2']);
+  });
+});
+
+describe('RunVars, the one place the engine builds variables', () => {
+  it('computes the run-wide magic variables once, from the inventory', () => {
+    const vars = new RunVars(inv, { check: false, runId: 'r1', playbookDir: dir });
+    expect(vars.magic).toEqual({ groups: groupsMap(inv), clusters: { 'prod-eu-1': inventoryVars(inv, 'prod-eu-1'), 'prod-eu-2': inventoryVars(inv, 'prod-eu-2') }, check_mode: false, run_id: 'r1', inventory_dir: inv.dir, playbook_dir: dir });
+    expect(vars.groupLayers('prod-eu-2')).toBe(vars.groupLayers('prod-eu-2'));
   });
 });

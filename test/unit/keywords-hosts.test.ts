@@ -1,10 +1,10 @@
 // A play's `hosts:` that matches nothing: skipped with a warning as ansible-playbook does
-// (src/executor/run.ts playClusters), except a malformed pattern and an absent `localhost`.
+// (src/playbook/targets.ts playClusters), except a malformed pattern and an absent `localhost`.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { playClusters } from '../../src/executor/run.js';
+import { playClusters } from '../../src/playbook/targets.js';
 import { loadInventory } from '../../src/inventory/load.js';
 import type { Inventory } from '../../src/inventory/types.js';
 

@@ -5,13 +5,14 @@
  *   130 interrupted (Ctrl-C / SIGTERM).
  */
 import { settleAsyncJobs } from './async-jobs.js';
-import { inventoryVars, groupVarLayers, groupsMap } from '../inventory/load.js';
 import { matchClusters } from '../inventory/patterns.js';
+import { noMatchHint, playClusters } from '../playbook/targets.js';
 import type { Play } from '../playbook/types.js';
 import { templar } from '../template/index.js';
 import { emptyStats, type ClusterStats } from '../report/events.js';
 import { InputError } from '../load/errors.js';
 import { PlayRun, type RunShared } from './play.js';
+import { RunVars } from './task-vars.js';
 import { ClusterState, type RunOptions } from './state.js';
 import { restoreInto, type Resume } from './resume.js';
 
@@ -55,36 +56,6 @@ export function makeBatches<T>(items: T[], serial: Play['serial']): T[][] {
     k++;
   }
   return out;
-}
-
-/** What matchClusters says when a pattern selects nothing (a play is then skipped, as in Ansible). */
-const NO_MATCH = /matches no cluster|no cluster or group named/;
-
-/**
- * The clusters a play's `hosts:` selects, or undefined when the pattern matches nothing (the play
- * is skipped with a warning, as ansible-playbook does). A malformed pattern is still an InputError,
- * and so is `localhost` when the inventory has no such cluster (Ansible's implicit localhost has no
- * counterpart: skipping would run nothing without saying so).
- */
-export function playClusters(inv: RunOptions['inventory'], hosts: Play['hosts']): string[] | undefined {
-  try {
-    return matchClusters(inv, hosts);
-  } catch (e) {
-    // Ansible's implicit localhost has no counterpart here: skipping the play would silently do nothing
-    const names = (Array.isArray(hosts) ? hosts : [hosts]).flatMap((h) => h.split(/[:,]/)).map((h) => h.trim());
-    if (e instanceof InputError && NO_MATCH.test(e.message) && !names.some((h) => h === 'localhost' || h === '127.0.0.1')) return undefined;
-    throw e;
-  }
-}
-
-/** The suggestion matchClusters makes for a pattern that matches nothing (a misspelt name), if any. */
-function noMatchHint(inv: RunOptions['inventory'], hosts: Play['hosts']): string | undefined {
-  try {
-    matchClusters(inv, hosts);
-  } catch (e) {
-    if (e instanceof InputError && e.hint?.startsWith('did you mean')) return e.hint;
-  }
-  return undefined;
 }
 
 /** The clusters in the play's `order`. */
@@ -137,27 +108,9 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
   const inv = opts.inventory;
   const states = new Map<string, ClusterState>();
   for (const c of inv.clusters.values()) states.set(c.name, new ClusterState(c));
-  const layersCache = new Map<string, Record<string, unknown>[]>();
-  const clustersMagic: Record<string, unknown> = {};
-  for (const name of inv.clusters.keys()) clustersMagic[name] = inventoryVars(inv, name);
   const shared: RunShared = {
     opts,
-    magic: {
-      groups: groupsMap(inv),
-      clusters: clustersMagic,
-      check_mode: opts.check,
-      run_id: opts.runId,
-      inventory_dir: inv.dir,
-      playbook_dir: opts.playbook.dir,
-    },
-    groupLayers: (name) => {
-      let l = layersCache.get(name);
-      if (!l) {
-        l = groupVarLayers(inv, name);
-        layersCache.set(name, l);
-      }
-      return l;
-    },
+    vars: new RunVars(inv, { check: opts.check, runId: opts.runId, playbookDir: opts.playbook.dir }),
     started: !opts.startAtTask,
   };
   const limit = limitSet(opts);
