@@ -2,7 +2,7 @@
 /** The `kplay` command line: thin commands (flags → engine → exit code). */
 import { Command, Option } from 'commander';
 import { driftCommand, type DriftFlags } from './drift.js';
-import { DEFAULT_FORKS } from '../executor/managed.js';
+import { DEFAULT_FORKS } from '../run/managed-run.js';
 import { historyCommand } from './history.js';
 import { registerFleetStatus } from './fleet.js';
 import { inventoryCommand } from './inventory.js';

@@ -1,8 +1,8 @@
-/** `kplay run` / `plan` / `drift` flags → a managed run (locks, records, journal: src/executor/managed.ts). */
+/** `kplay run` / `plan` / `drift` flags → a managed run (locks, records, journal: src/run/managed-run.ts). */
 import type { JournalState } from '../audit/journal.js';
 import { terminalAsk } from './prompt.js';
 import type { RunHeader } from '../audit/record.js';
-import { runManaged, type ManagedRunResult } from '../executor/managed.js';
+import { runManaged, type ManagedRunResult } from '../run/managed-run.js';
 import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
@@ -62,7 +62,7 @@ function positiveInt(value: string | undefined, flag: string, dflt: number): num
 }
 
 /**
- * Everything `kplay run`, `kplay plan` and `kplay drift` share: flags → a managed run (src/executor/managed.ts).
+ * Everything `kplay run`, `kplay plan` and `kplay drift` share: flags → a managed run (src/run/managed-run.ts).
  * An error after a task ran for real (not `--check`) is thrown as a {@link RunCrashedError}: clusters may have changed.
  */
 export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void, loaded: Loaded): Promise<ManagedRunResult> {

@@ -50,7 +50,7 @@ export { readStoredRelease, storageKind, type StorageKind, type StoredChart } fr
 export { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../helm/release.js';
 
 // ---- running a playbook from a program (what `kplay run` does: locks, run records, journal)
-export { runManaged, type ManagedRunOptions, type ManagedRunResult } from '../executor/managed.js';
+export { runManaged, type ManagedRunOptions, type ManagedRunResult } from '../run/managed-run.js';
 export { readJournal, type JournalState } from '../audit/journal.js';
 
 // ---- load balancers, gates

@@ -14,7 +14,7 @@ vi.mock('../../src/executor/playbook-run.js', async (importOriginal) => {
 });
 
 const { runCommand } = await import('../../src/cli/run-command.js');
-const { DEFAULT_FORKS, runManaged } = await import('../../src/executor/managed.js');
+const { DEFAULT_FORKS, runManaged } = await import('../../src/run/managed-run.js');
 const { EXIT_CRASHED } = await import('../../src/cli/common.js');
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kplay-cli-exit-'));

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runManaged } from '../../src/executor/managed.js';
+import { runManaged } from '../../src/run/managed-run.js';
 import { groupsMap, inventoryVars, loadInventory } from '../../src/inventory/load.js';
 import type { Inventory } from '../../src/inventory/types.js';
 import { loadPlaybook } from '../../src/playbook/load.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdsSecret, journalTask, parseJournal, readJournal, type JournalState } from '../../src/audit/journal.js';
-import { runManaged } from '../../src/executor/managed.js';
+import { runManaged } from '../../src/run/managed-run.js';
 import { changedFiles, playbookDigests, Resume, safeToRunAgain, TaskKeys, taskBase, unrestorable } from '../../src/executor/resume.js';
 import { loadInventory } from '../../src/inventory/load.js';
 import type { Inventory } from '../../src/inventory/types.js';

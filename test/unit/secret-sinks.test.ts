@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAll } from '../../src/run/inputs.js';
 import { secretSinks, sinksOf, allowedSinks } from '../../src/executor/sinks.js';
-import { runManaged } from '../../src/executor/managed.js';
+import { runManaged } from '../../src/run/managed-run.js';
 import type { RunEvent } from '../../src/report/events.js';
 import { SecretProvenance } from '../../src/report/provenance.js';
 
