@@ -22,7 +22,7 @@ import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
 import { listOption, reportError } from './common.js';
 import { loadAll, type Loaded } from '../run/inputs.js';
-import { executeRun, type RunFlags } from './run.js';
+import { executeRun, type RunFlags } from './run-flags.js';
 import { DriftCollector, driftJunit, driftText, type ClusterReport, type DriftProblem } from './drift-report.js';
 import { renderDriftReport } from '../report/html/drift.js';
 

@@ -3,28 +3,24 @@
  * - `kplay plan PLAYBOOK -i INV -o plan.json`: a check-mode pass everywhere, written as a plan;
  * - `kplay show plan.json`: the plan, readable (or `--output json`);
  * - `kplay approve plan.json [--as NAME]`: record an approval bound to the plan's digest;
- * and what `kplay run --plan plan.json` needs: loading a plan, checking it still holds, and the
- * inventory/playbook rule `require_approval`.
+ * and the check-mode pass `kplay run --plan plan.json` compares with the plan. Making, reading and
+ * refusing plans is src/plan/ (make.ts, refusal.ts); this file maps flags to them and prints.
  */
 import { existsSync } from 'node:fs';
-import { readFile, rename, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { whoAmI } from '../audit/record.js';
 import { EXIT } from '../executor/playbook-run.js';
-import { playClusters } from '../playbook/targets.js';
-import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
-import { inventoryVars, loadInventory } from '../inventory/load.js';
+import { loadInventory } from '../inventory/load.js';
 import { connect } from '../k8s/client.js';
 import { decideGate, GATE_NAME } from '../audit/gate.js';
 import { errorMessage, InputError } from '../load/errors.js';
-import { inputChanges, inputsDigest } from '../plan/inputs.js';
-import { comparePlans, parsePlan, PLAN_VERSION, PlanCollector, planDigest, validApprovals, type Approval, type Plan } from '../plan/plan.js';
+import { approver, makePlan, writePlan } from '../plan/make.js';
+import { PlanCollector, validApprovals, type Approval, type Plan } from '../plan/plan-file.js';
+import { readPlan } from '../plan/refusal.js';
 import { unifiedDiff } from '../report/diff.js';
 import { listOption, reportError } from './common.js';
 import { loadAll, type Loaded } from '../run/inputs.js';
-import { currentKubeUser, hasKubeContext } from '../k8s/kubeconfig.js';
-import { executeRun, type RunFlags } from './run.js';
+import { hasKubeContext } from '../k8s/kubeconfig.js';
+import { executeRun, type RunFlags } from './run-flags.js';
 
 /** Exit code of a refused `run --plan` (the plan no longer holds) or a missing approval. */
 export const EXIT_REFUSED = 5;
@@ -33,13 +29,6 @@ export const EXIT_REFUSED = 5;
 export interface PlanFlags extends RunFlags {
   /** Where to write the plan. */
   out: string;
-}
-
-/** Write a file atomically (a reader never sees half a plan). */
-async function writeAtomic(file: string, text: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, text, { mode: 0o644 });
-  await rename(tmp, file);
 }
 
 /** Run the check-mode pass of a plan: the changes per cluster, and the problems. */
@@ -57,25 +46,8 @@ export async function planCommand(playbook: string, flags: PlanFlags): Promise<n
     if (flags.verbose > 0) process.stderr.write('running the playbook in check mode...\n');
     const pass = await checkPass(flags, loaded);
     if (pass.interrupted) return EXIT.interrupted;
-    const masker = loaded.masker;
-    const inputs = await inputsDigest({ playbookDir: loaded.playbook.dir, inventory: loaded.inventory, extraVars: masker.maskValue(loaded.extraVars), registry: loaded.registry, exclude: [flags.out], mask: (t) => masker.mask(t) });
-    const { user, host } = whoAmI();
-    const content: Omit<Plan, 'digest' | 'approvals'> = {
-      kplay_plan: PLAN_VERSION,
-      created: new Date().toISOString(),
-      created_by: `${user}@${host}`,
-      playbook: path.relative(process.cwd(), path.resolve(playbook)) || playbook,
-      inventory: flags.inventory ?? '',
-      ...(flags.limit ? { limit: flags.limit } : {}),
-      tags: listOption(flags.tags),
-      skip_tags: listOption(flags.skipTags),
-      extra_var_names: Object.keys(loaded.extraVars).sort(),
-      inputs,
-      clusters: pass.clusters,
-      errors: pass.errors,
-    };
-    const plan: Plan = { ...content, digest: planDigest(content), approvals: [] };
-    await writeAtomic(flags.out, `${JSON.stringify(plan, null, 2)}\n`);
+    const plan = await makePlan({ playbookArg: playbook, inventoryArg: flags.inventory ?? '', limit: flags.limit, tags: listOption(flags.tags), skipTags: listOption(flags.skipTags), out: flags.out, loaded, pass });
+    await writePlan(flags.out, plan);
     printPlan(plan, { diff: flags.diff !== false, color: false });
     process.stdout.write(`\nplan written to ${flags.out} (digest ${plan.digest.slice(0, 16)})${plan.errors.length ? '' : `; carry it out with: kplay run --plan ${flags.out}`}\n`);
     if (plan.errors.length) {
@@ -86,23 +58,6 @@ export async function planCommand(playbook: string, flags: PlanFlags): Promise<n
   } catch (e) {
     return reportError(e, loaded?.masker);
   }
-}
-
-/** Read and check a plan file: its digest must match its content. */
-export async function readPlan(file: string): Promise<{ plan: Plan; intact: boolean }> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    throw new InputError(`cannot read plan ${file}`, undefined, 'make one with kplay plan PLAYBOOK -i INV -o FILE');
-  }
-  let plan: Plan;
-  try {
-    plan = parsePlan(text, file);
-  } catch (e) {
-    throw new InputError(e instanceof Error ? e.message : String(e));
-  }
-  return { plan, intact: planDigest(plan) === plan.digest };
 }
 
 function printPlan(plan: Plan, opts: { diff: boolean; color: boolean }): void {
@@ -151,15 +106,6 @@ export async function showCommand(file: string, flags: { output: string; diff?: 
   }
 }
 
-/** The user of the current kubeconfig context (`KUBECONFIG` or `~/.kube/config`), if any. */
-/** Who approves: `--as`, else the kubeconfig user, else the OS user@host. */
-export function approver(as: string | undefined): string {
-  if (as) return as;
-  const { user, host } = whoAmI();
-  const kube = currentKubeUser();
-  return kube ? `${kube} (${user}@${host})` : `${user}@${host}`;
-}
-
 /** `kplay approve plan.json [--as NAME] [--comment TEXT]`. */
 export async function approvePlan(file: string, flags: { as?: string; comment?: string }): Promise<number> {
   let read: { plan: Plan; intact: boolean };
@@ -182,37 +128,9 @@ export async function approvePlan(file: string, flags: { as?: string; comment?: 
   }
   const approval: Approval = { by: approver(flags.as), at: new Date().toISOString(), digest: plan.digest, ...(flags.comment ? { comment: flags.comment } : {}) };
   plan.approvals.push(approval);
-  await writeAtomic(file, `${JSON.stringify(plan, null, 2)}\n`);
+  await writePlan(file, plan);
   process.stdout.write(`approved ${file} (digest ${plan.digest.slice(0, 16)}) by ${approval.by} at ${approval.at}\n`);
   return EXIT.ok;
-}
-
-/**
- * Clusters this run would change that require an approved plan (`require_approval: true` in
- * their inventory vars, or in the vars of a play that targets them), with the reason.
- */
-export function approvalRequired(loaded: Loaded, limit: string | undefined): { cluster: string; why: string }[] {
-  const inv = loaded.inventory as Inventory;
-  const limited = limit ? new Set(matchClusters(inv, limit)) : undefined;
-  const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'yes';
-  const out = new Map<string, string>();
-  for (const play of loaded.playbook.plays) {
-    for (const c of playClusters(inv, play.hosts) ?? []) {
-      if (limited && !limited.has(c)) continue;
-      if (truthy(inventoryVars(inv, c).require_approval)) out.set(c, 'require_approval in its inventory vars');
-      else if (truthy(play.vars.require_approval) && !out.has(c)) out.set(c, `require_approval in play "${play.name ?? play.hosts.toString()}"`);
-    }
-  }
-  return [...out].map(([cluster, why]) => ({ cluster, why }));
-}
-
-/** Why a plan cannot be carried out now (empty: it holds), from a fresh check-mode pass and the inputs. */
-export async function planRefusals(plan: Plan, flags: RunFlags, loaded: Loaded): Promise<string[]> {
-  const now = await inputsDigest({ playbookDir: loaded.playbook.dir, inventory: loaded.inventory, extraVars: loaded.masker.maskValue(loaded.extraVars), registry: loaded.registry, exclude: flags.plan ? [flags.plan] : [], mask: (t) => loaded.masker.mask(t) });
-  const changed = inputChanges(plan.inputs, now);
-  if (changed.length) return changed.map((c) => `input ${c}`);
-  const pass = await checkPass(flags, loaded);
-  return comparePlans(plan.clusters, pass.clusters).map((m) => `cluster ${m.cluster}, task "${m.task}"${m.object ? `, ${m.object}` : ''}: ${m.reason}`);
 }
 
 /** `kplay approve RUN_ID --gate NAME -i INV [--limit P] [--reject]`: decide a gate a run is waiting at. */

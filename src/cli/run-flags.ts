@@ -1,4 +1,4 @@
-/** `kplay run` / `plan` / `drift` flags → a managed run (locks, records, journal: src/run/managed-run.ts). */
+/** `kplay run` / `plan` / `drift` flags → the run service's options (src/run/managed-run.ts: locks, records, journal). */
 import type { JournalState } from '../audit/journal.js';
 import { terminalAsk } from './prompt.js';
 import type { RunHeader } from '../audit/record.js';
