@@ -3,7 +3,7 @@
  * parallel, `--forks`) and report, per cluster, only what differs from the desired state:
  * objects and fields (changed values and fields added by hand, each attributed to the field
  * manager that owns it now), Helm releases, LB states; secrets masked — each drifted thing once,
- * with the tasks that manage it (see `drift-report.ts`). Then a summary table.
+ * with the tasks that manage it (see src/report/drift-report.ts). Then a summary table.
  *
  * `--output html`: the same as one self-contained page (`src/report/html/drift.ts`).
  *
@@ -23,7 +23,8 @@ import type { RunEvent } from '../report/events.js';
 import { listOption, reportError } from './common.js';
 import { loadAll, type Loaded } from '../run/inputs.js';
 import { executeRun, type RunFlags } from './run-flags.js';
-import { DriftCollector, driftJunit, driftText, type ClusterReport, type DriftProblem } from './drift-report.js';
+import { DriftCollector, driftText, RepairCollector, type ClusterReport } from '../report/drift-report.js';
+import { driftJunit } from '../report/drift-junit.js';
 import { renderDriftReport } from '../report/html/drift.js';
 
 /** Flags of `kplay drift`. */
@@ -84,14 +85,10 @@ export async function driftCommand(playbook: string, flags: DriftFlags): Promise
  */
 async function repair(flags: DriftFlags, loaded: Loaded, skip: string[], clusters: string[], before: Map<string, ClusterReport>): Promise<number> {
   const modules = new Set(loaded.registry.list().filter((m) => m.module.declaresState === true).map((m) => m.module.name));
-  const repaired = new Map<string, { task: string; msg?: string }[]>();
-  const failed = new Map<string, DriftProblem[]>();
+  const collector = new RepairCollector(modules);
+  const { repaired, failed } = collector;
   const w = (s: string): boolean => process.stdout.write(`${s}\n`);
-  const onEvent = (e: RunEvent): void => {
-    if (e.type !== 'task_result' || e.loop_summary) return;
-    if (e.status === 'changed' && e.module !== undefined && modules.has(e.module)) repaired.set(e.cluster, [...(repaired.get(e.cluster) ?? []), { task: e.task, msg: e.msg }]);
-    if ((e.status === 'failed' && !e.ignored) || e.status === 'unreachable') failed.set(e.cluster, [...(failed.get(e.cluster) ?? []), { task: e.task, status: e.status, msg: e.msg }]);
-  };
+  const onEvent = (e: RunEvent): void => collector.add(e);
   if (flags.output !== 'json' && flags.output !== 'junit') w(`\nrepairing ${clusters.join(', ')} (only ${[...modules].sort().join(', ')} tasks change anything)...`);
   const { summary, recordFile } = await executeRun({ ...flags, check: false, diff: true, skipTags: skip, limit: clusters.join(','), repair: modules }, onEvent, loaded);
   const code = summary.interrupted ? EXIT.interrupted : failed.size ? EXIT.failed : EXIT.ok;

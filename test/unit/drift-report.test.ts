@@ -3,7 +3,8 @@
 // sets sharing an object), counted once; text, JSON-ready reports and JUnit. Against the sandbox:
 // test/integration/drift-once.test.ts.
 import { describe, expect, it } from 'vitest';
-import { DriftCollector, driftJunit, driftText } from '../../src/cli/drift-report.js';
+import { DriftCollector, driftText } from '../../src/report/drift-report.js';
+import { driftJunit } from '../../src/report/drift-junit.js';
 import type { RunEvent } from '../../src/report/events.js';
 
 const scaled = { path: '.spec.replicas', change: 'changed' as const, manager: 'kubectl', operation: 'Update', kplay_owns: false };

@@ -8,7 +8,7 @@ import { sha256 } from '../../src/audit/chain.js';
 import { RunRecorder, type TaskRecord } from '../../src/audit/record.js';
 import { historyCommand } from '../../src/cli/history.js';
 import { reportCommand } from '../../src/cli/report.js';
-import type { ClusterReport } from '../../src/cli/drift-report.js';
+import type { ClusterReport } from '../../src/report/drift-report.js';
 import { emptyStats, type ClusterStats } from '../../src/report/events.js';
 import { renderDriftReport } from '../../src/report/html/drift.js';
 import { renderRunReport, type RunReportInput } from '../../src/report/html/run.js';

@@ -4,7 +4,7 @@
  * that manage it, its fields (who changed them) and its masked diff on demand, the failed tasks,
  * and what rules hid.
  */
-import type { ClusterReport } from '../../cli/drift-report.js';
+import type { ClusterReport } from '../drift-report.js';
 import { unifiedDiff } from '../diff.js';
 import { esc } from './escape.js';
 import { htmlPage, type PageData } from './page.js';

@@ -4,13 +4,13 @@
  * task manages besides objects (a Helm release's chart and values, a load balancer state) — with
  * the tasks that manage it and report it. Two tasks managing the same object (a check-mode plan
  * task and the upgrade it guards, two `k8s_apply` sets sharing an object) report it once: one
- * diff, one count. Rendered as text, JSON and JUnit.
+ * diff, one count. Rendered as text (here), JSON, JUnit (drift-junit.ts) and HTML (html/drift.ts).
  */
 import type { DriftField, HiddenField } from '../k8s/drift.js';
 import type { ObjectDrift } from '../k8s/plan.js';
-import type { RunEvent } from '../report/events.js';
-import { unifiedDiff } from '../report/diff.js';
-import { tableLines } from '../report/table.js';
+import type { RunEvent } from './events.js';
+import { unifiedDiff } from './diff.js';
+import { tableLines } from './table.js';
 import type { DiffEntry } from '../core/module.js';
 import { isRecord as isObj } from '../load/shape.js';
 
@@ -181,7 +181,8 @@ function addTask(entry: DriftEntry, ref: DriftTaskRef): void {
   if (!entry.tasks.some((t) => t.task === ref.task && t.item === ref.item)) entry.tasks.push(ref);
 }
 
-function fieldLine(f: DriftField): string {
+/** One drifted field, as the text and JUnit reports say it (who changed it, whether kplay still owns it). */
+export function fieldLine(f: DriftField): string {
   const who = f.manager ? `${f.manager}${f.operation ? ` (${f.operation}${f.time ? `, ${f.time}` : ''})` : ''}` : 'unknown manager';
   const owns = f.change === 'changed' ? (f.kplay_owns ? '; kplay still owns it' : '; kplay no longer owns it') : '';
   return `${f.change === 'added' ? '+' : '~'} ${f.path}  ${f.change === 'added' ? 'added' : 'changed'} by ${who}${owns}`;
@@ -239,21 +240,18 @@ export function driftText(reports: Map<string, ClusterReport>, opts: DriftTextOp
   return lines;
 }
 
-const xml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Collects a repair run's events (`kplay drift --repair`): per cluster, what it repaired and the tasks that failed. */
+export class RepairCollector {
+  readonly repaired = new Map<string, { task: string; msg?: string }[]>();
+  readonly failed = new Map<string, DriftProblem[]>();
 
-/** JUnit XML: one test suite per cluster, one failing test case per drifted thing (naming the tasks that manage it), one error case per failed task, a passing case per in-sync cluster. */
-export function driftJunit(reports: Map<string, ClusterReport>): string {
-  const suites = [...reports].map(([c, r]) => {
-    const cases: string[] = [];
-    for (const d of r.drift) {
-      const tasks = d.tasks.map(taskName).join('; ');
-      const msgs = [...new Set(d.tasks.flatMap((t) => (t.msg !== undefined ? [t.msg] : [])))];
-      const body = [`tasks: ${tasks}`, ...msgs, ...d.fields.map(fieldLine)].join('\n');
-      cases.push(`    <testcase classname="${xml(c)}" name="${xml(d.object)}"><failure type="drift" message="${xml(`${d.object} drifted (${tasks})`)}">${xml(body)}</failure></testcase>`);
-    }
-    for (const p of r.errors) cases.push(`    <testcase classname="${xml(c)}" name="${xml(p.task)}"><error type="${xml(p.status)}" message="${xml(p.msg ?? p.status)}"/></testcase>`);
-    if (cases.length === 0) cases.push(`    <testcase classname="${xml(c)}" name="in sync (${r.objects} objects)"/>`);
-    return `  <testsuite name="${xml(c)}" tests="${cases.length}" failures="${r.drift.length}" errors="${r.errors.length}">\n${cases.join('\n')}\n  </testsuite>`;
-  });
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="kplay drift">\n${suites.join('\n')}\n</testsuites>\n`;
+  /** `modules`: the modules that declare state (the only ones a repair run changes anything with). */
+  constructor(private readonly modules: ReadonlySet<string>) {}
+
+  /** Take one run event. */
+  add(e: RunEvent): void {
+    if (e.type !== 'task_result' || e.loop_summary) return;
+    if (e.status === 'changed' && e.module !== undefined && this.modules.has(e.module)) this.repaired.set(e.cluster, [...(this.repaired.get(e.cluster) ?? []), { task: e.task, msg: e.msg }]);
+    if ((e.status === 'failed' && !e.ignored) || e.status === 'unreachable') this.failed.set(e.cluster, [...(this.failed.get(e.cluster) ?? []), { task: e.task, status: e.status, msg: e.msg }]);
+  }
 }
