@@ -24,7 +24,7 @@ import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
 import type { Playbook, VarPrompt } from '../playbook/types.js';
 import type { RunEvent } from '../report/events.js';
-import type { Masker } from '../report/mask.js';
+import type { Masker } from '../core/mask.js';
 import type { ModuleRegistry } from '../plugins/registry.js';
 import { playbookDigests, Resume } from './resume.js';
 import { limitSet, runPlaybook, type RunSummary } from './run.js';

@@ -22,7 +22,7 @@ export { Default, StringEnum, Type, type Args, type Static, type TDefault, type 
 export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from '../core/module.js';
 export { errorMessage } from '../load/errors.js';
 export { loadYamlDoc } from '../load/yaml.js';
-export { MASK } from '../report/mask.js';
+export { MASK } from '../core/mask.js';
 export { spawnTethered, tether } from '../core/tether.js';
 export { runProcess, type ProcessOptions, type ProcessResult } from '../core/process.js';
 export { sleep } from '../core/sleep.js';
