@@ -11,7 +11,7 @@ import { diffEntry, maskObject, normalize } from './normalize.js';
 import { OTHER_RANK, phases, rankOf, sortForApply, sortForDelete } from './order.js';
 import type { DriftRule } from './drift.js';
 import { pointerOf, sortForRemoval, type FieldAddition } from './fields.js';
-import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, LIST_MIN, objectRef, planOne, resolveNamespace } from './plan.js';
+import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, LIST_MIN, objectRef, planOne, resolveNamespace } from './object-plan.js';
 import { readinessOf } from './readiness/index.js';
 import { WAIT_STALL_MS, waitFor } from './wait.js';
 import { abortReason, sleepOrThrow } from './http.js';
