@@ -9,7 +9,7 @@ import path from 'node:path';
 import { connect, kubeFor } from '../k8s/client.js';
 import { diffEntry, maskObject } from '../k8s/normalize.js';
 import { driftOf, labelOf, objectRef, planApply, removesOnlyAdditions } from '../k8s/object-plan.js';
-import { applyObjects, removeAdditions } from '../k8s/apply.js';
+import { applyObjects, removeAdditions } from '../k8s/apply/index.js';
 import { parseDriftRules, type DriftRule } from '../k8s/drift.js';
 import { parseManifests } from '../k8s/manifests.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../k8s/types.js';

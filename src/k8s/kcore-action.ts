@@ -5,7 +5,7 @@
  * each sent as a dry-run first so nothing is written when nothing would change; delete with
  * `delete_options`; `wait` through `waitLikeKcore`.
  */
-import { applyObjects } from './apply.js';
+import { applyObjects } from './apply/index.js';
 import { ApplyConflictError, KubeApiError } from './errors.js';
 import { asList, definitionHash, hideFields, selectorsMatch, waitLikeKcore, type WaitCondition } from './kcore.js';
 import { diffEntry, maskObject, normalize as normalizeObject, secretValues } from './normalize.js';

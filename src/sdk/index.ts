@@ -31,7 +31,7 @@ export { sleep } from '../core/sleep.js';
 export { connect, kubeFor } from '../k8s/client.js';
 export { ApplyConflictError, KubeApiError } from '../k8s/errors.js';
 export type { JsonPatchOp, KubeClient, KubeObject, ObjectPlan, ObjectRef } from '../k8s/types.js';
-export { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, removeAdditions, type ObjectResult } from '../k8s/apply.js';
+export { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, removeAdditions, type ObjectResult } from '../k8s/apply/index.js';
 export { driftOf, labelOf, objectRef, planApply, removesOnlyAdditions, resolveNamespace, type ObjectDrift } from '../k8s/object-plan.js';
 export { parseDriftRules, type DriftField, type DriftRule, type HiddenField } from '../k8s/drift.js';
 export { loadSources, parseManifests, toObjects } from '../k8s/manifests.js';

@@ -6,7 +6,7 @@ import { ApplyConflictError, parseConflicts } from '../../src/k8s/errors.js';
 import { DiscoveryIndex, parseAggregated, parseResourceList } from '../../src/k8s/discovery.js';
 import { comparePlan } from '../../src/k8s/object-plan.js';
 import { parseManifests } from '../../src/k8s/manifests.js';
-import { mergeRecords, pruneRecordOf } from '../../src/k8s/apply.js';
+import { mergeRecords, pruneRecordOf } from '../../src/k8s/apply/index.js';
 import { selectorString } from '../../src/k8s/wait.js';
 import type { KubeObject } from '../../src/k8s/types.js';
 import { at } from '../helpers/cli.js';
