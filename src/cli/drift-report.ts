@@ -7,7 +7,7 @@
  * diff, one count. Rendered as text, JSON and JUnit.
  */
 import type { DriftField, HiddenField } from '../k8s/drift.js';
-import type { ObjectDrift } from '../k8s/plan.js';
+import type { ObjectDrift } from '../k8s/object-plan.js';
 import type { RunEvent } from '../report/events.js';
 import { unifiedDiff } from '../report/diff.js';
 import { tableLines } from '../report/table.js';

@@ -7,10 +7,10 @@
 export { connect, kubeFor } from '../k8s/client.js';
 export { ApplyConflictError, KubeApiError } from '../k8s/errors.js';
 export type { JsonPatchOp, KubeClient, KubeObject, ObjectPlan, ObjectRef } from '../k8s/types.js';
-export { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, removeAdditions, type ObjectResult } from '../k8s/apply.js';
-export { driftOf, labelOf, objectRef, planApply, removesOnlyAdditions, resolveNamespace, type ObjectDrift } from '../k8s/plan.js';
+export { applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, removeAdditions, type ObjectResult } from '../k8s/apply/index.js';
+export { driftOf, labelOf, objectRef, planApply, removesOnlyAdditions, resolveNamespace, type ObjectDrift } from '../k8s/object-plan.js';
 export { parseDriftRules, type DriftField, type DriftRule, type HiddenField } from '../k8s/drift.js';
-export { loadSources, parseManifests, toObjects } from '../k8s/load.js';
+export { loadSources, parseManifests, toObjects } from '../k8s/manifests.js';
 export { diffEntry, maskObject, secretValues } from '../k8s/normalize.js';
 export { waitFor, type WaitMode, type WaitTarget } from '../k8s/wait.js';
 export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, taskClient, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';
