@@ -18,12 +18,9 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** A link to the previous record of a cluster. */
-export interface ChainLink {
-  run_id: string;
-  /** SHA-256 of that record's stored text. */
-  sha256: string;
-}
+import type { ChainLink } from '../report/records.js';
+
+export type { ChainLink } from '../report/records.js';
 
 /** One stored record of a cluster, as read back. */
 export interface ChainEntry {

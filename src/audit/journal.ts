@@ -21,7 +21,7 @@ import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ResultStatus, RunEvent } from '../report/events.js';
-import { SECRET_NAME, type Masker } from '../report/mask.js';
+import { SECRET_NAME, type Masker } from '../core/mask.js';
 import { isRecord as isObj } from '../load/shape.js';
 
 type Obj = Record<string, unknown>;

@@ -5,7 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import { boardReporter } from '../report/board.js';
 import { InputError, errorMessage } from '../load/errors.js';
-import type { Masker } from '../report/mask.js';
+import type { Masker } from '../core/mask.js';
 import { REPORTERS, isOutputFormat, type Reporter } from '../report/index.js';
 import { EXIT } from '../executor/playbook-run.js';
 

@@ -3,7 +3,7 @@ import { stringify } from 'yaml';
 import { graph } from '../inventory/graph.js';
 import { emptyInventory, groupsMap, inventoryVars, loadInventory } from '../inventory/load.js';
 import { InputError } from '../load/errors.js';
-import { Masker } from '../report/mask.js';
+import { Masker } from '../core/mask.js';
 import { reportError } from './common.js';
 import { NO_INVENTORY_WARNING } from '../run/inputs.js';
 

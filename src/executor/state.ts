@@ -5,7 +5,7 @@
 import type { TaskJournal } from '../audit/journal.js';
 import type { Inventory, InventoryCluster } from '../inventory/types.js';
 import type { Playbook, VarPrompt } from '../playbook/types.js';
-import type { Masker } from '../report/mask.js';
+import type { Masker } from '../core/mask.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { emptyStats } from '../report/events.js';
 import type { ModuleRegistry } from '../plugins/registry.js';

@@ -13,8 +13,8 @@
  * render to is declared too, so the taint follows the value into facts and later tasks. The
  * executor refuses tainted leaves where they cannot be masked (`sinks.ts`).
  */
-import { SECRET_NAME, type Masker } from '../report/mask.js';
-import type { Origins } from '../report/provenance.js';
+import { SECRET_NAME, type Masker } from '../core/mask.js';
+import type { Origins } from '../core/provenance.js';
 import { Templar } from '../template/engine.js';
 import { templar } from '../template/index.js';
 import { rawTemplateOf } from './lazyvars.js';

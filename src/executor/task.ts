@@ -3,72 +3,32 @@
  * `until`/`retries`, `timeout`, check mode) → `changed_when`/`failed_when` → `register` →
  * `notify`. Reports one `task_result` event per cluster (plus one per loop item).
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, formatPos, InputError } from '../load/errors.js';
-import { compileSchema, describeAjvError, validateArgs } from '../load/schema.js';
+import { describeAjvError, validateArgs } from '../load/schema.js';
 import { posOfPath } from '../load/yaml.js';
 import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
-import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult, type ResultData } from '../core/module.js';
+import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult } from '../core/module.js';
 import { templar } from '../template/index.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
 import { jobId, startAsyncJob } from './async-jobs.js';
 import { extendScope } from './lazyvars.js';
-import { lookupHost, withLookups, type LookupHost } from './lookups.js';
+import { lookupHost, withLookups } from './lookups.js';
+import { moduleContext } from './module-context.js';
+import { registeredValue, resultMismatch } from './register.js';
 import { loopItems, loopVars } from './loops.js';
 import { declaredSourcesUnder, taintRendered, type TaintedLeaf } from './taint.js';
 import { ALLOW_VAR, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
 import type { ClusterState, RunOptions } from './state.js';
+import type { TaskHost, TaskKeywords, TaskOutcome } from './task-types.js';
 
 type Obj = Record<string, unknown>;
 
-/** What running a task on one cluster produced (for stats, handlers and thresholds). */
-export interface TaskOutcome {
-  status: ResultStatus;
-  ignored: boolean;
-  /** The value registered (also used by run_once to copy to other clusters). */
-  registered: Obj;
-}
 
-/**
- * What running a task needs from the play it belongs to (`PlayRun` implements it): the run's
- * options, variable scopes and the play's condition evaluation. Declared here so that task.ts
- * does not import play.ts (which imports task.ts).
- */
-export interface TaskHost {
-  readonly opts: RunOptions;
-  /** The merged variables of `node` on `cs` (plus `extra`, e.g. loop variables). */
-  scopeFor(cs: ClusterState, node: ModuleTask, extra?: Obj): Obj;
-  /** A number from a literal or a template. */
-  intOf(value: unknown, vars: Obj): Promise<number>;
-  /** The `when` list of a node holds. */
-  /** Whether every `when` condition holds; `host` answers k8s lookups in them. */
-  whenHolds(when: unknown[], vars: Obj, node: ModuleTask, host?: LookupHost): Promise<boolean>;
-  /** A condition (`changed_when`, `failed_when`, `until`) holds. */
-  conditionsHold(cond: unknown, vars: Obj, node: ModuleTask): Promise<boolean>;
-  /** A keyword value (`ignore_errors`) is true, templated or not. */
-  truthy(value: unknown, vars: Obj): boolean;
-  /** The last failure per cluster, for `ansible_failed_task` / `ansible_failed_result` in a rescue (`name`: the task's own name, `''` when it has none, as in Ansible). */
-  readonly lastFailure: Map<string, { task: string; name: string; result: Obj }>;
-  /** When the current batch of the play started (`ModuleContext.batchStarted`). */
-  readonly batchStarted?: Date;
-}
-
-/** A task's keywords as they apply on one cluster (templates rendered). */
-export interface TaskKeywords {
-  /** `no_log`: hide results. */
-  hide: boolean;
-  /** Check mode. */
-  check: boolean;
-  /** Diff mode (`--diff` or the `diff:` keyword). */
-  diff: boolean;
-  /** `environment:`, rendered. */
-  environment: Record<string, string>;
-}
+export type { TaskHost, TaskKeywords, TaskOutcome } from './task-types.js';
 
 /** Python's `str()` of an environment value. */
 function envString(v: unknown): string {
@@ -457,88 +417,8 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   return result;
 }
 
-/** See {@link ModuleContext.findFile}. A glob counts as found when the directory before its first wildcard exists. */
-/** The context a module runs with (also what reading the cluster for a `k8s` lookup uses). */
-function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, vars: Obj, kw: TaskKeywords, signal: AbortSignal, host?: LookupHost): ModuleContext {
-  const opts = pr.opts;
-  const taskName = task.name ?? task.module;
-  const lookups = <T>(render: () => Promise<T>): Promise<T> => (host ? withLookups(host, render) : render());
-  return {
-    cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
-    vars,
-    checkMode: kw.check,
-    diffMode: kw.diff,
-    environment: kw.environment,
-    signal,
-    baseDir: task.baseDir,
-    findFile: (rel, kind) => findFile(rel, kind, task.baseDir, task.role?.dir),
-    // under no_log a module's own lines are hidden too (warnings say only that there was one)
-    log: kw.hide
-      ? {
-          info: () => undefined,
-          debug: () => undefined,
-          warn: () => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg: 'a warning (hidden by no_log)' }),
-          progress: () => undefined,
-        }
-      : {
-          info: (msg) => opts.emit({ type: 'log', level: 'info', cluster: cs.name, task: taskName, msg }),
-          debug: (msg) => opts.emit({ type: 'log', level: 'debug', cluster: cs.name, task: taskName, msg }),
-          warn: (msg) => opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg }),
-          progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
-        },
-    // what a module renders itself (assert's `that`, set_fact's values) may read the cluster with the k8s lookup too
-    render: async (t, extra) => {
-      const scope = extendScope(vars, extra);
-      const out = await lookups(() => templar.renderString(t, scope, { where: task.pos, ...(host ? { host } : {}) }));
-      // a manifest template (`k8s`/`k8s_apply` `template:`): its fields are sinks as a definition's are
-      const name = opts.registry.get(task.module)?.name;
-      if (name === 'k8s' || name === 'k8s_apply') {
-        const leaves = taintRendered(t, out, { vars: scope, masker: opts.masker, cluster: cs.name }).map((l) => ({ ...l, path: ['definition', ...l.path] }));
-        const refused = refuseHits(secretSinks('k8s', { definition: out }, leaves), () => vars[ALLOW_VAR], { task: taskName, cluster: cs.name }, (x) => opts.masker.mask(x));
-        if (refused) throw new SecretSinkError(refused);
-      }
-      return out;
-    },
-    evaluate: (expr, extra) => lookups(() => templar.render(`{{ ${expr} }}`, extendScope(vars, extra), { where: task.pos, ...(host ? { host } : {}) })),
-    evalCondition: (cond, extra) => lookups(() => templar.evalCondition(cond, extendScope(vars, extra), { where: task.pos, ...(host ? { host } : {}) })),
-    addSecret: (v, declared) => (declared ? opts.masker.addDeclared(v) : opts.masker.add(v)),
-    mask: (t) => opts.masker.mask(t),
-    adapter: (name, create) => cs.adapter(name, create),
-    ...(pr.batchStarted ? { batchStarted: pr.batchStarted } : {}),
-  };
-}
-
-export function findFile(rel: string, kind: 'files' | 'templates' | 'vars', baseDir: string, roleDir: string | undefined): string {
-  if (path.isAbsolute(rel)) return rel;
-  const own = kind === 'vars' ? [path.resolve(baseDir, kind, rel), path.resolve(baseDir, rel)] : [path.resolve(baseDir, rel)];
-  const candidates = roleDir ? [path.join(roleDir, kind, rel), path.join(roleDir, rel), ...own] : own;
-  const exists = (p: string): boolean => {
-    const wild = p.search(/[*?[{]/);
-    return existsSync(wild < 0 ? p : path.dirname(p.slice(0, wild + 1)));
-  };
-  return candidates.find(exists) ?? (candidates[candidates.length - 1] as string);
-}
-
 /** `KPLAY_CHECK_RESULTS=1` (the test suite sets it): check what modules return against their `result` schema. */
 const CHECK_RESULTS = process.env.KPLAY_CHECK_RESULTS === '1';
-
-/** Why `data` does not match the module's declared result schema, or undefined when it does. */
-export function resultMismatch(mod: AnyModule, data: ResultData): string | undefined {
-  const validate = compileSchema(mod.result);
-  if (validate(data)) return undefined;
-  const e = validate.errors?.[0];
-  return e ? describeAjvError(e, 'result') : 'invalid';
-}
-
-/** The value `register` stores: module data plus changed/failed/msg flags. */
-export function registeredValue(r: ModuleResult | { status: 'unreachable'; msg: string }): Obj {
-  const data: ResultData = 'data' in r && r.data ? r.data : {};
-  const out: Obj = { ...data, changed: r.status === 'changed' || (r.status === 'failed' && r.changed === true), failed: r.status === 'failed' || r.status === 'unreachable' };
-  if (r.status === 'skipped') out.skipped = true;
-  if (r.msg !== undefined && !('registerMsg' in r && r.registerMsg === false)) out.msg = r.msg;
-  if ('diff' in r && r.diff && !('registerDiff' in r && r.registerDiff === false)) out.diff = r.diff;
-  return out;
-}
 
 function labelOf(item: unknown): string {
   const s = typeof item === 'string' ? item : JSON.stringify(item);

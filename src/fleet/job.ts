@@ -13,7 +13,7 @@ import type { Inventory } from '../inventory/types.js';
 import type { Playbook } from '../playbook/types.js';
 import { InputError } from '../load/errors.js';
 import { parseYaml } from '../load/yaml.js';
-import { SECRET_NAME } from '../report/mask.js';
+import { SECRET_NAME } from '../core/mask.js';
 import { collectBundle, type Bundle } from './job-bundle.js';
 import { bundleData } from './job-configmap.js';
 import { RUN_ID_MAX } from './job-contract.js';

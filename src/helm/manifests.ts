@@ -1,6 +1,6 @@
 /** Rendered chart manifests (`helm template`, a release's `manifest`) as Kubernetes objects. */
 import type { KubeObject } from '../k8s/types.js';
-import { parseManifests } from '../k8s/load.js';
+import { parseManifests } from '../k8s/manifests.js';
 import { isMap } from './values.js';
 
 /** Annotation that makes an object a helm hook (tests included); hooks are not part of the release's live state. */

@@ -4,7 +4,7 @@
  * kplay cannot read); helm runs only when the newest revision is not already what the target
  * revision holds (chart, user-supplied values and rendered manifest, and `deployed`).
  */
-import { planApply } from '../k8s/plan.js';
+import { planApply } from '../k8s/object-plan.js';
 import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
 import { HelmError } from './errors.js';
 import { isKept, removedObjects } from './manifests.js';

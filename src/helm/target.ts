@@ -4,7 +4,7 @@
  * data, diff texts, and helm failure handling.
  */
 import YAML from 'yaml';
-import { resolveNamespace, labelOf, objectRef, type ObjectDrift } from '../k8s/plan.js';
+import { resolveNamespace, labelOf, objectRef, type ObjectDrift } from '../k8s/object-plan.js';
 import { diffEntry, maskObject } from '../k8s/normalize.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { UnreachableError, type DiffEntry } from '../core/module.js';

@@ -3,7 +3,7 @@
  * the way helm merges `-f` files, comparing them, summarising what changed, and finding the
  * values that look secret (to register them with the run's masker).
  */
-import { MASK, SECRET_NAME } from '../report/mask.js';
+import { MASK, SECRET_NAME } from '../core/mask.js';
 
 /** A Helm values map (what `values.yaml` holds). */
 export type Values = { [key: string]: unknown };

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { formatPos, InputError, type SourcePos } from '../load/errors.js';
 import { copyPos, loadYamlDoc, posOf } from '../load/yaml.js';
 import { didYouMean, listSome } from '../load/suggest.js';
-import { SECRET_NAME } from '../report/mask.js';
+import { SECRET_NAME } from '../core/mask.js';
 import { isMagicVar, MAGIC_VARS } from '../vars/precedence.js';
 import { expandHostEntry } from './hostrange.js';
 import { expandPath } from './paths.js';

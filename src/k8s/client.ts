@@ -1,39 +1,22 @@
 /**
- * The Kubernetes client: one per cluster per run (`kubeFor(ctx)`), built from the inventory's
- * kubeconfig + context (certificates and tokens read directly; anything else — exec plugins, auth
- * providers, the default kubeconfig — through `@kubernetes/client-node`'s `KubeConfig`, imported
- * only then), then plain node HTTP with one keep-alive agent (see `http.ts`).
+ * The Kubernetes client: one per cluster per run (`kubeFor(ctx)`), on a pooled connection
+ * (pool.ts: credentials from the inventory's kubeconfig + context, see credentials.ts, and one
+ * reachability probe), with plain node HTTP through one keep-alive agent (http.ts). This file
+ * holds the verbs (get, list, apply, delete, patch, watch, …) and the kind → URL discovery;
+ * the request layer under them is requests.ts.
  */
-import type { ProxySettings } from './proxy.js';
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import type * as https from 'node:https';
-import path from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { parseData } from '../load/fast-yaml.js';
-import { UnreachableError, type ClusterRef, type ModuleContext } from '../core/module.js';
+import type { ClusterRef, ModuleContext } from '../core/module.js';
 import { AGGREGATED_ACCEPT, apiVersionOf, coreKind, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
-import { ApplyConflictError, isConnectError, KubeApiError, parseConflicts, parseStatus } from './errors.js';
-import { sleepOrThrow, Transport, TransportError, type RetryClass, type TransportAuth, type TransportRequest, type TransportResponse } from './http.js';
-import type { ApplyOptions, ClientStats, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
+import { ApplyConflictError, KubeApiError, parseConflicts } from './errors.js';
+import { TransportError, type RetryClass, type Transport } from './http.js';
+import type { ApplyOptions, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
-import { parseExecConfig, runExecPlugin, type ExecConfig, type ExecCredential } from './exec-credential.js';
-import { errorMessage } from '../load/errors.js';
-import { parseWarnings } from './warnings.js';
 import { isRecord as isObj } from '../load/shape.js';
+import { acquireConnection, type ConnectOptions, type DiscoveryCache } from './pool.js';
+import { KubeRequests } from './requests.js';
+import { recordStats } from './stats.js';
 
-/** Options of {@link connect}. */
-export interface ConnectOptions {
-  /** Client-side requests per second. @default 50 */
-  qps?: number;
-  /** Client-side burst. @default 300 */
-  burst?: number;
-  /** Timeout of the reachability probe (GET /version), ms. @default 10000 */
-  probeTimeoutMs?: number;
-  /** Per-request timeout, ms. @default 60000 */
-  timeoutMs?: number;
-  /** Abort the probe. */
-  signal?: AbortSignal;
-}
+export type { ConnectOptions, DiscoveryCache } from './pool.js';
 
 /** The client for the task's cluster (created once per cluster per run, on first use). */
 export async function kubeFor(ctx: Pick<ModuleContext, 'adapter' | 'cluster' | 'vars' | 'log'>): Promise<KubeClient> {
@@ -57,186 +40,6 @@ function numVar(v: unknown): number | undefined {
   return undefined;
 }
 
-/** What a connection needs from the kubeconfig. */
-interface Credentials {
-  server: string;
-  skipTLSVerify: boolean;
-  tls: https.AgentOptions;
-  auth: TransportAuth;
-  /** The kubeconfig cluster's `proxy-url` (with kplay's `kplay-proxy-headers`). */
-  proxy?: ProxySettings;
-}
-
-/**
- * Credentials from a kubeconfig file for the common cases (certificates, CA, bearer token or
- * token file, basic auth, `exec` credential plugins — run bounded, see exec-credential.ts; data
- * inline or in files), without loading `@kubernetes/client-node` (whose import costs most of a
- * second). `undefined` when the context needs more (auth providers, proxies, …): then
- * {@link clientNodeCredentials} handles it.
- */
-/**
- * The parsed kubeconfig, by its text: the contexts of one kubeconfig (an inventory's clusters)
- * connect with one parse, not one each (~5 ms for the sandbox's three). The file is read every
- * time, so an edit between connections is seen; the parse is only reused for the same text.
- */
-const kubeconfigDocs = new Map<string, unknown>();
-function parsedKubeconfig(text: string): unknown {
-  if (kubeconfigDocs.has(text)) return kubeconfigDocs.get(text);
-  const doc = parseData(text);
-  kubeconfigDocs.set(text, doc);
-  return doc;
-}
-
-async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undefined> {
-  if (!cluster.kubeconfig) return undefined;
-  let doc: unknown;
-  try {
-    doc = parsedKubeconfig(readFileSync(cluster.kubeconfig, 'utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!isObj(doc)) return undefined;
-  const named = (list: unknown, name: unknown, field: string): Record<string, unknown> | undefined => {
-    if (!Array.isArray(list) || typeof name !== 'string') return undefined;
-    const e: unknown = list.find((x) => isObj(x) && x.name === name);
-    return isObj(e) && isObj(e[field]) ? e[field] : undefined;
-  };
-  const ctx = named(doc.contexts, cluster.context, 'context');
-  if (!ctx) return undefined;
-  const kcluster = named(doc.clusters, ctx.cluster, 'cluster');
-  const user = ctx.user === undefined ? {} : named(doc.users, ctx.user, 'user');
-  if (!kcluster || !user || typeof kcluster.server !== 'string' || !kcluster.server) return undefined;
-  const clusterKeys = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name', 'extensions', 'proxy-url', 'kplay-proxy-headers']);
-  const userKeys = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token', 'tokenFile', 'username', 'password', 'exec', 'as', 'as-groups', 'extensions']);
-  if (Object.keys(kcluster).some((k) => !clusterKeys.has(k)) || Object.keys(user).some((k) => !userKeys.has(k))) return undefined;
-  const exec = user.exec === undefined ? undefined : parseExecConfig(user.exec);
-  if (user.exec !== undefined && !exec) return undefined;
-  const dir = path.dirname(path.resolve(cluster.kubeconfig));
-  let cred: ExecCredential | undefined;
-  const runPlugin = async (): Promise<ExecCredential> => {
-    try {
-      return await runExecPlugin(exec as ExecConfig, dir);
-    } catch (e) {
-      throw new ConnectFailure((name) => `cluster ${name} (context "${cluster.context}"): ${errorMessage(e)}`);
-    }
-  };
-  if (exec) cred = await runPlugin();
-  const data = (inline: unknown, file: unknown): Buffer | undefined => {
-    if (typeof inline === 'string' && inline) return Buffer.from(inline, 'base64');
-    if (typeof file === 'string' && file) return readFileSync(path.resolve(dir, file));
-    return undefined;
-  };
-  const skipTLSVerify = kcluster['insecure-skip-tls-verify'] === true;
-  const proxyHeaders = isObj(kcluster['kplay-proxy-headers']) ? Object.fromEntries(Object.entries(kcluster['kplay-proxy-headers']).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
-  const proxy: ProxySettings | undefined = typeof kcluster['proxy-url'] === 'string' && kcluster['proxy-url'] ? { url: kcluster['proxy-url'], headers: proxyHeaders } : undefined;
-  const tls: https.AgentOptions = {
-    ca: data(kcluster['certificate-authority-data'], kcluster['certificate-authority']),
-    cert: cred?.cert ?? data(user['client-certificate-data'], user['client-certificate']),
-    key: cred?.key ?? data(user['client-key-data'], user['client-key']),
-    servername: typeof kcluster['tls-server-name'] === 'string' ? kcluster['tls-server-name'] : undefined,
-    rejectUnauthorized: !skipTLSVerify,
-  };
-  const tokenFile = typeof user.tokenFile === 'string' ? path.resolve(dir, user.tokenFile) : undefined;
-  // impersonation (kubeconfig `as`/`as-groups`, kubectl's --as/--as-group)
-  const impersonate: Record<string, string | string[]> = {};
-  if (typeof user.as === 'string' && user.as) impersonate['Impersonate-User'] = user.as;
-  const groups = Array.isArray(user['as-groups']) ? user['as-groups'].filter((g): g is string => typeof g === 'string' && g !== '') : [];
-  if (groups.length) impersonate['Impersonate-Group'] = groups;
-  const headers = (): Record<string, string | string[]> => {
-    const token = typeof user.token === 'string' && user.token ? user.token : tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
-    if (token) return { ...impersonate, Authorization: `Bearer ${token}` };
-    if (typeof user.username === 'string' && typeof user.password === 'string') return { ...impersonate, Authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` };
-    return impersonate;
-  };
-  if (cred?.token) {
-    // an exec plugin's token: asked again (bounded) shortly before it expires, and after a 401
-    let stale = false;
-    return {
-      server: kcluster.server,
-      skipTLSVerify,
-      tls,
-      proxy,
-      auth: {
-        headers: async (): Promise<Record<string, string | string[]>> => {
-          if (stale || (cred?.expiresAt !== undefined && Date.now() > cred.expiresAt - 10_000)) {
-            stale = false;
-            cred = await runPlugin();
-          }
-          return cred?.token ? { ...impersonate, Authorization: `Bearer ${cred.token}` } : impersonate;
-        },
-        invalidate: () => {
-          stale = true;
-        },
-      },
-    };
-  }
-  // a token file is re-read (it may be rotated), like client-go does
-  let cached = headers();
-  return { server: kcluster.server, skipTLSVerify, tls, proxy, auth: { headers: () => Promise.resolve(tokenFile ? (cached = headers()) : cached), invalidate: () => undefined } };
-}
-
-/** Credentials through `@kubernetes/client-node`'s `KubeConfig` (exec plugins, OIDC, default kubeconfig, in-cluster). */
-async function clientNodeCredentials(cluster: ClusterRef): Promise<Credentials> {
-  const { KubeConfig: KubeConfigClass } = await import('@kubernetes/client-node');
-  const kc = new KubeConfigClass();
-  try {
-    if (cluster.kubeconfig) kc.loadFromFile(cluster.kubeconfig);
-    else kc.loadFromDefault();
-  } catch (e) {
-    throw new ConnectFailure((name) => `cluster ${name}: cannot load kubeconfig${cluster.kubeconfig ? ` ${cluster.kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  const contexts = kc.getContexts().map((c) => c.name);
-  if (!contexts.includes(cluster.context)) {
-    throw new ConnectFailure((name) => `cluster ${name}: no context "${cluster.context}" in kubeconfig ${cluster.kubeconfig ?? '(default)'}; contexts: ${contexts.join(', ') || '(none)'}`);
-  }
-  kc.setCurrentContext(cluster.context);
-  const kcluster = kc.getCurrentCluster();
-  if (!kcluster?.server) throw new ConnectFailure((name) => `cluster ${name}: context "${cluster.context}" has no cluster server in the kubeconfig`);
-  const base: https.RequestOptions = {};
-  try {
-    await kc.applyToHTTPSOptions(base);
-  } catch (e) {
-    throw new ConnectFailure((name) => `cluster ${name}: cannot get credentials for context "${cluster.context}": ${e instanceof Error ? e.message : String(e)}`);
-  }
-  const tls: https.AgentOptions = { ca: base.ca, cert: base.cert, key: base.key, pfx: base.pfx, passphrase: base.passphrase, servername: base.servername };
-  tls.rejectUnauthorized = kcluster.skipTLSVerify ? false : true;
-  return { server: kcluster.server, skipTLSVerify: kcluster.skipTLSVerify, tls, auth: authProvider(kc, base), ...(kcluster.proxyUrl ? { proxy: { url: kcluster.proxyUrl } } : {}) };
-}
-
-/**
- * A connection failure, worded for whichever inventory entry asked (entries can share one
- * connection, see {@link connect}).
- */
-class ConnectFailure extends Error {
-  constructor(readonly describe: (cluster: string) => string) {
-    super(describe('(cluster)'));
-  }
-}
-
-/** The discovery of one apiserver as one user: shared by every client of a {@link Connection}. */
-export interface DiscoveryCache {
-  index?: Promise<DiscoveryIndex>;
-  /** Kinds still unknown after a refresh (so a typo does not refresh again and again). */
-  missing: Set<string>;
-  /** Kinds of CRDs seen Established, by CRD name (see `KubeClient.learnKinds`). */
-  learned: Map<string, readonly ResourceInfo[]>;
-}
-
-/** What inventory entries reaching the same apiserver with the same credentials share. */
-interface Connection {
-  server: string;
-  creds: Credentials;
-  version: string;
-  discovery: DiscoveryCache;
-  /** The transport of the reachability probe, until the first client takes it. */
-  spare: Transport | undefined;
-  /** Clients not closed yet; when the last closes, the next connect probes again. */
-  users: number;
-}
-
-/** Open connections by kubeconfig file, context and transport options. */
-const connections = new Map<string, Promise<Connection>>();
-
 /**
  * The client of an inventory entry. Entries with the same kubeconfig, context and limits (several
  * names for one cluster: per-team entries, aliases, a canary entry) share what a connection
@@ -245,263 +48,24 @@ const connections = new Map<string, Promise<Connection>>();
  * name in messages and its outage notices.
  */
 export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): Promise<KubeClientImpl> {
-  const key = JSON.stringify([cluster.kubeconfig ? path.resolve(cluster.kubeconfig) : '', cluster.context, opts.qps, opts.burst, opts.timeoutMs, opts.probeTimeoutMs]);
-  let pending = connections.get(key);
-  if (!pending) {
-    const opening = open(cluster, opts);
-    pending = opening;
-    connections.set(key, opening);
-    // a failed connection is not kept: the next entry (or task) tries again
-    opening.catch(() => {
-      if (connections.get(key) === opening) connections.delete(key);
-    });
-  }
-  let conn: Connection;
-  try {
-    conn = await pending;
-  } catch (e) {
-    if (e instanceof ConnectFailure) throw new UnreachableError(e.describe(cluster.name));
-    throw e;
-  }
-  conn.users++;
-  const transport = conn.spare ?? new Transport({ cluster: cluster.name, server: conn.server, tls: conn.creds.tls, auth: conn.creds.auth, proxy: conn.creds.proxy, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
-  conn.spare = undefined;
-  let closed = false;
-  const client = new KubeClientImpl(cluster.name, conn.server, transport, conn.discovery, () => {
-    transport.close();
-    if (closed) return;
-    closed = true;
-    if (--conn.users === 0 && connections.get(key) === pending) connections.delete(key);
-  });
-  client.serverVersion = conn.version;
+  const lease = await acquireConnection(cluster, opts);
+  const client = new KubeClientImpl(cluster.name, lease.server, lease.transport, lease.discovery, lease.release);
+  client.serverVersion = lease.version;
   recordStats(client);
   return client;
 }
 
-/** Load the kubeconfig of a cluster, select its context, and check the server answers. */
-async function open(cluster: ClusterRef, opts: ConnectOptions): Promise<Connection> {
-  if (cluster.kubeconfig && !existsSync(cluster.kubeconfig)) throw new ConnectFailure((name) => `cluster ${name}: cannot load kubeconfig ${cluster.kubeconfig}: kubeconfig ${cluster.kubeconfig} does not exist`);
-  let creds: Credentials | undefined;
-  try {
-    creds = await fastCredentials(cluster);
-  } catch (e) {
-    if (e instanceof ConnectFailure) throw e; // a credential plugin that failed or hung: said as it is
-    creds = undefined; // e.g. an unreadable certificate file: client-node reports it
-  }
-  creds ??= await clientNodeCredentials(cluster);
-  const { server, tls, auth, proxy } = creds;
-  if (server.startsWith('http:') && !creds.skipTLSVerify) {
-    // Same rule as client-node: plain HTTP only when explicitly insecure.
-    throw new ConnectFailure((name) => `cluster ${name}: server ${server} uses plain http but insecure-skip-tls-verify is not set`);
-  }
-  const transport = new Transport({ cluster: cluster.name, server, tls, auth, proxy, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
-  // Reachability: GET /version (not retried: an unreachable cluster should fail fast).
-  let res: TransportResponse;
-  try {
-    res = await transport.request({ method: 'GET', path: '/version', verb: 'discovery', retry: 'none', timeoutMs: opts.probeTimeoutMs ?? 10_000, signal: opts.signal });
-  } catch (e) {
-    transport.close();
-    const msg = e instanceof TransportError ? (e.message.split(': ').slice(1).join(': ') || e.message) : e instanceof Error ? e.message : String(e);
-    throw new ConnectFailure((name) => `cluster ${name} unreachable at ${server}: ${describeNetError(e, msg)}`);
-  }
-  if (res.status === 401) {
-    transport.close();
-    throw new ConnectFailure((name) => `cluster ${name} at ${server}: credentials rejected (401 Unauthorized) for context "${cluster.context}"`);
-  }
-  if (res.status >= 500 || res.status === 404) {
-    transport.close();
-    throw new ConnectFailure((name) => `cluster ${name} at ${server}: GET /version answered ${res.status}${res.body ? `: ${res.body.slice(0, 200)}` : ''}`);
-  }
-  let version = '';
-  try {
-    const v = JSON.parse(res.body) as { gitVersion?: unknown };
-    if (typeof v.gitVersion === 'string') version = v.gitVersion;
-  } catch {
-    // 403 on /version (unusual RBAC): reachable anyway
-  }
-  return { server, creds, version, discovery: { missing: new Set(), learned: new Map() }, spare: transport, users: 0 };
-}
-
-const statsClients: KubeClientImpl[] = [];
-
-/**
- * With `KPLAY_STATS_FILE` set, append one JSON line per cluster client
- * (`{"cluster", "server", "requests", "writes", "retries", …}`) to that file when the process exits.
- * Used by the benchmarks (test/bench) to count every request, reads included.
- */
-function recordStats(client: KubeClientImpl): void {
-  const file = process.env.KPLAY_STATS_FILE;
-  if (!file) return;
-  if (statsClients.length === 0) {
-    process.on('exit', () => {
-      const lines = statsClients.map((c) => JSON.stringify({ cluster: c.name, server: c.server, ...c.stats }) + '\n').join('');
-      try {
-        appendFileSync(file, lines);
-      } catch {
-        // statistics are best effort
-      }
-    });
-  }
-  statsClients.push(client);
-}
-
-function outageBudgetFromEnv(): number {
-  const v = Number(process.env.KPLAY_OUTAGE_SECONDS);
-  return Number.isFinite(v) && v >= 0 && process.env.KPLAY_OUTAGE_SECONDS !== '' && process.env.KPLAY_OUTAGE_SECONDS !== undefined ? v * 1000 : 60_000;
-}
-
-/** Whether a Content-Type says JSON (`application/json`, `…+json`, with parameters such as `;as=APIGroupDiscoveryList`). */
-function isJsonType(v: string | string[] | undefined): boolean {
-  const t = (Array.isArray(v) ? v[0] : v)?.split(';')[0]?.trim().toLowerCase();
-  return t !== undefined && (t === 'application/json' || t.endsWith('+json'));
-}
-
-function describeNetError(e: unknown, fallback: string): string {
-  const code = e instanceof TransportError ? e.code : undefined;
-  if (e instanceof TransportError && e.timeout) return `connect timeout (${fallback})`;
-  if (code === 'ECONNREFUSED') return `connect ECONNREFUSED (${fallback})`;
-  return fallback;
-}
-
-/** Auth headers from the kubeconfig, refreshed every minute (exec plugins/OIDC tokens expire) and after a 401. */
-function authProvider(kc: KubeConfig, initial: https.RequestOptions): TransportAuth {
-  const toHeaders = (o: https.RequestOptions): Record<string, string> => {
-    const h: Record<string, string> = {};
-    for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === 'string' || typeof v === 'number') h[k] = String(v);
-    if (o.auth) h.Authorization = `Basic ${Buffer.from(o.auth).toString('base64')}`;
-    return h;
-  };
-  let cached: Promise<Record<string, string>> = Promise.resolve(toHeaders(initial));
-  let at = Date.now();
-  return {
-    headers: () => {
-      if (Date.now() - at > 60_000) {
-        at = Date.now();
-        const o: https.RequestOptions = {};
-        cached = kc.applyToHTTPSOptions(o).then(() => toHeaders(o));
-      }
-      return cached;
-    },
-    invalidate: () => {
-      at = 0;
-    },
-  };
-}
-
-
-/** The client implementation. */
-export class KubeClientImpl implements KubeClient {
+/** The client implementation: the verbs of `KubeClient` over {@link KubeRequests}. */
+export class KubeClientImpl extends KubeRequests implements KubeClient {
   /** `gitVersion` from /version. */
   serverVersion = '';
-
-  /**
-   * How long to ride out an apiserver that stops answering after it was reached in this run (a
-   * control-plane restart, an etcd leader change), ms. `KPLAY_OUTAGE_SECONDS` sets it.
-   * @default 60000
-   */
-  outageBudgetMs = outageBudgetFromEnv();
-  /** Where to say that the apiserver is unreachable and how long kplay keeps trying. */
-  notice: (msg: string) => void = () => undefined;
 
   /**
    * @param discovery shared with the other clients of the same connection
    * @param onClose what `close()` does instead of closing the transport (and what it shares)
    */
-  constructor(
-    readonly name: string,
-    readonly server: string,
-    readonly transport: Transport,
-    private readonly discovery: DiscoveryCache = { missing: new Set(), learned: new Map() },
-    private readonly onClose?: () => void,
-  ) {}
-
-  get stats(): ClientStats {
-    return this.transport.stats;
-  }
-
-  onWrite(fn: (path: string) => boolean): () => void {
-    const hooks = this.transport.writeHooks;
-    hooks.push(fn);
-    return () => {
-      const i = hooks.indexOf(fn);
-      if (i >= 0) hooks.splice(i, 1);
-    };
-  }
-
-  /** Close idle connections. */
-  close(): void {
-    if (this.onClose) this.onClose();
-    else this.transport.close();
-  }
-
-  // ---------------------------------------------------------------- requests
-
-  /** Send a request; maps network failures to UnreachableError and error statuses to KubeApiError. */
-  async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown; warnings: string[] }> {
-    for (let attempt = 1; ; attempt++) {
-      const res = await this.send(req);
-      if (res.status === 404 && opts.allow404) return { status: 404, body: undefined, warnings: [] };
-      if (res.status === 401) throw new UnreachableError(`cluster ${this.name} at ${this.server}: credentials rejected (401 Unauthorized)`);
-      if (res.status >= 300) {
-        const st = parseStatus(res.body);
-        throw new KubeApiError(res.status, st?.reason ?? httpReason(res.status), st?.message ?? res.body.slice(0, 300), req.method, req.path, this.name, st);
-      }
-      let body: unknown;
-      try {
-        body = res.body ? JSON.parse(res.body) : undefined;
-      } catch {
-        if (!isJsonType(res.headers['content-type'])) body = res.body;
-        else {
-          // An answer that says it is JSON and does not parse was cut short (a proxy or LB closed
-          // the connection mid-body, cleanly): never data. A read is asked again; anything else
-          // is an error — a write's outcome is unknown and must not be guessed from half a body.
-          this.transport.stats.retries++;
-          if (req.retry === 'read' && attempt < 3 && !req.signal?.aborted) continue;
-          throw new TransportError(`cluster ${this.name}: the apiserver's answer to ${req.method} ${req.path} was cut short (${res.body.length} bytes of JSON that does not parse${attempt > 1 ? `, ${attempt} tries` : ''}); check proxies or load balancers between kplay and ${this.server}`, 'EBADBODY', true, false);
-        }
-      }
-      return { status: res.status, body, warnings: parseWarnings(res.headers.warning) };
-    }
-  }
-
-  /** One request, riding out an outage of the apiserver within the connection's bound. */
-  private async send(req: TransportRequest): Promise<TransportResponse> {
-    let res: TransportResponse;
-    // One outage clock per connection (shared with the other clients and requests on it): a
-    // request that meets an outage already under way gets only what is left of the budget.
-    const state = this.transport.reachability;
-    let noted = 0;
-    for (;;) {
-      const attemptStarted = Date.now();
-      try {
-        // Once the apiserver has answered, an outage is bounded from its first failed request:
-        // the transport's own backoff stops at the same bound.
-        const deadline = state.reached ? (state.downSince ?? attemptStarted) + this.outageBudgetMs : undefined;
-        res = await this.transport.request(deadline === undefined ? req : { ...req, deadline });
-        state.reached = true;
-        state.downSince = undefined;
-        break;
-      } catch (e) {
-        const down = e instanceof TransportError && isConnectError(e) && e.code !== 'ECONNRESET' && e.code !== 'ETIMEDOUT' && e.code !== 'EPIPE';
-        if (!down) throw e;
-        state.downSince ??= attemptStarted;
-        const started = state.downSince;
-        // Nothing was sent (the connection was refused), or the request is safe to repeat.
-        const repeatable = !e.sent || req.retry === 'read' || req.retry === 'idempotent';
-        const left = this.outageBudgetMs - (Date.now() - started);
-        if (state.reached && repeatable && left > 0 && !req.signal?.aborted) {
-          if (Date.now() - noted >= 10_000) {
-            noted = Date.now();
-            this.notice(`cluster ${this.name}: apiserver ${this.server} unreachable (${e.code ?? e.message}), retrying for ${Math.ceil(left / 1000)} s more`);
-          }
-          await sleepOrThrow(Math.min(1000, left), req.signal);
-          continue;
-        }
-        const tried = state.reached ? ` (kept trying for ${Math.round((Date.now() - started) / 1000)} s; KPLAY_OUTAGE_SECONDS sets how long)` : '';
-        throw new UnreachableError(`cluster ${this.name} unreachable at ${this.server}: ${e.message}${tried}`);
-      }
-    }
-    return res;
+  constructor(name: string, server: string, transport: Transport, private readonly discovery: DiscoveryCache = { missing: new Set(), learned: new Map() }, onClose?: () => void) {
+    super(name, server, transport, onClose);
   }
 
   // ---------------------------------------------------------------- discovery
@@ -753,10 +317,6 @@ function asObject(v: unknown, apiVersion: string, kind: string): KubeObject {
   if (typeof o.apiVersion !== 'string') o.apiVersion = apiVersion;
   if (typeof o.kind !== 'string') o.kind = kind;
   return o;
-}
-
-function httpReason(status: number): string {
-  return { 400: 'BadRequest', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 410: 'Gone', 422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' }[status] ?? `HTTP ${status}`;
 }
 
 /** Exported for unit tests of the group/version split. */

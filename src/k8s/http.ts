@@ -179,7 +179,7 @@ export interface TransportRequest {
   timeoutMs?: number;
   /**
    * Epoch ms after which a failed connection is not retried here: the caller's outage bound
-   * (see `KubeClientImpl.outageBudgetMs`), so the transport's backoff cannot outlast it.
+   * (see `KubeRequests.outageBudgetMs`, requests.ts), so the transport's backoff cannot outlast it.
    */
   deadline?: number;
 }

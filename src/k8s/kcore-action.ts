@@ -5,11 +5,11 @@
  * each sent as a dry-run first so nothing is written when nothing would change; delete with
  * `delete_options`; `wait` through `waitLikeKcore`.
  */
-import { applyObjects } from './apply.js';
+import { applyObjects } from './apply/index.js';
 import { ApplyConflictError, KubeApiError } from './errors.js';
 import { asList, definitionHash, hideFields, selectorsMatch, waitLikeKcore, type WaitCondition } from './kcore.js';
 import { diffEntry, maskObject, normalize as normalizeObject, secretValues } from './normalize.js';
-import { labelOf } from './plan.js';
+import { labelOf } from './object-plan.js';
 import type { KubeClient, KubeObject, ObjectRef, ResourceInfo } from './types.js';
 import { waitFor } from './wait.js';
 import { errorMessage } from '../load/errors.js';

@@ -1,7 +1,8 @@
 /**
- * Reading a kubeconfig file for what kplay decides before connecting: whether a context exists
+ * kplay's one kubeconfig parser: a kubeconfig file read and parsed (each text parsed once), the
+ * entries a context names, and what kplay decides before connecting — whether a context exists
  * (no context → no cluster to lock) and who the current user is (who approves a plan). The
- * connection itself is @kubernetes/client-node's (src/k8s/client.ts).
+ * connection's credentials are read from the same parse (credentials.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,16 +22,63 @@ export function defaultKubeconfig(): string | undefined {
   return (process.env.KUBECONFIG ?? path.join(os.homedir(), '.kube/config')).split(path.delimiter)[0] || undefined;
 }
 
-/** Read a kubeconfig; `undefined` when there is no such file, `'unreadable'` when it cannot be parsed. */
-export function readKubeconfig(file: string | undefined): KubeconfigSummary | 'unreadable' | undefined {
+/**
+ * The parsed kubeconfig, by its text: the contexts of one kubeconfig (an inventory's clusters)
+ * connect with one parse, not one each (~5 ms for the sandbox's three). The file is read every
+ * time, so an edit between connections is seen; the parse is only reused for the same text.
+ */
+const kubeconfigDocs = new Map<string, unknown>();
+function parsedKubeconfig(text: string): unknown {
+  if (kubeconfigDocs.has(text)) return kubeconfigDocs.get(text);
+  const doc = parseData(text);
+  kubeconfigDocs.set(text, doc);
+  return doc;
+}
+
+/**
+ * A kubeconfig file's document (read now, parsed once per text); `undefined` when there is no
+ * such file, `'unreadable'` when it cannot be read or parsed or is not a mapping.
+ */
+export function kubeconfigDoc(file: string | undefined): Record<string, unknown> | 'unreadable' | undefined {
   if (!file || !existsSync(file)) return undefined;
   let doc: unknown;
   try {
-    doc = parseData(readFileSync(file, 'utf8'));
+    doc = parsedKubeconfig(readFileSync(file, 'utf8'));
   } catch {
     return 'unreadable';
   }
-  if (!isRecord(doc)) return 'unreadable';
+  return isRecord(doc) ? doc : 'unreadable';
+}
+
+/** The entries a kubeconfig context names. */
+export interface ContextEntries {
+  /** The context's `cluster` entry (its `cluster:` mapping). */
+  cluster: Record<string, unknown>;
+  /** The context's `user` entry (its `user:` mapping); `{}` for a context that names no user. */
+  user: Record<string, unknown>;
+}
+
+/**
+ * The cluster and user entries context `context` of `doc` names; `undefined` when the context,
+ * its cluster or the user it names is missing (or not a mapping).
+ */
+export function contextEntries(doc: Record<string, unknown>, context: string): ContextEntries | undefined {
+  const named = (list: unknown, name: unknown, field: string): Record<string, unknown> | undefined => {
+    if (!Array.isArray(list) || typeof name !== 'string') return undefined;
+    const e: unknown = list.find((x) => isRecord(x) && x.name === name);
+    return isRecord(e) && isRecord(e[field]) ? e[field] : undefined;
+  };
+  const ctx = named(doc.contexts, context, 'context');
+  if (!ctx) return undefined;
+  const cluster = named(doc.clusters, ctx.cluster, 'cluster');
+  const user = ctx.user === undefined ? {} : named(doc.users, ctx.user, 'user');
+  return cluster && user ? { cluster, user } : undefined;
+}
+
+/** Read a kubeconfig; `undefined` when there is no such file, `'unreadable'` when it cannot be parsed. */
+export function readKubeconfig(file: string | undefined): KubeconfigSummary | 'unreadable' | undefined {
+  const doc = kubeconfigDoc(file);
+  if (doc === undefined || doc === 'unreadable') return doc;
   const contexts = new Map<string, { user?: string; cluster?: string }>();
   for (const c of Array.isArray(doc.contexts) ? doc.contexts : []) {
     if (!isRecord(c) || typeof c.name !== 'string') continue;

@@ -129,7 +129,7 @@ export interface PatchOptions {
   onWarning?: (warning: string) => void;
 }
 
-/** A client for one cluster. Every method retries what is safe to retry (see client.ts). */
+/** A client for one cluster. Every method retries what is safe to retry (see client.ts and requests.ts). */
 export interface KubeClient {
   /** Inventory name of the cluster. */
   readonly name: string;

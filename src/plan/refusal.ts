@@ -13,7 +13,7 @@ import { InputError } from '../load/errors.js';
 import { playClusters } from '../playbook/targets.js';
 import type { Playbook } from '../playbook/types.js';
 import type { ModuleRegistry } from '../plugins/registry.js';
-import type { Masker } from '../report/mask.js';
+import type { Masker } from '../core/mask.js';
 import { inputChanges, inputsDigest } from './inputs.js';
 import { comparePlans, parsePlan, planDigest, type Approval, type Plan, type PlannedTask } from './plan-file.js';
 

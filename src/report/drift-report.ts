@@ -7,7 +7,7 @@
  * diff, one count. Rendered as text (here), JSON, JUnit (drift-junit.ts) and HTML (html/drift.ts).
  */
 import type { DriftField, HiddenField } from '../k8s/drift.js';
-import type { ObjectDrift } from '../k8s/plan.js';
+import type { ObjectDrift } from '../k8s/object-plan.js';
 import type { RunEvent } from './events.js';
 import { unifiedDiff } from './diff.js';
 import { tableLines } from './table.js';

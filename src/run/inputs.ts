@@ -12,7 +12,7 @@ import { withImplicitLocalhost } from '../inventory/localhost.js';
 import type { Inventory } from '../inventory/types.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/types.js';
-import { Masker } from '../report/mask.js';
+import { Masker } from '../core/mask.js';
 import { loadRegistry, type ModuleRegistry } from '../plugins/registry.js';
 
 /** Flags shared by commands that load a playbook. */

@@ -13,7 +13,7 @@ import type { ShardSpec } from '../fleet/shard.js';
 import { errorMessage } from '../load/errors.js';
 import type { Playbook } from '../playbook/types.js';
 import type { RunEvent } from '../report/events.js';
-import type { Masker } from '../report/mask.js';
+import type { Masker } from '../core/mask.js';
 import { playbookDigests } from '../executor/resume.js';
 import type { RunObserver } from './observer.js';
 

@@ -22,7 +22,7 @@ import type { Inventory } from '../inventory/types.js';
 import type { Playbook, VarPrompt } from '../playbook/types.js';
 import type { ModuleRegistry } from '../plugins/registry.js';
 import type { RunEvent } from '../report/events.js';
-import type { Masker } from '../report/mask.js';
+import type { Masker } from '../core/mask.js';
 import { JournalObserver } from './journal.js';
 import { LockObserver } from './locks.js';
 import type { RunObserver } from './observer.js';

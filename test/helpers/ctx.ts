@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { templar } from '../../src/template/index.js';
-import { Masker } from '../../src/report/mask.js';
+import { Masker } from '../../src/core/mask.js';
 import type { ClusterRef, ModuleContext, ModuleDefinition, ModuleLogger, ModuleResult } from '../../src/core/module.js';
 import type { Static, TObject, TSchema } from '../../src/core/args.js';
 import { checkArgs } from '../../src/plugins/check.js';

@@ -2,7 +2,7 @@
 // clusterrole-aggregation-controller: a manifest's empty `rules` is left out of the apply (else
 // the second apply conflicts with that controller); anything else is applied as given.
 import { describe, expect, it } from 'vitest';
-import { withoutAggregatedRules } from '../../src/k8s/apply.js';
+import { withoutAggregatedRules } from '../../src/k8s/apply/index.js';
 import type { KubeObject } from '../../src/k8s/types.js';
 
 const aggregated = (extra: Record<string, unknown>): KubeObject => ({

@@ -3,7 +3,7 @@
 // it ~0.3 s to validate, then ~1 s to establish) cannot be held at a chosen moment; the sandbox
 // tests (k8s_apply, bench B8) apply the same shapes for real.
 import { describe, expect, it } from 'vitest';
-import { applyObjects, smallCrdsFirst, watchEstablished } from '../../src/k8s/apply.js';
+import { applyObjects, smallCrdsFirst, watchEstablished } from '../../src/k8s/apply/index.js';
 import type { KubeClient, KubeObject, ResourceInfo, WatchEvent } from '../../src/k8s/types.js';
 
 const GROUP = 'corpus.kplay.test';

@@ -4,7 +4,7 @@
 // sandbox only now and then, so here a small HTTP server plays discovery and the lagging
 // endpoint (a FAKE apiserver: it injects the lag).
 import { afterEach, describe, expect, it } from 'vitest';
-import { crdKinds, writeServed } from '../../src/k8s/apply.js';
+import { crdKinds, writeServed } from '../../src/k8s/apply/index.js';
 import { crdServedKinds as servedKinds } from '../../src/k8s/discovery.js';
 import { KubeClientImpl } from '../../src/k8s/client.js';
 import { KubeApiError } from '../../src/k8s/errors.js';

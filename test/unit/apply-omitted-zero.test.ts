@@ -3,7 +3,7 @@
 // without the field, so a no-op needs no dry-run; custom resources keep their zeros, and fields
 // whose absence means something else still differ.
 import { describe, expect, it } from 'vitest';
-import { appliedUnchanged } from '../../src/k8s/plan.js';
+import { appliedUnchanged } from '../../src/k8s/object-plan.js';
 import type { KubeObject } from '../../src/k8s/types.js';
 
 const deployment = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'ns' }, spec });

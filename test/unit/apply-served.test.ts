@@ -2,7 +2,7 @@
 // discovery controller runs on its own). The real sandbox shows the gap only now and then (it
 // failed the bench's big set once in CI), so the lag is injected here by a FAKE discovery.
 import { describe, expect, it } from 'vitest';
-import { crdKinds, waitServed } from '../../src/k8s/apply.js';
+import { crdKinds, waitServed } from '../../src/k8s/apply/index.js';
 import { KubeApiError } from '../../src/k8s/errors.js';
 import type { KubeObject, ResourceInfo } from '../../src/k8s/types.js';
 

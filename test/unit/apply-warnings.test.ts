@@ -3,7 +3,7 @@
 // masked. A FAKE client stands in for the apiserver's answer; the sandbox test (k8s_apply "what
 // the apiserver says about a manifest") checks a real warning.
 import { describe, expect, it } from 'vitest';
-import { applyObjects } from '../../src/k8s/apply.js';
+import { applyObjects } from '../../src/k8s/apply/index.js';
 import type { ApplyOptions, KubeClient, KubeObject, ResourceInfo } from '../../src/k8s/types.js';
 
 const live: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'app', resourceVersion: '7', managedFields: [] }, data: { a: '1' } };

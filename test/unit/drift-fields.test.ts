@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { fieldAdditions, formatPath, ownersOf, parseFieldPath, pointerOf, sortForRemoval, withoutFields } from '../../src/k8s/fields.js';
 import { hidingRule, managerKind, parseDriftRules, pathMatches } from '../../src/k8s/drift.js';
 import type { KubeClient, KubeObject } from '../../src/k8s/types.js';
-import { removeAdditions, REMOVE_ATTEMPTS } from '../../src/k8s/apply.js';
+import { removeAdditions, REMOVE_ATTEMPTS } from '../../src/k8s/apply/index.js';
 import { KubeApiError } from '../../src/k8s/errors.js';
 
 const live: KubeObject = {

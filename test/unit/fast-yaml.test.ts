@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { fastLoadAll, parseData } from '../../src/load/fast-yaml.js';
-import { parseManifests } from '../../src/k8s/load.js';
+import { parseManifests } from '../../src/k8s/manifests.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 

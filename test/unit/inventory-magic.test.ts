@@ -11,7 +11,7 @@ import { groupsMap, inventoryVars, loadInventory } from '../../src/inventory/loa
 import type { Inventory } from '../../src/inventory/types.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import type { RunEvent } from '../../src/report/events.js';
-import { Masker } from '../../src/report/mask.js';
+import { Masker } from '../../src/core/mask.js';
 import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';
 import { RunVars } from '../../src/executor/task-vars.js';
 

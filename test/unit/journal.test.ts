@@ -13,7 +13,7 @@ import { loadInventory } from '../../src/inventory/load.js';
 import type { Inventory } from '../../src/inventory/types.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import type { RunEvent } from '../../src/report/events.js';
-import { Masker } from '../../src/report/mask.js';
+import { Masker } from '../../src/core/mask.js';
 import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/inventory/', import.meta.url));

@@ -4,9 +4,9 @@ import { canonicalJson, changedPaths, diffEntry, maskPair, normalize, sameJson, 
 import { phases, rankOf, sortForApply, sortForDelete } from '../../src/k8s/order.js';
 import { ApplyConflictError, parseConflicts } from '../../src/k8s/errors.js';
 import { DiscoveryIndex, parseAggregated, parseResourceList } from '../../src/k8s/discovery.js';
-import { comparePlan } from '../../src/k8s/plan.js';
-import { parseManifests } from '../../src/k8s/load.js';
-import { mergeRecords, pruneRecordOf } from '../../src/k8s/apply.js';
+import { comparePlan } from '../../src/k8s/object-plan.js';
+import { parseManifests } from '../../src/k8s/manifests.js';
+import { mergeRecords, pruneRecordOf } from '../../src/k8s/apply/index.js';
 import { selectorString } from '../../src/k8s/wait.js';
 import type { KubeObject } from '../../src/k8s/types.js';
 import { at } from '../helpers/cli.js';
@@ -198,12 +198,12 @@ describe('manifests and prune records', () => {
 describe('isManualEdit: which conflicts are drift to take back', () => {
   const live = (entries: { manager: string; operation: string }[]) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', managedFields: entries } });
   it('kubectl edit/scale/patch (Update) are manual edits', async () => {
-    const { isManualEdit } = await import('../../src/k8s/plan.js');
+    const { isManualEdit } = await import('../../src/k8s/object-plan.js');
     expect(isManualEdit(live([{ manager: 'kubectl', operation: 'Update' }]), 'kubectl')).toBe(true);
     expect(isManualEdit(live([{ manager: 'kubectl-edit', operation: 'Update' }]), 'kubectl-edit')).toBe(true);
   });
   it('appliers and controllers are real conflicts', async () => {
-    const { isManualEdit } = await import('../../src/k8s/plan.js');
+    const { isManualEdit } = await import('../../src/k8s/object-plan.js');
     expect(isManualEdit(live([{ manager: 'kubectl', operation: 'Apply' }]), 'kubectl')).toBe(false);
     expect(isManualEdit(live([{ manager: 'kubectl', operation: 'Update' }, { manager: 'kubectl', operation: 'Apply' }]), 'kubectl')).toBe(false);
     expect(isManualEdit(live([{ manager: 'kube-controller-manager', operation: 'Update' }]), 'kube-controller-manager')).toBe(false);

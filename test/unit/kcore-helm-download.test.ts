@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chartArgs, downloadFlags } from '../../src/helm/cli.js';
-import { registeredValue } from '../../src/executor/task.js';
+import { registeredValue } from '../../src/executor/register.js';
 import { validateArgs } from '../../src/load/schema.js';
 import { resolveAction } from '../../src/playbook/names.js';
 import { listFlags } from '../../src/helm/list.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import getUrl from '../../modules/get_url.js';
 import uri from '../../modules/uri.js';
-import { MASK } from '../../src/report/mask.js';
+import { MASK } from '../../src/core/mask.js';
 import type { ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { readBody, startHttp, type TestServer } from '../helpers/http.js';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isHook, parseRendered, withHelmOwnership } from '../../src/helm/manifests.js';
-import { dropNulls, parseManifests } from '../../src/k8s/load.js';
+import { dropNulls, parseManifests } from '../../src/k8s/manifests.js';
 import { repoRoot } from '../helpers/cli.js';
 
 describe('manifest shapes', () => {

@@ -5,7 +5,7 @@
 // 1m or clamps (then kplay cannot tell and asks the server).
 import { describe, expect, it } from 'vitest';
 import { sameQuantity, storedQuantity } from '../../src/k8s/quantity.js';
-import { appliedUnchanged } from '../../src/k8s/plan.js';
+import { appliedUnchanged } from '../../src/k8s/object-plan.js';
 import type { KubeObject } from '../../src/k8s/types.js';
 
 const SERVER: [string | number, string][] = [

@@ -5,7 +5,7 @@ import { layoutBoard, truncate } from '../../src/report/board-layout.js';
 import { applyEvent, newBoard, type BoardState } from '../../src/report/board-state.js';
 import { boardReporter } from '../../src/report/board.js';
 import { emptyStats, type RunEvent } from '../../src/report/events.js';
-import { Masker } from '../../src/report/mask.js';
+import { Masker } from '../../src/core/mask.js';
 import { textReporter } from '../../src/report/text.js';
 
 // eslint-disable-next-line no-control-regex -- matching the terminal escapes the board writes

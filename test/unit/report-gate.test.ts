@@ -11,7 +11,7 @@ import { layoutBoard } from '../../src/report/board-layout.js';
 import { applyEvent, newBoard } from '../../src/report/board-state.js';
 import { emptyStats } from '../../src/report/events.js';
 import { GATE_CLUSTER_MEASUREMENTS_CAP, GATE_MEASUREMENTS_CAP, asGateRecord, gateProgress, gateRecordOf, gateValueText } from '../../src/report/gate.js';
-import { Masker } from '../../src/report/mask.js';
+import { Masker } from '../../src/core/mask.js';
 
 /** Deps replaying `values` for metric 0 (null = no data), `result < 0.01` as the condition, a fixed clock. */
 function deps(values: (number | null)[], progress: string[]): AnalysisDeps {

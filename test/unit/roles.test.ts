@@ -4,7 +4,7 @@
 // are compared with ansible-playbook in test/parity/cases/roles-*.yml.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findFile } from '../../src/executor/task.js';
+import { findFile } from '../../src/executor/module-context.js';
 import { kplay, repoRoot } from '../helpers/cli.js';
 
 const site = path.join(repoRoot, 'test/fixtures/roles/site');

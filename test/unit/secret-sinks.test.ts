@@ -10,7 +10,7 @@ import { loadAll } from '../../src/run/inputs.js';
 import { secretSinks, sinksOf, allowedSinks } from '../../src/executor/sinks.js';
 import { runManaged } from '../../src/run/managed-run.js';
 import type { RunEvent } from '../../src/report/events.js';
-import { SecretProvenance } from '../../src/report/provenance.js';
+import { SecretProvenance } from '../../src/core/provenance.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kplay-sinks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

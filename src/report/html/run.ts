@@ -5,7 +5,7 @@
  * masked diff on demand, the failures with what the rescue did, the recap, and the other runs of
  * the same playbook. Records are masked when written; the page shows nothing else.
  */
-import type { BatchRecord, TaskRecord, WarningRecord } from '../../audit/record.js';
+import type { BatchRecord, TaskRecord, WarningRecord } from '../records.js';
 import type { ClusterStats } from '../events.js';
 import type { GateRecord } from '../gate.js';
 import { duration, esc } from './escape.js';

@@ -1,5 +1,5 @@
 /**
- * Loading Kubernetes objects for `k8s_apply`: inline definitions, multi-document YAML files,
+ * Manifest sources → Kubernetes objects for `k8s_apply`: inline definitions, multi-document YAML files,
  * directories, globs, and templates (Jinja) rendered with the task's variables.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';

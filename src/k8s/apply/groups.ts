@@ -1,0 +1,264 @@
+/**
+ * Applying a set of objects in order: which group each object belongs to (see {@link ApplyGroup}),
+ * which group waits for which, the reads made ahead of a group's turn, and the waits for the
+ * set's CRDs to be Established before their custom resources. Each group's own turn (plan and
+ * write) is `applyGroup` (group.ts).
+ */
+import pLimit from 'p-limit';
+import { OTHER_RANK, rankOf, sortForApply } from '../order.js';
+import { LIST_MIN } from '../object-plan.js';
+import { waitFor } from '../wait.js';
+import type { KubeClient, KubeObject } from '../types.js';
+import { crdServedKinds } from '../discovery.js';
+import { withoutAggregatedRules } from './aggregated-rules.js';
+import { crdKinds, waitServed, watchEstablished, type CrdKind } from './crds.js';
+import { applyGroup, warnOnce, type GroupState } from './group.js';
+import { readAhead, readAheadCustom } from './read-ahead.js';
+import type { ApplySetOptions, ObjectResult } from './types.js';
+
+/**
+ * The apply groups: what must exist before what, and nothing more (each group is applied with
+ * all its objects in parallel, under the client's QPS budget).
+ * - `foundations`: namespaces (rank 0) and the cluster-wide kinds pods name (PriorityClass,
+ *   StorageClass, …);
+ * - `definitions`: CRDs (rank 1), alongside `foundations`: only their custom resources wait for
+ *   them, and the apiserver's work on large CRDs (validation, then Established one after another)
+ *   is the longest wait of a cold apply;
+ * - `prerequisites`: what workloads refer to (quotas, limits, RBAC, service accounts, config,
+ *   storage, services; ranks 2–7), after `foundations`;
+ * - `workloads` (rank 8), after `prerequisites`;
+ * - `custom`: custom resources and other kinds (rank 10, and any kind a CRD of the set defines),
+ *   after `foundations` and `definitions`; each custom resource of a CRD this apply created or
+ *   changed goes as soon as that CRD is Established — alongside `prerequisites` and `workloads`,
+ *   so the wait for Established costs nothing when there is other work;
+ * - `last`: webhooks and APIServices (rank 9): registered after every other object — the
+ *   objects they would intercept (a webhook whose backend is not up yet would refuse them) and
+ *   the workloads that serve them.
+ * A group that fails stops the groups after it; groups running alongside it finish first.
+ */
+type ApplyGroup = 'foundations' | 'definitions' | 'prerequisites' | 'workloads' | 'custom' | 'last';
+const GROUP_ORDER: readonly ApplyGroup[] = ['foundations', 'definitions', 'prerequisites', 'workloads', 'custom', 'last'];
+const CLUSTER_PREREQUISITES = new Set(['PriorityClass', 'StorageClass', 'PodSecurityPolicy', 'IngressClass', 'RuntimeClass']);
+
+/** The group of `obj` (see {@link ApplyGroup}); `crds`: the kinds the set's CRDs define. */
+function groupOf(obj: KubeObject, crds: ReadonlyMap<string, CrdKind>): ApplyGroup {
+  // A kind a CRD of this set defines waits for it, whatever its name (a CRD group may end in `.k8s.io`).
+  if (crds.has(`${obj.apiVersion}|${obj.kind}`)) return 'custom';
+  const rank = rankOf(obj.apiVersion, obj.kind);
+  if (rank === 1) return 'definitions';
+  if (rank === 0 || (rank !== OTHER_RANK && CLUSTER_PREREQUISITES.has(obj.kind))) return 'foundations';
+  if (rank <= 7) return 'prerequisites';
+  if (rank === 8) return 'workloads';
+  if (rank === 9) return 'last';
+  return 'custom';
+}
+
+/** Live objects read ahead of a group's turn, by `liveKey`. */
+type LiveObjects = Map<string, KubeObject | undefined>;
+
+/** What the groups of one {@link applyObjects} share. */
+interface ApplyRun {
+  client: KubeClient;
+  opts: ApplySetOptions;
+  /** `apiVersion|kind` → the custom resource kinds the set's CRDs define (see `crdKinds`). */
+  crds: Map<string, CrdKind>;
+  /** The objects of each group, in apply order. */
+  byGroup: Map<ApplyGroup, KubeObject[]>;
+  /** What earlier groups created. */
+  state: GroupState;
+  /** The apply's concurrency: 16 requests at a time, across all its groups. */
+  limit: ReturnType<typeof pLimit>;
+  /** Until when (epoch ms) the set's CRDs are waited for (`crdTimeoutMs` from the start). */
+  deadline: number;
+}
+
+/** The reads made at the start of an apply for the groups that wait for others (see {@link readEarly}). */
+interface EarlyReads {
+  prerequisites: Promise<LiveObjects>;
+  workloads: Promise<LiveObjects>;
+  last: Promise<LiveObjects>;
+  custom: Promise<LiveObjects>;
+}
+
+/**
+ * Server-side apply `objects` in groups (see {@link ApplyGroup}); returns one result per object,
+ * in apply order. Objects that cannot exist yet — in a namespace this apply created, or of a kind
+ * whose CRD it created — are created without reading them first. The built-in kinds of the later
+ * groups are read at the start, alongside the first groups (reads wait for no write).
+ */
+export async function applyObjects(client: KubeClient, given: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
+  const objects = given.map(withoutAggregatedRules);
+  const crds = crdKinds(objects);
+  const limit = pLimit(16);
+  const byGroup = new Map<ApplyGroup, KubeObject[]>(GROUP_ORDER.map((g) => [g, []]));
+  const sorted = sortForApply(objects);
+  for (const obj of sorted) byGroup.get(groupOf(obj, crds))?.push(obj);
+  const deadline = Date.now() + (opts.crdTimeoutMs ?? 60_000);
+  const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: deadline, onWarning: warnOnce(opts) };
+  const run: ApplyRun = { client, opts, crds, byGroup, state, limit, deadline };
+  // The live CRDs of the set, as the definitions group reads them (before planning or writing them).
+  let crdsRead: (lives: ReadonlyMap<string, KubeObject | undefined>) => void = () => undefined;
+  const liveCrds = new Promise<ReadonlyMap<string, KubeObject | undefined>>((resolve) => (crdsRead = resolve));
+  const early = readEarly(run, objects, liveCrds);
+  const foundationsDone = applyFoundations(run);
+  const definitionsDone = applyDefinitions(run, crdsRead);
+  // Stops the shared watch of CRDs (see applyCustom) once the groups before `last` are done.
+  const stopShared = new AbortController();
+  let settled: ObjectResult[][];
+  try {
+    settled = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone, applyBuiltins(run, foundationsDone, early), applyCustom(run, foundationsDone, definitionsDone, early.custom, stopShared.signal)]);
+  } finally {
+    stopShared.abort();
+    await Promise.all(Object.values(early)); // reads only, and they never reject: nothing left running
+  }
+  const [foundations, definitions, builtins, customResults] = settled;
+  const last = await runGroup(run, objectsOf(run, 'last'), early.last);
+  // namespaces, CRDs and cluster-wide kinds in apply order, as one group before them did
+  const first = inOrder(sorted, [
+    [objectsOf(run, 'foundations'), foundations],
+    [objectsOf(run, 'definitions'), definitions],
+  ]);
+  return [...first, ...(builtins ?? []), ...(customResults ?? []), ...last];
+}
+
+/** The objects of group `g`, in apply order. */
+function objectsOf(run: ApplyRun, g: ApplyGroup): KubeObject[] {
+  return run.byGroup.get(g) ?? [];
+}
+
+/** The name of the CRD of the set that defines `o`'s kind, if one does. */
+function crdOf(crds: ReadonlyMap<string, CrdKind>, o: KubeObject): string | undefined {
+  return crds.get(`${o.apiVersion}|${o.kind}`)?.crd;
+}
+
+/** One group's turn (see `applyGroup`), with what the apply's groups share. */
+function runGroup(run: ApplyRun, objs: KubeObject[], ahead?: Promise<LiveObjects>, onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void): Promise<ObjectResult[]> {
+  return applyGroup(run.client, objs, run.crds, run.state, run.limit, run.opts, ahead, onLive);
+}
+
+/**
+ * Reads wait for no write: the built-in groups behind a barrier have their live state read now,
+ * alongside the first groups' reads, and their turn starts with their writes (a read of the
+ * last group alone costs a round trip after everything else is done). Custom resources are read
+ * once `liveCrds` (the definitions group's read of the set's CRDs) says which CRDs exist.
+ */
+function readEarly(run: ApplyRun, objects: KubeObject[], liveCrds: Promise<ReadonlyMap<string, KubeObject | undefined>>): EarlyReads {
+  const declared = new Set(objects.filter((o) => o.apiVersion === 'v1' && o.kind === 'Namespace').map((o) => o.metadata.name ?? ''));
+  const ahead = (g: 'prerequisites' | 'workloads' | 'last'): Promise<LiveObjects> => readAhead(run.client, objectsOf(run, g), declared, run.opts);
+  return {
+    prerequisites: ahead('prerequisites'),
+    workloads: ahead('workloads'),
+    last: ahead('last'),
+    custom: readAheadCustom(run.client, objectsOf(run, 'custom'), (o) => crdOf(run.crds, o), liveCrds, declared, run.opts),
+  };
+}
+
+/** The `foundations` group's turn; the namespaces it creates are noted (nothing exists in them yet). */
+function applyFoundations(run: ApplyRun): Promise<ObjectResult[]> {
+  return runGroup(run, objectsOf(run, 'foundations')).then((results) => {
+    for (const r of results) if (r.action === 'created' && r.ref.kind === 'Namespace') run.state.newNamespaces.add(r.ref.name);
+    return results;
+  });
+}
+
+/**
+ * The `definitions` group's turn (CRDs); the kinds of the CRDs it creates are noted (no object of
+ * theirs exists yet). `crdsRead` gets the live CRDs as the group reads them, or an empty map when
+ * the group ends without reading (nothing to read, or an error).
+ */
+function applyDefinitions(run: ApplyRun, crdsRead: (lives: ReadonlyMap<string, KubeObject | undefined>) => void): Promise<ObjectResult[]> {
+  const done = runGroup(run, objectsOf(run, 'definitions'), undefined, (lives) => crdsRead(lives)).then((results) => {
+    for (const r of results) if (r.action === 'created') for (const [k, v] of run.crds) if (v.crd === r.ref.name) run.state.newKinds.add(k);
+    return results;
+  });
+  done.then(
+    () => crdsRead(new Map()),
+    () => crdsRead(new Map()),
+  );
+  return done;
+}
+
+/** The built-in groups' turns after `foundations`: `prerequisites`, then `workloads`. */
+async function applyBuiltins(run: ApplyRun, foundationsDone: Promise<ObjectResult[]>, early: EarlyReads): Promise<ObjectResult[]> {
+  await foundationsDone;
+  return [...(await runGroup(run, objectsOf(run, 'prerequisites'), early.prerequisites)), ...(await runGroup(run, objectsOf(run, 'workloads'), early.workloads))];
+}
+
+/**
+ * The `custom` group's turn, after `foundations` and `definitions`, in lanes: CRDs must be
+ * Established before their custom resources can be applied, so each CRD this apply created or
+ * changed has a lane whose custom resources go as soon as that CRD is (the apiserver establishes
+ * CRDs one after another); custom resources of untouched CRDs (and of kinds no CRD of the set
+ * defines) go at once, in one lane. Many changed CRDs are waited for with one shared watch
+ * (see `watchEstablished`), which `stop` ends.
+ */
+async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[]>, definitionsDone: Promise<ObjectResult[]>, earlyCustom: Promise<LiveObjects>, stop: AbortSignal): Promise<ObjectResult[]> {
+  const custom = objectsOf(run, 'custom');
+  const [, definitions] = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone]);
+  const changedCrds = run.opts.checkMode ? [] : (definitions ?? []).filter((r) => r.action !== 'unchanged');
+  const waited = new Set(changedCrds.map((r) => r.ref.name));
+  const shared = waited.size >= LIST_MIN ? watchEstablished(run.client, [...waited], run.deadline, AbortSignal.any([stop, ...(run.opts.signal ? [run.opts.signal] : [])]), run.state.crdList) : undefined;
+  const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
+    { objects: custom.filter((o) => !waited.has(crdOf(run.crds, o) ?? '')) },
+    ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(run.crds, o) === crd.ref.name) })),
+  ];
+  const parts = await allSettledOrThrow(
+    customLanes.map(async (l) => {
+      if (l.crd) await whenEstablished(run, l.crd, shared);
+      // Read ahead only for CRDs this apply leaves as they are: a changed CRD (new defaults,
+      // versions, pruning) can change how its objects read, so those are read in their turn.
+      return runGroup(run, l.objects, l.crd ? undefined : earlyCustom);
+    }),
+  );
+  return inOrder(custom, customLanes.map((l, i) => [l.objects, parts[i]]));
+}
+
+/**
+ * Resolves once the CRD of `crd` (a result of the definitions group) is Established and its kinds
+ * can be written: from `shared` (one watch of many CRDs) when it covers the CRD, else from a wait
+ * of its own. A new CRD's kinds are learnt from the CRD itself; a changed one's are waited for in
+ * discovery.
+ */
+async function whenEstablished(run: ApplyRun, crd: ObjectResult, shared: Map<string, Promise<KubeObject>> | undefined): Promise<void> {
+  const { client, crds, deadline, opts } = run;
+  let live: KubeObject | undefined;
+  const one = shared?.get(crd.ref.name);
+  if (one) live = await one;
+  else {
+    const w = await waitFor(client, [{ apiVersion: crd.ref.apiVersion, kind: crd.ref.kind, name: crd.ref.name }], { type: 'ready' }, { timeoutMs: Math.max(1, deadline - Date.now()), signal: opts.signal });
+    if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
+    live = w.objects[0];
+  }
+  // A new CRD's kinds are known from the CRD itself: discovery publishes them a moment after
+  // Established, and writes of its custom resources are retried until served (see writeServed).
+  if (crd.action === 'created' && live) client.learnKinds(crd.ref.name, crdServedKinds(live).filter((k) => k.resource));
+  // A changed CRD (a new version): wait for discovery, every served version, not only those
+  // this apply uses (the next task may apply the others).
+  else await waitServed(client, [...crds.values()].filter((v) => v.crd === crd.ref.name), Math.max(1000, deadline - Date.now()), opts.signal);
+}
+
+/**
+ * The results of `objects` applied in separate lanes (each lane's objects and applyGroup's
+ * results, in the order of its objects), in the order of `objects`; objects of no lane are left out.
+ */
+function inOrder(objects: readonly KubeObject[], lanes: [KubeObject[], ObjectResult[] | undefined][]): ObjectResult[] {
+  const byObject = new Map<KubeObject, ObjectResult>();
+  for (const [objs, results] of lanes) {
+    objs.forEach((o, i) => {
+      const r = results?.[i];
+      if (r) byObject.set(o, r);
+    });
+  }
+  return objects.flatMap((o) => byObject.get(o) ?? []);
+}
+
+/**
+ * All the promises' values; when some reject, the first rejection — but only after every one has
+ * settled (nothing is left running behind the error).
+ */
+async function allSettledOrThrow<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.flatMap((l) => (l.status === 'fulfilled' ? [l.value] : []));
+}

@@ -1,0 +1,135 @@
+/**
+ * Requests to one apiserver, the layer under the client's verbs: error statuses become
+ * `KubeApiError`s, a 401 or a network failure an `UnreachableError`, an answer cut short is never
+ * data (a read is asked again), and an apiserver that stops answering after it was reached is
+ * ridden out within a bound shared by the connection (`KPLAY_OUTAGE_SECONDS`).
+ */
+import { UnreachableError } from '../core/module.js';
+import { isConnectError, KubeApiError, parseStatus } from './errors.js';
+import { sleepOrThrow, TransportError, type Transport, type TransportRequest, type TransportResponse } from './http.js';
+import type { ClientStats } from './types.js';
+import { parseWarnings } from './warnings.js';
+
+function outageBudgetFromEnv(): number {
+  const v = Number(process.env.KPLAY_OUTAGE_SECONDS);
+  return Number.isFinite(v) && v >= 0 && process.env.KPLAY_OUTAGE_SECONDS !== '' && process.env.KPLAY_OUTAGE_SECONDS !== undefined ? v * 1000 : 60_000;
+}
+
+/** Whether a Content-Type says JSON (`application/json`, `…+json`, with parameters such as `;as=APIGroupDiscoveryList`). */
+function isJsonType(v: string | string[] | undefined): boolean {
+  const t = (Array.isArray(v) ? v[0] : v)?.split(';')[0]?.trim().toLowerCase();
+  return t !== undefined && (t === 'application/json' || t.endsWith('+json'));
+}
+
+function httpReason(status: number): string {
+  return { 400: 'BadRequest', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 409: 'Conflict', 410: 'Gone', 422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' }[status] ?? `HTTP ${status}`;
+}
+
+/** Requests to one apiserver through one transport (the base of `KubeClientImpl`). */
+export class KubeRequests {
+  /**
+   * How long to ride out an apiserver that stops answering after it was reached in this run (a
+   * control-plane restart, an etcd leader change), ms. `KPLAY_OUTAGE_SECONDS` sets it.
+   * @default 60000
+   */
+  outageBudgetMs = outageBudgetFromEnv();
+  /** Where to say that the apiserver is unreachable and how long kplay keeps trying. */
+  notice: (msg: string) => void = () => undefined;
+
+  /** @param onClose what `close()` does instead of closing the transport (and what it shares) */
+  constructor(
+    readonly name: string,
+    readonly server: string,
+    readonly transport: Transport,
+    private readonly onClose?: () => void,
+  ) {}
+
+  get stats(): ClientStats {
+    return this.transport.stats;
+  }
+
+  onWrite(fn: (path: string) => boolean): () => void {
+    const hooks = this.transport.writeHooks;
+    hooks.push(fn);
+    return () => {
+      const i = hooks.indexOf(fn);
+      if (i >= 0) hooks.splice(i, 1);
+    };
+  }
+
+  /** Close idle connections. */
+  close(): void {
+    if (this.onClose) this.onClose();
+    else this.transport.close();
+  }
+
+  // ---------------------------------------------------------------- requests
+
+  /** Send a request; maps network failures to UnreachableError and error statuses to KubeApiError. */
+  async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown; warnings: string[] }> {
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.send(req);
+      if (res.status === 404 && opts.allow404) return { status: 404, body: undefined, warnings: [] };
+      if (res.status === 401) throw new UnreachableError(`cluster ${this.name} at ${this.server}: credentials rejected (401 Unauthorized)`);
+      if (res.status >= 300) {
+        const st = parseStatus(res.body);
+        throw new KubeApiError(res.status, st?.reason ?? httpReason(res.status), st?.message ?? res.body.slice(0, 300), req.method, req.path, this.name, st);
+      }
+      let body: unknown;
+      try {
+        body = res.body ? JSON.parse(res.body) : undefined;
+      } catch {
+        if (!isJsonType(res.headers['content-type'])) body = res.body;
+        else {
+          // An answer that says it is JSON and does not parse was cut short (a proxy or LB closed
+          // the connection mid-body, cleanly): never data. A read is asked again; anything else
+          // is an error — a write's outcome is unknown and must not be guessed from half a body.
+          this.transport.stats.retries++;
+          if (req.retry === 'read' && attempt < 3 && !req.signal?.aborted) continue;
+          throw new TransportError(`cluster ${this.name}: the apiserver's answer to ${req.method} ${req.path} was cut short (${res.body.length} bytes of JSON that does not parse${attempt > 1 ? `, ${attempt} tries` : ''}); check proxies or load balancers between kplay and ${this.server}`, 'EBADBODY', true, false);
+        }
+      }
+      return { status: res.status, body, warnings: parseWarnings(res.headers.warning) };
+    }
+  }
+
+  /** One request, riding out an outage of the apiserver within the connection's bound. */
+  private async send(req: TransportRequest): Promise<TransportResponse> {
+    let res: TransportResponse;
+    // One outage clock per connection (shared with the other clients and requests on it): a
+    // request that meets an outage already under way gets only what is left of the budget.
+    const state = this.transport.reachability;
+    let noted = 0;
+    for (;;) {
+      const attemptStarted = Date.now();
+      try {
+        // Once the apiserver has answered, an outage is bounded from its first failed request:
+        // the transport's own backoff stops at the same bound.
+        const deadline = state.reached ? (state.downSince ?? attemptStarted) + this.outageBudgetMs : undefined;
+        res = await this.transport.request(deadline === undefined ? req : { ...req, deadline });
+        state.reached = true;
+        state.downSince = undefined;
+        break;
+      } catch (e) {
+        const down = e instanceof TransportError && isConnectError(e) && e.code !== 'ECONNRESET' && e.code !== 'ETIMEDOUT' && e.code !== 'EPIPE';
+        if (!down) throw e;
+        state.downSince ??= attemptStarted;
+        const started = state.downSince;
+        // Nothing was sent (the connection was refused), or the request is safe to repeat.
+        const repeatable = !e.sent || req.retry === 'read' || req.retry === 'idempotent';
+        const left = this.outageBudgetMs - (Date.now() - started);
+        if (state.reached && repeatable && left > 0 && !req.signal?.aborted) {
+          if (Date.now() - noted >= 10_000) {
+            noted = Date.now();
+            this.notice(`cluster ${this.name}: apiserver ${this.server} unreachable (${e.code ?? e.message}), retrying for ${Math.ceil(left / 1000)} s more`);
+          }
+          await sleepOrThrow(Math.min(1000, left), req.signal);
+          continue;
+        }
+        const tried = state.reached ? ` (kept trying for ${Math.round((Date.now() - started) / 1000)} s; KPLAY_OUTAGE_SECONDS sets how long)` : '';
+        throw new UnreachableError(`cluster ${this.name} unreachable at ${this.server}: ${e.message}${tried}`);
+      }
+    }
+    return res;
+  }
+}
