@@ -30,10 +30,6 @@ export class LockObserver implements RunObserver {
     private readonly emit: (e: RunEvent) => void,
   ) {}
 
-  onEvent(): void {
-    // the locks follow the run's first changes (lock), not its events
-  }
-
   /** Lock cluster `cs` (its first change is about to go out; `vars` are the task's). */
   async lock(cs: ClusterState, vars: Record<string, unknown>): Promise<void> {
     const waitOpts = {

@@ -143,7 +143,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
   const observers: RunObserver[] = [...(records ? [records] : []), ...(journal ? [journal] : [])];
   const emit = (e: RunEvent): void => {
     const masked = masker.maskValue(e);
-    for (const ob of observers) ob.onEvent(masked);
+    for (const ob of observers) ob.onEvent?.(masked);
     o.onEvent(masked);
   };
   const holder: HolderInfo = { runId, user, host, playbook: path.relative(process.cwd(), o.playbook.file) || o.playbook.file, pid: process.pid };

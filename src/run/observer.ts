@@ -8,8 +8,8 @@ import type { RunEvent } from '../report/events.js';
 
 /** An observer of a run's events, started and stopped by the run service. */
 export interface RunObserver {
-  /** An event of the run, masked. Never throws (an observer that cannot go on drops itself). */
-  onEvent(e: RunEvent): void;
+  /** An event of the run, masked. Never throws (an observer that cannot go on drops itself). Left out by an observer that follows something else (the locks follow the run's first change to each cluster). */
+  onEvent?(e: RunEvent): void;
   /** The run ended (finished, failed or crashed): let go of what the observer holds. Never throws. */
   stop(): Promise<void>;
 }
