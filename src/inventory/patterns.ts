@@ -18,7 +18,7 @@
  */
 import { InputError, type SourcePos } from '../load/errors.js';
 import { LOCALHOST_NAMES } from './connection.js';
-import { groupMembers } from './load.js';
+import { groupMembers } from './host-vars.js';
 import { didYouMean, listSome } from '../load/suggest.js';
 import type { Inventory } from './types.js';
 
