@@ -31,7 +31,7 @@ import type { BatchRecord, LocalRecord, RunHeader, RunRecord, TaskRecord, Warnin
 export type { BatchRecord, LocalRecord, RunHeader, RunRecord, TaskRecord, WarningRecord } from '../report/records.js';
 import { chainOrder, sha256, type ChainEntry, type ChainLink } from './chain.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 const pexec = promisify(execFile);
 
@@ -44,7 +44,7 @@ const MAX_CM_BYTES = 512 * 1024;
 /** A link as stored, or undefined when it is not one. */
 function asLink(v: unknown): ChainLink | null | undefined {
   if (v === null) return null;
-  return isObj(v) && typeof v.run_id === 'string' && typeof v.sha256 === 'string' ? { run_id: v.run_id, sha256: v.sha256 } : undefined;
+  return isRecord(v) && typeof v.run_id === 'string' && typeof v.sha256 === 'string' ? { run_id: v.run_id, sha256: v.sha256 } : undefined;
 }
 
 /** Parse one local record file (undefined when it is not a record at all). */
@@ -54,7 +54,7 @@ export function parseLocalRecord(file: string, text: string): LocalRecord | unde
     if (!l.trim()) continue;
     try {
       const v: unknown = JSON.parse(l);
-      if (isObj(v)) lines.push(v);
+      if (isRecord(v)) lines.push(v);
     } catch {
       // an edited, broken line: the digest check reports it
     }
@@ -65,14 +65,14 @@ export function parseLocalRecord(file: string, text: string): LocalRecord | unde
   const digest = lines.find((l) => l.type === 'digest');
   const body = text.slice(0, text.lastIndexOf('{"type":"digest"'));
   let chain: Record<string, ChainLink | null> | undefined;
-  if (isObj(run.chain)) {
+  if (isRecord(run.chain)) {
     chain = {};
     for (const [c, v] of Object.entries(run.chain)) {
       const link = asLink(v);
       if (link !== undefined) chain[c] = link;
     }
   }
-  const clusters = chain ? Object.keys(chain) : isObj(recap?.clusters) ? Object.keys(recap.clusters) : [];
+  const clusters = chain ? Object.keys(chain) : isRecord(recap?.clusters) ? Object.keys(recap.clusters) : [];
   return { run_id: run.run_id, file, text, run, clusters, chain, digestOk: digest !== undefined && typeof digest.sha256 === 'string' && digest.sha256 === sha256(body), lines };
 }
 
@@ -119,9 +119,9 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
     } catch {
       continue; // not a record (or a damaged one): verification reports it
     }
-    if (!isObj(run) || typeof run.run_id !== 'string') continue;
-    heads.push({ run_id: run.run_id, file, chain: isObj(run.chain) ? run.chain : undefined });
-    if (!isObj(run.chain)) break; // written before chaining: so is everything older
+    if (!isRecord(run) || typeof run.run_id !== 'string') continue;
+    heads.push({ run_id: run.run_id, file, chain: isRecord(run.chain) ? run.chain : undefined });
+    if (!isRecord(run.chain)) break; // written before chaining: so is everything older
   }
   for (const c of clusters) {
     const mine = heads.filter((h) => h.chain && c in h.chain).map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
@@ -318,7 +318,7 @@ export class RunRecorder {
     // for the lock, so the newest run id is not necessarily the last record written.
     const stored = items.flatMap((cm) => {
       const name = String(cm.metadata.name);
-      const text = isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined;
+      const text = isRecord(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined;
       const head = text === undefined || name === own ? undefined : recordHead(text);
       return head && text !== undefined ? [{ name, text, run_id: head.run_id, prev: head.prev }] : [];
     });
@@ -382,7 +382,7 @@ export function byName(a: string, b: string): number {
 function recordHead(text: string): { run_id: string; prev: ChainLink | null | undefined } | undefined {
   try {
     const v: unknown = JSON.parse(text);
-    return isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string' ? { run_id: v.run.run_id, prev: 'prev' in v ? asLink(v.prev) : undefined } : undefined;
+    return isRecord(v) && isRecord(v.run) && typeof v.run.run_id === 'string' ? { run_id: v.run.run_id, prev: 'prev' in v ? asLink(v.prev) : undefined } : undefined;
   } catch {
     return undefined;
   }
@@ -436,13 +436,13 @@ export async function listClusterRecordEntries(client: KubeClient): Promise<Clus
   const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
   const out: ClusterRecordEntry[] = [];
   for (const cm of items) {
-    const data = isObj(cm.data) ? cm.data : {};
+    const data = isRecord(cm.data) ? cm.data : {};
     const text = typeof data['record.json'] === 'string' ? data['record.json'] : undefined;
     if (text === undefined) continue;
     let record: RunRecord | undefined;
     try {
       const v: unknown = JSON.parse(text);
-      if (isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string') record = v as unknown as RunRecord;
+      if (isRecord(v) && isRecord(v.run) && typeof v.run.run_id === 'string') record = v as unknown as RunRecord;
     } catch {
       // a damaged record: reported by verification, skipped by listings
     }

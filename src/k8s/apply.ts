@@ -17,7 +17,7 @@ import { WAIT_STALL_MS, waitFor } from './wait.js';
 import { abortReason, sleepOrThrow } from './http.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef, WatchOptions } from './types.js';
 import { apiVersionOf, crdServedKinds } from './discovery.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** What happened to one object. */
 export type ObjectAction = 'created' | 'configured' | 'unchanged' | 'deleted';
@@ -109,7 +109,7 @@ function pendingCreate(obj: KubeObject, mask?: (s: string) => string): ObjectPla
  * as given. Other objects are returned as they are.
  */
 export function withoutAggregatedRules(obj: KubeObject): KubeObject {
-  if (obj.kind !== 'ClusterRole' || obj.apiVersion !== 'rbac.authorization.k8s.io/v1' || !isObj(obj.aggregationRule)) return obj;
+  if (obj.kind !== 'ClusterRole' || obj.apiVersion !== 'rbac.authorization.k8s.io/v1' || !isRecord(obj.aggregationRule)) return obj;
   if (!('rules' in obj) || (obj.rules !== null && !(Array.isArray(obj.rules) && obj.rules.length === 0))) return obj;
   const { rules: _empty, ...rest } = obj;
   return rest;
@@ -710,11 +710,11 @@ export async function pruneObjects(client: KubeClient, applied: KubeObject[], op
   const recordRef: ObjectRef = { apiVersion: 'v1', kind: 'ConfigMap', name: `kplay-prune-${opts.id}`, namespace: opts.recordNamespace };
   const recordObj = await client.get(recordRef, opts.signal);
   let previous: PruneRecordEntry[] = [];
-  const raw = isObj(recordObj?.data) ? recordObj.data.resources : undefined;
+  const raw = isRecord(recordObj?.data) ? recordObj.data.resources : undefined;
   if (typeof raw === 'string') {
     try {
       const v: unknown = JSON.parse(raw);
-      if (Array.isArray(v)) previous = v.filter((e): e is PruneRecordEntry => isObj(e) && typeof e.apiVersion === 'string' && typeof e.kind === 'string' && Array.isArray(e.namespaces));
+      if (Array.isArray(v)) previous = v.filter((e): e is PruneRecordEntry => isRecord(e) && typeof e.apiVersion === 'string' && typeof e.kind === 'string' && Array.isArray(e.namespaces));
     } catch {
       // a corrupt record is rebuilt
     }

@@ -19,7 +19,7 @@ import { runWatch } from './watch.js';
 import { parseExecConfig, runExecPlugin, type ExecConfig, type ExecCredential } from './exec-credential.js';
 import { errorMessage } from '../load/errors.js';
 import { parseWarnings } from './warnings.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** Options of {@link connect}. */
 export interface ConnectOptions {
@@ -95,11 +95,11 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
   } catch {
     return undefined;
   }
-  if (!isObj(doc)) return undefined;
+  if (!isRecord(doc)) return undefined;
   const named = (list: unknown, name: unknown, field: string): Record<string, unknown> | undefined => {
     if (!Array.isArray(list) || typeof name !== 'string') return undefined;
-    const e: unknown = list.find((x) => isObj(x) && x.name === name);
-    return isObj(e) && isObj(e[field]) ? e[field] : undefined;
+    const e: unknown = list.find((x) => isRecord(x) && x.name === name);
+    return isRecord(e) && isRecord(e[field]) ? e[field] : undefined;
   };
   const ctx = named(doc.contexts, cluster.context, 'context');
   if (!ctx) return undefined;
@@ -127,7 +127,7 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
     return undefined;
   };
   const skipTLSVerify = kcluster['insecure-skip-tls-verify'] === true;
-  const proxyHeaders = isObj(kcluster['kplay-proxy-headers']) ? Object.fromEntries(Object.entries(kcluster['kplay-proxy-headers']).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
+  const proxyHeaders = isRecord(kcluster['kplay-proxy-headers']) ? Object.fromEntries(Object.entries(kcluster['kplay-proxy-headers']).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
   const proxy: ProxySettings | undefined = typeof kcluster['proxy-url'] === 'string' && kcluster['proxy-url'] ? { url: kcluster['proxy-url'], headers: proxyHeaders } : undefined;
   const tls: https.AgentOptions = {
     ca: data(kcluster['certificate-authority-data'], kcluster['certificate-authority']),
@@ -621,9 +621,9 @@ export class KubeClientImpl implements KubeClient {
     do {
       const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, verb: 'list', retry: 'read', signal: opts.signal });
       // A LIST answers a JSON object with `items`: anything else is not an empty list.
-      if (!isObj(r.body) || !('items' in r.body)) throw new TransportError(`cluster ${this.name}: the apiserver's answer to LIST ${path} is not a list (${typeof r.body === 'string' ? `${r.body.length} bytes of text` : 'no items'})`, 'EBADBODY', true, false);
+      if (!isRecord(r.body) || !('items' in r.body)) throw new TransportError(`cluster ${this.name}: the apiserver's answer to LIST ${path} is not a list (${typeof r.body === 'string' ? `${r.body.length} bytes of text` : 'no items'})`, 'EBADBODY', true, false);
       const body = r.body;
-      const meta = isObj(body.metadata) ? body.metadata : {};
+      const meta = isRecord(body.metadata) ? body.metadata : {};
       resourceVersion = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : resourceVersion;
       cont = typeof meta.continue === 'string' && meta.continue ? meta.continue : undefined;
       for (const it of Array.isArray(body.items) ? body.items : []) items.push(asObject(it, apiVersion, kind));
@@ -747,9 +747,9 @@ function withNamespace(obj: KubeObject, namespace: string): KubeObject {
 }
 
 function asObject(v: unknown, apiVersion: string, kind: string): KubeObject {
-  if (!isObj(v)) throw new Error(`unexpected response for ${kind}: ${JSON.stringify(v)?.slice(0, 100)}`);
+  if (!isRecord(v)) throw new Error(`unexpected response for ${kind}: ${JSON.stringify(v)?.slice(0, 100)}`);
   const o = v as KubeObject;
-  if (!isObj(o.metadata)) o.metadata = {};
+  if (!isRecord(o.metadata)) o.metadata = {};
   if (typeof o.apiVersion !== 'string') o.apiVersion = apiVersion;
   if (typeof o.kind !== 'string') o.kind = kind;
   return o;
