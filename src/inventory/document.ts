@@ -9,7 +9,8 @@ import { InputError, type SourcePos } from '../load/errors.js';
 import { validateOrThrow } from '../load/schema.js';
 import { getMaxInputBytes, loadYamlDoc, posOf } from '../load/yaml.js';
 import { didYouMean } from '../load/suggest.js';
-import { isMap, kindOf } from './builder.js';
+import { kindOf } from './builder.js';
+import { isRecord } from '../core/shape.js';
 import { parseIniInventory } from './ini.js';
 import { inventorySchema, NAME_PATTERN } from './schema.js';
 import { YAML_EXTS } from './source.js';
@@ -23,20 +24,20 @@ const SECTION_KEYS = ['vars', 'clusters', 'hosts', 'children'];
 
 /** Check names and reject self-referencing YAML aliases before schema validation (which would loop). */
 function precheckGroup(node: unknown, ancestors: Set<object>): void {
-  if (!isMap(node)) return;
+  if (!isRecord(node)) return;
   ancestors.add(node);
   const clusters = node.clusters;
-  if (isMap(clusters)) {
+  if (isRecord(clusters)) {
     for (const key of Object.keys(clusters)) {
       if (!NAME_RE.test(key)) throw new InputError(`invalid cluster name '${key}'`, posOf(clusters, key), 'names may only contain letters, digits, _, . and -');
     }
   }
   const children = node.children;
-  if (isMap(children)) {
+  if (isRecord(children)) {
     for (const key of Object.keys(children)) {
       if (!NAME_RE.test(key)) throw new InputError(`invalid group name '${key}'`, posOf(children, key), 'names may only contain letters, digits, _, . and -');
       const child = children[key];
-      if (isMap(child) && ancestors.has(child)) throw new InputError(`recursive YAML alias: group '${key}' contains itself`, posOf(children, key));
+      if (isRecord(child) && ancestors.has(child)) throw new InputError(`recursive YAML alias: group '${key}' contains itself`, posOf(children, key));
       precheckGroup(child, ancestors);
     }
   }
@@ -48,7 +49,7 @@ function validateDocument(value: unknown, file: string): asserts value is Record
   const top: SourcePos = { file, line: 1, col: 1 };
   const example = 'expected:\n    all:\n      vars: {...}\n      hosts: {...}     # or clusters: {...}\n      children: {...}';
   if (value === null || value === undefined) throw new InputError('the inventory is empty: expected a top-level `all:` group', top, example);
-  if (!isMap(value)) throw new InputError(`the inventory must be a map of groups (usually the single key 'all'), not ${kindOf(value)}`, posOf(value) ?? top, example);
+  if (!isRecord(value)) throw new InputError(`the inventory must be a map of groups (usually the single key 'all'), not ${kindOf(value)}`, posOf(value) ?? top, example);
   const keys = Object.keys(value);
   if (keys.length === 0) throw new InputError('the inventory is empty: expected a top-level `all:` group', posOf(value) ?? top, example);
   if (keys.includes('plugin')) {
@@ -82,7 +83,7 @@ function validateDocument(value: unknown, file: string): asserts value is Record
 
 /** True when a parsed YAML value has the shape of a YAML inventory (a map of groups). */
 function looksLikeYamlInventory(value: unknown): boolean {
-  return isMap(value) && Object.values(value).every((v) => v === null || isMap(v));
+  return isRecord(value) && Object.values(value).every((v) => v === null || isRecord(v));
 }
 
 /**
