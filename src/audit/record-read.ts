@@ -6,7 +6,7 @@
 import { open, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import type { LocalRecord, RunRecord } from '../report/records.js';
 import { sha256, type ChainEntry, type ChainLink } from './chain.js';
 import { SYSTEM_NAMESPACE } from './system.js';
@@ -19,7 +19,7 @@ export const RUN_ID_LABEL = 'kplay.dev/run-id';
 /** A link as stored, or undefined when it is not one. */
 export function asLink(v: unknown): ChainLink | null | undefined {
   if (v === null) return null;
-  return isObj(v) && typeof v.run_id === 'string' && typeof v.sha256 === 'string' ? { run_id: v.run_id, sha256: v.sha256 } : undefined;
+  return isRecord(v) && typeof v.run_id === 'string' && typeof v.sha256 === 'string' ? { run_id: v.run_id, sha256: v.sha256 } : undefined;
 }
 
 /** Parse one local record file (undefined when it is not a record at all). */
@@ -29,7 +29,7 @@ export function parseLocalRecord(file: string, text: string): LocalRecord | unde
     if (!l.trim()) continue;
     try {
       const v: unknown = JSON.parse(l);
-      if (isObj(v)) lines.push(v);
+      if (isRecord(v)) lines.push(v);
     } catch {
       // an edited, broken line: the digest check reports it
     }
@@ -40,14 +40,14 @@ export function parseLocalRecord(file: string, text: string): LocalRecord | unde
   const digest = lines.find((l) => l.type === 'digest');
   const body = text.slice(0, text.lastIndexOf('{"type":"digest"'));
   let chain: Record<string, ChainLink | null> | undefined;
-  if (isObj(run.chain)) {
+  if (isRecord(run.chain)) {
     chain = {};
     for (const [c, v] of Object.entries(run.chain)) {
       const link = asLink(v);
       if (link !== undefined) chain[c] = link;
     }
   }
-  const clusters = chain ? Object.keys(chain) : isObj(recap?.clusters) ? Object.keys(recap.clusters) : [];
+  const clusters = chain ? Object.keys(chain) : isRecord(recap?.clusters) ? Object.keys(recap.clusters) : [];
   return { run_id: run.run_id, file, text, run, clusters, chain, digestOk: digest !== undefined && typeof digest.sha256 === 'string' && digest.sha256 === sha256(body), lines };
 }
 
@@ -91,7 +91,7 @@ export async function readLocalRecords(dir: string): Promise<LocalRecord[]> {
 export function recordHead(text: string): { run_id: string; prev: ChainLink | null | undefined } | undefined {
   try {
     const v: unknown = JSON.parse(text);
-    return isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string' ? { run_id: v.run.run_id, prev: 'prev' in v ? asLink(v.prev) : undefined } : undefined;
+    return isRecord(v) && isRecord(v.run) && typeof v.run.run_id === 'string' ? { run_id: v.run.run_id, prev: 'prev' in v ? asLink(v.prev) : undefined } : undefined;
   } catch {
     return undefined;
   }
@@ -129,13 +129,13 @@ export async function listClusterRecordEntries(client: KubeClient): Promise<Clus
   const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
   const out: ClusterRecordEntry[] = [];
   for (const cm of items) {
-    const data = isObj(cm.data) ? cm.data : {};
+    const data = isRecord(cm.data) ? cm.data : {};
     const text = typeof data['record.json'] === 'string' ? data['record.json'] : undefined;
     if (text === undefined) continue;
     let record: RunRecord | undefined;
     try {
       const v: unknown = JSON.parse(text);
-      if (isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string') record = v as unknown as RunRecord;
+      if (isRecord(v) && isRecord(v.run) && typeof v.run.run_id === 'string') record = v as unknown as RunRecord;
     } catch {
       // a damaged record: reported by verification, skipped by listings
     }

@@ -33,7 +33,7 @@ export { clusterChainEntries, listClusterRecordEntries, listClusterRecords, list
 import { chainOrder, sha256, type ChainLink } from './chain.js';
 import { asLink, firstLine, listRecords, recordHead, RECORD_LABEL, RUN_ID_LABEL } from './record-read.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 const pexec = promisify(execFile);
 
@@ -65,9 +65,9 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
     } catch {
       continue; // not a record (or a damaged one): verification reports it
     }
-    if (!isObj(run) || typeof run.run_id !== 'string') continue;
-    heads.push({ run_id: run.run_id, file, chain: isObj(run.chain) ? run.chain : undefined });
-    if (!isObj(run.chain)) break; // written before chaining: so is everything older
+    if (!isRecord(run) || typeof run.run_id !== 'string') continue;
+    heads.push({ run_id: run.run_id, file, chain: isRecord(run.chain) ? run.chain : undefined });
+    if (!isRecord(run.chain)) break; // written before chaining: so is everything older
   }
   for (const c of clusters) {
     const mine = heads.filter((h) => h.chain && c in h.chain).map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
@@ -247,7 +247,7 @@ export class RunRecorder {
     // for the lock, so the newest run id is not necessarily the last record written.
     const stored = items.flatMap((cm) => {
       const name = String(cm.metadata.name);
-      const text = isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined;
+      const text = isRecord(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined;
       const head = text === undefined || name === own ? undefined : recordHead(text);
       return head && text !== undefined ? [{ name, text, run_id: head.run_id, prev: head.prev }] : [];
     });

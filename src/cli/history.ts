@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { verifyChain, type ChainProblem } from '../audit/chain.js';
 import { clusterChainEntries, listClusterRecordEntries, localChainEntries, readLocalRecords, type RunRecord } from '../audit/record.js';
 import { connect } from '../k8s/client.js';
-import { loadInventory } from '../inventory/load.js';
+import { loadInventory } from '../inventory/resolve.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import type { KubeClient } from '../k8s/types.js';

@@ -1,7 +1,8 @@
 /** `kplay inventory`: like ansible-inventory — resolved vars per cluster, group tree. */
 import { stringify } from 'yaml';
 import { graph } from '../inventory/graph.js';
-import { emptyInventory, groupsMap, inventoryVars, loadInventory } from '../inventory/load.js';
+import { emptyInventory, loadInventory } from '../inventory/resolve.js';
+import { groupsMap, inventoryVars } from '../inventory/host-vars.js';
 import { InputError } from '../load/errors.js';
 import { Masker } from '../core/mask.js';
 import { NO_INVENTORY_WARNING, reportError } from './common.js';

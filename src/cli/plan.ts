@@ -13,7 +13,7 @@ import { whoAmI } from '../audit/record.js';
 import { EXIT, playClusters } from '../executor/run.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
-import { loadInventory } from '../inventory/load.js';
+import { loadInventory } from '../inventory/resolve.js';
 import { connect } from '../k8s/client.js';
 import { decideGate, GATE_NAME } from '../audit/gate.js';
 import { errorMessage, InputError } from '../load/errors.js';

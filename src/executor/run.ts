@@ -5,7 +5,7 @@
  *   130 interrupted (Ctrl-C / SIGTERM).
  */
 import { settleAsyncJobs } from './async-jobs.js';
-import { inventoryVars, groupVarLayers, groupsMap } from '../inventory/load.js';
+import { inventoryVars, groupVarLayers, groupsMap } from '../inventory/host-vars.js';
 import { matchClusters } from '../inventory/patterns.js';
 import type { Play } from '../playbook/types.js';
 import { templar } from '../template/index.js';

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseData } from '../load/fast-yaml.js';
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** The parts of a kubeconfig kplay reads. */
 export interface KubeconfigSummary {

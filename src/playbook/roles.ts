@@ -8,7 +8,7 @@ import { INHERITED_KEYWORDS } from './schema.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import { loadYamlDoc } from '../load/yaml.js';
 import { templar } from '../template/index.js';
 

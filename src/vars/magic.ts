@@ -3,7 +3,7 @@
  * outside a run that needs it (`kplay plan`). The engine computes every magic variable itself
  * (src/executor/run.ts and play.ts; see src/vars/precedence.ts for the list).
  */
-import { inventoryVars } from '../inventory/load.js';
+import { inventoryVars } from '../inventory/host-vars.js';
 import type { Inventory } from '../inventory/types.js';
 
 const clustersCache = new WeakMap<Inventory, Record<string, Record<string, unknown>>>();
