@@ -15,7 +15,7 @@ import type { Playbook } from '../playbook/types.js';
 import { Masker } from '../report/mask.js';
 import { REPORTERS, isOutputFormat, type Reporter } from '../report/index.js';
 import { loadRegistry, type ModuleRegistry } from '../plugins/registry.js';
-import { EXIT } from '../executor/run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 /** Flags shared by commands that load a playbook. */
 export interface LoadFlags {
@@ -175,12 +175,6 @@ export function interruptController(onFirst: () => void): { signal: AbortSignal;
   };
 }
 
-/**
- * Exit code of a run that stopped on an unexpected error (a bug, a crash) after tasks had run for
- * real: clusters may have been changed, unlike exit 1 ("nothing was run").
- */
-export const EXIT_CRASHED = 6;
-
 /** A run (not in check mode) failed unexpectedly after at least one task had run. */
 export class RunCrashedError extends Error {
   constructor(readonly original: unknown) {
@@ -190,13 +184,13 @@ export class RunCrashedError extends Error {
 }
 
 /** Print an error the way every command does, masked, and return the exit code for it. */
-export function reportError(err: unknown, masker?: Masker): number {
+export function reportError(err: unknown, masker?: Masker): ExitCode {
   if (err instanceof RunCrashedError) {
     const text = `the run stopped on an unexpected error after tasks had run, so clusters may have been changed: ${err.message}`;
     process.stderr.write(`ERROR: ${masker ? masker.mask(text) : text}\n  hint: the run record (kplay history) shows what ran; kplay run --resume last carries the run on\n`);
     const stack = err.original instanceof Error ? err.original.stack : undefined;
     if (stack) process.stderr.write(`${masker ? masker.mask(stack) : stack}\n`);
-    return EXIT_CRASHED;
+    return EXIT.crashed;
   }
   const text = errorMessage(err);
   process.stderr.write(`ERROR: ${masker ? masker.mask(text) : text}\n`);

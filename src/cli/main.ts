@@ -2,6 +2,7 @@
 /** The `kplay` command line: thin commands (flags → engine → exit code). */
 import { Command, Option } from 'commander';
 import { driftCommand, type DriftFlags } from './drift.js';
+import { EXIT } from '../core/exit.js';
 import { DEFAULT_FORKS } from '../executor/managed.js';
 import { historyCommand } from './history.js';
 import { registerFleetStatus } from './fleet.js';
@@ -227,5 +228,5 @@ try {
   // commander's exitOverride: usage errors exit 1, help/version exit 0.
   const code = (e as { exitCode?: number; code?: string }).exitCode;
   const c = (e as { code?: string }).code;
-  process.exitCode = c === 'commander.helpDisplayed' || c === 'commander.version' || c === 'commander.help' ? 0 : code && code !== 0 ? 1 : 0;
+  process.exitCode = c === 'commander.helpDisplayed' || c === 'commander.version' || c === 'commander.help' ? EXIT.ok : code && code !== 0 ? EXIT.usage : EXIT.ok;
 }

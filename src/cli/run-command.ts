@@ -9,21 +9,21 @@ import path from 'node:path';
 import { readJournal, type JournalState } from '../audit/journal.js';
 import { changedFiles, playbookDigests, Resume } from '../executor/resume.js';
 import { resumeShard } from '../fleet/spec.js';
-import { EXIT } from '../executor/run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { InputError } from '../load/errors.js';
 import { validApprovals, type Plan } from '../plan/plan.js';
 import { listOption, loadAll, makeReporter, reportError, type Loaded } from './common.js';
-import { approvalRequired, EXIT_REFUSED, planRefusals, readPlan } from './plan.js';
+import { approvalRequired, planRefusals, readPlan } from './plan.js';
 import { executeRun, type RunFlags } from './run.js';
 
-function refuse(lines: string[], hint: string): number {
+function refuse(lines: string[], hint: string): ExitCode {
   process.stderr.write(`ERROR: refused:\n${lines.map((l) => `  - ${l}`).join('\n')}\n${hint}\n`);
-  return EXIT_REFUSED;
+  return EXIT.refused;
 }
 
-export async function runCommand(playbookArg: string | undefined, flags: RunFlags): Promise<number> {
+export async function runCommand(playbookArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
   let loaded: Loaded | undefined;
   try {
     let plan: Plan | undefined;
