@@ -2,6 +2,7 @@
  * What every command shares: loading the registry, playbook and inventory; extra vars;
  * masking; reporters; signals; error → exit code mapping.
  */
+import { setting, SettingError } from '../core/settings.js';
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { boardReporter } from '../report/board.js';
@@ -130,9 +131,9 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
 export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean; progress?: string }): Reporter {
   if (opts.progress !== undefined && opts.progress !== 'plain' && opts.progress !== 'board') throw new InputError(`unknown --progress '${opts.progress}'`, undefined, 'use one of: plain, board');
   if (!isOutputFormat(output)) throw new InputError(`unknown --output '${output}'`, undefined, `use one of: ${Object.keys(REPORTERS).join(', ')}`);
-  const color = opts.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb');
+  const color = opts.color ?? (process.stdout.isTTY === true && !setting('noColor') && setting('term') !== 'dumb');
   // the live board: asked for, or by default on a terminal with text output (CI, pipes and json get the plain log)
-  const board = output === 'text' && (opts.progress === 'board' || (opts.progress === undefined && process.stdout.isTTY === true && process.env.TERM !== 'dumb'));
+  const board = output === 'text' && (opts.progress === 'board' || (opts.progress === undefined && process.stdout.isTTY === true && setting('term') !== 'dumb'));
   const factory = board ? boardReporter : REPORTERS[output];
   return factory({
     write: (s) => process.stdout.write(s),
@@ -183,6 +184,15 @@ export class RunCrashedError extends Error {
   }
 }
 
+/** `KPLAY_DEBUG`; a value that is not a boolean is taken as asking for the stack (this runs while an error is reported). */
+function debugSetting(): boolean {
+  try {
+    return setting('debug');
+  } catch {
+    return true;
+  }
+}
+
 /** Print an error the way every command does, masked, and return the exit code for it. */
 export function reportError(err: unknown, masker?: Masker): ExitCode {
   if (err instanceof RunCrashedError) {
@@ -194,8 +204,8 @@ export function reportError(err: unknown, masker?: Masker): ExitCode {
   }
   const text = errorMessage(err);
   process.stderr.write(`ERROR: ${masker ? masker.mask(text) : text}\n`);
-  if (err instanceof InputError) return EXIT.usage;
-  if (!(err instanceof Error) || process.env.KPLAY_DEBUG) {
+  if (err instanceof InputError || err instanceof SettingError) return EXIT.usage;
+  if (!(err instanceof Error) || debugSetting()) {
     if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
   }
   return EXIT.usage;

@@ -7,6 +7,7 @@
  * in-cluster records; exit 0 intact, 3 a record was edited, removed, inserted or reordered, 4 no
  * cluster could be read.
  */
+import { setting } from '../core/settings.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -55,7 +56,7 @@ interface Listed {
 
 const OUTCOMES = ['success', 'failed', 'interrupted', 'changed', 'unchanged'] as const;
 
-const recordDir = (flags: HistoryFlags): string => path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+const recordDir = (flags: HistoryFlags): string => path.resolve(flags.recordDir ?? setting('recordDir'));
 
 /** `--since 24h` / `7d` / `30m`, or an ISO time. */
 function parseTime(value: string, flag: string): number {

@@ -5,6 +5,7 @@
  * `-i INV`. Exit 0 written; 3 written, but the run's record does not verify in its clusters' hash
  * chains (edited, unlinked, inserted or reordered: `kplay history verify` says more); 1 no such run / bad flags; 4 no cluster could be read.
  */
+import { setting } from '../core/settings.js';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { verifyChain, type ChainProblem } from '../audit/chain.js';
@@ -198,7 +199,7 @@ async function fromClusters(id: string, flags: ReportFlags): Promise<{ input: Ru
 export async function reportCommand(id: string | undefined, flags: ReportFlags): Promise<ExitCode> {
   try {
     const want = id ?? 'last';
-    const dir = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+    const dir = path.resolve(flags.recordDir ?? setting('recordDir'));
     const local = await readLocalRecords(dir);
     const localId = pick(local.map((r) => r.run_id), want);
     const rec = local.find((r) => r.run_id === localId);

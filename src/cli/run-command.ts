@@ -5,6 +5,7 @@
  * run is refused (exit 5) naming the cluster, task and object. Clusters that require approval
  * (`require_approval: true`) are only changed by an approved plan.
  */
+import { setting } from '../core/settings.js';
 import path from 'node:path';
 import { readJournal, type JournalState } from '../audit/journal.js';
 import { changedFiles, playbookDigests, Resume } from '../executor/resume.js';
@@ -45,7 +46,7 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
     let resumed: JournalState | undefined;
     if (flags.resume) {
       if (flags.plan) throw new InputError('--resume and --plan cannot be used together', undefined, 'resume the run that carried out the plan: kplay run --resume RUN_ID');
-      const dir = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+      const dir = path.resolve(flags.recordDir ?? setting('recordDir'));
       try {
         resumed = await readJournal(dir, flags.resume);
       } catch (e) {

@@ -4,6 +4,7 @@
  * providers, the default kubeconfig — through `@kubernetes/client-node`'s `KubeConfig`, imported
  * only then), then plain node HTTP with one keep-alive agent (see `http.ts`).
  */
+import { setting } from '../core/settings.js';
 import type { ProxySettings } from './proxy.js';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import type * as https from 'node:https';
@@ -330,7 +331,7 @@ const statsClients: KubeClientImpl[] = [];
  * Used by the benchmarks (test/bench) to count every request, reads included.
  */
 function recordStats(client: KubeClientImpl): void {
-  const file = process.env.KPLAY_STATS_FILE;
+  const file = setting('statsFile');
   if (!file) return;
   if (statsClients.length === 0) {
     process.on('exit', () => {
@@ -346,8 +347,7 @@ function recordStats(client: KubeClientImpl): void {
 }
 
 function outageBudgetFromEnv(): number {
-  const v = Number(process.env.KPLAY_OUTAGE_SECONDS);
-  return Number.isFinite(v) && v >= 0 && process.env.KPLAY_OUTAGE_SECONDS !== '' && process.env.KPLAY_OUTAGE_SECONDS !== undefined ? v * 1000 : 60_000;
+  return setting('outageSeconds') * 1000;
 }
 
 /** Whether a Content-Type says JSON (`application/json`, `…+json`, with parameters such as `;as=APIGroupDiscoveryList`). */

@@ -7,6 +7,7 @@
  * over kplay's, `KUBERNETES_EXEC_INFO` describing a non-interactive call; the answer's token or
  * client certificate is used until its `expirationTimestamp`.
  */
+import { setting } from '../core/settings.js';
 import path from 'node:path';
 import { runProcess } from '../core/process.js';
 
@@ -29,8 +30,7 @@ export interface ExecCredential {
 
 /** The bound on one plugin call, ms. @default 30000 */
 export function execTimeoutMs(): number {
-  const v = Number(process.env.KPLAY_EXEC_TIMEOUT_SECONDS);
-  return process.env.KPLAY_EXEC_TIMEOUT_SECONDS && Number.isFinite(v) && v > 0 ? v * 1000 : 30_000;
+  return setting('execTimeoutSeconds') * 1000;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

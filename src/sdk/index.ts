@@ -26,6 +26,8 @@ export { MASK } from '../report/mask.js';
 export { spawnTethered, tether } from '../core/tether.js';
 export { runProcess, type ProcessOptions, type ProcessResult } from '../core/process.js';
 export { sleep } from '../core/sleep.js';
+/** kplay's settings from the environment (`setting('helm')` is `$KPLAY_HELM` or `helm`), parsed and checked once. */
+export { setting, type SettingName } from '../core/settings.js';
 
 // ---- Kubernetes
 export { connect, kubeFor } from '../k8s/client.js';

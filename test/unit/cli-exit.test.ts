@@ -14,7 +14,8 @@ vi.mock('../../src/executor/run.js', async (importOriginal) => {
 });
 
 const { runCommand } = await import('../../src/cli/run-command.js');
-const { DEFAULT_FORKS, runManaged } = await import('../../src/executor/managed.js');
+const { runManaged } = await import('../../src/executor/managed.js');
+const { DEFAULT_FORKS } = await import('../../src/core/settings.js');
 const { EXIT } = await import('../../src/core/exit.js');
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kplay-cli-exit-'));
