@@ -2,6 +2,7 @@
  * `kplay schemas --write | --check` (run as `npm run schemas`): composes every module's argument
  * schema into `schemas/playbook.schema.json`, writes the module reference `docs/modules.md` and
  * regenerates the README's module index, and writes the expression reference `docs/expressions.md`.
+ * The README's environment variables, exit codes and `--forks` default come from src/core (readme-regions.ts).
  * `--check` fails (exit 1) when either is out of date — CI runs it.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { modulesDocument, modulesIndex } from '../plugins/docs.js';
 import { loadRegistry } from '../plugins/registry.js';
 import { expressionsDocument } from '../template/docs.js';
 import { reportError } from './common.js';
+import { fillReadmeRegions } from './readme-regions.js';
 import { EXIT, type ExitCode } from '../core/exit.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -32,7 +34,8 @@ export async function schemasCommand(flags: { write?: boolean; check?: boolean }
     const readme = await readFile(readmeFile, 'utf8').catch(() => '');
     const s = readme.indexOf(START);
     const e = readme.indexOf(END);
-    const newReadme = s >= 0 && e > s ? `${readme.slice(0, s + START.length)}\n\n${modulesIndex(mods)}\n\n${readme.slice(e)}` : readme;
+    const regions = fillReadmeRegions(s >= 0 && e > s ? `${readme.slice(0, s + START.length)}\n\n${modulesIndex(mods)}\n\n${readme.slice(e)}` : readme);
+    const newReadme = regions.text;
     const docsFile = path.join(root, 'docs/modules.md');
     const docsText = modulesDocument(mods);
     const currentDocs = await readFile(docsFile, 'utf8').catch(() => '');
@@ -43,10 +46,11 @@ export async function schemasCommand(flags: { write?: boolean; check?: boolean }
       const stale: string[] = [];
       if (current !== schemaText) stale.push('schemas/playbook.schema.json');
       if ((await readFile(invFile, 'utf8').catch(() => '')) !== invText) stale.push('schemas/inventory.schema.json');
-      if (newReadme !== readme) stale.push('README.md module index');
+      if (newReadme !== readme) stale.push('README.md module index / generated tables');
       if (currentDocs !== docsText) stale.push('docs/modules.md');
       if ((await readFile(exprFile, 'utf8').catch(() => '')) !== exprText) stale.push('docs/expressions.md');
       if (s < 0 || e < 0) stale.push('README.md has no module reference markers');
+      for (const m of regions.missing) stale.push(`README.md has no ${m} markers`);
       if (stale.length) {
         process.stderr.write(`out of date: ${stale.join(', ')} — run \`npm run schemas\` and commit the result\n`);
         return EXIT.usage;
