@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { kplay } from '../helpers/cli.js';
 import { checkSettings, DEFAULT_MAX_INPUT_BYTES, SETTINGS, setting, SettingError, type SettingName } from '../../src/core/settings.js';
 
 describe('settings', () => {
@@ -101,5 +102,12 @@ describe('settings', () => {
       }
     }
     expect(offenders).toEqual([]);
+  });
+
+  it('a bad value stops the CLI before any command runs: exit 1 naming the variable, no stack trace', async () => {
+    const r = await kplay(['validate', 'no-such-playbook.yml'], { env: { KPLAY_OUTAGE_SECONDS: 'soon' } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("ERROR: environment variable KPLAY_OUTAGE_SECONDS='soon' is not valid: use a number at least 0\n");
+    expect(r.stdout).toBe('');
   });
 });
