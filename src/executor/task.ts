@@ -521,7 +521,6 @@ export function findFile(rel: string, kind: 'files' | 'templates' | 'vars', base
   return candidates.find(exists) ?? (candidates[candidates.length - 1] as string);
 }
 
-
 /** Why `data` does not match the module's declared result schema, or undefined when it does. */
 export function resultMismatch(mod: AnyModule, data: ResultData): string | undefined {
   const validate = compileSchema(mod.result);
