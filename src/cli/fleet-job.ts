@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { InputError } from '../load/errors.js';
 import { DEFAULT_IMAGE, fleetJobObjects, toYaml, type FleetJobOptions } from '../fleet/job.js';
 import { reportError } from './common.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 /** Flags of `kplay fleet job` as commander gives them. */
 export interface FleetJobFlags extends Omit<FleetJobOptions, 'playbook' | 'shards' | 'parallelism' | 'retries' | 'deadlineSeconds' | 'runId' | 'kubeconfigSecrets' | 'envSecrets'> {
@@ -28,7 +29,7 @@ function int(v: string | undefined, flag: string): number | undefined {
 }
 
 /** Generate and write; returns the exit code. */
-export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): Promise<number> {
+export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): Promise<ExitCode> {
   try {
     const shards = int(flags.shards, '--shards');
     if (shards === undefined) throw new InputError('--shards is required', undefined, 'kplay fleet job PLAYBOOK -i INV --shards N');
@@ -49,7 +50,7 @@ export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): P
       await writeFile(out, text);
       process.stderr.write(`wrote ${objects.length} objects to ${out}: kubectl apply --server-side -f ${out}\n`);
     } else process.stdout.write(text);
-    return 0;
+    return EXIT.ok;
   } catch (e) {
     return reportError(e);
   }

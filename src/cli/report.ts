@@ -5,11 +5,12 @@
  * `-i INV`. Exit 0 written; 3 written, but the run's record does not verify in its clusters' hash
  * chains (edited, unlinked, inserted or reordered: `kplay history verify` says more); 1 no such run / bad flags; 4 no cluster could be read.
  */
+import { setting } from '../core/settings.js';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { verifyChain, type ChainProblem } from '../audit/chain.js';
 import { clusterChainEntries, listClusterRecordEntries, localChainEntries, readLocalRecords, type BatchRecord, type ClusterRecordEntry, type LocalRecord, type RunRecord, type TaskRecord, type WarningRecord } from '../audit/record.js';
-import { EXIT } from '../executor/run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import { isRecord } from '../core/shape.js';
 import type { ClusterStats } from '../report/events.js';
@@ -195,15 +196,15 @@ async function fromClusters(id: string, flags: ReportFlags): Promise<{ input: Ru
 }
 
 /** `kplay report`. */
-export async function reportCommand(id: string | undefined, flags: ReportFlags): Promise<number> {
+export async function reportCommand(id: string | undefined, flags: ReportFlags): Promise<ExitCode> {
   try {
     const want = id ?? 'last';
-    const dir = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+    const dir = path.resolve(flags.recordDir ?? setting('recordDir'));
     const local = await readLocalRecords(dir);
     const localId = pick(local.map((r) => r.run_id), want);
     const rec = local.find((r) => r.run_id === localId);
     let input: RunReportInput;
-    let code: number = EXIT.ok;
+    let code: ExitCode = EXIT.ok;
     if (rec) input = fromLocal(rec, local, dir);
     else {
       if (!flags.inventory) throw new InputError(want === 'last' ? `no run recorded in ${dir}` : `no local record of run ${want} in ${dir}`, undefined, 'pass -i INVENTORY to read the records in the clusters, or --record-dir DIR where the run wrote its record (kplay history lists the runs)');

@@ -5,25 +5,26 @@
  * run is refused (exit 5) naming the cluster, task and object. Clusters that require approval
  * (`require_approval: true`) are only changed by an approved plan.
  */
+import { setting } from '../core/settings.js';
 import path from 'node:path';
 import { readJournal, type JournalState } from '../audit/journal.js';
 import { changedFiles, playbookDigests, Resume } from '../executor/resume.js';
 import { resumeShard } from '../fleet/spec.js';
-import { EXIT } from '../executor/run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 import type { Inventory } from '../inventory/types.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { InputError } from '../load/errors.js';
 import { validApprovals, type Plan } from '../plan/plan.js';
 import { listOption, loadAll, makeReporter, reportError, type Loaded } from './common.js';
-import { approvalRequired, EXIT_REFUSED, planRefusals, readPlan } from './plan.js';
+import { approvalRequired, planRefusals, readPlan } from './plan.js';
 import { executeRun, type RunFlags } from './run.js';
 
-function refuse(lines: string[], hint: string): number {
+function refuse(lines: string[], hint: string): ExitCode {
   process.stderr.write(`ERROR: refused:\n${lines.map((l) => `  - ${l}`).join('\n')}\n${hint}\n`);
-  return EXIT_REFUSED;
+  return EXIT.refused;
 }
 
-export async function runCommand(playbookArg: string | undefined, flags: RunFlags): Promise<number> {
+export async function runCommand(playbookArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
   let loaded: Loaded | undefined;
   try {
     let plan: Plan | undefined;
@@ -45,7 +46,7 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
     let resumed: JournalState | undefined;
     if (flags.resume) {
       if (flags.plan) throw new InputError('--resume and --plan cannot be used together', undefined, 'resume the run that carried out the plan: kplay run --resume RUN_ID');
-      const dir = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+      const dir = path.resolve(flags.recordDir ?? setting('recordDir'));
       try {
         resumed = await readJournal(dir, flags.resume);
       } catch (e) {

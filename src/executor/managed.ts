@@ -6,6 +6,7 @@
  * and programs using the SDK all run playbooks through here; commands only turn flags into
  * {@link ManagedRunOptions} and the outcome into an exit code.
  */
+import { DEFAULT_FORKS, setting } from '../core/settings.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -31,8 +32,6 @@ import { limitSet, runPlaybook, type RunSummary } from './run.js';
 import { openShard, type ShardSpec } from '../fleet/shard.js';
 import type { ClusterState } from './state.js';
 
-/** Clusters worked on in parallel when nothing says otherwise (`--forks`, {@link ManagedRunOptions.forks}). */
-export const DEFAULT_FORKS = 10;
 
 /** A fresh run id: time-sortable and unique. */
 export function newRunId(): string {
@@ -141,7 +140,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
         ...(o.plan ? { plan: o.plan } : {}),
         ...(o.resumedFrom ? { resumed_from: o.resumedFrom } : {}),
       });
-  const recordDir = path.resolve(o.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+  const recordDir = path.resolve(o.recordDir ?? setting('recordDir'));
   let journal: Journal | undefined;
   if (recorder) {
     try {

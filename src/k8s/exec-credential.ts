@@ -7,6 +7,7 @@
  * over kplay's, `KUBERNETES_EXEC_INFO` describing a non-interactive call; the answer's token or
  * client certificate is used until its `expirationTimestamp`.
  */
+import { setting } from '../core/settings.js';
 import path from 'node:path';
 import { runProcess } from '../core/process.js';
 import { isRecord } from '../core/shape.js';
@@ -30,8 +31,7 @@ export interface ExecCredential {
 
 /** The bound on one plugin call, ms. @default 30000 */
 export function execTimeoutMs(): number {
-  const v = Number(process.env.KPLAY_EXEC_TIMEOUT_SECONDS);
-  return process.env.KPLAY_EXEC_TIMEOUT_SECONDS && Number.isFinite(v) && v > 0 ? v * 1000 : 30_000;
+  return setting('execTimeoutSeconds') * 1000;
 }
 
 /** Read a kubeconfig user's `exec` section; undefined when it is not one kplay can run. */

@@ -4,6 +4,7 @@
  * `templates/`, as in Ansible. The loader (load.ts) turns a use of a role into task nodes; the
  * variables it brings are layered by src/vars/roles.ts.
  */
+import { setting } from '../core/settings.js';
 import { INHERITED_KEYWORDS } from './schema.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -16,7 +17,7 @@ type Obj = Record<string, unknown>;
 
 /** Where roles are looked for, besides paths and the places relative to the playbook. */
 function rolesPathEnv(): string[] {
-  return (process.env.KPLAY_ROLES_PATH ?? '').split(path.delimiter).filter(Boolean);
+  return setting('rolesPath');
 }
 
 function isDir(p: string): boolean {
