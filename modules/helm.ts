@@ -38,6 +38,7 @@ import {
   type ListState,
   type ModuleContext,
   type Values,
+  setting,
 } from 'kplay/sdk';
 
 const schema = Type.Object(
@@ -156,7 +157,7 @@ function valuesFor(args: HelmArgs, ctx: ModuleContext, name: string, ns: string,
 
 /** The release as kubernetes.core's `get_release_status` returns it (`helm list` row + `values`). */
 async function listed(ctx: ModuleContext, binary: string, kubeContext: string, kubeconfig: string | undefined, name: string, ns: string, states: ListState[]): Promise<ListedRelease | undefined> {
-  const kind = storageKind(process.env.HELM_DRIVER);
+  const kind = storageKind(setting('helmDriver'));
   if (kind) return listStoredRelease(await releaseClient(ctx, kubeContext, kubeconfig), kind, name, ns, states, ctx.signal);
   return listReleaseWithHelm(await helmFor(ctx, binary, { kubeContext, kubeconfig }), name, ns, states, ctx.signal);
 }
@@ -224,7 +225,7 @@ export default defineModule({
     for (const [pair, both] of exclusive) if (both) return { status: 'failed', msg: `parameters are mutually exclusive: ${pair}` };
     if (state === 'absent' && args.replace) return { status: 'failed', msg: 'replace is not applicable when state is absent' };
 
-    const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');
+    const binary = args.binary_path ?? setting('helm');
     let conn: HelmConnection;
     try {
       conn = await helmConnection(auth, ctx.cluster, ctx.baseDir, { ...process.env, ...ctx.environment });

@@ -30,6 +30,7 @@ import {
   type HelmConnection,
   type ListState,
   type Values,
+  setting,
 } from 'kplay/sdk';
 
 const schema = Type.Object(
@@ -96,7 +97,7 @@ export default defineModule({
     const auth: HelmAuthArgs = { binary_path: args.binary_path, context: context.value, kubeconfig: kubeconfigArg.value, host: args.host, api_key: args.api_key, ca_cert: caCert.value, validate_certs: validate.value };
     if (args.api_key) ctx.addSecret(args.api_key);
     const states = args.release_state.filter((x): x is ListState => (LIST_STATES as readonly string[]).includes(x));
-    const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');
+    const binary = args.binary_path ?? setting('helm');
     let conn: HelmConnection;
     try {
       conn = await helmConnection(auth, ctx.cluster, ctx.baseDir, { ...process.env, ...ctx.environment });
@@ -106,7 +107,7 @@ export default defineModule({
     try {
       const { kubeContext, kubeconfig } = conn;
       const helm = () => helmFor(ctx, binary, { kubeContext, kubeconfig });
-      const kind = storageKind(process.env.HELM_DRIVER);
+      const kind = storageKind(setting('helmDriver'));
       const found = kind ? await listStoredRelease(await releaseClient(ctx, kubeContext, kubeconfig), kind, name, ns, states, ctx.signal) : await listReleaseWithHelm(await helm(), name, ns, states, ctx.signal);
       if (!found) return { status: 'ok', registerMsg: false, msg: `release ${ns}/${name} not found${states.length ? ` (release_state: ${states.join(', ')})` : ''}`, data: {} };
       let values: Values = found.config;

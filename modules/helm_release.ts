@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import { TaskFailure, runRelease, isMap, mergeValues, valuesSecrets as secretValues, valuesFromSet, defineModule, Default, DriftResult, StringEnum, Type, type Args, type EngineArgs, type Values, type ModuleContext } from 'kplay/sdk';
+import { TaskFailure, runRelease, isMap, mergeValues, valuesSecrets as secretValues, valuesFromSet, defineModule, Default, DriftResult, StringEnum, Type, type Args, type EngineArgs, type Values, type ModuleContext, setting } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -237,7 +237,7 @@ export default defineModule({
     if (args.state !== 'rollback' && args.revision !== undefined && args.revision > 0) {
       return { status: 'failed', msg: `revision: ${args.revision} is only used with state: rollback (state is ${args.state}); remove it, or set state: rollback to roll the release back to that revision` };
     }
-    const binary = args.helm_binary ?? (process.env.KPLAY_HELM || 'helm');
+    const binary = args.helm_binary ?? setting('helm');
     const kubeContext = args.kube_context ?? ctx.cluster.context;
     const kubeconfig = args.kubeconfig !== undefined ? path.resolve(ctx.baseDir, expandHome(args.kubeconfig)) : ctx.cluster.kubeconfig;
     // Registered early so that nothing printed below can show them (values_files are registered as they are read).

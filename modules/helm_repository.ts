@@ -3,7 +3,7 @@
  * repositories file, with `helm repo add`/`helm repo remove` — only when the file must change.
  */
 import { readFile } from 'node:fs/promises';
-import { aliased, kcoreMessage, TaskFailure, defineModule, Default, HelmAuthProps, HelmError, helmFor, parseRepositories, repositoryConfigPath, StringEnum, Type, type HelmCli, type RepoEntry } from 'kplay/sdk';
+import { aliased, kcoreMessage, TaskFailure, defineModule, Default, HelmAuthProps, HelmError, helmFor, parseRepositories, repositoryConfigPath, StringEnum, Type, type HelmCli, type RepoEntry, setting } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -98,7 +98,7 @@ export default defineModule({
     if (!name) return { status: 'failed', msg: 'missing required arguments: repo_name' };
     if (state === 'present' && !url) return { status: 'failed', msg: 'repo_state is present but all of the following are missing: repo_url' };
     if ((username === undefined) !== (password === undefined)) return { status: 'failed', msg: 'parameters are required together: repo_username, repo_password' };
-    const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');
+    const binary = args.binary_path ?? setting('helm');
     try {
       const helm = await helmFor(ctx, binary, {});
       const { file, repos } = await repositories(helm, ctx.signal);

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { aliased, kcoreMessage, defineModule, Default, HelmError, helmFor, SetValuesProp, setValuesFlags, syncDir, Type, valuesSecrets, type Values } from 'kplay/sdk';
+import { aliased, kcoreMessage, defineModule, Default, HelmError, helmFor, SetValuesProp, setValuesFlags, syncDir, Type, valuesSecrets, type Values, setting } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -67,7 +67,7 @@ export default defineModule({
     [n, v, d].forEach((r) => warn(r.warning));
     const values = v.value ?? {};
     for (const s of valuesSecrets(values)) ctx.addSecret(s);
-    const binary = args.binary_path ?? (process.env.KPLAY_HELM || 'helm');
+    const binary = args.binary_path ?? setting('helm');
     const local = ctx.findFile(args.chart_ref, 'files');
     const chart = !args.chart_repo_url && !args.chart_ref.startsWith('oci://') && existsSync(local) ? local : args.chart_ref;
     const outDir = args.output_dir !== undefined ? path.resolve(ctx.baseDir, args.output_dir) : undefined;

@@ -3,6 +3,7 @@
  * (or of a label selector), Warning events, container restarts and crash loops since the batch
  * started, and readiness at every measurement and in between.
  */
+import { setting } from '../core/settings.js';
 import { kubeFor } from '../k8s/client.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
@@ -180,7 +181,7 @@ async function resolveTargets(k: KubeSignalArgs, ctx: ModuleContext, client: Kub
   const targets = [...found.targets];
   for (const o of k.objects ?? []) targets.push({ kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.api_version ? { apiVersion: o.api_version } : {}) });
   for (const h of found.helm) {
-    const driver = ctx.environment.HELM_DRIVER ?? process.env.HELM_DRIVER;
+    const driver = setting('helmDriver', { ...process.env, ...ctx.environment });
     const kind = storageKind(driver);
     if (kind === undefined) throw new Error(`helm release ${h.namespace}/${h.name}: kplay reads the objects of a release from its Secret or ConfigMap records, not from HELM_DRIVER=${driver ?? ''}; list them in kubernetes.objects`);
     const rel = await readStoredRelease(client, kind, h.name, h.namespace, ctx.signal);

@@ -3,6 +3,7 @@
  * (`k8s_apply`, `helm_release`, `kubernetes.core.k8s`, `k8s_info`, `kubernetes.core.helm`, or a
  * loop of them), or listed explicitly.
  */
+import { isRecord } from '../core/shape.js';
 
 /** One object to follow. */
 export interface KubeTarget {
@@ -18,8 +19,6 @@ export interface HelmRef {
   namespace: string;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** A target from `kind`/`name`/`namespace`/`apiVersion` fields, when they are there. */
@@ -51,16 +50,16 @@ export function targetsFrom(value: unknown): { targets: KubeTarget[]; helm: Helm
       for (const x of v) walk(x, depth + 1);
       return;
     }
-    if (!isObj(v) || v.skipped === true) return;
-    if (isObj(v.metadata) && str(v.kind) !== undefined) {
+    if (!isRecord(v) || v.skipped === true) return;
+    if (isRecord(v.metadata) && str(v.kind) !== undefined) {
       const t = target(v.kind, v.metadata.name, v.metadata.namespace, v.apiVersion);
       if (t) targets.push(t);
       return;
     }
     if (Array.isArray(v.resources)) {
       for (const r of v.resources) {
-        if (!isObj(r)) continue;
-        if (isObj(r.metadata)) walk(r, depth + 1);
+        if (!isRecord(r)) continue;
+        if (isRecord(r.metadata)) walk(r, depth + 1);
         else if (r.action !== 'deleted') {
           const t = target(r.kind, r.name, r.namespace, r.apiVersion);
           if (t) targets.push(t);
@@ -69,13 +68,13 @@ export function targetsFrom(value: unknown): { targets: KubeTarget[]; helm: Helm
       return;
     }
     if (Array.isArray(v.objects) && typeof v.revision === 'number') {
-      for (const o of v.objects) if (isObj(o)) {
+      for (const o of v.objects) if (isRecord(o)) {
         const t = target(o.kind, o.name, o.namespace ?? v.namespace, undefined);
         if (t) targets.push(t);
       }
       return;
     }
-    if (isObj(v.status) && 'stdout' in v && str(v.status.name) !== undefined && str(v.status.namespace) !== undefined) {
+    if (isRecord(v.status) && 'stdout' in v && str(v.status.name) !== undefined && str(v.status.namespace) !== undefined) {
       helm.push({ name: v.status.name as string, namespace: v.status.namespace as string });
       return;
     }
@@ -99,12 +98,12 @@ export function dedupe(targets: KubeTarget[]): KubeTarget[] {
 
 /** The label selector of a workload's `spec.selector` (`matchLabels` and `matchExpressions`); undefined for none or an empty one. */
 export function selectorString(sel: unknown): string | undefined {
-  if (!isObj(sel)) return undefined;
+  if (!isRecord(sel)) return undefined;
   const parts: string[] = [];
-  if (isObj(sel.matchLabels)) for (const [k, v] of Object.entries(sel.matchLabels)) parts.push(`${k}=${String(v)}`);
+  if (isRecord(sel.matchLabels)) for (const [k, v] of Object.entries(sel.matchLabels)) parts.push(`${k}=${String(v)}`);
   if (Array.isArray(sel.matchExpressions)) {
     for (const e of sel.matchExpressions) {
-      if (!isObj(e) || typeof e.key !== 'string') continue;
+      if (!isRecord(e) || typeof e.key !== 'string') continue;
       const values = Array.isArray(e.values) ? e.values.map(String).join(',') : '';
       if (e.operator === 'In') parts.push(`${e.key} in (${values})`);
       else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${values})`);

@@ -22,7 +22,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ResultStatus, RunEvent } from '../report/events.js';
 import { SECRET_NAME, type Masker } from '../core/mask.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 type Obj = Record<string, unknown>;
 
@@ -130,7 +130,7 @@ export function holdsSecret(name: string, value: unknown, masker: Masker | undef
   if (SECRET_NAME.test(name) && value !== null && value !== undefined && value !== '' && typeof value !== 'boolean') return true;
   if (masker?.isSecret(value)) return true;
   if (Array.isArray(value)) return value.some((v) => holdsSecret('', v, masker, depth + 1));
-  if (isObj(value)) return Object.entries(value).some(([k, v]) => holdsSecret(k, v, masker, depth + 1));
+  if (isRecord(value)) return Object.entries(value).some(([k, v]) => holdsSecret(k, v, masker, depth + 1));
   return false;
 }
 
@@ -278,7 +278,7 @@ async function journalFile(dir: string, id: string): Promise<string> {
 function asTask(l: Obj): JournalTask | undefined {
   if (l.type !== 'task' || typeof l.cluster !== 'string' || typeof l.key !== 'string' || typeof l.status !== 'string' || typeof l.run !== 'string') return undefined;
   const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
-  const failure = isObj(l.failure) && typeof l.failure.task === 'string' ? { task: l.failure.task, name: typeof l.failure.name === 'string' ? l.failure.name : '', result: isObj(l.failure.result) ? l.failure.result : {} } : undefined;
+  const failure = isRecord(l.failure) && typeof l.failure.task === 'string' ? { task: l.failure.task, name: typeof l.failure.name === 'string' ? l.failure.name : '', result: isRecord(l.failure.result) ? l.failure.result : {} } : undefined;
   return {
     type: 'task',
     cluster: l.cluster,
@@ -288,9 +288,9 @@ function asTask(l: Obj): JournalTask | undefined {
     status: l.status as ResultStatus,
     ...(l.ignored === true ? { ignored: true } : {}),
     run: l.run,
-    ...(isObj(l.set) ? { set: l.set } : {}),
+    ...(isRecord(l.set) ? { set: l.set } : {}),
     ...(strings(l.unset) ? { unset: strings(l.unset) } : {}),
-    ...(isObj(l.included) ? { included: l.included } : {}),
+    ...(isRecord(l.included) ? { included: l.included } : {}),
     ...(strings(l.notified) ? { notified: strings(l.notified) } : {}),
     ...(strings(l.withheld) ? { withheld: strings(l.withheld) } : {}),
     ...(strings(l.oversize) ? { oversize: strings(l.oversize) } : {}),
@@ -303,7 +303,7 @@ export function parseJournal(text: string, file: string): JournalState {
   const lines = text.split('\n').filter((l) => l.trim()).flatMap((l) => {
     try {
       const v: unknown = JSON.parse(l);
-      return isObj(v) ? [v] : [];
+      return isRecord(v) ? [v] : [];
     } catch {
       return []; // a line cut by a kill
     }

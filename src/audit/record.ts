@@ -17,7 +17,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -26,74 +26,20 @@ import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { unifiedDiff } from '../report/diff.js';
 import { GATE_CLUSTER_MEASUREMENTS_CAP, gateField, trimGate } from '../report/gate.js';
-import type { BatchRecord, LocalRecord, RunHeader, RunRecord, TaskRecord, WarningRecord } from '../report/records.js';
+import type { BatchRecord, RunHeader, RunRecord, TaskRecord, WarningRecord } from '../report/records.js';
 
 export type { BatchRecord, LocalRecord, RunHeader, RunRecord, TaskRecord, WarningRecord } from '../report/records.js';
-import { chainOrder, sha256, type ChainEntry, type ChainLink } from './chain.js';
+export { clusterChainEntries, listClusterRecordEntries, listClusterRecords, listRecords, localChainEntries, parseLocalRecord, readLocalRecords, RECORD_LABEL, RUN_ID_LABEL, type ClusterRecordEntry } from './record-read.js';
+import { chainOrder, sha256, type ChainLink } from './chain.js';
+import { asLink, firstLine, listRecords, recordHead, RECORD_LABEL, RUN_ID_LABEL } from './record-read.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 const pexec = promisify(execFile);
 
-export const RECORD_LABEL = 'kplay.dev/record';
-export const RUN_ID_LABEL = 'kplay.dev/run-id';
 export const PLAYBOOK_LABEL = 'kplay.dev/playbook';
 /** Max bytes of one in-cluster record (ConfigMaps are limited to 1 MiB). */
 const MAX_CM_BYTES = 512 * 1024;
-
-/** A link as stored, or undefined when it is not one. */
-function asLink(v: unknown): ChainLink | null | undefined {
-  if (v === null) return null;
-  return isObj(v) && typeof v.run_id === 'string' && typeof v.sha256 === 'string' ? { run_id: v.run_id, sha256: v.sha256 } : undefined;
-}
-
-/** Parse one local record file (undefined when it is not a record at all). */
-export function parseLocalRecord(file: string, text: string): LocalRecord | undefined {
-  const lines: Record<string, unknown>[] = [];
-  for (const l of text.split('\n')) {
-    if (!l.trim()) continue;
-    try {
-      const v: unknown = JSON.parse(l);
-      if (isObj(v)) lines.push(v);
-    } catch {
-      // an edited, broken line: the digest check reports it
-    }
-  }
-  const run = lines.find((l) => l.type === 'run');
-  if (!run || typeof run.run_id !== 'string') return undefined;
-  const recap = lines.find((l) => l.type === 'recap');
-  const digest = lines.find((l) => l.type === 'digest');
-  const body = text.slice(0, text.lastIndexOf('{"type":"digest"'));
-  let chain: Record<string, ChainLink | null> | undefined;
-  if (isObj(run.chain)) {
-    chain = {};
-    for (const [c, v] of Object.entries(run.chain)) {
-      const link = asLink(v);
-      if (link !== undefined) chain[c] = link;
-    }
-  }
-  const clusters = chain ? Object.keys(chain) : isObj(recap?.clusters) ? Object.keys(recap.clusters) : [];
-  return { run_id: run.run_id, file, text, run, clusters, chain, digestOk: digest !== undefined && typeof digest.sha256 === 'string' && digest.sha256 === sha256(body), lines };
-}
-
-/** The first line of a file (read in chunks, so a large record is not read whole). */
-async function firstLine(file: string): Promise<string> {
-  const fh = await open(file, 'r');
-  try {
-    let text = '';
-    const buf = Buffer.alloc(64 * 1024);
-    for (let pos = 0; ; ) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-      if (bytesRead === 0) return text;
-      text += buf.subarray(0, bytesRead).toString('utf8');
-      const nl = text.indexOf('\n');
-      if (nl >= 0) return text.slice(0, nl);
-      pos += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
-}
 
 /**
  * Links to the last local record written for each cluster (`null`: none): the end of each
@@ -119,9 +65,9 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
     } catch {
       continue; // not a record (or a damaged one): verification reports it
     }
-    if (!isObj(run) || typeof run.run_id !== 'string') continue;
-    heads.push({ run_id: run.run_id, file, chain: isObj(run.chain) ? run.chain : undefined });
-    if (!isObj(run.chain)) break; // written before chaining: so is everything older
+    if (!isRecord(run) || typeof run.run_id !== 'string') continue;
+    heads.push({ run_id: run.run_id, file, chain: isRecord(run.chain) ? run.chain : undefined });
+    if (!isRecord(run.chain)) break; // written before chaining: so is everything older
   }
   for (const c of clusters) {
     const mine = heads.filter((h) => h.chain && c in h.chain).map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
@@ -129,23 +75,6 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
     if (last) out[c] = { run_id: last.run_id, sha256: sha256(await readFile(last.file, 'utf8')) };
   }
   return out;
-}
-
-/** Every local record of a directory, oldest first (unreadable files are skipped). */
-export async function readLocalRecords(dir: string): Promise<LocalRecord[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
-  } catch {
-    return [];
-  }
-  const out: LocalRecord[] = [];
-  for (const n of names.sort()) {
-    const file = path.join(dir, n);
-    const rec = parseLocalRecord(file, await readFile(file, 'utf8').catch(() => ''));
-    if (rec) out.push(rec);
-  }
-  return out.sort((a, b) => a.run_id.localeCompare(b.run_id));
 }
 
 /**
@@ -318,7 +247,7 @@ export class RunRecorder {
     // for the lock, so the newest run id is not necessarily the last record written.
     const stored = items.flatMap((cm) => {
       const name = String(cm.metadata.name);
-      const text = isObj(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined;
+      const text = isRecord(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined;
       const head = text === undefined || name === own ? undefined : recordHead(text);
       return head && text !== undefined ? [{ name, text, run_id: head.run_id, prev: head.prev }] : [];
     });
@@ -378,16 +307,6 @@ export function byName(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The run id and link inside an in-cluster record's text (undefined when unreadable). */
-function recordHead(text: string): { run_id: string; prev: ChainLink | null | undefined } | undefined {
-  try {
-    const v: unknown = JSON.parse(text);
-    return isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string' ? { run_id: v.run.run_id, prev: 'prev' in v ? asLink(v.prev) : undefined } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A valid label value (63 chars of [A-Za-z0-9_.-], alphanumeric at both ends). */
 export function labelValue(s: string): string {
   return s.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '') || 'x';
@@ -402,70 +321,4 @@ async function pruneRecords(client: KubeClient, names: string[], keep: number): 
   for (const name of ordered.slice(0, Math.max(0, ordered.length - keep))) {
     await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', name, namespace: SYSTEM_NAMESPACE });
   }
-}
-
-/**
- * The run record ConfigMaps of a cluster (none when `kplay-system` does not exist). A run holding
- * the cluster's lock reads them when it first changes the cluster — no other locking run can add
- * one before this run's record links to the newest — and writes its record at the end with one
- * request.
- */
-export async function listRecords(client: KubeClient, signal?: AbortSignal): Promise<KubeObject[]> {
-  return (await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run`, signal })).items;
-}
-
-/** Records stored in a cluster, newest first. */
-export async function listClusterRecords(client: KubeClient): Promise<RunRecord[]> {
-  return (await listClusterRecordEntries(client)).flatMap((e) => (e.record ? [e.record] : []));
-}
-
-/** An in-cluster record with what the chain check needs. */
-export interface ClusterRecordEntry {
-  /** ConfigMap name. */
-  name: string;
-  run_id: string;
-  text: string;
-  /** The parsed record (undefined when the text is no longer valid JSON). */
-  record: RunRecord | undefined;
-  /** The `record.sha256` key, if any. */
-  digest: string | undefined;
-}
-
-/** Every record ConfigMap of a cluster, newest first (damaged ones included, for verification). */
-export async function listClusterRecordEntries(client: KubeClient): Promise<ClusterRecordEntry[]> {
-  const { items } = await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run` });
-  const out: ClusterRecordEntry[] = [];
-  for (const cm of items) {
-    const data = isObj(cm.data) ? cm.data : {};
-    const text = typeof data['record.json'] === 'string' ? data['record.json'] : undefined;
-    if (text === undefined) continue;
-    let record: RunRecord | undefined;
-    try {
-      const v: unknown = JSON.parse(text);
-      if (isObj(v) && isObj(v.run) && typeof v.run.run_id === 'string') record = v as unknown as RunRecord;
-    } catch {
-      // a damaged record: reported by verification, skipped by listings
-    }
-    const run_id = record?.run.run_id ?? cm.metadata.labels?.[RUN_ID_LABEL] ?? String(cm.metadata.name);
-    out.push({ name: String(cm.metadata.name), run_id, text, record, digest: typeof data['record.sha256'] === 'string' ? data['record.sha256'] : undefined });
-  }
-  return out.sort((a, b) => b.run_id.localeCompare(a.run_id));
-}
-
-/** One cluster's local records as the chain check takes them (`kplay history verify`, `kplay report`). */
-export function localChainEntries(local: readonly LocalRecord[], cluster: string): ChainEntry[] {
-  return local
-    .filter((r) => r.clusters.includes(cluster))
-    .map((r) => ({ run_id: r.run_id, where: path.relative(process.cwd(), r.file) || r.file, sha256: sha256(r.text), digestOk: r.digestOk, prev: r.chain ? (r.chain[cluster] ?? null) : undefined }));
-}
-
-/** A cluster's record ConfigMaps as the chain check takes them. */
-export function clusterChainEntries(entries: readonly ClusterRecordEntry[], cluster: string): ChainEntry[] {
-  return entries.map((e) => ({
-    run_id: e.run_id,
-    where: `ConfigMap kplay-system/${e.name} in ${cluster}`,
-    sha256: sha256(e.text),
-    digestOk: e.digest !== undefined && e.digest === sha256(e.text) && e.record !== undefined,
-    prev: e.record ? e.record.prev : null,
-  }));
 }

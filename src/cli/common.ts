@@ -2,20 +2,21 @@
  * What every command shares: reporters, signals, error → exit code mapping (loading a run's
  * inputs is src/run/inputs.ts).
  */
+import { setting, SettingError } from '../core/settings.js';
 import { setMaxListeners } from 'node:events';
 import { boardReporter } from '../report/board.js';
 import { InputError, errorMessage } from '../load/errors.js';
 import type { Masker } from '../core/mask.js';
 import { REPORTERS, isOutputFormat, type Reporter } from '../report/index.js';
-import { EXIT } from '../executor/playbook-run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 /** Build the reporter for `--output`. */
 export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean; progress?: string }): Reporter {
   if (opts.progress !== undefined && opts.progress !== 'plain' && opts.progress !== 'board') throw new InputError(`unknown --progress '${opts.progress}'`, undefined, 'use one of: plain, board');
   if (!isOutputFormat(output)) throw new InputError(`unknown --output '${output}'`, undefined, `use one of: ${Object.keys(REPORTERS).join(', ')}`);
-  const color = opts.color ?? (process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb');
+  const color = opts.color ?? (process.stdout.isTTY === true && !setting('noColor') && setting('term') !== 'dumb');
   // the live board: asked for, or by default on a terminal with text output (CI, pipes and json get the plain log)
-  const board = output === 'text' && (opts.progress === 'board' || (opts.progress === undefined && process.stdout.isTTY === true && process.env.TERM !== 'dumb'));
+  const board = output === 'text' && (opts.progress === 'board' || (opts.progress === undefined && process.stdout.isTTY === true && setting('term') !== 'dumb'));
   const factory = board ? boardReporter : REPORTERS[output];
   return factory({
     write: (s) => process.stdout.write(s),
@@ -58,12 +59,6 @@ export function interruptController(onFirst: () => void): { signal: AbortSignal;
   };
 }
 
-/**
- * Exit code of a run that stopped on an unexpected error (a bug, a crash) after tasks had run for
- * real: clusters may have been changed, unlike exit 1 ("nothing was run").
- */
-export const EXIT_CRASHED = 6;
-
 /** A run (not in check mode) failed unexpectedly after at least one task had run. */
 export class RunCrashedError extends Error {
   constructor(readonly original: unknown) {
@@ -72,19 +67,28 @@ export class RunCrashedError extends Error {
   }
 }
 
+/** `KPLAY_DEBUG`; a value that is not a boolean is taken as asking for the stack (this runs while an error is reported). */
+function debugSetting(): boolean {
+  try {
+    return setting('debug');
+  } catch {
+    return true;
+  }
+}
+
 /** Print an error the way every command does, masked, and return the exit code for it. */
-export function reportError(err: unknown, masker?: Masker): number {
+export function reportError(err: unknown, masker?: Masker): ExitCode {
   if (err instanceof RunCrashedError) {
     const text = `the run stopped on an unexpected error after tasks had run, so clusters may have been changed: ${err.message}`;
     process.stderr.write(`ERROR: ${masker ? masker.mask(text) : text}\n  hint: the run record (kplay history) shows what ran; kplay run --resume last carries the run on\n`);
     const stack = err.original instanceof Error ? err.original.stack : undefined;
     if (stack) process.stderr.write(`${masker ? masker.mask(stack) : stack}\n`);
-    return EXIT_CRASHED;
+    return EXIT.crashed;
   }
   const text = errorMessage(err);
   process.stderr.write(`ERROR: ${masker ? masker.mask(text) : text}\n`);
-  if (err instanceof InputError) return EXIT.usage;
-  if (!(err instanceof Error) || process.env.KPLAY_DEBUG) {
+  if (err instanceof InputError || err instanceof SettingError) return EXIT.usage;
+  if (!(err instanceof Error) || debugSetting()) {
     if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
   }
   return EXIT.usage;

@@ -17,7 +17,7 @@
  * and exits 0 when everything was repaired.
  */
 import { stringify } from 'yaml';
-import { EXIT } from '../executor/playbook-run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
 import { listOption, reportError } from './common.js';
@@ -44,7 +44,7 @@ async function check(flags: DriftFlags, loaded: Loaded, skip: string[]): Promise
   return { reports: collector.reports(), interrupted: summary.interrupted };
 }
 
-export async function driftCommand(playbook: string, flags: DriftFlags): Promise<number> {
+export async function driftCommand(playbook: string, flags: DriftFlags): Promise<ExitCode> {
   let loaded: Loaded | undefined;
   try {
     if (flags.output === 'html' && flags.repairDrift) throw new InputError('--output html does not go with --repair', undefined, 'make the report of the check with --output html, then run kplay drift --repair (its run has a run report of its own: kplay report last)');
@@ -55,7 +55,7 @@ export async function driftCommand(playbook: string, flags: DriftFlags): Promise
     const all = [...reports.values()];
     const driftFound = all.some((r) => r.drift.length > 0);
     const errors = all.some((r) => r.errors.length > 0);
-    let code: number = interrupted ? EXIT.interrupted : errors ? EXIT.failed : driftFound ? EXIT.drift : EXIT.ok;
+    let code: ExitCode = interrupted ? EXIT.interrupted : errors ? EXIT.failed : driftFound ? EXIT.drift : EXIT.ok;
     const w = (s: string): boolean => process.stdout.write(`${s}\n`);
 
     if (flags.output === 'json') {
@@ -83,7 +83,7 @@ export async function driftCommand(playbook: string, flags: DriftFlags): Promise
  * of modules that declare state change anything (every other task runs in check mode), under the
  * cluster lock and with a run record, as a normal run. Exit 0 when every repair succeeded.
  */
-async function repair(flags: DriftFlags, loaded: Loaded, skip: string[], clusters: string[], before: Map<string, ClusterReport>): Promise<number> {
+async function repair(flags: DriftFlags, loaded: Loaded, skip: string[], clusters: string[], before: Map<string, ClusterReport>): Promise<ExitCode> {
   const modules = new Set(loaded.registry.list().filter((m) => m.module.declaresState === true).map((m) => m.module.name));
   const collector = new RepairCollector(modules);
   const { repaired, failed } = collector;

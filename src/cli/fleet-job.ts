@@ -9,6 +9,7 @@ import { InputError } from '../load/errors.js';
 import { DEFAULT_IMAGE, fleetJobObjects, toYaml, type FleetJobOptions } from '../fleet/job.js';
 import { reportError } from './common.js';
 import { loadAll } from '../run/inputs.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 /** Flags of `kplay fleet job` as commander gives them. */
 export interface FleetJobFlags extends Omit<FleetJobOptions, 'playbook' | 'shards' | 'parallelism' | 'retries' | 'deadlineSeconds' | 'runId' | 'kubeconfigSecrets' | 'envSecrets'> {
@@ -29,7 +30,7 @@ function int(v: string | undefined, flag: string): number | undefined {
 }
 
 /** Generate and write; returns the exit code. */
-export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): Promise<number> {
+export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): Promise<ExitCode> {
   try {
     const shards = int(flags.shards, '--shards');
     if (shards === undefined) throw new InputError('--shards is required', undefined, 'kplay fleet job PLAYBOOK -i INV --shards N');
@@ -50,7 +51,7 @@ export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): P
       await writeFile(out, text);
       process.stderr.write(`wrote ${objects.length} objects to ${out}: kubectl apply --server-side -f ${out}\n`);
     } else process.stdout.write(text);
-    return 0;
+    return EXIT.ok;
   } catch (e) {
     return reportError(e);
   }

@@ -8,12 +8,14 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { readFleet } from '../fleet/coordinator.js';
-import { DEFAULT_FLEET_NAMESPACE, FLEET_ENV, fleetObjectName, FLEET_RUN_ID_PATTERN } from '../fleet/contract.js';
+import { DEFAULT_FLEET_NAMESPACE, fleetObjectName, FLEET_RUN_ID_PATTERN } from '../fleet/contract.js';
+import { setting, type Env } from '../core/settings.js';
 import { fleetStatus, type FleetStatus } from '../fleet/status.js';
 import { connect } from '../k8s/client.js';
 import { InputError } from '../load/errors.js';
 import { tableLines } from '../report/table.js';
 import { reportError } from './common.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 /** Flags of `kplay fleet status`. */
 export interface FleetStatusFlags {
@@ -40,18 +42,18 @@ export function registerFleetStatus(fleet: Command): Command {
 }
 
 /** `kplay fleet status`: prints the merged view; returns the exit code. */
-export async function fleetStatusCommand(id: string, flags: FleetStatusFlags, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function fleetStatusCommand(id: string, flags: FleetStatusFlags, env: Env = process.env): Promise<ExitCode> {
   try {
     if (!FLEET_RUN_ID_PATTERN.test(id)) throw new InputError(`fleet run id '${id}' is not valid`, undefined, 'give the --fleet-run id the shards were started with');
-    const namespace = flags.fleetNamespace ?? env[FLEET_ENV.namespace] ?? DEFAULT_FLEET_NAMESPACE;
-    const kubeconfig = flags.fleetKubeconfig ?? env[FLEET_ENV.kubeconfig];
-    const client = await connect({ name: 'fleet (management cluster)', context: flags.fleetContext ?? env[FLEET_ENV.context] ?? '', ...(kubeconfig ? { kubeconfig } : {}) });
+    const namespace = flags.fleetNamespace ?? setting('fleetNamespace', env) ?? DEFAULT_FLEET_NAMESPACE;
+    const kubeconfig = flags.fleetKubeconfig ?? setting('fleetKubeconfig', env);
+    const client = await connect({ name: 'fleet (management cluster)', context: flags.fleetContext ?? setting('fleetContext', env) ?? '', ...(kubeconfig ? { kubeconfig } : {}) });
     const data = await readFleet(client, { fleetRun: id, namespace });
     if (!data) throw new InputError(`no fleet run ${id}: ConfigMap ${namespace}/${fleetObjectName(id)} does not exist`, undefined, 'check --fleet-namespace and --fleet-context (the shards\' management cluster)');
     const status = fleetStatus(id, data);
     process.stdout.write(flags.output === 'json' ? `${JSON.stringify(status, null, 2)}\n` : statusText(status));
-    if (!status.complete) return 3;
-    return status.stop || status.failed_total > 0 || Object.values(status.recap).some((r) => r.failed > 0 || r.unreachable > 0) ? 2 : 0;
+    if (!status.complete) return EXIT.drift;
+    return status.stop || status.failed_total > 0 || Object.values(status.recap).some((r) => r.failed > 0 || r.unreachable > 0) ? EXIT.failed : EXIT.ok;
   } catch (e) {
     return reportError(e);
   }

@@ -7,18 +7,20 @@
  * in-cluster records; exit 0 intact, 3 a record was edited, removed, inserted or reordered, 4 no
  * cluster could be read.
  */
+import { setting } from '../core/settings.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { verifyChain, type ChainProblem } from '../audit/chain.js';
 import { clusterChainEntries, listClusterRecordEntries, localChainEntries, readLocalRecords, type RunRecord } from '../audit/record.js';
 import { connect } from '../k8s/client.js';
-import { loadInventory } from '../inventory/load.js';
+import { loadInventory } from '../inventory/resolve.js';
 import { matchClusters } from '../inventory/patterns.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import type { KubeClient } from '../k8s/types.js';
 import { tableLines } from '../report/table.js';
 import { reportError } from './common.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 /** Flags of `kplay history`. */
 export interface HistoryFlags {
@@ -54,7 +56,7 @@ interface Listed {
 
 const OUTCOMES = ['success', 'failed', 'interrupted', 'changed', 'unchanged'] as const;
 
-const recordDir = (flags: HistoryFlags): string => path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+const recordDir = (flags: HistoryFlags): string => path.resolve(flags.recordDir ?? setting('recordDir'));
 
 /** `--since 24h` / `7d` / `30m`, or an ISO time. */
 function parseTime(value: string, flag: string): number {
@@ -78,9 +80,9 @@ function filterOf(flags: HistoryFlags): (l: Listed) => boolean {
     if (until !== undefined && !(t < until)) return false;
     switch (flags.outcome) {
       case 'success':
-        return l.exit_code === 0;
+        return l.exit_code === EXIT.ok;
       case 'failed':
-        return l.exit_code !== 0 && !l.interrupted;
+        return l.exit_code !== EXIT.ok && !l.interrupted;
       case 'interrupted':
         return l.interrupted;
       case 'changed':
@@ -154,7 +156,7 @@ function printTable(rows: Listed[], output: string): void {
 }
 
 /** Verify the chains: local records (always), in-cluster ones with `-i`. */
-async function verify(flags: HistoryFlags): Promise<number> {
+async function verify(flags: HistoryFlags): Promise<ExitCode> {
   const problems: (ChainProblem & { scope: 'local' | 'cluster' })[] = [];
   const checked: { scope: string; cluster: string; records: number }[] = [];
   const errors: string[] = [];
@@ -180,7 +182,7 @@ async function verify(flags: HistoryFlags): Promise<number> {
       }),
     );
   }
-  const code = problems.length ? 3 : errors.length && checked.every((c) => c.scope !== 'cluster') && flags.inventory ? 4 : 0;
+  const code = problems.length ? EXIT.drift : errors.length && checked.every((c) => c.scope !== 'cluster') && flags.inventory ? EXIT.unreachable : EXIT.ok;
   if (flags.output === 'json') {
     process.stdout.write(`${JSON.stringify({ intact: problems.length === 0, checked, problems, errors, exit_code: code })}\n`);
     return code;
@@ -196,7 +198,7 @@ async function verify(flags: HistoryFlags): Promise<number> {
   return code;
 }
 
-export async function historyCommand(action: string | undefined, runId: string | undefined, flags: HistoryFlags): Promise<number> {
+export async function historyCommand(action: string | undefined, runId: string | undefined, flags: HistoryFlags): Promise<ExitCode> {
   try {
     if (action && action !== 'show' && action !== 'verify') throw new InputError(`unknown history action '${action}'`, undefined, 'use `kplay history [-i INV]`, `kplay history show RUN_ID` or `kplay history verify`');
     if (action === 'verify') return await verify(flags);
@@ -207,7 +209,7 @@ export async function historyCommand(action: string | undefined, runId: string |
       if (local) {
         const lines = local.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
         process.stdout.write(flags.output === 'json' ? `${JSON.stringify(lines)}\n` : stringify(lines, { lineWidth: 0 }));
-        return 0;
+        return EXIT.ok;
       }
       if (!flags.inventory) throw new InputError(`no local record ${runId} in ${dir}`, undefined, 'pass -i INVENTORY to look in the clusters');
       const { records, errors } = await recordsFromClusters(flags);
@@ -217,12 +219,12 @@ export async function historyCommand(action: string | undefined, runId: string |
       if (!first) throw new InputError(`no run ${runId} recorded in the clusters${errors.length ? ' that answered' : ''}`);
       const out = { run: first.record.run, clusters: Object.fromEntries(found.map((f) => [f.cluster, { tasks: f.record.tasks.filter((t) => t.cluster === f.cluster), recap: f.record.recap[f.cluster] }])) };
       process.stdout.write(flags.output === 'json' ? `${JSON.stringify(out)}\n` : stringify(out, { lineWidth: 0 }));
-      return 0;
+      return EXIT.ok;
     }
     const keep = filterOf(flags);
     if (!flags.inventory) {
       printTable((await listLocal(flags)).filter(keep), flags.output);
-      return 0;
+      return EXIT.ok;
     }
     const { records, errors } = await recordsFromClusters(flags);
     for (const e of errors) process.stderr.write(`WARNING: cannot read records from ${e}\n`);
@@ -230,7 +232,7 @@ export async function historyCommand(action: string | undefined, runId: string |
       .map(({ cluster, record }): Listed => ({ cluster, run_id: record.run.run_id, started: record.run.started, user: record.run.user, playbook: record.run.playbook, changed: record.recap[cluster]?.changed, failed: record.recap[cluster]?.failed, exit_code: record.exit_code, interrupted: record.interrupted }))
       .filter(keep);
     printTable(rows, flags.output);
-    return errors.length && records.length === 0 ? 4 : 0;
+    return errors.length && records.length === 0 ? EXIT.unreachable : EXIT.ok;
   } catch (e) {
     return reportError(e);
   }

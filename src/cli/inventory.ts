@@ -1,11 +1,13 @@
 /** `kplay inventory`: like ansible-inventory — resolved vars per cluster, group tree. */
 import { stringify } from 'yaml';
 import { graph } from '../inventory/graph.js';
-import { emptyInventory, groupsMap, inventoryVars, loadInventory } from '../inventory/load.js';
+import { emptyInventory, loadInventory } from '../inventory/resolve.js';
+import { groupsMap, inventoryVars } from '../inventory/host-vars.js';
 import { InputError } from '../load/errors.js';
 import { Masker } from '../core/mask.js';
 import { reportError } from './common.js';
 import { NO_INVENTORY_WARNING } from '../run/inputs.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 export interface InventoryFlags {
   inventory?: string;
@@ -15,7 +17,7 @@ export interface InventoryFlags {
 }
 
 /** `kplay inventory`: without `-i`, an empty inventory (Ansible's warning), as ansible-inventory. */
-export async function inventoryCommand(flags: InventoryFlags): Promise<number> {
+export async function inventoryCommand(flags: InventoryFlags): Promise<ExitCode> {
   try {
     if (!flags.inventory) process.stderr.write(`WARNING: ${NO_INVENTORY_WARNING}\n`);
     const inv = flags.inventory ? await loadInventory(flags.inventory, { cwd: process.cwd() }) : emptyInventory({ cwd: process.cwd() });
@@ -37,7 +39,7 @@ export async function inventoryCommand(flags: InventoryFlags): Promise<number> {
       for (const g of inv.groups.values()) groups[g.name] = { children: g.children, clusters: g.clusters, vars: g.vars };
       process.stdout.write(`${masker.mask(JSON.stringify({ source: inv.source, groups, members: groupsMap(inv), clusters }, null, 2))}\n`);
     }
-    return 0;
+    return EXIT.ok;
   } catch (e) {
     return reportError(e);
   }

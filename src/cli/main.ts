@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /** The `kplay` command line: thin commands (flags → engine → exit code). */
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { driftCommand, type DriftFlags } from './drift.js';
-import { DEFAULT_FORKS } from '../run/managed-run.js';
+import { EXIT } from '../core/exit.js';
+import { checkSettings, DEFAULT_FORKS, setting } from '../core/settings.js';
 import { historyCommand } from './history.js';
 import { registerFleetStatus } from './fleet.js';
 import { inventoryCommand } from './inventory.js';
@@ -10,6 +11,7 @@ import { modulesCommand } from './modules.js';
 import { reportCommand } from './report.js';
 import { guardPipes } from './pipes.js';
 import { DEFAULT_MAX_INPUT_BYTES, setMaxInputBytes } from '../load/yaml.js';
+import { reportError } from './common.js';
 import { runCommand } from './run-command.js';
 import { approveGate, approvePlan, planCommand, showCommand } from './plan.js';
 import { schemasCommand } from './schemas.js';
@@ -29,11 +31,15 @@ program
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride()
   .hook('preAction', (_program, action) => {
+    // Every environment setting is parsed once, up front: a bad value is exit 1 before anything ran.
+    try {
+      checkSettings();
+    } catch (e) {
+      throw new CommanderError(reportError(e), 'kplay.settings', e instanceof Error ? e.message : String(e));
+    }
     // The input size cap: --max-input-bytes, else KPLAY_MAX_INPUT_BYTES, else 8 MiB.
     const flag: unknown = action.opts().maxInputBytes;
-    const fromEnv = process.env.KPLAY_MAX_INPUT_BYTES;
-    const chosen = typeof flag === 'string' && flag !== String(DEFAULT_MAX_INPUT_BYTES) ? flag : fromEnv;
-    if (chosen !== undefined && chosen !== '') setMaxInputBytes(Number(chosen));
+    setMaxInputBytes(typeof flag === 'string' && flag !== String(DEFAULT_MAX_INPUT_BYTES) ? Number(flag) : setting('maxInputBytes'));
   });
 
 program
@@ -227,5 +233,5 @@ try {
   // commander's exitOverride: usage errors exit 1, help/version exit 0.
   const code = (e as { exitCode?: number; code?: string }).exitCode;
   const c = (e as { code?: string }).code;
-  process.exitCode = c === 'commander.helpDisplayed' || c === 'commander.version' || c === 'commander.help' ? 0 : code && code !== 0 ? 1 : 0;
+  process.exitCode = c === 'commander.helpDisplayed' || c === 'commander.version' || c === 'commander.help' ? EXIT.ok : code && code !== 0 ? EXIT.usage : EXIT.ok;
 }

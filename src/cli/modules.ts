@@ -3,8 +3,9 @@ import { InputError } from '../load/errors.js';
 import { moduleMarkdown } from '../plugins/docs.js';
 import { loadRegistry } from '../plugins/registry.js';
 import { reportError } from './common.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
-export async function modulesCommand(name: string | undefined, flags: { modulePath?: string[] }): Promise<number> {
+export async function modulesCommand(name: string | undefined, flags: { modulePath?: string[] }): Promise<ExitCode> {
   try {
     const reg = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [process.cwd()] });
     reg.compileAll();
@@ -12,7 +13,7 @@ export async function modulesCommand(name: string | undefined, flags: { modulePa
       const list = reg.list();
       const w = Math.max(...list.map((r) => r.module.name.length));
       for (const r of list) process.stdout.write(`${r.module.name.padEnd(w)}  ${r.module.summary}\n`);
-      return 0;
+      return EXIT.ok;
     }
     const m = reg.get(name);
     if (!m) {
@@ -20,7 +21,7 @@ export async function modulesCommand(name: string | undefined, flags: { modulePa
       throw new InputError(`no module named '${name}'`, undefined, s.length ? `did you mean: ${s.join(', ')}?` : `modules: ${reg.names().join(', ')}`);
     }
     process.stdout.write(moduleMarkdown(m, 1));
-    return 0;
+    return EXIT.ok;
   } catch (e) {
     return reportError(e);
   }

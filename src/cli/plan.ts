@@ -7,9 +7,9 @@
  * refusing plans is src/plan/ (make.ts, refusal.ts); this file maps flags to them and prints.
  */
 import { existsSync } from 'node:fs';
-import { EXIT } from '../executor/playbook-run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 import { matchClusters } from '../inventory/patterns.js';
-import { loadInventory } from '../inventory/load.js';
+import { loadInventory } from '../inventory/resolve.js';
 import { connect } from '../k8s/client.js';
 import { decideGate, GATE_NAME } from '../audit/gate.js';
 import { errorMessage, InputError } from '../load/errors.js';
@@ -22,8 +22,6 @@ import { loadAll, type Loaded } from '../run/inputs.js';
 import { hasKubeContext } from '../k8s/kubeconfig.js';
 import { executeRun, type RunFlags } from './run-flags.js';
 
-/** Exit code of a refused `run --plan` (the plan no longer holds) or a missing approval. */
-export const EXIT_REFUSED = 5;
 
 /** Flags of `kplay plan`. */
 export interface PlanFlags extends RunFlags {
@@ -38,7 +36,7 @@ export async function checkPass(flags: RunFlags, loaded: Loaded): Promise<PlanCo
   return Object.assign(collector, { interrupted: summary.interrupted });
 }
 
-export async function planCommand(playbook: string, flags: PlanFlags): Promise<number> {
+export async function planCommand(playbook: string, flags: PlanFlags): Promise<ExitCode> {
   let loaded: Loaded | undefined;
   try {
     if (!flags.out) throw new InputError('kplay plan needs -o FILE', undefined, 'e.g. kplay plan upgrade.yml -i prod -o plan.json');
@@ -83,13 +81,13 @@ function printPlan(plan: Plan, opts: { diff: boolean; color: boolean }): void {
 }
 
 /** `kplay show plan.json`. */
-export async function showCommand(file: string, flags: { output: string; diff?: boolean }): Promise<number> {
+export async function showCommand(file: string, flags: { output: string; diff?: boolean }): Promise<ExitCode> {
   try {
     const { plan, intact } = await readPlan(file);
     const approvals = validApprovals(plan);
     if (flags.output === 'json') {
       process.stdout.write(`${JSON.stringify({ ...plan, intact, approved: approvals.length > 0 })}\n`);
-      return intact ? EXIT.ok : EXIT_REFUSED;
+      return intact ? EXIT.ok : EXIT.refused;
     }
     const w = (s: string): boolean => process.stdout.write(`${s}\n`);
     w(`plan ${file}: ${plan.playbook} on ${plan.inventory}${plan.limit ? ` (limit ${plan.limit})` : ''}`);
@@ -100,14 +98,14 @@ export async function showCommand(file: string, flags: { output: string; diff?: 
     w('');
     printPlan(plan, { diff: flags.diff !== false, color: false });
     for (const e of plan.errors) w(`! ${e.cluster}: ${e.task}: ${e.msg ?? ''}`);
-    return intact ? EXIT.ok : EXIT_REFUSED;
+    return intact ? EXIT.ok : EXIT.refused;
   } catch (e) {
     return reportError(e);
   }
 }
 
 /** `kplay approve plan.json [--as NAME] [--comment TEXT]`. */
-export async function approvePlan(file: string, flags: { as?: string; comment?: string }): Promise<number> {
+export async function approvePlan(file: string, flags: { as?: string; comment?: string }): Promise<ExitCode> {
   let read: { plan: Plan; intact: boolean };
   try {
     if (!existsSync(file) && /^\d{8}T\d{6,9}-[0-9a-f]{6}$/.test(file)) {
@@ -120,11 +118,11 @@ export async function approvePlan(file: string, flags: { as?: string; comment?: 
   const { plan, intact } = read;
   if (!intact) {
     process.stderr.write(`ERROR: ${file} was modified after it was made (its digest does not match): it cannot be approved. Make a new plan.\n`);
-    return EXIT_REFUSED;
+    return EXIT.refused;
   }
   if (plan.errors.length) {
     process.stderr.write(`ERROR: ${file} has ${plan.errors.length} error(s) from its check-mode pass: it cannot be approved. Fix them and make a new plan.\n`);
-    return EXIT_REFUSED;
+    return EXIT.refused;
   }
   const approval: Approval = { by: approver(flags.as), at: new Date().toISOString(), digest: plan.digest, ...(flags.comment ? { comment: flags.comment } : {}) };
   plan.approvals.push(approval);
@@ -134,7 +132,7 @@ export async function approvePlan(file: string, flags: { as?: string; comment?: 
 }
 
 /** `kplay approve RUN_ID --gate NAME -i INV [--limit P] [--reject]`: decide a gate a run is waiting at. */
-export async function approveGate(runId: string, flags: { gate: string; inventory?: string; limit?: string; as?: string; comment?: string; reject?: boolean }): Promise<number> {
+export async function approveGate(runId: string, flags: { gate: string; inventory?: string; limit?: string; as?: string; comment?: string; reject?: boolean }): Promise<ExitCode> {
   try {
     if (!GATE_NAME.test(flags.gate)) throw new InputError(`--gate '${flags.gate}' is not a gate name (lower-case letters, digits, -)`);
     if (!flags.inventory) throw new InputError('approving a gate needs -i INVENTORY (the gate is held in the clusters)', undefined, `kplay approve ${runId} --gate ${flags.gate} -i INVENTORY`);

@@ -5,13 +5,14 @@
  * `-i INV`. Exit 0 written; 3 written, but the run's record does not verify in its clusters' hash
  * chains (edited, unlinked, inserted or reordered: `kplay history verify` says more); 1 no such run / bad flags; 4 no cluster could be read.
  */
+import { setting } from '../core/settings.js';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { verifyChain, type ChainProblem } from '../audit/chain.js';
 import { clusterChainEntries, listClusterRecordEntries, localChainEntries, readLocalRecords, type BatchRecord, type ClusterRecordEntry, type LocalRecord, type RunRecord, type TaskRecord, type WarningRecord } from '../audit/record.js';
-import { EXIT } from '../executor/playbook-run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 import { errorMessage, InputError } from '../load/errors.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import type { ClusterStats } from '../report/events.js';
 import { asGateRecord } from '../report/gate.js';
 import { renderRunReport, type RelatedRun, type RunReportInput } from '../report/html/run.js';
@@ -36,7 +37,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 
 /** A stored task line as a task record (undefined when it is not one: an edited or foreign line). */
 function asTask(v: unknown): TaskRecord | undefined {
-  if (!isObj(v)) return undefined;
+  if (!isRecord(v)) return undefined;
   const cluster = str(v.cluster);
   const task = str(v.task);
   const status = str(v.status);
@@ -63,15 +64,15 @@ function asTask(v: unknown): TaskRecord | undefined {
   };
 }
 
-const asList = <T>(v: unknown, ok: (x: Record<string, unknown>) => boolean): T[] | undefined => (Array.isArray(v) ? (v.filter((x) => isObj(x) && ok(x)) as T[]) : undefined);
+const asList = <T>(v: unknown, ok: (x: Record<string, unknown>) => boolean): T[] | undefined => (Array.isArray(v) ? (v.filter((x) => isRecord(x) && ok(x)) as T[]) : undefined);
 const asBatches = (v: unknown): BatchRecord[] | undefined => asList<BatchRecord>(v, (b) => typeof b.play === 'string' && typeof b.batch === 'number' && typeof b.batches === 'number' && Array.isArray(b.clusters) && typeof b.start_ms === 'number');
 const asWarnings = (v: unknown): WarningRecord[] | undefined => asList<WarningRecord>(v, (w) => typeof w.msg === 'string' && typeof w.at_ms === 'number');
 
 function asRecap(v: unknown): Record<string, ClusterStats> {
-  if (!isObj(v)) return {};
+  if (!isRecord(v)) return {};
   const out: Record<string, ClusterStats> = {};
   for (const [c, s] of Object.entries(v)) {
-    if (!isObj(s)) continue;
+    if (!isRecord(s)) continue;
     out[c] = { ok: num(s.ok) ?? 0, changed: num(s.changed) ?? 0, unreachable: num(s.unreachable) ?? 0, failed: num(s.failed) ?? 0, skipped: num(s.skipped) ?? 0, rescued: num(s.rescued) ?? 0, ignored: num(s.ignored) ?? 0 };
   }
   return out;
@@ -195,15 +196,15 @@ async function fromClusters(id: string, flags: ReportFlags): Promise<{ input: Ru
 }
 
 /** `kplay report`. */
-export async function reportCommand(id: string | undefined, flags: ReportFlags): Promise<number> {
+export async function reportCommand(id: string | undefined, flags: ReportFlags): Promise<ExitCode> {
   try {
     const want = id ?? 'last';
-    const dir = path.resolve(flags.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+    const dir = path.resolve(flags.recordDir ?? setting('recordDir'));
     const local = await readLocalRecords(dir);
     const localId = pick(local.map((r) => r.run_id), want);
     const rec = local.find((r) => r.run_id === localId);
     let input: RunReportInput;
-    let code: number = EXIT.ok;
+    let code: ExitCode = EXIT.ok;
     if (rec) input = fromLocal(rec, local, dir);
     else {
       if (!flags.inventory) throw new InputError(want === 'last' ? `no run recorded in ${dir}` : `no local record of run ${want} in ${dir}`, undefined, 'pass -i INVENTORY to read the records in the clusters, or --record-dir DIR where the run wrote its record (kplay history lists the runs)');

@@ -7,7 +7,7 @@
  */
 import type { JournalState } from '../audit/journal.js';
 import { resumeShard } from '../fleet/spec.js';
-import { EXIT } from '../executor/playbook-run.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import { validApprovals, type Plan } from '../plan/plan-file.js';
@@ -15,15 +15,15 @@ import { approvalRefusal, approvalRequired, brokenPlan, planRefusals, readPlan, 
 import { listOption, makeReporter, reportError } from './common.js';
 import { loadAll, type Loaded } from '../run/inputs.js';
 import { checkResumable, readResumed, reportResume } from '../run/resume.js';
-import { checkPass, EXIT_REFUSED } from './plan.js';
+import { checkPass } from './plan.js';
 import { executeRun, type RunFlags } from './run-flags.js';
 
-function refuse({ lines, hint }: Refusal): number {
+function refuse({ lines, hint }: Refusal): ExitCode {
   process.stderr.write(`ERROR: refused:\n${lines.map((l) => `  - ${l}`).join('\n')}\n${hint}\n`);
-  return EXIT_REFUSED;
+  return EXIT.refused;
 }
 
-export async function runCommand(playbookArg: string | undefined, flags: RunFlags): Promise<number> {
+export async function runCommand(playbookArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
   let loaded: Loaded | undefined;
   try {
     let plan: Plan | undefined;

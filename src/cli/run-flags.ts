@@ -6,13 +6,13 @@ import { runManaged, type ManagedRunResult } from '../run/managed-run.js';
 import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import type { RunEvent } from '../report/events.js';
-import { shardSpec, type ShardSpec } from '../fleet/spec.js';
+import { shardSpec, type ShardFlags, type ShardSpec } from '../fleet/spec.js';
 import { interruptController, listOption, RunCrashedError } from './common.js';
 import type { LoadFlags, Loaded } from '../run/inputs.js';
 
 
-/** Flags of `kplay run` (and `kplay drift`). */
-export interface RunFlags extends LoadFlags {
+/** Flags of `kplay run` (and `kplay drift`); `--shard I/N` and the fleet flags are src/fleet/spec.ts's. */
+export interface RunFlags extends LoadFlags, ShardFlags {
   check?: boolean;
   diff?: boolean;
   limit?: string;
@@ -43,13 +43,6 @@ export interface RunFlags extends LoadFlags {
   /** Resuming: the journal of the run resumed (see src/executor/resume.ts), and its id. */
   resumeState?: JournalState;
   resumedFrom?: string;
-  /** `--shard I/N` and the fleet flags (src/fleet/spec.ts). */
-  shard?: string;
-  shards?: string;
-  fleetRun?: string;
-  fleetNamespace?: string;
-  fleetContext?: string;
-  fleetKubeconfig?: string;
   /** The shard this run is (resolved from the flags, the environment, or the resumed run's journal). */
   shardSpec?: ShardSpec;
 }

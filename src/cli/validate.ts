@@ -3,12 +3,13 @@ import type { TaskNode } from '../playbook/types.js';
 import { reportError } from './common.js';
 import { loadAll, type LoadFlags } from '../run/inputs.js';
 import { checkPatterns } from '../inventory/patterns.js';
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 function countTasks(nodes: TaskNode[]): number {
   return nodes.reduce((n, t) => n + (t.kind === 'block' ? countTasks(t.block) + countTasks(t.rescue) + countTasks(t.always) : 1), 0);
 }
 
-export async function validateCommand(playbook: string, flags: LoadFlags & { limit?: string }): Promise<number> {
+export async function validateCommand(playbook: string, flags: LoadFlags & { limit?: string }): Promise<ExitCode> {
   try {
     const loaded = await loadAll(playbook, flags, false);
     loaded.registry.compileAll({ builtins: false });
@@ -19,7 +20,7 @@ export async function validateCommand(playbook: string, flags: LoadFlags & { lim
     const explicit = inv ? [...inv.clusters.values()].filter((c) => !c.implicit).length : 0;
     const implicit = inv && explicit < inv.clusters.size ? ' + the implicit localhost' : '';
     process.stdout.write(`${playbook}: OK — ${plays.length} play(s), ${tasks} task(s)${inv ? `, inventory ${inv.source} (${explicit} clusters${implicit})` : ''}\n`);
-    return 0;
+    return EXIT.ok;
   } catch (e) {
     return reportError(e);
   }

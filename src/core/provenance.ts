@@ -11,6 +11,7 @@
  * Values are kept in memory only, to be compared with; nothing here is ever printed. What is
  * printed are the origins: variable paths (`db_password`, `creds.resources[0].data.password`).
  */
+import { isRecord } from './shape.js';
 
 /** Where a declared secret came from, as variable names/descriptions (never the value). */
 export type Origins = readonly string[];
@@ -109,22 +110,19 @@ export class SecretProvenance {
       return;
     }
     const o = value as Record<string, unknown>;
-    if (o.kind === 'Secret' && (isMap(o.data) || isMap(o.stringData))) {
-      const meta = isMap(o.metadata) ? o.metadata : {};
+    if (o.kind === 'Secret' && (isRecord(o.data) || isRecord(o.stringData))) {
+      const meta = isRecord(o.metadata) ? o.metadata : {};
       const where = `the data of Secret ${typeof meta.namespace === 'string' ? `${meta.namespace}/` : ''}${typeof meta.name === 'string' ? meta.name : '(unnamed)'}`;
-      for (const v of Object.values(isMap(o.data) ? o.data : {})) {
+      for (const v of Object.values(isRecord(o.data) ? o.data : {})) {
         if (typeof v !== 'string') continue;
         this.addValue(v, [where]);
         const plain = Buffer.from(v, 'base64').toString('utf8');
         if (!plain.includes('\ufffd')) this.addValue(plain, [where]);
       }
-      for (const v of Object.values(isMap(o.stringData) ? o.stringData : {})) this.addValue(v, [where]);
+      for (const v of Object.values(isRecord(o.stringData) ? o.stringData : {})) this.addValue(v, [where]);
       return;
     }
     for (const v of Object.values(o)) this.addSecretObjects(v, depth + 1);
   }
 }
 
-function isMap(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}

@@ -8,7 +8,7 @@
  * the nesting needs. `cluster_info=` reads /version or /apis.
  */
 import { kubeFor } from '../k8s/client.js';
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import type { ModuleContext } from '../core/module.js';
 import type { TemplateHost } from '../template/engine.js';
 import { templar } from '../template/index.js';

@@ -1,8 +1,7 @@
 /**
  * Run a playbook: plays in order, each on its clusters in `serial` batches. Returns the exit
- * code scripts rely on (see README "Exit codes"):
- *   0 all clusters succeeded · 2 a task failed · 4 a cluster was unreachable (and none failed)
- *   130 interrupted (Ctrl-C / SIGTERM).
+ * code scripts rely on (src/core/exit.ts, README "Exit codes"): `ok` all clusters succeeded ·
+ * `failed` a task failed · `unreachable` a cluster was unreachable (and none failed) · `interrupted`.
  */
 import { settleAsyncJobs } from './async-jobs.js';
 import { matchClusters } from '../inventory/patterns.js';
@@ -15,20 +14,11 @@ import { PlayRun, type RunShared } from './play.js';
 import { RunVars } from './task-vars.js';
 import { ClusterState, type RunOptions } from './state.js';
 import { restoreInto, type Resume } from './resume.js';
-
-/** Exit codes (typed, documented in the README). */
-export const EXIT = {
-  ok: 0,
-  usage: 1,
-  failed: 2,
-  drift: 3,
-  unreachable: 4,
-  interrupted: 130,
-} as const;
+import { EXIT, type ExitCode } from '../core/exit.js';
 
 /** The outcome of a run. */
 export interface RunSummary {
-  exitCode: number;
+  exitCode: ExitCode;
   stats: Record<string, ClusterStats>;
   interrupted: boolean;
   stopReason?: string;

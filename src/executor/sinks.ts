@@ -11,8 +11,8 @@
 import { loadAllDocuments } from '../k8s/kcore.js';
 import type { TaintedLeaf } from './taint.js';
 import { pathText } from './taint.js';
+import { isRecord } from '../core/shape.js';
 
-type Obj = Record<string, unknown>;
 type Seg = string | number;
 
 /** The kinds of place a secret-derived value is refused in (what `kplay_allow_secret_in` lists). */
@@ -57,10 +57,6 @@ export interface Sink {
   object?: string;
 }
 
-function isObj(v: unknown): v is Obj {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 class Collector {
   readonly sinks: Sink[] = [];
   add(path: Seg[], kind: SinkKind, value: unknown, object?: string, field = pathText(path)): void {
@@ -68,7 +64,7 @@ class Collector {
   }
   /** Keys and values of a map (labels, annotations, ConfigMap data): keys are reported as `<field> (a key)`. */
   map(path: Seg[], kind: SinkKind, value: unknown, object?: string): void {
-    if (!isObj(value)) return;
+    if (!isRecord(value)) return;
     for (const [k, v] of Object.entries(value)) {
       this.add(path, kind, k, object, `${pathText(path)} (a key)`);
       this.add([...path, k], kind, v, object, `${pathText(path)} (a value)`);
@@ -80,7 +76,7 @@ const CONTAINER_LISTS = new Set(['containers', 'initContainers', 'ephemeralConta
 
 /** `metadata` of an object or a template: name, generateName, namespace, labels, annotations. */
 function metadataSinks(c: Collector, meta: unknown, path: Seg[], object: string | undefined): void {
-  if (!isObj(meta)) return;
+  if (!isRecord(meta)) return;
   c.add([...path, 'name'], 'name', meta.name, object);
   c.add([...path, 'generateName'], 'name', meta.generateName, object);
   c.add([...path, 'namespace'], 'namespace', meta.namespace, object);
@@ -100,10 +96,10 @@ function specSinks(c: Collector, v: unknown, path: Seg[], object: string | undef
     if (k === 'metadata') metadataSinks(c, x, p, object);
     else if (CONTAINER_LISTS.has(k) && Array.isArray(x)) {
       x.forEach((ctr, i) => {
-        if (!isObj(ctr)) return;
+        if (!isRecord(ctr)) return;
         const cp = [...p, i];
         for (const key of ['command', 'args'] as const) if (Array.isArray(ctr[key])) (ctr[key] as unknown[]).forEach((a, j) => c.add([...cp, key, j], 'command', a, object));
-        if (Array.isArray(ctr.env)) ctr.env.forEach((e, j) => isObj(e) && c.add([...cp, 'env', j, 'value'], 'env', e.value, object));
+        if (Array.isArray(ctr.env)) ctr.env.forEach((e, j) => isRecord(e) && c.add([...cp, 'env', j, 'value'], 'env', e.value, object));
       });
     } else specSinks(c, x, p, object, depth + 1);
   }
@@ -116,7 +112,7 @@ function objectSinks(c: Collector, v: unknown, path: Seg[], depth = 0): void {
     v.forEach((x, i) => objectSinks(c, x, [...path, i], depth + 1));
     return;
   }
-  if (!isObj(v)) return;
+  if (!isRecord(v)) return;
   const kind = typeof v.kind === 'string' ? v.kind : undefined;
   if (kind === 'List' || (kind?.endsWith('List') && Array.isArray(v.items))) {
     objectSinks(c, v.items, [...path, 'items'], depth + 1);
@@ -130,10 +126,10 @@ function objectSinks(c: Collector, v: unknown, path: Seg[], depth = 0): void {
     c.map([...path, 'binaryData'], 'configmap', v.binaryData, object);
   }
   const spec = v.spec;
-  if (isObj(spec)) {
+  if (isRecord(spec)) {
     if (kind === 'Ingress') {
-      if (Array.isArray(spec.rules)) spec.rules.forEach((r, i) => isObj(r) && c.add([...path, 'spec', 'rules', i, 'host'], 'host', r.host, object));
-      if (Array.isArray(spec.tls)) spec.tls.forEach((t, i) => isObj(t) && Array.isArray(t.hosts) && t.hosts.forEach((h, j) => c.add([...path, 'spec', 'tls', i, 'hosts', j], 'host', h, object)));
+      if (Array.isArray(spec.rules)) spec.rules.forEach((r, i) => isRecord(r) && c.add([...path, 'spec', 'rules', i, 'host'], 'host', r.host, object));
+      if (Array.isArray(spec.tls)) spec.tls.forEach((t, i) => isRecord(t) && Array.isArray(t.hosts) && t.hosts.forEach((h, j) => c.add([...path, 'spec', 'tls', i, 'hosts', j], 'host', h, object)));
     }
     if (kind === 'Service') c.add([...path, 'spec', 'externalName'], 'host', spec.externalName, object);
     specSinks(c, spec, [...path, 'spec'], object, 0);
@@ -163,7 +159,7 @@ function urlWithoutUserinfo(v: unknown): unknown {
 /** Every sink in the (rendered, validated) arguments of module `module`. */
 export function sinksOf(module: string, args: unknown): Sink[] {
   const c = new Collector();
-  if (!isObj(args)) return c.sinks;
+  if (!isRecord(args)) return c.sinks;
   switch (module) {
     case 'k8s':
     case 'k8s_service':

@@ -6,7 +6,7 @@
  * per run; {@link RunVars.taskVars} adds what does (the cluster, the play, the task's block, role
  * and own vars, facts, extra vars, Ansible's names for the same things).
  */
-import { groupsMap, groupVarLayers, inventoryVars } from '../inventory/load.js';
+import { groupsMap, groupVarLayers, inventoryVars } from '../inventory/host-vars.js';
 import type { Inventory } from '../inventory/types.js';
 import type { Play, RoleUse, TaskNode } from '../playbook/types.js';
 import { mergeVars } from '../vars/precedence.js';

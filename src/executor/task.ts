@@ -3,6 +3,7 @@
  * `until`/`retries`, `timeout`, check mode) → `changed_when`/`failed_when` → `register` →
  * `notify`. Reports one `task_result` event per cluster (plus one per loop item).
  */
+import { setting } from '../core/settings.js';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, formatPos, InputError } from '../load/errors.js';
@@ -395,7 +396,8 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   }
   if (cs.lockLost.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return lost();
   if (task.timeout && signal.aborted && !opts.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return timeoutMsg();
-  if (CHECK_RESULTS && (result.status === 'ok' || result.status === 'changed')) {
+  // `KPLAY_CHECK_RESULTS=1` (the test suite sets it): check what modules return against their `result` schema
+  if (setting('checkResults') && (result.status === 'ok' || result.status === 'changed')) {
     const wrong = resultMismatch(mod, result.data ?? {});
     if (wrong) return { status: 'failed', msg: `module ${mod.name} returned data that does not match its declared result schema: ${wrong}` };
   }
@@ -417,8 +419,6 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   return result;
 }
 
-/** `KPLAY_CHECK_RESULTS=1` (the test suite sets it): check what modules return against their `result` schema. */
-const CHECK_RESULTS = process.env.KPLAY_CHECK_RESULTS === '1';
 
 function labelOf(item: unknown): string {
   const s = typeof item === 'string' ? item : JSON.stringify(item);

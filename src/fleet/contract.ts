@@ -21,6 +21,7 @@
  *   one process's do: `serial: [1, "10%"]` still runs one canary first).
  * - `shard.<I>`: the report of shard I: {@link ShardReport} (its run id, state, recap per cluster).
  */
+import { SETTINGS } from '../core/settings.js';
 
 /** The kind of the coordination object. */
 export const FLEET_OBJECT = { apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', apiGroup: '' } as const;
@@ -75,19 +76,19 @@ export const STATUS_VERBS = ['get'] as const;
  */
 export const FLEET_ENV = {
   /** Set by Kubernetes in an Indexed Job pod: the shard index I (0-based). Needs N from `--shards` or `KPLAY_SHARDS`. */
-  completionIndex: 'JOB_COMPLETION_INDEX',
+  completionIndex: SETTINGS.jobCompletionIndex.env,
   /** The number of shards N (with `JOB_COMPLETION_INDEX`). */
-  shards: 'KPLAY_SHARDS',
+  shards: SETTINGS.shards.env,
   /** `I/N` in one variable (wins over `JOB_COMPLETION_INDEX`). */
-  shard: 'KPLAY_SHARD',
+  shard: SETTINGS.shard.env,
   /** The fleet run id shared by all shards (`--fleet-run`). */
-  run: 'KPLAY_FLEET_RUN',
+  run: SETTINGS.fleetRun.env,
   /** The namespace of the coordination object (`--fleet-namespace`). */
-  namespace: 'KPLAY_FLEET_NAMESPACE',
+  namespace: SETTINGS.fleetNamespace.env,
   /** The kubeconfig context of the management cluster (`--fleet-context`); unset in a pod: in-cluster credentials. */
-  context: 'KPLAY_FLEET_CONTEXT',
+  context: SETTINGS.fleetContext.env,
   /** The kubeconfig file of the management cluster (`--fleet-kubeconfig`). */
-  kubeconfig: 'KPLAY_FLEET_KUBECONFIG',
+  kubeconfig: SETTINGS.fleetKubeconfig.env,
 } as const;
 
 /** Flags of `kplay run` for a shard (each has the environment variable of the same meaning above). */

@@ -10,7 +10,7 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError } from '../load/errors.js';
-import { resolveInventory } from '../inventory/load.js';
+import { resolveInventory } from '../inventory/source.js';
 import { CONFIGMAP_MAX_BYTES, tooBigError } from './job-limit.js';
 
 /** One file of the bundle. */

@@ -11,6 +11,7 @@
  * the run on with `--resume last` instead of starting the window over.
  */
 import { stringify } from 'yaml';
+import { EXIT, type ExitCode } from '../core/exit.js';
 import { COMPLETION_INDEX_ENV, COORDINATION, FLEET_CONTEXT_ENV, FLEET_KUBECONFIG_ENV, FLEET_NAMESPACE_ENV, FLEET_RUN_FLAG, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUN, SHARD_FLAG } from './job-contract.js';
 import type { BundleData } from './job-configmap.js';
 
@@ -94,7 +95,7 @@ export const WRAPPER = [
 ].join('\n');
 
 /** Exit codes that fail a shard for good (bad input, failed clusters, drift, unreachable, refused). */
-const FINAL_EXIT_CODES = [1, 2, 3, 4, 5];
+const FINAL_EXIT_CODES: ExitCode[] = [EXIT.usage, EXIT.failed, EXIT.drift, EXIT.unreachable, EXIT.refused];
 
 /** Build the objects, in the order to apply them. */
 export function jobObjects(s: JobSpecInput): K8sObject[] {

@@ -3,6 +3,7 @@
  * independent shard without a fleet run) and the shard's report in the fleet's object at the
  * start and the end of the run.
  */
+import { EXIT } from '../core/exit.js';
 import type { RunSummary } from '../executor/playbook-run.js';
 import type { FleetHooks } from '../executor/fleet.js';
 import { connect } from '../k8s/client.js';
@@ -77,7 +78,7 @@ export async function openShard(spec: ShardSpec, info: ShardRunInfo): Promise<Op
     finish: (summary) =>
       write({
         ...base,
-        state: summary.interrupted ? 'interrupted' : summary.stopReason ? 'stopped' : summary.exitCode === 0 ? 'finished' : 'failed',
+        state: summary.interrupted ? 'interrupted' : summary.stopReason ? 'stopped' : summary.exitCode === EXIT.ok ? 'finished' : 'failed',
         finished: new Date().toISOString(),
         recap: summary.stats,
         ...(summary.stopReason ? { stop_reason: summary.stopReason } : {}),

@@ -3,6 +3,7 @@
  * environment an Indexed Job pod gets (see contract.ts, FLEET_ENV). Flags win over the environment.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { setting, type Env } from '../core/settings.js';
 import { InputError } from '../load/errors.js';
 import { DEFAULT_FLEET_NAMESPACE, FLEET_ENV, FLEET_RUN_ID_PATTERN, POD_NAMESPACE_FILE } from './contract.js';
 
@@ -55,20 +56,20 @@ function check(index: number, shards: number, what: string): { index: number; sh
  * `--shard`, `KPLAY_SHARD` or `JOB_COMPLETION_INDEX`). `JOB_COMPLETION_INDEX` alone (without N) is
  * not a shard: an Indexed Job's pod that runs kplay unsharded.
  */
-export function shardSpec(flags: ShardFlags, env: NodeJS.ProcessEnv = process.env, podNamespaceFile = POD_NAMESPACE_FILE): ShardSpec | undefined {
+export function shardSpec(flags: ShardFlags, env: Env = process.env, podNamespaceFile = POD_NAMESPACE_FILE): ShardSpec | undefined {
   let where: { index: number; shards: number } | undefined;
-  const nFlag = flags.shards ?? env[FLEET_ENV.shards];
+  const nFlag = flags.shards ?? setting('shards', env);
   if (flags.shard !== undefined) {
     where = parseShard(flags.shard);
     if (flags.shards !== undefined && count(flags.shards, '--shards') !== where.shards) throw new InputError(`--shard ${flags.shard} and --shards ${flags.shards} disagree`, undefined, 'give one of them');
-  } else if (env[FLEET_ENV.shard]) {
-    where = parseShard(env[FLEET_ENV.shard] ?? '', FLEET_ENV.shard);
-  } else if (env[FLEET_ENV.completionIndex] !== undefined && nFlag !== undefined) {
-    where = check(count(env[FLEET_ENV.completionIndex] ?? '', FLEET_ENV.completionIndex), count(nFlag, flags.shards !== undefined ? '--shards' : FLEET_ENV.shards), FLEET_ENV.completionIndex);
+  } else if (setting('shard', env)) {
+    where = parseShard(setting('shard', env) ?? '', FLEET_ENV.shard);
+  } else if (setting('jobCompletionIndex', env) !== undefined && nFlag !== undefined) {
+    where = check(count(setting('jobCompletionIndex', env) ?? '', FLEET_ENV.completionIndex), count(nFlag, flags.shards !== undefined ? '--shards' : FLEET_ENV.shards), FLEET_ENV.completionIndex);
   } else if (flags.shards !== undefined) {
     throw new InputError('--shards N needs the shard index: JOB_COMPLETION_INDEX is not set', undefined, SHARD_HINT);
   }
-  const fleetRun = flags.fleetRun ?? env[FLEET_ENV.run];
+  const fleetRun = flags.fleetRun ?? setting('fleetRun', env);
   if (!where) {
     if (flags.fleetRun !== undefined) throw new InputError('--fleet-run needs a shard', undefined, SHARD_HINT);
     return undefined;
@@ -80,9 +81,9 @@ export function shardSpec(flags: ShardFlags, env: NodeJS.ProcessEnv = process.en
   return {
     ...where,
     ...(fleetRun ? { fleetRun } : {}),
-    namespace: flags.fleetNamespace ?? env[FLEET_ENV.namespace] ?? (podNs || DEFAULT_FLEET_NAMESPACE),
-    context: flags.fleetContext ?? env[FLEET_ENV.context] ?? '',
-    ...((flags.fleetKubeconfig ?? env[FLEET_ENV.kubeconfig]) ? { kubeconfig: flags.fleetKubeconfig ?? env[FLEET_ENV.kubeconfig] } : {}),
+    namespace: flags.fleetNamespace ?? setting('fleetNamespace', env) ?? (podNs || DEFAULT_FLEET_NAMESPACE),
+    context: flags.fleetContext ?? setting('fleetContext', env) ?? '',
+    ...((flags.fleetKubeconfig ?? setting('fleetKubeconfig', env)) ? { kubeconfig: flags.fleetKubeconfig ?? setting('fleetKubeconfig', env) } : {}),
   };
 }
 
@@ -100,7 +101,7 @@ export interface JournalShard {
  * Resuming: the shard of the interrupted run (from its journal). Flags or environment naming
  * another shard or fleet run are refused; naming none, the journal's shard is taken.
  */
-export function resumeShard(recorded: JournalShard | undefined, runId: string, flags: ShardFlags, env: NodeJS.ProcessEnv = process.env): ShardSpec | undefined {
+export function resumeShard(recorded: JournalShard | undefined, runId: string, flags: ShardFlags, env: Env = process.env): ShardSpec | undefined {
   const now = shardSpec(flags, env);
   if (!recorded) {
     if (now) throw new InputError(`run ${runId} was not a shard: it cannot be resumed as shard ${now.index}/${now.shards}`, undefined, 'resume it without --shard (and without KPLAY_SHARD / JOB_COMPLETION_INDEX)');

@@ -4,6 +4,7 @@
  * kubernetes.core's `helm` are both thin adapters over {@link runRelease}: they map their
  * arguments to {@link EngineArgs} and their results from {@link ReleaseData}.
  */
+import { setting } from '../core/settings.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { connect, kubeFor } from '../k8s/client.js';
@@ -400,7 +401,7 @@ export async function runRelease(args: EngineArgs, ctx: ModuleContext, target: E
   let cli: Promise<HelmCli> | undefined;
   let started: HelmCli | undefined;
   const helm = (): Promise<HelmCli> => (cli ??= helmFor(ctx, binary, { kubeContext, kubeconfig }).then((h) => (started = h)));
-  const t: Target = { name: args.name, ns: args.namespace, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(process.env.HELM_DRIVER) };
+  const t: Target = { name: args.name, ns: args.namespace, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(setting('helmDriver')) };
   try {
     const result = args.state === 'absent' ? await runAbsent(args, ctx, t) : args.state === 'rollback' ? await runRollback(args, ctx, t) : await runPresent(args, ctx, t);
     return { result, helm: started };

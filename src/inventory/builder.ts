@@ -20,15 +20,11 @@ import { expandPath } from './paths.js';
 import { NAME_PATTERN } from './schema.js';
 import type { Inventory, InventoryCluster, InventoryGroup } from './types.js';
 import { entityVarFiles } from './varfiles.js';
+import { isRecord } from '../core/shape.js';
 
 type Vars = Record<string, unknown>;
 
 const NAME_RE = new RegExp(NAME_PATTERN);
-
-/** True for a plain (non-array) object. */
-export function isMap(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 /** How a value is called in messages. */
 export function kindOf(v: unknown): string {
@@ -109,7 +105,7 @@ function collectSecretsByName(value: unknown, out: string[], depth: number): voi
 /** A section that Ansible lets be a single name (`hosts: web1`) as a map (`{web1: null}`). */
 function asEntries(value: unknown): Record<string, unknown> | undefined {
   if (typeof value === 'string') return { [value]: null };
-  return isMap(value) ? value : undefined;
+  return isRecord(value) ? value : undefined;
 }
 
 /** Builds an {@link Inventory} from validated documents plus var files. */
@@ -169,12 +165,12 @@ export class Builder {
       const edge = `${parent.name}\0${name}`;
       if (!this.edgePos.has(edge)) this.edgePos.set(edge, pos);
     }
-    if (!isMap(node)) return;
+    if (!isRecord(node)) return;
     const seen = this.walked.get(node) ?? new Set<string>();
     if (seen.has(name)) return; // the same node (a YAML alias) was already walked as this group
     seen.add(name);
     this.walked.set(node, seen);
-    if (isMap(node.vars)) {
+    if (isRecord(node.vars)) {
       // ansible-core: ansible_group_priority sets the group's priority and is not a variable
       const { ansible_group_priority: priority, ...vars } = node.vars;
       if (priority !== undefined) g.priority = groupPriority(priority, posOf(node.vars, 'ansible_group_priority'), name);
@@ -182,7 +178,7 @@ export class Builder {
       this.mergeInline(g, vars, `group '${name}'`);
     }
     const clusters = node.clusters;
-    if (isMap(clusters)) {
+    if (isRecord(clusters)) {
       for (const cname of Object.keys(clusters)) {
         this.addCluster(cname, clusters[cname], posOf(clusters, cname));
         pushUnique(g.clusters, cname);
@@ -229,7 +225,7 @@ export class Builder {
     } catch (e) {
       throw new InputError(`host ${e instanceof Error ? e.message : String(e)}`, pos, 'ranges are [start:end] or [start:end:step], e.g. web[01:10].example.com');
     }
-    if (value !== null && value !== undefined && !isMap(value)) {
+    if (value !== null && value !== undefined && !isRecord(value)) {
       throw new InputError(`host '${entry}' must be followed by a map of host vars or nothing, not ${kindOf(value)}`, pos, `e.g.\n    ${entry}:\n      ansible_host: 10.0.0.1`);
     }
     for (const name of expanded.names) {
@@ -241,7 +237,7 @@ export class Builder {
         setVar(c.vars, 'ansible_port', expanded.port);
         c.origin.set('ansible_port', pos);
       }
-      if (isMap(value)) {
+      if (isRecord(value)) {
         for (const key of Object.keys(value)) {
           const kpos = posOf(value, key);
           checkVarName(key, kpos, `host '${name}'`);
@@ -256,7 +252,7 @@ export class Builder {
   private addCluster(name: string, entry: unknown, pos: SourcePos | undefined): void {
     const c = this.cluster(name, pos);
     c.asCluster = true;
-    if (!isMap(entry)) return;
+    if (!isRecord(entry)) return;
     const hint = `a cluster listed in several groups must have the same context and kubeconfig everywhere; define it once and list it elsewhere with no keys (\`${name}:\`)`;
     if (typeof entry.context === 'string') {
       const here: Located<string> = { value: entry.context, pos: posOf(entry, 'context') };
@@ -286,7 +282,7 @@ export class Builder {
       }
       c.kubeconfig ??= { value: resolved, pos: kpos };
     }
-    if (isMap(entry.vars)) this.mergeInline(c, entry.vars, `cluster '${name}'`);
+    if (isRecord(entry.vars)) this.mergeInline(c, entry.vars, `cluster '${name}'`);
   }
 
   /**
@@ -315,7 +311,7 @@ export class Builder {
     const { value, secrets } = await loadYamlDoc(full);
     this.secrets.push(...secrets);
     if (value === null || value === undefined) return;
-    if (!isMap(value)) {
+    if (!isRecord(value)) {
       const vault = typeof value === 'string' && value.startsWith('$ANSIBLE_VAULT');
       throw new InputError(
         `${shown} must be a map of variables (name: value), not ${vault ? 'an ansible-vault encrypted file' : kindOf(value)}`,

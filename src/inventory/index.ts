@@ -1,7 +1,10 @@
 /** Public API of the inventory: loading, variable layers, host patterns, the implicit localhost and the graph view. */
 export type { Inventory, InventoryCluster, InventoryGroup } from './types.js';
-export { loadInventory, resolveInventory, emptyInventory, groupVarLayers, inventoryVars, groupsMap, groupMembers } from './load.js';
-export type { LoadInventoryOptions, ResolvedInventory } from './load.js';
+export { loadInventory, emptyInventory } from './resolve.js';
+export { resolveInventory } from './source.js';
+export type { ResolvedInventory } from './source.js';
+export { groupVarLayers, inventoryVars, groupsMap, groupMembers } from './host-vars.js';
+export type { LoadInventoryOptions } from './types.js';
 export { matchClusters, parsePattern } from './patterns.js';
 export type { PatternTerm } from './patterns.js';
 export { withImplicitLocalhost, IMPLICIT_LOCALHOST } from './localhost.js';

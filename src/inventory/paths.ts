@@ -2,6 +2,7 @@
  * Path expansion for kubeconfig paths: `~/`, `$VAR` / `${VAR}`, relative paths, and the
  * `$KUBECONFIG` / `~/.kube/config` default.
  */
+import { setting } from '../core/settings.js';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
@@ -43,7 +44,7 @@ export function expandPath(p: string, baseDir: string, env: NodeJS.ProcessEnv): 
  * Only the first path of a list is used: kplay connects each cluster through one file.
  */
 export function defaultKubeconfig(env: NodeJS.ProcessEnv, cwd: string): string {
-  const first = (env.KUBECONFIG ?? '')
+  const first = (setting('kubeconfig', env) ?? '')
     .split(path.delimiter)
     .map((s) => s.trim())
     .find((s) => s.length > 0);

@@ -2,7 +2,8 @@
  * Host patterns (`hosts:` of a play, `--limit`), Ansible style:
  *
  * - a term is a cluster name, a group name, `all` (or `*`), or a glob (`*`, `?`, `[abc]`,
- *   `[!abc]`) matched against cluster and group names (a matching group contributes its members);
+ *   `[!abc]`: Python's fnmatch, src/core/fnmatch.ts) matched against cluster and group names (a
+ *   matching group contributes its members);
  * - terms are separated by `:` or `,`, or given as a YAML list (whose items may themselves hold
  *   several terms); `&term` intersects, `!term` excludes;
  * - evaluation: the union of the plain terms (or every cluster when there are none), then each
@@ -16,9 +17,10 @@
  * (with a "did you mean" suggestion), and a pattern whose result is empty. An exclusion that
  * matches nothing is fine.
  */
+import { fnmatchRegex } from '../core/fnmatch.js';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { LOCALHOST_NAMES } from './connection.js';
-import { groupMembers } from './load.js';
+import { groupMembers } from './host-vars.js';
 import { didYouMean, listSome } from '../load/suggest.js';
 import type { Inventory } from './types.js';
 
@@ -132,28 +134,6 @@ function isGlob(text: string): boolean {
   return /[*?[]/.test(text);
 }
 
-/** Compile a glob (`*`, `?`, `[abc]`, `[!abc]`) to an anchored RegExp. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i] ?? '';
-    if (ch === '*') re += '.*';
-    else if (ch === '?') re += '.';
-    else if (ch === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end === -1) {
-        re += '\\[';
-        continue;
-      }
-      let body = glob.slice(i + 1, end);
-      if (body.startsWith('!')) body = `^${body.slice(1)}`;
-      re += `[${body.replace(/\\/g, '\\\\')}]`;
-      i = end;
-    } else re += ch.replace(/[.+^${}()|\\\]]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
-}
-
 /** The clusters one term matches, and whether the term named anything at all. */
 function resolveTerm(inv: Inventory, text: string): { known: boolean; members: string[] } {
   if (text === 'all' || text === '*') return { known: true, members: explicitClusters(inv) };
@@ -162,7 +142,7 @@ function resolveTerm(inv: Inventory, text: string): { known: boolean; members: s
   // Ansible: `127.0.0.1` (and `localhost`) reach the inventory's localhost, else the implicit one.
   if (LOCALHOST_NAMES.includes(text) && inv.clusters.has('localhost')) return { known: true, members: ['localhost'] };
   if (!isGlob(text)) return { known: false, members: [] };
-  const re = globToRegExp(text);
+  const re = fnmatchRegex(text);
   const out = new Set<string>();
   let known = false;
   for (const name of inv.groups.keys()) {

@@ -87,3 +87,16 @@ export interface Inventory {
   /** Vars of `host_vars/localhost` files (inventory's, then playbook's) when there is no host `localhost`: the implicit localhost's. */
   localhostVars?: Record<string, unknown>;
 }
+
+/** Options of `loadInventory` (resolve.ts). */
+export interface LoadInventoryOptions {
+  /** Directory that relative references (and `$KUBECONFIG` entries) are relative to. */
+  cwd: string;
+  /**
+   * Directory of the playbook: bare names are also looked up in `<playbookDir>/inventories/`, and
+   * its `group_vars/` and `host_vars/` apply (as in Ansible, winning over the inventory's).
+   */
+  playbookDir?: string;
+  /** Environment for `$KUBECONFIG`, `$HOME` and `$VAR`s in kubeconfig paths (default: `process.env`). */
+  env?: NodeJS.ProcessEnv;
+}

@@ -11,7 +11,7 @@ import { ApplyConflictError, KubeApiError, parseConflicts } from './errors.js';
 import { TransportError, type RetryClass, type Transport } from './http.js';
 import type { ApplyOptions, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import { acquireConnection, type ConnectOptions, type DiscoveryCache } from './pool.js';
 import { KubeRequests } from './requests.js';
 import { recordStats } from './stats.js';
@@ -185,9 +185,9 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
     do {
       const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, verb: 'list', retry: 'read', signal: opts.signal });
       // A LIST answers a JSON object with `items`: anything else is not an empty list.
-      if (!isObj(r.body) || !('items' in r.body)) throw new TransportError(`cluster ${this.name}: the apiserver's answer to LIST ${path} is not a list (${typeof r.body === 'string' ? `${r.body.length} bytes of text` : 'no items'})`, 'EBADBODY', true, false);
+      if (!isRecord(r.body) || !('items' in r.body)) throw new TransportError(`cluster ${this.name}: the apiserver's answer to LIST ${path} is not a list (${typeof r.body === 'string' ? `${r.body.length} bytes of text` : 'no items'})`, 'EBADBODY', true, false);
       const body = r.body;
-      const meta = isObj(body.metadata) ? body.metadata : {};
+      const meta = isRecord(body.metadata) ? body.metadata : {};
       resourceVersion = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : resourceVersion;
       cont = typeof meta.continue === 'string' && meta.continue ? meta.continue : undefined;
       for (const it of Array.isArray(body.items) ? body.items : []) items.push(asObject(it, apiVersion, kind));
@@ -311,9 +311,9 @@ function withNamespace(obj: KubeObject, namespace: string): KubeObject {
 }
 
 function asObject(v: unknown, apiVersion: string, kind: string): KubeObject {
-  if (!isObj(v)) throw new Error(`unexpected response for ${kind}: ${JSON.stringify(v)?.slice(0, 100)}`);
+  if (!isRecord(v)) throw new Error(`unexpected response for ${kind}: ${JSON.stringify(v)?.slice(0, 100)}`);
   const o = v as KubeObject;
-  if (!isObj(o.metadata)) o.metadata = {};
+  if (!isRecord(o.metadata)) o.metadata = {};
   if (typeof o.apiVersion !== 'string') o.apiVersion = apiVersion;
   if (typeof o.kind !== 'string') o.kind = kind;
   return o;

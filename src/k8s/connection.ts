@@ -14,7 +14,7 @@ import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseData } from '../load/fast-yaml.js';
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import { errorMessage } from '../load/errors.js';
 import { Type, type Args } from '../core/args.js';
 import { UnreachableError, type ClusterRef, type ModuleContext } from '../core/module.js';

@@ -14,7 +14,7 @@ import type { TransportAuth } from './http.js';
 import { parseExecConfig, runExecPlugin, type ExecConfig, type ExecCredential } from './exec-credential.js';
 import { contextEntries, kubeconfigDoc } from './kubeconfig.js';
 import { errorMessage } from '../load/errors.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** What a connection needs from the kubeconfig. */
 export interface Credentials {
@@ -89,7 +89,7 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
     return undefined;
   };
   const skipTLSVerify = kcluster['insecure-skip-tls-verify'] === true;
-  const proxyHeaders = isObj(kcluster['kplay-proxy-headers']) ? Object.fromEntries(Object.entries(kcluster['kplay-proxy-headers']).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
+  const proxyHeaders = isRecord(kcluster['kplay-proxy-headers']) ? Object.fromEntries(Object.entries(kcluster['kplay-proxy-headers']).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
   const proxy: ProxySettings | undefined = typeof kcluster['proxy-url'] === 'string' && kcluster['proxy-url'] ? { url: kcluster['proxy-url'], headers: proxyHeaders } : undefined;
   const tls: https.AgentOptions = {
     ca: data(kcluster['certificate-authority-data'], kcluster['certificate-authority']),

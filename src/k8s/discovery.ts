@@ -4,7 +4,7 @@
  * classic per-group-version discovery on servers that do not support it.
  */
 import type { KubeObject, ResourceInfo } from './types.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** Accept header for aggregated discovery (v2, with v2beta1 fallback). */
 export const AGGREGATED_ACCEPT =
@@ -119,18 +119,18 @@ export function serverMinor(gitVersion: string | undefined): number | undefined 
  * no plural (the apiserver refuses such a CRD).
  */
 export function crdServedKinds(crd: KubeObject): ResourceInfo[] {
-  const spec = isObj(crd.spec) ? crd.spec : {};
-  const status = isObj(crd.status) ? crd.status : {};
+  const spec = isRecord(crd.spec) ? crd.spec : {};
+  const status = isRecord(crd.status) ? crd.status : {};
   // A manifest may carry the status stub older controller-gen releases wrote (`acceptedNames:
   // {kind: '', plural: ''}`): names the apiserver has not accepted are no names.
-  const accepted = isObj(status.acceptedNames) && strOf(status.acceptedNames.kind) ? status.acceptedNames : undefined;
-  const names = accepted ?? (isObj(spec.names) ? spec.names : {});
+  const accepted = isRecord(status.acceptedNames) && strOf(status.acceptedNames.kind) ? status.acceptedNames : undefined;
+  const names = accepted ?? (isRecord(spec.names) ? spec.names : {});
   const group = strOf(spec.group);
   const kind = strOf(names.kind);
   const resource = strOf(names.plural);
   if (!group || !kind) return [];
   return (Array.isArray(spec.versions) ? spec.versions : [])
-    .filter((v): v is Record<string, unknown> & { name: string } => isObj(v) && typeof v.name === 'string' && v.served !== false)
+    .filter((v): v is Record<string, unknown> & { name: string } => isRecord(v) && typeof v.name === 'string' && v.served !== false)
     .map((v) => ({ group, version: v.name, kind, resource, namespaced: spec.scope !== 'Cluster', verbs: ALL_VERBS }));
 }
 
@@ -145,21 +145,21 @@ export function coreKind(apiVersion: string, kind: string, gitVersion?: string):
 
 /** True when a parsed body is an `APIGroupDiscoveryList`. */
 export function isAggregated(body: unknown): boolean {
-  return isObj(body) && body.kind === 'APIGroupDiscoveryList' && Array.isArray(body.items);
+  return isRecord(body) && body.kind === 'APIGroupDiscoveryList' && Array.isArray(body.items);
 }
 
 /** Add every resource of an aggregated discovery document to `index`. */
 export function parseAggregated(body: unknown, index: DiscoveryIndex): void {
-  if (!isObj(body) || !Array.isArray(body.items)) return;
+  if (!isRecord(body) || !Array.isArray(body.items)) return;
   for (const g of body.items) {
-    if (!isObj(g)) continue;
-    const group = isObj(g.metadata) ? strOf(g.metadata.name) : '';
+    if (!isRecord(g)) continue;
+    const group = isRecord(g.metadata) ? strOf(g.metadata.name) : '';
     for (const v of Array.isArray(g.versions) ? g.versions : []) {
-      if (!isObj(v)) continue;
+      if (!isRecord(v)) continue;
       const version = strOf(v.version);
       for (const r of Array.isArray(v.resources) ? v.resources : []) {
-        if (!isObj(r)) continue;
-        const rk = isObj(r.responseKind) ? r.responseKind : {};
+        if (!isRecord(r)) continue;
+        const rk = isRecord(r.responseKind) ? r.responseKind : {};
         const kind = strOf(rk.kind);
         if (!kind) continue;
         index.add({
@@ -177,10 +177,10 @@ export function parseAggregated(body: unknown, index: DiscoveryIndex): void {
 
 /** Add the resources of a classic `APIResourceList` (one group-version) to `index`. */
 export function parseResourceList(body: unknown, index: DiscoveryIndex): void {
-  if (!isObj(body)) return;
+  if (!isRecord(body)) return;
   const { group, version } = splitApiVersion(strOf(body.groupVersion));
   for (const r of Array.isArray(body.resources) ? body.resources : []) {
-    if (!isObj(r)) continue;
+    if (!isRecord(r)) continue;
     const name = strOf(r.name);
     if (!name || name.includes('/')) continue; // subresource
     index.add({
@@ -196,12 +196,12 @@ export function parseResourceList(body: unknown, index: DiscoveryIndex): void {
 
 /** Group versions listed by a classic `/api` (APIVersions) or `/apis` (APIGroupList) document. */
 export function groupVersionsOf(body: unknown): string[] {
-  if (!isObj(body)) return [];
+  if (!isRecord(body)) return [];
   if (Array.isArray(body.versions) && body.kind === 'APIVersions') return body.versions.filter((x): x is string => typeof x === 'string');
   const out: string[] = [];
   for (const g of Array.isArray(body.groups) ? body.groups : []) {
-    if (!isObj(g)) continue;
-    for (const v of Array.isArray(g.versions) ? g.versions : []) if (isObj(v) && typeof v.groupVersion === 'string') out.push(v.groupVersion);
+    if (!isRecord(g)) continue;
+    for (const v of Array.isArray(g.versions) ? g.versions : []) if (isRecord(v) && typeof v.groupVersion === 'string') out.push(v.groupVersion);
   }
   return out;
 }

@@ -7,8 +7,10 @@
  * over kplay's, `KUBERNETES_EXEC_INFO` describing a non-interactive call; the answer's token or
  * client certificate is used until its `expirationTimestamp`.
  */
+import { setting } from '../core/settings.js';
 import path from 'node:path';
 import { runProcess } from '../core/process.js';
+import { isRecord } from '../core/shape.js';
 
 /** A kubeconfig user's `exec` section (what kplay reads of it). */
 export interface ExecConfig {
@@ -29,17 +31,14 @@ export interface ExecCredential {
 
 /** The bound on one plugin call, ms. @default 30000 */
 export function execTimeoutMs(): number {
-  const v = Number(process.env.KPLAY_EXEC_TIMEOUT_SECONDS);
-  return process.env.KPLAY_EXEC_TIMEOUT_SECONDS && Number.isFinite(v) && v > 0 ? v * 1000 : 30_000;
+  return setting('execTimeoutSeconds') * 1000;
 }
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Read a kubeconfig user's `exec` section; undefined when it is not one kplay can run. */
 export function parseExecConfig(v: unknown): ExecConfig | undefined {
-  if (!isObj(v) || typeof v.command !== 'string' || !v.command) return undefined;
+  if (!isRecord(v) || typeof v.command !== 'string' || !v.command) return undefined;
   const args = Array.isArray(v.args) ? v.args.filter((a): a is string => typeof a === 'string') : [];
-  const env = Array.isArray(v.env) ? v.env.flatMap((e) => (isObj(e) && typeof e.name === 'string' ? [{ name: e.name, value: typeof e.value === 'string' ? e.value : '' }] : [])) : [];
+  const env = Array.isArray(v.env) ? v.env.flatMap((e) => (isRecord(e) && typeof e.name === 'string' ? [{ name: e.name, value: typeof e.value === 'string' ? e.value : '' }] : [])) : [];
   return { command: v.command, args, env, apiVersion: typeof v.apiVersion === 'string' ? v.apiVersion : 'client.authentication.k8s.io/v1' };
 }
 
@@ -61,7 +60,7 @@ export async function runExecPlugin(exec: ExecConfig, kubeconfigDir: string, tim
   } catch {
     throw new Error(`${what} did not print an ExecCredential (its output is not JSON)`);
   }
-  const status = isObj(doc) && isObj(doc.status) ? doc.status : undefined;
+  const status = isRecord(doc) && isRecord(doc.status) ? doc.status : undefined;
   if (!status) throw new Error(`${what} printed no ExecCredential status`);
   const out: ExecCredential = {};
   if (typeof status.token === 'string' && status.token) out.token = status.token;

@@ -4,7 +4,7 @@
  * `kubectl set env` variable or a `kubectl label` — and who owns a given field now. The
  * server keeps these records for every write, so no state of kplay's own is needed.
  */
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 /** The part of a Kubernetes object this file reads (kept structural: `types.ts` imports this file's types). */
 export interface ManagedObject {
   metadata: { [key: string]: unknown };
@@ -49,7 +49,7 @@ export function managedEntries(obj: ManagedObject | undefined): ManagedEntry[] {
   if (!Array.isArray(raw)) return [];
   const out: ManagedEntry[] = [];
   for (const e of raw) {
-    if (!isObj(e) || typeof e.manager !== 'string' || !isObj(e.fieldsV1)) continue;
+    if (!isRecord(e) || typeof e.manager !== 'string' || !isRecord(e.fieldsV1)) continue;
     out.push({
       manager: e.manager,
       operation: typeof e.operation === 'string' ? e.operation : '',
@@ -81,7 +81,7 @@ function segmentOf(key: string): FieldSegment | undefined {
     if (key.startsWith('f:')) return { field: key.slice(2) };
     if (key.startsWith('k:')) {
       const k: unknown = JSON.parse(key.slice(2));
-      return isObj(k) ? { key: k } : undefined;
+      return isRecord(k) ? { key: k } : undefined;
     }
     if (key.startsWith('v:')) return { value: JSON.parse(key.slice(2)) as unknown };
     if (key.startsWith('i:')) return { index: Number(key.slice(2)) };
@@ -95,7 +95,7 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
 
 /** Index of the item a list segment names in `list`, or -1. */
 function indexIn(list: unknown[], seg: FieldSegment): number {
-  if ('key' in seg) return list.findIndex((it) => isObj(it) && Object.entries(seg.key).every(([k, v]) => same(it[k], v)));
+  if ('key' in seg) return list.findIndex((it) => isRecord(it) && Object.entries(seg.key).every(([k, v]) => same(it[k], v)));
   if ('value' in seg) return list.findIndex((it) => same(it, seg.value));
   if ('index' in seg) return Number.isInteger(seg.index) && seg.index >= 0 && seg.index < list.length ? seg.index : -1;
   return -1;
@@ -104,7 +104,7 @@ function indexIn(list: unknown[], seg: FieldSegment): number {
 /** The child of `node` a segment names, and its JSON-pointer token; undefined when absent. */
 export function childAt(node: unknown, seg: FieldSegment): { value: unknown; token: string } | undefined {
   if ('field' in seg) {
-    if (!isObj(node) || !Object.prototype.hasOwnProperty.call(node, seg.field) || node[seg.field] === undefined) return undefined;
+    if (!isRecord(node) || !Object.prototype.hasOwnProperty.call(node, seg.field) || node[seg.field] === undefined) return undefined;
     return { value: node[seg.field], token: seg.field };
   }
   if (!Array.isArray(node)) return undefined;
@@ -133,18 +133,18 @@ export function withoutFields<T>(obj: T, paths: FieldSegment[][]): T {
   for (const ptr of sortForRemoval(ptrs)) {
     const tokens = ptr.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
     let parent: unknown = copy;
-    for (const t of tokens.slice(0, -1)) parent = Array.isArray(parent) ? parent[Number(t)] : isObj(parent) ? parent[t] : undefined;
+    for (const t of tokens.slice(0, -1)) parent = Array.isArray(parent) ? parent[Number(t)] : isRecord(parent) ? parent[t] : undefined;
     const last = tokens[tokens.length - 1] ?? '';
     if (Array.isArray(parent)) parent.splice(Number(last), 1);
-    else if (isObj(parent)) delete parent[last];
+    else if (isRecord(parent)) delete parent[last];
     // a map field left empty goes too, as the API server drops empty fields (`env: []`, `labels: {}`)
     for (let depth = tokens.length - 1; depth > 0; depth--) {
       let node: unknown = copy;
-      for (const t of tokens.slice(0, depth - 1)) node = Array.isArray(node) ? node[Number(t)] : isObj(node) ? node[t] : undefined;
+      for (const t of tokens.slice(0, depth - 1)) node = Array.isArray(node) ? node[Number(t)] : isRecord(node) ? node[t] : undefined;
       const key = tokens[depth - 1] ?? '';
-      if (!isObj(node)) break;
+      if (!isRecord(node)) break;
       const child = node[key];
-      const empty = (Array.isArray(child) && child.length === 0) || (isObj(child) && Object.keys(child).length === 0);
+      const empty = (Array.isArray(child) && child.length === 0) || (isRecord(child) && Object.keys(child).length === 0);
       if (!empty) break;
       delete node[key];
     }
@@ -183,7 +183,7 @@ function mergeTrees(trees: Record<string, unknown>[]): Record<string, unknown> {
   for (const t of trees) {
     for (const [k, v] of Object.entries(t)) {
       const prev = out[k];
-      out[k] = isObj(prev) && isObj(v) ? mergeTrees([prev, v]) : isObj(v) ? mergeTrees([v]) : {};
+      out[k] = isRecord(prev) && isRecord(v) ? mergeTrees([prev, v]) : isRecord(v) ? mergeTrees([v]) : {};
     }
   }
   return out;
@@ -223,13 +223,13 @@ export function fieldAdditions(live: ManagedObject | undefined, ownManagers: rea
         const child = childAt(liveNode, seg);
         if (!child) continue; // no longer on the object
         const path = [...segs, seg];
-        const oursChild = oursNode && isObj(oursNode[k]) ? (oursNode[k] as Record<string, unknown>) : undefined;
+        const oursChild = oursNode && isRecord(oursNode[k]) ? (oursNode[k] as Record<string, unknown>) : undefined;
         // a field the desired object sets is not an addition (another manager took it over: a changed value)
         const desiredChild = desiredNode === undefined ? undefined : childAt(desiredNode, seg);
-        const children = isObj(sub) ? Object.keys(sub).filter((x) => x !== '.') : [];
+        const children = isRecord(sub) ? Object.keys(sub).filter((x) => x !== '.') : [];
         if (oursChild || desiredChild) {
-          if (isObj(sub) && children.length) walk(sub, oursChild, child.value, desiredChild?.value, path);
-        } else if ('field' in seg && children.length && isObj(sub)) {
+          if (isRecord(sub) && children.length) walk(sub, oursChild, child.value, desiredChild?.value, path);
+        } else if ('field' in seg && children.length && isRecord(sub)) {
           // a map or list only this manager wrote: report its keys / items one by one
           walk(sub, undefined, child.value, undefined, path);
         } else report(path);
@@ -251,7 +251,7 @@ export function ownersOf(live: ManagedObject | undefined, segments: FieldSegment
     let liveNode: unknown = live;
     let owns = true;
     for (const seg of segments) {
-      if (!isObj(tree)) {
+      if (!isRecord(tree)) {
         owns = false;
         break;
       }

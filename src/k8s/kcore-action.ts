@@ -14,6 +14,7 @@ import type { KubeClient, KubeObject, ObjectRef, ResourceInfo } from './types.js
 import { waitFor } from './wait.js';
 import { errorMessage } from '../load/errors.js';
 import type { DiffEntry, ModuleContext } from '../core/module.js';
+import { isRecord } from '../core/shape.js';
 
 /** The module arguments `perform_action` reads (kubernetes.core's names, after defaults). */
 export interface KcoreActionParams {
@@ -103,7 +104,7 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
         throw apiFailure('Failed to delete object', e);
       }
       // the apiserver's answer (the object being deleted, or a Status), the dry-run's in check mode
-      results.push(isMap(answer) ? show(answer) : {});
+      results.push(isRecord(answer) ? show(answer) : {});
     }
     // by selectors: the list of what was deleted; nothing matched (or by name): the object or {}, as kubernetes.core
     item.result = !name && selectors.length && results.length ? results : (results[0] ?? {});
@@ -198,7 +199,7 @@ export function recursiveDiff(a: Record<string, unknown>, b: Record<string, unkn
     if (!(k in b)) continue;
     const x = a[k];
     const y = b[k];
-    if (isMap(x) && isMap(y)) {
+    if (isRecord(x) && isRecord(y)) {
       const d = recursiveDiff(x, y);
       if (d) {
         left[k] = d[0];
@@ -320,4 +321,3 @@ export async function kcoreResource(client: KubeClient, apiVersion: string, kind
 /** The `apiVersion` of a discovered kind (`apps/v1`, `v1`). */
 export const groupVersion = (info: ResourceInfo): string => (info.group ? `${info.group}/${info.version}` : info.version);
 
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

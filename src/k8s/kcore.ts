@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
 import { fastLoadAll } from '../load/fast-yaml.js';
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import { Default, StringEnum, Type } from '../core/args.js';
 import type { KubeClient, KubeObject, ObjectRef } from './types.js';
 import { waitFor, type WaitMode } from './wait.js';

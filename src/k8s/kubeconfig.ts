@@ -4,11 +4,12 @@
  * (no context → no cluster to lock) and who the current user is (who approves a plan). The
  * connection's credentials are read from the same parse (credentials.ts).
  */
+import { setting } from '../core/settings.js';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseData } from '../load/fast-yaml.js';
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** The parts of a kubeconfig kplay reads. */
 export interface KubeconfigSummary {
@@ -19,7 +20,7 @@ export interface KubeconfigSummary {
 
 /** The kubeconfig file kubectl would use first: `$KUBECONFIG`'s first entry, else `~/.kube/config`. */
 export function defaultKubeconfig(): string | undefined {
-  return (process.env.KUBECONFIG ?? path.join(os.homedir(), '.kube/config')).split(path.delimiter)[0] || undefined;
+  return (setting('kubeconfig') ?? path.join(os.homedir(), '.kube/config')).split(path.delimiter)[0] || undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import type { KubeObject } from './types.js';
 import { fastLoadAll } from '../load/fast-yaml.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 
 /**
@@ -18,7 +18,7 @@ import { isRecord as isObj } from '../load/shape.js';
  */
 export function dropNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropNulls);
-  if (isObj(v)) {
+  if (isRecord(v)) {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = dropNulls(x);
     return out;
@@ -74,7 +74,7 @@ function docStart(text: string, at: number): number {
 }
 
 const describe = (v: Record<string, unknown>): string => {
-  const md = isObj(v.metadata) ? v.metadata : {};
+  const md = isRecord(v.metadata) ? v.metadata : {};
   const name = typeof md.name === 'string' ? md.name : '';
   return `${typeof v.kind === 'string' ? v.kind : 'object'}${name ? ` ${name}` : ''}`;
 };
@@ -82,22 +82,22 @@ const describe = (v: Record<string, unknown>): string => {
 /** Validate and flatten a value (object, list, `kind: List`) into Kubernetes objects; null fields are dropped. */
 export function toObjects(v: unknown, source: string): KubeObject[] {
   if (Array.isArray(v)) return v.flatMap((x, i) => (x === null ? [] : toObjects(x, `${source} item ${i + 1}`)));
-  if (!isObj(v)) throw new Error(`${source}: expected a Kubernetes object (a map with apiVersion, kind, metadata), got ${typeof v === 'string' ? `the text ${JSON.stringify(v.slice(0, 60))}` : typeof v}`);
+  if (!isRecord(v)) throw new Error(`${source}: expected a Kubernetes object (a map with apiVersion, kind, metadata), got ${typeof v === 'string' ? `the text ${JSON.stringify(v.slice(0, 60))}` : typeof v}`);
   // `kind: List`, `ConfigMapList`, …: a list of objects (`items: null` or absent is an empty list).
-  if (typeof v.kind === 'string' && v.kind.endsWith('List') && (Array.isArray(v.items) || ((v.items === null || v.items === undefined) && !(isObj(v.metadata) && typeof v.metadata.name === 'string')))) {
+  if (typeof v.kind === 'string' && v.kind.endsWith('List') && (Array.isArray(v.items) || ((v.items === null || v.items === undefined) && !(isRecord(v.metadata) && typeof v.metadata.name === 'string')))) {
     return Array.isArray(v.items) ? toObjects(v.items, source) : [];
   }
   const o = dropNulls(v) as Record<string, unknown>;
   if (typeof o.apiVersion !== 'string' || !o.apiVersion) throw new Error(`${source}: ${describe(o)}: missing apiVersion`);
   if (typeof o.kind !== 'string' || !o.kind) throw new Error(`${source}: ${describe(o)}: missing kind`);
-  if (!isObj(o.metadata)) throw new Error(`${source}: ${o.kind} has no metadata`);
+  if (!isRecord(o.metadata)) throw new Error(`${source}: ${o.kind} has no metadata`);
   if (typeof o.metadata.name !== 'string' || !o.metadata.name) {
     throw new Error(`${source}: ${o.kind} has no metadata.name (generateName is not supported by server-side apply)`);
   }
   for (const field of ['labels', 'annotations'] as const) {
     const m = o.metadata[field];
     if (m === undefined) continue;
-    if (!isObj(m)) throw new Error(`${source}: ${describe(o)}: metadata.${field} must be a map of strings, got ${Array.isArray(m) ? 'a list' : typeof m}`);
+    if (!isRecord(m)) throw new Error(`${source}: ${describe(o)}: metadata.${field} must be a map of strings, got ${Array.isArray(m) ? 'a list' : typeof m}`);
     for (const [k, x] of Object.entries(m)) {
       if (typeof x !== 'string') throw new Error(`${source}: ${describe(o)}: metadata.${field}.${k} must be a string, got ${typeof x} ${JSON.stringify(x)} (quote it in the manifest)`);
     }

@@ -5,7 +5,7 @@
 import YAML from 'yaml';
 import type { DiffEntry } from '../core/module.js';
 import type { KubeObject } from './types.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** Annotation kubectl writes for client-side apply; noise for SSA comparisons. */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -21,7 +21,7 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 /** A deep copy with sorted keys (canonical form). */
 export function canonical(v: unknown): Json {
   if (Array.isArray(v)) return v.map(canonical);
-  if (isObj(v)) {
+  if (isRecord(v)) {
     const out: { [k: string]: Json } = {};
     for (const k of Object.keys(v).sort()) if (v[k] !== undefined) out[k] = canonical(v[k]);
     return out;
@@ -34,9 +34,9 @@ export function canonical(v: unknown): Json {
 export function normalize(obj: KubeObject): KubeObject {
   const c = canonical(obj) as unknown as KubeObject;
   delete c.status;
-  const md = isObj(c.metadata) ? c.metadata : {};
+  const md = isRecord(c.metadata) ? c.metadata : {};
   for (const k of METADATA_NOISE) delete md[k];
-  if (isObj(md.annotations)) {
+  if (isRecord(md.annotations)) {
     delete md.annotations[LAST_APPLIED];
     if (Object.keys(md.annotations).length === 0) delete md.annotations;
   }
@@ -64,7 +64,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
     for (let i = 0; i < x.length; i++) if (!sameJson(x[i], y[i])) return false;
     return true;
   }
-  if (!isObj(x) || !isObj(y)) return false;
+  if (!isRecord(x) || !isRecord(y)) return false;
   let n = 0;
   for (const k of Object.keys(x)) {
     if (x[k] === undefined) continue;
@@ -92,7 +92,7 @@ export function isSecret(o: KubeObject | undefined): boolean {
 export function secretValues(o: KubeObject | undefined): string[] {
   if (!isSecret(o) || !o) return [];
   const out: string[] = [];
-  if (isObj(o.data)) {
+  if (isRecord(o.data)) {
     for (const v of Object.values(o.data)) {
       if (typeof v !== 'string') continue;
       out.push(v);
@@ -100,7 +100,7 @@ export function secretValues(o: KubeObject | undefined): string[] {
       if (dec) out.push(dec);
     }
   }
-  if (isObj(o.stringData)) for (const v of Object.values(o.stringData)) if (typeof v === 'string') out.push(v);
+  if (isRecord(o.stringData)) for (const v of Object.values(o.stringData)) if (typeof v === 'string') out.push(v);
   return out;
 }
 
@@ -114,8 +114,8 @@ export function maskPair(before: KubeObject | undefined, after: KubeObject | und
   const plain = (o: KubeObject | undefined): Record<string, string> => {
     const m: Record<string, string> = {};
     if (!o) return m;
-    if (isObj(o.data)) for (const [k, v] of Object.entries(o.data)) if (typeof v === 'string') m[k] = Buffer.from(v, 'base64').toString('utf8');
-    if (isObj(o.stringData)) for (const [k, v] of Object.entries(o.stringData)) if (typeof v === 'string') m[k] = v;
+    if (isRecord(o.data)) for (const [k, v] of Object.entries(o.data)) if (typeof v === 'string') m[k] = Buffer.from(v, 'base64').toString('utf8');
+    if (isRecord(o.stringData)) for (const [k, v] of Object.entries(o.stringData)) if (typeof v === 'string') m[k] = v;
     return m;
   };
   const b = plain(before);
@@ -125,7 +125,7 @@ export function maskPair(before: KubeObject | undefined, after: KubeObject | und
     const c = JSON.parse(JSON.stringify(o)) as KubeObject;
     for (const field of ['data', 'stringData'] as const) {
       const d = c[field];
-      if (!isObj(d)) continue;
+      if (!isRecord(d)) continue;
       for (const k of Object.keys(d)) d[k] = side === 'after' && before !== undefined && b[k] !== a[k] ? SECRET_MARK_CHANGED : SECRET_MARK;
     }
     const ann = c.metadata.annotations;
@@ -143,7 +143,7 @@ export function maskObject(o: KubeObject): KubeObject {
 /** Field paths (dot notation, `[i]` for list items) where two values differ; at most `limit`. */
 export function changedPaths(a: unknown, b: unknown, prefix = '', limit = 50, out: string[] = []): string[] {
   if (out.length >= limit) return out;
-  if (isObj(a) && isObj(b)) {
+  if (isRecord(a) && isRecord(b)) {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
     for (const k of keys) {
       const p = prefix ? `${prefix}.${k}` : k;

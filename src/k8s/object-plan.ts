@@ -17,7 +17,7 @@ import { childAt, fieldAdditions, ownersOf, parseFieldPath, pointerOf, withoutFi
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef } from './types.js';
 import { normalisesQuantities, sameQuantity } from './quantity.js';
 import { splitApiVersion } from './discovery.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** Options of {@link planApply}. */
 export interface PlanOptions {
@@ -201,7 +201,7 @@ function withLiveValues(obj: KubeObject, live: KubeObject, paths: FieldSegment[]
       if (!s || !d) break;
       if (i === segs.length - 1) {
         if (Array.isArray(dst)) dst[Number(d.token)] = structuredClone(s.value);
-        else if (isObj(dst)) dst[d.token] = structuredClone(s.value);
+        else if (isRecord(dst)) dst[d.token] = structuredClone(s.value);
       }
       src = s.value;
       dst = d.value;
@@ -267,7 +267,7 @@ export async function fetchLive(
  * object without it.
  */
 export function containsFields(live: unknown, want: unknown, quantities = false, key?: string, parent?: string, zeros = false): boolean {
-  if (isObj(want)) return isObj(live) && Object.entries(want).every(([k, w]) => w === undefined || (zeros && live[k] === undefined && OMITTED_ZERO.get(k) === w) || containsFields(live[k], w, quantities, k, key, zeros));
+  if (isRecord(want)) return isRecord(live) && Object.entries(want).every(([k, w]) => w === undefined || (zeros && live[k] === undefined && OMITTED_ZERO.get(k) === w) || containsFields(live[k], w, quantities, k, key, zeros));
   if (Array.isArray(want)) return Array.isArray(live) && live.length === want.length && want.every((w, i) => containsFields(live[i], w, quantities, undefined, key, zeros));
   return live === want || (quantities && sameQuantity(live, want, key, parent));
 }
@@ -310,9 +310,9 @@ export function ownedFieldsIn(owned: Record<string, unknown>, desired: unknown, 
     let l: unknown;
     if (k.startsWith('f:')) {
       const name = k.slice(2);
-      if (!isObj(desired) || desired[name] === undefined) return false;
+      if (!isRecord(desired) || desired[name] === undefined) return false;
       d = desired[name];
-      l = isObj(live) ? live[name] : undefined;
+      l = isRecord(live) ? live[name] : undefined;
     } else if (k.startsWith('k:') || k.startsWith('v:') || k.startsWith('i:')) {
       if (!Array.isArray(desired) || !Array.isArray(live)) return false;
       let i = -1;
@@ -325,13 +325,13 @@ export function ownedFieldsIn(owned: Record<string, unknown>, desired: unknown, 
           return false;
         }
         if (k.startsWith('v:')) i = live.findIndex((it) => JSON.stringify(it) === JSON.stringify(key));
-        else if (isObj(key)) i = live.findIndex((it) => isObj(it) && Object.entries(key).every(([kk, kv]) => JSON.stringify(it[kk]) === JSON.stringify(kv)));
+        else if (isRecord(key)) i = live.findIndex((it) => isRecord(it) && Object.entries(key).every(([kk, kv]) => JSON.stringify(it[kk]) === JSON.stringify(kv)));
       }
       if (!Number.isInteger(i) || i < 0 || i >= desired.length) return false;
       d = desired[i];
       l = live[i];
     } else return false;
-    if (isObj(sub) && !ownedFieldsIn(sub, d, l)) return false;
+    if (isRecord(sub) && !ownedFieldsIn(sub, d, l)) return false;
   }
   return true;
 }
@@ -352,9 +352,9 @@ export function appliedUnchanged(live: KubeObject, desired: KubeObject, fieldMan
   if (!containsFields(live, wanted, normalisesQuantities(desired.apiVersion), undefined, undefined, OMITS_ZEROS.has(splitApiVersion(desired.apiVersion).group))) return false;
   const entries = Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
   for (const e of entries) {
-    if (!isObj(e) || e.manager !== fieldManager || e.operation !== 'Apply' || (e.subresource !== undefined && e.subresource !== '')) continue;
+    if (!isRecord(e) || e.manager !== fieldManager || e.operation !== 'Apply' || (e.subresource !== undefined && e.subresource !== '')) continue;
     if (e.apiVersion !== desired.apiVersion) return false;
-    if (e.fieldsV1 !== undefined && (!isObj(e.fieldsV1) || !ownedFieldsIn(e.fieldsV1, desired, live))) return false;
+    if (e.fieldsV1 !== undefined && (!isRecord(e.fieldsV1) || !ownedFieldsIn(e.fieldsV1, desired, live))) return false;
   }
   return true;
 }

@@ -4,6 +4,7 @@
  * data (a read is asked again), and an apiserver that stops answering after it was reached is
  * ridden out within a bound shared by the connection (`KPLAY_OUTAGE_SECONDS`).
  */
+import { setting } from '../core/settings.js';
 import { UnreachableError } from '../core/module.js';
 import { isConnectError, KubeApiError, parseStatus } from './errors.js';
 import { sleepOrThrow, TransportError, type Transport, type TransportRequest, type TransportResponse } from './http.js';
@@ -11,8 +12,7 @@ import type { ClientStats } from './types.js';
 import { parseWarnings } from './warnings.js';
 
 function outageBudgetFromEnv(): number {
-  const v = Number(process.env.KPLAY_OUTAGE_SECONDS);
-  return Number.isFinite(v) && v >= 0 && process.env.KPLAY_OUTAGE_SECONDS !== '' && process.env.KPLAY_OUTAGE_SECONDS !== undefined ? v * 1000 : 60_000;
+  return setting('outageSeconds') * 1000;
 }
 
 /** Whether a Content-Type says JSON (`application/json`, `…+json`, with parameters such as `;as=APIGroupDiscoveryList`). */

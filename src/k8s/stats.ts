@@ -2,6 +2,7 @@
  * Request statistics of a process's cluster clients: with `KPLAY_STATS_FILE` set, one JSON line
  * per client is appended to that file when the process exits (the benchmarks count requests so).
  */
+import { setting } from '../core/settings.js';
 import { appendFileSync } from 'node:fs';
 import type { ClientStats } from './types.js';
 
@@ -20,7 +21,7 @@ const statsClients: StatsSource[] = [];
  * Used by the benchmarks (test/bench) to count every request, reads included.
  */
 export function recordStats(client: StatsSource): void {
-  const file = process.env.KPLAY_STATS_FILE;
+  const file = setting('statsFile');
   if (!file) return;
   if (statsClients.length === 0) {
     process.on('exit', () => {

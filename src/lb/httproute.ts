@@ -8,7 +8,8 @@
 import YAML from 'yaml';
 import type { ObjectRef } from '../k8s/types.js';
 import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
-import { clientFor, guard, integerWeight, isObj, LbError, readModifyWrite, where } from './k8s_common.js';
+import { clientFor, guard, integerWeight, LbError, readModifyWrite, where } from './k8s_common.js';
+import { isRecord } from '../core/shape.js';
 import { Type, type Args } from '../core/args.js';
 import type { LbProvider } from './provider.js';
 import { BACKEND_PROPERTY, NAMESPACE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
@@ -48,9 +49,9 @@ interface RoutePlan {
   after: Record<string, unknown>;
 }
 
-const refsOf = (rule: unknown): unknown[] => (isObj(rule) && Array.isArray(rule.backendRefs) ? rule.backendRefs : []);
-const nameOf = (ref: unknown): string | undefined => (isObj(ref) && typeof ref.name === 'string' ? ref.name : undefined);
-const weightOf = (ref: unknown): number | undefined => (isObj(ref) && typeof ref.weight === 'number' ? ref.weight : undefined);
+const refsOf = (rule: unknown): unknown[] => (isRecord(rule) && Array.isArray(rule.backendRefs) ? rule.backendRefs : []);
+const nameOf = (ref: unknown): string | undefined => (isRecord(ref) && typeof ref.name === 'string' ? ref.name : undefined);
+const weightOf = (ref: unknown): number | undefined => (isRecord(ref) && typeof ref.weight === 'number' ? ref.weight : undefined);
 
 /** `a (rules 0, 1), b (rule 0)` — every backendRef name and where it is used. */
 function knownBackends(rules: unknown[]): string {
@@ -81,7 +82,7 @@ function plan(rules: unknown[], args: HttpRouteSwitchArgs, label: string): { pla
     const known = args.rule !== undefined ? knownBackends([rules[args.rule]]).replace(/ \(rule 0\)/g, '') : knownBackends(rules);
     throw new LbError(`unknown backend '${backend}' in ${scope}; known backendRefs: ${known}`);
   }
-  const next = rules.map((r) => (isObj(r) ? { ...r, backendRefs: refsOf(r).map((ref) => (isObj(ref) ? { ...ref } : ref)) } : r));
+  const next = rules.map((r) => (isRecord(r) ? { ...r, backendRefs: refsOf(r).map((ref) => (isRecord(ref) ? { ...ref } : ref)) } : r));
   const changes: RefChange[] = [];
   const before: Record<string, unknown> = {};
   const after: Record<string, unknown> = {};
@@ -90,7 +91,7 @@ function plan(rules: unknown[], args: HttpRouteSwitchArgs, label: string): { pla
     const refs = refsOf(next[i]);
     let total = 0;
     refs.forEach((ref, n) => {
-      if (nameOf(ref) === backend && isObj(ref)) {
+      if (nameOf(ref) === backend && isRecord(ref)) {
         const prev = weightOf(ref);
         changes.push({ rule: i, index: n, previous: prev ?? DEFAULT_WEIGHT, defaulted: prev === undefined, ruleTotal: 0 });
         if ((prev ?? DEFAULT_WEIGHT) !== weight) {
@@ -121,7 +122,7 @@ async function run(args: HttpRouteSwitchArgs, ctx: ModuleContext): Promise<Modul
     ref,
     ctx,
     (live) => {
-      const spec = isObj(live.spec) ? live.spec : {};
+      const spec = isRecord(live.spec) ? live.spec : {};
       const rules = Array.isArray(spec.rules) ? spec.rules : [];
       const p = plan(rules, args, label);
       return { plan: p.plan, patch: p.rules ? { spec: { rules: p.rules } } : undefined };

@@ -7,7 +7,8 @@
 import YAML from 'yaml';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
 import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
-import { clientFor, guard, integerWeight, isObj, LbError, readModifyWrite, stringMap, where } from './k8s_common.js';
+import { clientFor, guard, integerWeight, LbError, readModifyWrite, stringMap, where } from './k8s_common.js';
+import { isRecord } from '../core/shape.js';
 import { Type, type Args } from '../core/args.js';
 import type { LbProvider } from './provider.js';
 import { NAMESPACE_PROPERTY, WEIGHT_PROPERTY } from './shared.js';
@@ -57,9 +58,9 @@ interface CanaryPlan {
 }
 
 function hostsOf(o: KubeObject): Set<string> {
-  const spec = isObj(o.spec) ? o.spec : {};
+  const spec = isRecord(o.spec) ? o.spec : {};
   const rules = Array.isArray(spec.rules) ? spec.rules : [];
-  return new Set(rules.map((r) => (isObj(r) && typeof r.host === 'string' ? r.host : '')));
+  return new Set(rules.map((r) => (isRecord(r) && typeof r.host === 'string' ? r.host : '')));
 }
 
 /**

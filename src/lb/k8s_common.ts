@@ -16,7 +16,7 @@
  * after we read it, and we re-read and recompute instead of overwriting someone else's change.
  */
 import { kubeFor } from '../k8s/client.js';
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
 import { errorMessage } from '../load/errors.js';
@@ -30,14 +30,10 @@ export class LbError extends Error {
 /** How many times a patch is retried after a 409 caused by a concurrent change. */
 export const CONFLICT_RETRIES = 4;
 
-/** `true` for a plain (non-array) object. */
-/** A map (re-exported for the providers). */
-export const isObj = isRecord;
-
 /** A map of string values (labels, selectors, annotations); non-string values are dropped. */
 export function stringMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  if (isObj(v)) for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  if (isRecord(v)) for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
   return out;
 }
 
@@ -121,7 +117,7 @@ export async function readModifyWrite<P>(
     const rv = before.metadata.resourceVersion;
     const guarded: Record<string, unknown> = {
       ...patch,
-      metadata: { ...(isObj(patch.metadata) ? patch.metadata : {}), ...(rv ? { resourceVersion: rv } : {}) },
+      metadata: { ...(isRecord(patch.metadata) ? patch.metadata : {}), ...(rv ? { resourceVersion: rv } : {}) },
     };
     try {
       const after = await client.mergePatch(ref, guarded, { dryRun: ctx.checkMode, signal: ctx.signal });

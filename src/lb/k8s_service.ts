@@ -15,7 +15,8 @@
 import YAML from 'yaml';
 import type { KubeClient, KubeObject, ObjectRef } from '../k8s/types.js';
 import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
-import { clientFor, guard, isObj, LbError, readModifyWrite, selectorText, stringMap, where } from './k8s_common.js';
+import { clientFor, guard, LbError, readModifyWrite, selectorText, stringMap, where } from './k8s_common.js';
+import { isRecord } from '../core/shape.js';
 import { Default, Type, type Args } from '../core/args.js';
 import type { LbProvider } from './provider.js';
 import { sleep } from '../core/sleep.js';
@@ -96,9 +97,9 @@ function selectorYaml(sel: Record<string, string>): string {
 }
 
 function podReady(p: KubeObject): boolean {
-  const st = isObj(p.status) ? p.status : {};
+  const st = isRecord(p.status) ? p.status : {};
   const conds = Array.isArray(st.conditions) ? st.conditions : [];
-  return conds.some((c) => isObj(c) && c.type === 'Ready' && c.status === 'True');
+  return conds.some((c) => isRecord(c) && c.type === 'Ready' && c.status === 'True');
 }
 
 /** Names of the pods the EndpointSlice controller would list for `selector`. */
@@ -108,7 +109,7 @@ async function expectedEndpoints(client: KubeClient, namespace: string, selector
   let ready = 0;
   for (const p of items) {
     if (p.metadata.deletionTimestamp) continue;
-    const st = isObj(p.status) ? p.status : {};
+    const st = isRecord(p.status) ? p.status : {};
     const isReady = podReady(p);
     if (isReady) ready++;
     if (typeof st.podIP === 'string' && st.podIP && (isReady || publishNotReady)) expected.add(p.metadata.name ?? '');
@@ -122,10 +123,10 @@ async function currentEndpoints(client: KubeClient, namespace: string, service: 
   const out = new Set<string>();
   for (const s of items) {
     for (const ep of Array.isArray(s.endpoints) ? s.endpoints : []) {
-      if (!isObj(ep)) continue;
-      const cond = isObj(ep.conditions) ? ep.conditions : {};
+      if (!isRecord(ep)) continue;
+      const cond = isRecord(ep.conditions) ? ep.conditions : {};
       if (cond.ready === false) continue;
-      const target = isObj(ep.targetRef) && typeof ep.targetRef.name === 'string' ? ep.targetRef.name : undefined;
+      const target = isRecord(ep.targetRef) && typeof ep.targetRef.name === 'string' ? ep.targetRef.name : undefined;
       const addr = Array.isArray(ep.addresses) && typeof ep.addresses[0] === 'string' ? ep.addresses[0] : undefined;
       const key = target ?? addr;
       if (key) out.add(key);
@@ -155,7 +156,7 @@ async function run(args: K8sServiceSwitchArgs, ctx: ModuleContext): Promise<Modu
 
   let endpointsBefore: Set<string> | undefined;
   const outcome = await readModifyWrite<SelectorPlan>(client, ref, ctx, async (live) => {
-    const spec = isObj(live.spec) ? live.spec : {};
+    const spec = isRecord(live.spec) ? live.spec : {};
     const previous = stringMap(spec.selector);
     if (Object.keys(previous).length === 0) {
       throw new LbError(

@@ -2,6 +2,7 @@
  * JSON Schema validation (ajv, strict) that reports errors at the `file:line:col` of the
  * offending YAML node, with the friendliest message ajv's errors allow.
  */
+import { setting } from '../core/settings.js';
 import { appendFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
@@ -113,7 +114,7 @@ const compiledAtRunTime: string[] = [];
  * are compiled at build time, so a run compiling one of them is a regression the tests catch.
  */
 function countCompilation(schema: JsonSchema): void {
-  const file = process.env.KPLAY_STATS_FILE;
+  const file = setting('statsFile');
   if (!file) return;
   if (!compiledAtRunTime.length) {
     process.on('exit', () => {

@@ -5,6 +5,7 @@
  * Safety: duplicate keys are errors, alias expansion is capped (billion-laughs), nesting
  * depth is capped, and `!secret` marks a scalar whose value must be masked in all output.
  */
+import { DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_YAML_DEPTH, setting } from '../core/settings.js';
 import { readFile, stat } from 'node:fs/promises';
 import {
   Parser,
@@ -24,14 +25,10 @@ import { fastLoadAllWithOffsets } from './fast-yaml.js';
 /** Maximum alias dereferences per document. */
 export const MAX_ALIASES = 100;
 /** Default maximum nesting depth of maps/lists (`KPLAY_MAX_YAML_DEPTH` raises it, up to 1000). */
-export const MAX_DEPTH = 64;
-const maxDepth = (): number => {
-  const v = Number(process.env.KPLAY_MAX_YAML_DEPTH);
-  return Number.isInteger(v) && v > 0 ? Math.min(v, 1000) : MAX_DEPTH;
-};
+export const MAX_DEPTH = DEFAULT_MAX_YAML_DEPTH;
+const maxDepth = (): number => setting('maxYamlDepth');
 const DEPTH_HINT = 'flatten the structure, or raise the limit with KPLAY_MAX_YAML_DEPTH=N (at most 1000)';
-/** Default cap on the size of one input file (playbook, inventory, vars, task file). */
-export const DEFAULT_MAX_INPUT_BYTES = 8 * 1024 * 1024;
+export { DEFAULT_MAX_INPUT_BYTES };
 
 let maxInputBytes = DEFAULT_MAX_INPUT_BYTES;
 

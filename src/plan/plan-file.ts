@@ -11,7 +11,7 @@ import { sha256 } from '../audit/chain.js';
 import type { RunEvent } from '../report/events.js';
 import type { DiffEntry } from '../core/module.js';
 import type { InputsDigest } from './inputs.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** Plan file format version. */
 export const PLAN_VERSION = 1;
@@ -96,9 +96,9 @@ export function parsePlan(text: string, file: string): Plan {
   } catch (e) {
     throw new Error(`${file} is not a kplay plan (not JSON: ${e instanceof Error ? e.message : String(e)})`);
   }
-  if (!isObj(v) || v.kplay_plan !== PLAN_VERSION) throw new Error(`${file} is not a kplay plan of version ${PLAN_VERSION} (make it with kplay plan PLAYBOOK -i INV -o ${file})`);
+  if (!isRecord(v) || v.kplay_plan !== PLAN_VERSION) throw new Error(`${file} is not a kplay plan of version ${PLAN_VERSION} (make it with kplay plan PLAYBOOK -i INV -o ${file})`);
   for (const k of ['created', 'created_by', 'playbook', 'inventory', 'digest'] as const) if (typeof v[k] !== 'string') throw new Error(`${file}: ${k} is missing`);
-  if (!isObj(v.clusters) || !isObj(v.inputs) || !Array.isArray(v.approvals) || !Array.isArray(v.errors)) throw new Error(`${file}: clusters, inputs, errors or approvals are missing`);
+  if (!isRecord(v.clusters) || !isRecord(v.inputs) || !Array.isArray(v.approvals) || !Array.isArray(v.errors)) throw new Error(`${file}: clusters, inputs, errors or approvals are missing`);
   return v as unknown as Plan;
 }
 

@@ -6,7 +6,7 @@
  * changes than the planned ones (cluster, task and object named).
  */
 import { readFile } from 'node:fs/promises';
-import { inventoryVars } from '../inventory/load.js';
+import { inventoryVars } from '../inventory/host-vars.js';
 import { matchClusters } from '../inventory/patterns.js';
 import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';

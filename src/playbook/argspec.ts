@@ -3,7 +3,7 @@
  * checks them: types with Ansible's conversions (`"3"` is an int, `yes` a bool, `a,b` a list),
  * `required`, `choices`, `elements` and nested `options`, with Ansible's wording of the errors.
  */
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 type Obj = Record<string, unknown>;
 

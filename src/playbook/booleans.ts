@@ -4,13 +4,12 @@
  * playbook writes it (kplay's YAML reader keeps `yes` a string, as YAML 1.2 does).
  */
 import type { JsonSchema } from '../core/module.js';
+import { isRecord } from '../core/shape.js';
 
 type Obj = Record<string, unknown>;
 
 const TRUE = new Set(['y', 'yes', 'on', '1', 'true', 't']);
 const FALSE = new Set(['n', 'no', 'off', '0', 'false', 'f']);
-
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Whether a property schema accepts a boolean and no string (so a string there can only mean a boolean). */
 function booleanOnly(s: JsonSchema): boolean {
@@ -31,7 +30,7 @@ export function ansibleBool(v: string): boolean | undefined {
  * boolean (nested objects and lists of objects too). Returns `args` itself when nothing changes.
  */
 export function ansibleBooleans(schema: JsonSchema, args: unknown): unknown {
-  if (!isObj(args) || !isObj(schema.properties)) return args;
+  if (!isRecord(args) || !isRecord(schema.properties)) return args;
   const props = schema.properties as Record<string, JsonSchema>;
   let out: Obj | undefined;
   for (const [k, v] of Object.entries(args)) {
@@ -39,8 +38,8 @@ export function ansibleBooleans(schema: JsonSchema, args: unknown): unknown {
     if (!p) continue;
     let nv: unknown = v;
     if (typeof v === 'string' && booleanOnly(p)) nv = ansibleBool(v) ?? v;
-    else if (isObj(v) && isObj(p.properties)) nv = ansibleBooleans(p, v);
-    else if (Array.isArray(v) && isObj(p.items)) {
+    else if (isRecord(v) && isRecord(p.properties)) nv = ansibleBooleans(p, v);
+    else if (Array.isArray(v) && isRecord(p.items)) {
       const mapped = v.map((x) => ansibleBooleans(p.items as JsonSchema, x));
       if (mapped.some((x, i) => x !== v[i])) nv = mapped;
     }

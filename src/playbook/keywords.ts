@@ -11,12 +11,11 @@ import { REGISTRY, Templar, templar } from '../template/index.js';
 import { actionGroup, resolveAction } from './names.js';
 import { BLOCK_KEYS, TASK_KEYWORDS } from './schema.js';
 import type { Inherited } from './types.js';
+import { isRecord } from '../core/shape.js';
 
 export type { Inherited };
 
 type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** YAML 1.1's booleans (PyYAML, as Ansible reads its files): the value, or undefined when `v` is not one. */
 export function yaml11Bool(v: unknown): boolean | undefined {
@@ -59,7 +58,7 @@ export function inheritedKeywords(raw: Obj, parent: Inherited, known: (short: st
   if (env !== undefined && env !== null) {
     const list = Array.isArray(env) ? env : [env];
     for (const e of list) {
-      if (!isObj(e) && !(typeof e === 'string' && Templar.isTemplated(e))) throw new InputError('environment: expected a map of variables (or a template giving one)', posOf(raw, 'environment'), 'write `environment: {NAME: value}`');
+      if (!isRecord(e) && !(typeof e === 'string' && Templar.isTemplated(e))) throw new InputError('environment: expected a map of variables (or a template giving one)', posOf(raw, 'environment'), 'write `environment: {NAME: value}`');
       templar.check(e, { where: posOf(raw, 'environment') });
     }
   }
@@ -90,11 +89,11 @@ export function inheritedKeywords(raw: Obj, parent: Inherited, known: (short: st
 /** One `module_defaults` map with its module keys resolved to kplay's names (groups kept as written). */
 function moduleDefaultsMap(d: unknown, raw: Obj, known: (short: string) => boolean): Obj {
   const where = posOf(raw, 'module_defaults');
-  if (!isObj(d)) throw new InputError('module_defaults: expected a map of module (or `group/<name>`) → default arguments', where, 'write `module_defaults: {kubernetes.core.k8s: {kubeconfig: …}}`');
+  if (!isRecord(d)) throw new InputError('module_defaults: expected a map of module (or `group/<name>`) → default arguments', where, 'write `module_defaults: {kubernetes.core.k8s: {kubeconfig: …}}`');
   const out: Obj = {};
   for (const [k, v] of Object.entries(d)) {
     const at = posOf(d, k) ?? where;
-    if (!isObj(v) && !(typeof v === 'string' && Templar.isTemplated(v))) throw new InputError(`module_defaults: the defaults of '${k}' must be a map of arguments`, at);
+    if (!isRecord(v) && !(typeof v === 'string' && Templar.isTemplated(v))) throw new InputError(`module_defaults: the defaults of '${k}' must be a map of arguments`, at);
     templar.check(v, { where: at });
     if (k.startsWith('group/')) {
       out[k] = v;
@@ -243,7 +242,7 @@ function actionForm(v: unknown, where: SourcePos | undefined): { module: string;
     const rest = m[2] ?? '';
     return { module: m[1], args: rest.trim() === '' ? {} : rest };
   }
-  if (isObj(v) && typeof v.module === 'string') {
+  if (isRecord(v) && typeof v.module === 'string') {
     const { module, ...args } = v;
     return { module: module as string, args };
   }

@@ -20,6 +20,7 @@ import './validators.js';
 import { specProblems, checkOptions } from './argspec.js';
 import { findRole, parseRoleEntry, roleArgumentSpecs, roleDisplayName, roleFile, roleMap } from './roles.js';
 import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, Playbook, RoleUse, TaskCommon, TaskNode, VarPrompt } from './types.js';
+import { isRecord } from '../core/shape.js';
 
 type Obj = Record<string, unknown>;
 
@@ -78,10 +79,6 @@ export interface LoadOptions {
   registry: ModuleRegistry;
 }
 
-function isObj(v: unknown): v is Obj {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 function toList(v: unknown): string[] {
   if (v === undefined || v === null) return [];
   if (Array.isArray(v)) return v.map(String);
@@ -121,7 +118,7 @@ async function loadPlays(file: string, opts: LoadOptions, stack: string[], secre
       const target = path.resolve(path.dirname(file), String(entry.import_playbook));
       if (stack.includes(target)) throw new InputError(`import_playbook cycle: ${[...stack, target].map((f) => path.basename(f)).join(' → ')}`, where);
       const imported = await loadPlays(target, opts, [...stack, target], secrets, where);
-      const extra = isObj(entry.vars) ? entry.vars : {};
+      const extra = isRecord(entry.vars) ? entry.vars : {};
       for (const p of imported) plays.push({ ...p, vars: { ...p.vars, ...extra } });
       continue;
     }
@@ -135,7 +132,7 @@ async function loadPlays(file: string, opts: LoadOptions, stack: string[], secre
  * known key) or an `import_playbook` entry.
  */
 function checkPlayEntry(entry: unknown, where: SourcePos, file: string): asserts entry is Obj {
-  if (!isObj(entry)) throw new InputError('a play must be a map (`- hosts: …` with `tasks:`), or `- import_playbook: file.yml`', where);
+  if (!isRecord(entry)) throw new InputError('a play must be a map (`- hosts: …` with `tasks:`), or `- import_playbook: file.yml`', where);
   const isImport = 'import_playbook' in entry;
   const allowed = isImport ? Object.keys((importEntrySchema().properties ?? {}) as Obj) : playKeys();
   for (const k of Object.keys(entry)) {
@@ -172,7 +169,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     const { value, secrets: s } = await loadYamlDoc(vfPath, where);
     secrets.push(...s);
     if (value === null) continue;
-    if (!isObj(value)) throw new InputError('a vars file must be a map of variables', posOf(value) ?? { file: vfPath, line: 1, col: 1 });
+    if (!isRecord(value)) throw new InputError('a vars file must be a map of variables', posOf(value) ?? { file: vfPath, line: 1, col: 1 });
     templar.check(value);
     Object.assign(filesVars, value);
   }
@@ -191,7 +188,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
       const where = posOf(raw.roles, i) ?? pos;
       const dep = parseRoleEntry(entry, where);
       const c: TaskCommon = { ...common(roleEntryKeywords(dep, d0(entry)), where, scope, opts), name: undefined };
-      const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: true, allowDuplicates: isObj(entry) && entry.allow_duplicates === true }, c, scope, opts, where, isObj(entry) ? entry : undefined);
+      const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: true, allowDuplicates: isRecord(entry) && entry.allow_duplicates === true }, c, scope, opts, where, isRecord(entry) ? entry : undefined);
       if (node) roleBlocks.push(node);
     }
   }
@@ -207,7 +204,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     anyErrorsFatal: inherit.anyErrorsFatal === true,
     forceHandlers: staticBool(raw, 'force_handlers') === true,
     prompts,
-    vars: { ...promptVars, ...(isObj(raw.vars) ? raw.vars : {}) },
+    vars: { ...promptVars, ...(isRecord(raw.vars) ? raw.vars : {}) },
     varsFiles,
     varsFromFiles: filesVars,
     tags,
@@ -261,7 +258,7 @@ function varsPrompt(raw: Obj): { vars: Obj; prompts: VarPrompt[] } {
 
 /** The map a role entry's keywords are read from (positions kept: the entry itself when it is a map). */
 function d0(entry: unknown): Obj | undefined {
-  return isObj(entry) ? entry : undefined;
+  return isRecord(entry) ? entry : undefined;
 }
 
 /** A role entry's `when`, `tags` and keywords, as a node's raw keys (read from the entry, for positions). */
@@ -333,7 +330,7 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
       const where = posOf(deps, i) ?? pos;
       const dep = parseRoleEntry(d, where);
       const dc: TaskCommon = { ...common(roleEntryKeywords(dep, d0(d)), where, inner, opts), name: undefined };
-      const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: false, allowDuplicates: isObj(d) && d.allow_duplicates === true }, dc, inner, opts, where, isObj(d) ? d : undefined);
+      const node = await expandRole({ name: dep.name, from: {}, useVars: dep.useVars, params: dep.params, public: false, allowDuplicates: isRecord(d) && d.allow_duplicates === true }, dc, inner, opts, where, isRecord(d) ? d : undefined);
       if (node?.role) role.deps.push(node.role);
       if (node) depBlocks.push(node);
     }
@@ -341,10 +338,10 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
   // argument specs: validated first (a task, as in Ansible), literal params checked now
   const entry = spec.from.tasks ?? 'main';
   const specs = await roleArgumentSpecs(dir, meta, secrets);
-  const argSpec = isObj(specs[entry]) ? specs[entry] : undefined;
+  const argSpec = isRecord(specs[entry]) ? specs[entry] : undefined;
   const validation: TaskNode[] = [];
   if (argSpec && spec.validate !== false) {
-    const options = isObj(argSpec.options) ? argSpec.options : {};
+    const options = isRecord(argSpec.options) ? argSpec.options : {};
     const problems = specProblems(options);
     const specFile = roleFile(dir, 'meta', 'argument_specs') ?? roleFile(dir, 'meta') ?? dir;
     if (problems.length) throw new InputError(`role ${role.name}: invalid argument spec '${entry}': ${problems.join('; ')}`, posOf(argSpec) ?? { file: specFile, line: 1, col: 1 });
@@ -389,7 +386,7 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, op
 function staticRoleArgs(role: string, options: Obj, params: Obj, raw: Obj | undefined, pos: SourcePos): void {
   for (const [k, v] of Object.entries(params)) {
     const spec = options[k];
-    if (Templar.isTemplated(v) || !isObj(spec)) continue;
+    if (Templar.isTemplated(v) || !isRecord(spec)) continue;
     // `required` is checked at run time: a required option may come from any variable scope.
     const errors: string[] = [];
     checkOptions({ [k]: { ...spec, required: false } }, { [k]: v }, errors);
@@ -429,7 +426,7 @@ async function normaliseList(list: unknown[], scope: Scope, opts: LoadOptions): 
   const out: TaskNode[] = [];
   for (const [i, raw] of list.entries()) {
     const where = posOf(list, i) ?? posFallback(scope.baseDir);
-    if (!isObj(raw)) throw new InputError('a task must be a map (e.g. `- name: …` followed by one module)', where);
+    if (!isRecord(raw)) throw new InputError('a task must be a map (e.g. `- name: …` followed by one module)', where);
     out.push(await normaliseTask(raw, where, scope, opts));
   }
   return out;
@@ -440,7 +437,7 @@ function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): Task
   if (name) templar.check(name, { where: posOf(raw, 'name') });
   const when = conditionList(raw.when);
   for (const c of when) templar.checkCondition(c, { where: posOf(raw, 'when') });
-  if (isObj(raw.vars)) templar.check(raw.vars, { where: posOf(raw, 'vars') });
+  if (isRecord(raw.vars)) templar.check(raw.vars, { where: posOf(raw, 'vars') });
   checkDelegate(raw);
   checkDebugger(raw);
   checkConnection(raw);
@@ -450,7 +447,7 @@ function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): Task
     name,
     when,
     tags: [...new Set([...scope.tags, ...toList(raw.tags)])],
-    vars: isObj(raw.vars) ? raw.vars : undefined,
+    vars: isRecord(raw.vars) ? raw.vars : undefined,
     blockVars: scope.blockVars,
     checkMode: k.checkMode,
     ignoreErrors: k.ignoreErrors,
@@ -512,8 +509,8 @@ async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: 
     const key = dynamic ? 'include_tasks' : 'import_tasks';
     let fileRaw = raw[key];
     // `include_tasks: {file: x.yml}` (Ansible's long form) and `args: {file: …}`
-    if (isObj(fileRaw) && typeof fileRaw.file === 'string') fileRaw = fileRaw.file;
-    if ((fileRaw === null || fileRaw === undefined) && isObj(raw.args) && typeof raw.args.file === 'string') fileRaw = raw.args.file;
+    if (isRecord(fileRaw) && typeof fileRaw.file === 'string') fileRaw = fileRaw.file;
+    if ((fileRaw === null || fileRaw === undefined) && isRecord(raw.args) && typeof raw.args.file === 'string') fileRaw = raw.args.file;
     if (typeof fileRaw !== 'string' || !fileRaw) throw new InputError(`\`${key}\` needs a file name`, pos);
     const loopControl = loopControlOf(raw);
     const { loop, loopLookup } = loopOf(raw);
@@ -542,7 +539,7 @@ async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: 
     const dynamic = 'include_role' in raw;
     const key = dynamic ? 'include_role' : 'import_role';
     const o = raw[key];
-    if (!isObj(o)) throw new InputError(`\`${key}\` needs a map with \`name: <role>\``, posOf(raw, key) ?? pos);
+    if (!isRecord(o)) throw new InputError(`\`${key}\` needs a map with \`name: <role>\``, posOf(raw, key) ?? pos);
     for (const k of Object.keys(o)) if (!ROLE_OPTIONS.has(k)) throw new InputError(`${key}: unknown option '${k}'`, posOf(o, k), `allowed: ${[...ROLE_OPTIONS].join(', ')}`);
     if (typeof o.name !== 'string' || !o.name) throw new InputError(`\`${key}\` needs \`name: <role>\``, posOf(raw, key) ?? pos);
     if (o.apply !== undefined) throw new InputError(`${key}: \`apply\` is not supported`, posOf(o, 'apply'), 'put the keywords on a block around the role task instead (when, tags, vars are inherited)');
@@ -557,7 +554,7 @@ async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: 
     if (!dynamic) {
       if (Templar.isTemplated(o.name)) throw new InputError('import_role is static and its name cannot be templated; use include_role', posOf(o, 'name'));
       if (loop !== undefined) throw new InputError('import_role cannot loop; use include_role', posOf(raw, withLoop?.key ?? 'loop'));
-      const node = await expandRole({ name: o.name, from, useVars: {}, params, public: o.public !== false, allowDuplicates: o.allow_duplicates !== false, validate }, cc, scope, opts, posOf(raw, key) ?? pos, isObj(raw.vars) ? raw.vars : raw);
+      const node = await expandRole({ name: o.name, from, useVars: {}, params, public: o.public !== false, allowDuplicates: o.allow_duplicates !== false, validate }, cc, scope, opts, posOf(raw, key) ?? pos, isRecord(raw.vars) ? raw.vars : raw);
       return node ?? { ...cc, kind: 'block', block: [], rescue: [], always: [] };
     }
     if (loop !== undefined) templar.check(loop, { where: posOf(raw, withLoop?.key ?? 'loop') });
@@ -578,7 +575,7 @@ async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: 
       // Check the role statically now (it is loaded again, per cluster, at run time); its handlers
       // join the play's. A check is not a use: its dependencies do not count as already run.
       const check: Scope = { ...scope, roles: { ...scope.roles, seen: new Set(scope.roles.seen) } };
-      await expandRole({ name: o.name, from, useVars: {}, params, public: false, allowDuplicates: true }, cc, check, opts, posOf(raw, key) ?? pos, isObj(raw.vars) ? raw.vars : raw, true);
+      await expandRole({ name: o.name, from, useVars: {}, params, public: false, allowDuplicates: true }, cc, check, opts, posOf(raw, key) ?? pos, isRecord(raw.vars) ? raw.vars : raw, true);
     }
     return node;
   }
@@ -609,7 +606,7 @@ async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: 
   await opts.registry.prepare(name);
   const c = common(raw, pos, scope, opts);
   const defaults = moduleDefaultsFor(c.moduleDefaults, name);
-  const args = normaliseArgs(mod, raw[name], raw, name, isObj(raw.args) ? raw.args : undefined, defaults);
+  const args = normaliseArgs(mod, raw[name], raw, name, isRecord(raw.args) ? raw.args : undefined, defaults);
   for (const k of ['until', 'failed_when', 'changed_when'] as const) {
     for (const cond of conditionList(raw[k])) templar.checkCondition(cond, { where: posOf(raw, k) });
   }
@@ -650,7 +647,7 @@ function lev1(a: string, b: string): boolean {
 }
 
 function loopControlOf(raw: Obj): ModuleTask['loopControl'] {
-  const lc = isObj(raw.loop_control) ? raw.loop_control : {};
+  const lc = isRecord(raw.loop_control) ? raw.loop_control : {};
   return {
     loopVar: typeof lc.loop_var === 'string' ? lc.loop_var : 'item',
     label: typeof lc.label === 'string' ? lc.label : undefined,
@@ -684,7 +681,7 @@ const RAW_OPTIONS = new Set(['chdir', 'creates', 'removes', 'executable', 'stdin
  * arguments (`file: path=/x state=touch`); the rest is the free-form argument.
  */
 function freeFormArgs(mod: AnyModule, value: string): Obj | undefined {
-  const props = isObj(mod.schema.properties) ? mod.schema.properties : {};
+  const props = isRecord(mod.schema.properties) ? mod.schema.properties : {};
   if (RAW_MODULES.has(mod.name)) {
     const { kv, rest } = parseKv(value, (k) => RAW_OPTIONS.has(k) && k in props);
     if (Object.keys(kv).length === 0 || !mod.freeForm) return undefined;
@@ -708,7 +705,7 @@ function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string, ex
   let args: unknown = value;
   // what is checked: module_defaults under the arguments, Ansible's boolean spellings read as booleans
   const withDefaults = (given: Obj): Obj => {
-    const merged: Obj = defaults ? (Object.assign({}, ...defaults.filter(isObj), given) as Obj) : given;
+    const merged: Obj = defaults ? (Object.assign({}, ...defaults.filter(isRecord), given) as Obj) : given;
     if (merged !== given) copyPos(given, merged);
     return ansibleBooleans(mod.schema, merged) as Obj;
   };
@@ -724,7 +721,7 @@ function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string, ex
     templar.check(args, { where });
     staticValidate(mod, withDefaults(args as Obj), where, raw, key);
     return args;
-  } else if (!isObj(value)) {
+  } else if (!isRecord(value)) {
     throw new InputError(`${mod.name}: arguments must be a map`, where, `see \`kplay modules ${mod.name}\``);
   } else if (extra) {
     args = { ...extra, ...value };

@@ -4,11 +4,12 @@
  * `templates/`, as in Ansible. The loader (load.ts) turns a use of a role into task nodes; the
  * variables it brings are layered by src/vars/roles.ts.
  */
+import { setting } from '../core/settings.js';
 import { INHERITED_KEYWORDS } from './schema.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
-import { isRecord } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 import { loadYamlDoc } from '../load/yaml.js';
 import { templar } from '../template/index.js';
 
@@ -16,7 +17,7 @@ type Obj = Record<string, unknown>;
 
 /** Where roles are looked for, besides paths and the places relative to the playbook. */
 function rolesPathEnv(): string[] {
-  return (process.env.KPLAY_ROLES_PATH ?? '').split(path.delimiter).filter(Boolean);
+  return setting('rolesPath');
 }
 
 function isDir(p: string): boolean {

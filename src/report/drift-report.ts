@@ -12,7 +12,7 @@ import type { RunEvent } from './events.js';
 import { unifiedDiff } from './diff.js';
 import { tableLines } from './table.js';
 import type { DiffEntry } from '../core/module.js';
-import { isRecord as isObj } from '../load/shape.js';
+import { isRecord } from '../core/shape.js';
 
 /** A task (and loop item) that reported a drifted thing, with what it said. */
 export interface DriftTaskRef {
@@ -67,7 +67,7 @@ export interface ClusterReport {
 function objectDrifts(data: Record<string, unknown> | undefined): ObjectDrift[] {
   const raw = data?.drift;
   if (!Array.isArray(raw)) return [];
-  return raw.filter((d): d is ObjectDrift => isObj(d) && typeof d.kind === 'string' && typeof d.name === 'string' && Array.isArray(d.fields) && Array.isArray(d.hidden));
+  return raw.filter((d): d is ObjectDrift => isRecord(d) && typeof d.kind === 'string' && typeof d.name === 'string' && Array.isArray(d.fields) && Array.isArray(d.hidden));
 }
 
 /** `Kind ns/name`, as object labels are written everywhere (diff labels too). */
@@ -80,8 +80,8 @@ function managedLabels(data: Record<string, unknown> | undefined): string[] {
   const list = Array.isArray(data?.resources) ? data.resources : Array.isArray(data?.objects) ? data.objects : [];
   const out: string[] = [];
   for (const o of list) {
-    if (!isObj(o) || typeof o.kind !== 'string') continue;
-    const meta = isObj(o.metadata) ? o.metadata : o;
+    if (!isRecord(o) || typeof o.kind !== 'string') continue;
+    const meta = isRecord(o.metadata) ? o.metadata : o;
     if (typeof meta.name !== 'string') continue;
     out.push(objectLabel({ kind: o.kind, name: meta.name, ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}) }));
   }

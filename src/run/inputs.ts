@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { InputError } from '../load/errors.js';
 import { loadYamlDoc, parseYaml } from '../load/yaml.js';
-import { loadInventory, loadNoInventory } from '../inventory/load.js';
+import { loadInventory, loadNoInventory } from '../inventory/resolve.js';
 import { withImplicitLocalhost } from '../inventory/localhost.js';
 import type { Inventory } from '../inventory/types.js';
 import { loadPlaybook } from '../playbook/load.js';

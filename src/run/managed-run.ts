@@ -7,6 +7,7 @@
  * `kplay drift` and programs using the SDK all run playbooks through here; commands only turn
  * flags into {@link ManagedRunOptions} and the outcome into an exit code.
  */
+import { DEFAULT_FORKS, setting } from '../core/settings.js';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { JournalState } from '../audit/journal.js';
@@ -27,9 +28,6 @@ import { JournalObserver } from './journal.js';
 import { LockObserver } from './locks.js';
 import type { RunObserver } from './observer.js';
 import { RecordObserver, type RecordsWritten } from './records.js';
-
-/** Clusters worked on in parallel when nothing says otherwise (`--forks`, {@link ManagedRunOptions.forks}). */
-export const DEFAULT_FORKS = 10;
 
 /** A fresh run id: time-sortable and unique. */
 export function newRunId(): string {
@@ -136,7 +134,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
         }),
         o.signal,
       );
-  const recordDir = path.resolve(o.recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+  const recordDir = path.resolve(o.recordDir ?? setting('recordDir'));
   const journal = records
     ? await JournalObserver.start(recordDir, { runId, playbook: o.playbook, inventoryArg: o.inventoryArg, limit: o.limit, tags, skipTags, extraVars: o.extraVars, shard: o.shard }, masker, (e) => o.onEvent(e))
     : undefined;

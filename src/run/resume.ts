@@ -5,6 +5,7 @@
  * (src/executor/resume.ts).
  */
 import path from 'node:path';
+import { setting } from '../core/settings.js';
 import { readJournal, type JournalState } from '../audit/journal.js';
 import { changedFiles, playbookDigests, Resume } from '../executor/resume.js';
 import { matchClusters } from '../inventory/patterns.js';
@@ -12,9 +13,9 @@ import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import type { Loaded } from './inputs.js';
 
-/** The journal of run `which` (`last`: the newest) in the record directory (`--record-dir`, else $KPLAY_RECORD_DIR, else .kplay/runs). */
+/** The journal of run `which` (`last`: the newest) in the record directory (`--record-dir`, else the `recordDir` setting). */
 export async function readResumed(recordDir: string | undefined, which: string): Promise<JournalState> {
-  const dir = path.resolve(recordDir ?? process.env.KPLAY_RECORD_DIR ?? '.kplay/runs');
+  const dir = path.resolve(recordDir ?? setting('recordDir'));
   try {
     return await readJournal(dir, which);
   } catch (e) {

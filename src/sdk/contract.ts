@@ -16,3 +16,5 @@ export { MASK } from '../core/mask.js';
 export { spawnTethered, tether } from '../core/tether.js';
 export { runProcess, type ProcessOptions, type ProcessResult } from '../core/process.js';
 export { sleep } from '../core/sleep.js';
+/** kplay's settings from the environment (`setting('helm')` is `$KPLAY_HELM` or `helm`), parsed and checked once. */
+export { setting, type SettingName } from '../core/settings.js';

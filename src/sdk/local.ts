@@ -6,7 +6,7 @@
 export { commandResult, runCommand, type CommandArgs, type CommandData } from '../local/command.js';
 export { parseFreeForm, shlexSplit, splitArgs } from '../local/kv.js';
 export { expandUserVars, findSource, globExists, localPath } from '../local/paths.js';
-export { fnmatchRegex } from '../local/fnmatch.js';
+export { fnmatchRegex } from '../core/fnmatch.js';
 export { gatherFacts } from '../executor/facts.js';
 export { delta, pyNow, splitLines, type PyTime } from '../local/time.js';
 export { applyAttrs, digest, fileState, gidOf, groupName, lexists, octal, pathInfo, sha1File, uidOf, userName, wantedMode, type AttrChange, type ModeArg, type PathInfo, type WantedAttrs } from '../local/files.js';

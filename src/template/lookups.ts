@@ -10,6 +10,7 @@ import { randomInt } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { fnmatchRegex } from '../core/fnmatch.js';
 import type { Kwargs, LookupDef, PluginContext } from './plugins.js';
 import { ExprError, Undef, isMap, num, truthy, typeName } from './values.js';
 import { text } from './filters/def.js';
@@ -232,25 +233,6 @@ function sequence(terms: readonly unknown[], kwargs: Kwargs): string[] {
   return out;
 }
 
-function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i] ?? '';
-    if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end < 0) re += '\\[';
-      else {
-        const body = glob.slice(i + 1, end);
-        re += `[${body.startsWith('!') ? `^${body.slice(1)}` : body}]`;
-        i = end;
-      }
-    } else re += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`, 's');
-}
-
 /** Python's `glob.glob(pattern)` (no hidden files for wildcards). */
 function glob(pattern: string): string[] {
   const parts = pattern.split('/');
@@ -261,7 +243,7 @@ function glob(pattern: string): string[] {
       paths = paths.map((p) => path.join(p, part)).filter((p) => existsSync(p));
       continue;
     }
-    const re = globToRegExp(part);
+    const re = fnmatchRegex(part);
     const next: string[] = [];
     for (const p of paths) {
       let names: string[] = [];

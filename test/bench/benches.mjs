@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { verbs } from './lib.mjs';
-import { samples, SCRAPE_INTERVAL_S, startExporter, startPrometheus, waitForValue } from './prom.mjs';
+import { samples, SCRAPE_INTERVAL_S, startExporter, startPrometheus, waitForQuery } from '../helpers/prometheus.mjs';
 
 const yamlDocs = (objs) => objs.map((o) => JSON.stringify(o)).join('\n---\n') + '\n';
 const write = (file, text) => {
@@ -1125,7 +1125,7 @@ async function b12(env) {
   const bad = 0.5;
   const good = 0.001;
   const exporter = await startExporter(good);
-  const prom = await startPrometheus(new URL(exporter.url).host);
+  const prom = await startPrometheus(new URL(exporter.server.url).host);
   const latencies = [];
   try {
     const dir = path.join(env.work, 'b12');
@@ -1160,8 +1160,8 @@ async function b12(env) {
     );
     const namespaces = [];
     for (let rep = 0; rep < reps; rep++) {
-      exporter.ratio = good;
-      await waitForValue(prom.url, 'app_error_ratio', (v) => v === good);
+      exporter.ratios.set('a', good);
+      await waitForQuery(prom.url, 'app_error_ratio', (v) => v[0] === good);
       const ns = `${env.runId}-b12-${rep}`;
       namespaces.push(ns);
       const inv = write(path.join(dir, `inv-${rep}.yml`), inventory(env, [{ name: 'eu-1', context: env.clusters[0].context, vars: { ns, prometheus_url: prom.url } }]));
@@ -1169,7 +1169,7 @@ async function b12(env) {
       const r = await env.run(process.execPath, [env.kplayBin, 'run', pb, '-i', inv, '--no-lock', '--output', 'json', '--record-dir', path.join(dir, 'runs')], {
         onStdout: (d) => {
           seen += d;
-          if (exporter.ratio === good && /"type":"task_start"[^\n]*"task":"gate"/.test(seen)) exporter.ratio = bad;
+          if (exporter.ratios.get('a') === good && /"type":"task_start"[^\n]*"task":"gate"/.test(seen)) exporter.ratios.set('a', bad);
         },
       });
       const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
@@ -1189,7 +1189,7 @@ async function b12(env) {
     await waitGone(env, byCtx(namespaces.map((n) => [env.clusters[0].context, n])));
   } finally {
     await prom.stop();
-    await exporter.close();
+    await exporter.server.close();
   }
   const k = med(latencies);
   const bound = (interval + SCRAPE_INTERVAL_S) * 1000;

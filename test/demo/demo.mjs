@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { binDir, runDir, up } from '../sandbox/lib.mjs';
 import { DEFAULTS, sandboxInventory } from './inventory.mjs';
 import { clientLoop, serverState, startHaproxy } from './lb.mjs';
-import { startPrometheus } from './prometheus.mjs';
+import { startPrometheus } from '../helpers/prometheus.mjs';
 import { startStandin } from './standin.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -53,7 +53,7 @@ async function main() {
     standins.push(await startStandin({ cluster: name, context: name, kubeconfig: sb.kubeconfig, port: DEFAULTS.endpointPorts[name] }));
   }
   const haproxy = await startHaproxy({ dir: demoDir, frontendPort: DEFAULTS.frontendPort, adminPort: DEFAULTS.adminPort, servers: names.map((n) => ({ name: n, port: DEFAULTS.endpointPorts[n] })) });
-  const prometheus = await startPrometheus({ dir: path.join(demoDir, 'prometheus'), port: DEFAULTS.prometheusPort, targets: Object.fromEntries(names.map((n) => [n, `127.0.0.1:${DEFAULTS.endpointPorts[n]}`])) });
+  const prometheus = await startPrometheus(Object.fromEntries(names.map((n) => [n, `127.0.0.1:${DEFAULTS.endpointPorts[n]}`])), { dir: path.join(demoDir, 'prometheus'), port: DEFAULTS.prometheusPort, job: 'webapp-ingress' });
   console.log(`HAProxy on 127.0.0.1:${DEFAULTS.frontendPort} (runtime API tcp://127.0.0.1:${DEFAULTS.adminPort}); stand-in ingresses on ports ${Object.values(DEFAULTS.endpointPorts).join(', ')}; Prometheus on ${prometheus.url}`);
   const helmBin = path.join(binDir(), 'helm');
   /** The webapp release on a cluster: revision, chart, status, description. */

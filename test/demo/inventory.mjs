@@ -25,7 +25,7 @@ export function sandboxInventory(o = DEFAULTS) {
         lb_backend: 'be_webapp',
         charts_dir: '{{ playbook_dir }}/charts',
         release_namespace: 'webapp',
-        // the Prometheus scraping every cluster's stand-in ingress (test/demo/prometheus.mjs)
+        // the Prometheus scraping every cluster's stand-in ingress (test/helpers/prometheus.mjs)
         ...(o.prometheusPort ? { prometheus_url: `http://127.0.0.1:${o.prometheusPort}` } : {}),
       },
       children: {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonEvents, kplay } from '../helpers/cli.js';
-import { samples, SCRAPE_INTERVAL_S, startExporter, startPrometheus, waitForQuery, type Exporter, type PrometheusInstance } from '../helpers/prometheus.js';
+import { samples, SCRAPE_INTERVAL_S, startExporter, startPrometheus, waitForQuery, type Exporter, type PrometheusInstance } from '../helpers/prometheus.mjs';
 import { kubectl, sandboxEnv } from '../sandbox/env.js';
 
 const CLUSTERS = ['sandbox-1', 'sandbox-2', 'sandbox-3'];

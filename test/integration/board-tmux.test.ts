@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kplayBin, repoRoot } from '../helpers/cli.js';
-import { startExporter, startPrometheus, waitForQuery } from '../helpers/prometheus.js';
+import { startExporter, startPrometheus, waitForQuery } from '../helpers/prometheus.mjs';
 import { kubectl, sandboxEnv } from '../sandbox/env.js';
 
 const suffix = Math.random().toString(16).slice(2, 8);

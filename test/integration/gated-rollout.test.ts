@@ -12,7 +12,7 @@ import { jsonEvents, kplay, repoRoot, type KplayResult } from '../helpers/cli.js
 import { helm, kubectl, sandboxEnv } from '../sandbox/env.js';
 import { sandboxInventory } from '../demo/inventory.mjs';
 import { freePort, serverState, startHaproxy } from '../demo/lb.mjs';
-import { startPrometheus, waitForQuery } from '../demo/prometheus.mjs';
+import { startPrometheus, waitForQuery } from '../helpers/prometheus.mjs';
 import { startStandin } from '../demo/standin.mjs';
 
 const CLUSTERS = ['sandbox-1', 'sandbox-2', 'sandbox-3'];
@@ -80,7 +80,7 @@ beforeAll(async () => {
   standins = [];
   for (const c of CLUSTERS) standins.push(await startStandin({ cluster: c, context: c, kubeconfig: sb.kubeconfig, port: endpointPorts[c] ?? 0, namespace: ns }));
   haproxy = await startHaproxy({ dir: path.join(work, 'haproxy'), frontendPort, adminPort, servers: CLUSTERS.map((c) => ({ name: c, port: endpointPorts[c] ?? 0 })) });
-  prometheus = await startPrometheus({ dir: path.join(work, 'prometheus'), port: prometheusPort, targets: Object.fromEntries(CLUSTERS.map((c) => [c, `127.0.0.1:${endpointPorts[c] ?? 0}`])) });
+  prometheus = await startPrometheus(Object.fromEntries(CLUSTERS.map((c) => [c, `127.0.0.1:${endpointPorts[c] ?? 0}`])), { dir: path.join(work, 'prometheus'), port: prometheusPort, job: 'webapp-ingress' });
 }, 120_000);
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyStats } from '../../src/report/events.js';
 import { renderRunReport } from '../../src/report/html/run.js';
 import { jsonEvents, kplay, repoRoot } from '../helpers/cli.js';
-import { startExporter, startPrometheus, waitForQuery, type Exporter, type PrometheusInstance } from '../helpers/prometheus.js';
+import { startExporter, startPrometheus, waitForQuery, type Exporter, type PrometheusInstance } from '../helpers/prometheus.mjs';
 import { kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 
 const CHROMIUM = process.env.KPLAY_CHROMIUM ?? '/usr/bin/chromium';

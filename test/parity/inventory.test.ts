@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { graph } from '../../src/inventory/graph.js';
-import { inventoryVars, loadInventory } from '../../src/inventory/load.js';
+import { inventoryVars } from '../../src/inventory/host-vars.js';
+import { loadInventory } from '../../src/inventory/resolve.js';
 
 const VENV = process.env.KPLAY_BENCH_VENV ?? path.join(os.homedir(), '.cache/kplay-bench/venv');
 const ANSIBLE_INVENTORY = path.join(VENV, 'bin/ansible-inventory');

@@ -14,8 +14,9 @@ vi.mock('../../src/executor/playbook-run.js', async (importOriginal) => {
 });
 
 const { runCommand } = await import('../../src/cli/run-command.js');
-const { DEFAULT_FORKS, runManaged } = await import('../../src/run/managed-run.js');
-const { EXIT_CRASHED } = await import('../../src/cli/common.js');
+const { runManaged } = await import('../../src/run/managed-run.js');
+const { DEFAULT_FORKS } = await import('../../src/core/settings.js');
+const { EXIT } = await import('../../src/core/exit.js');
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kplay-cli-exit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,7 +52,7 @@ describe('kplay run: exit code of an unexpected error', () => {
       return Promise.reject(new TypeError('boom after'));
     };
     const code = await runCommand(pb, { ...flags });
-    expect(code).toBe(EXIT_CRASHED);
+    expect(code).toBe(EXIT.crashed);
     expect(code).toBe(6);
     expect(stderr).toContain('ERROR: the run stopped on an unexpected error after tasks had run, so clusters may have been changed: boom after');
   });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdsSecret, journalTask, parseJournal, readJournal, type JournalState } from '../../src/audit/journal.js';
 import { runManaged } from '../../src/run/managed-run.js';
 import { changedFiles, playbookDigests, Resume, safeToRunAgain, TaskKeys, taskBase, unrestorable } from '../../src/executor/resume.js';
-import { loadInventory } from '../../src/inventory/load.js';
+import { loadInventory } from '../../src/inventory/resolve.js';
 import type { Inventory } from '../../src/inventory/types.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import type { RunEvent } from '../../src/report/events.js';

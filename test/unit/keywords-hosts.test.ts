@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { playClusters } from '../../src/playbook/targets.js';
-import { loadInventory } from '../../src/inventory/load.js';
+import { loadInventory } from '../../src/inventory/resolve.js';
 import type { Inventory } from '../../src/inventory/types.js';
 
 describe('playClusters', () => {

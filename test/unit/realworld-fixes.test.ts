@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadInventory } from '../../src/inventory/load.js';
+import { loadInventory } from '../../src/inventory/resolve.js';
 import { withImplicitLocalhost } from '../../src/inventory/localhost.js';
 import { matchClusters, parsePattern } from '../../src/inventory/patterns.js';
 import { roleMap } from '../../src/playbook/roles.js';

@@ -15,7 +15,7 @@ const API: Record<string, string[]> = {
     'defineModule', 'type DiffEntry', 'DriftResult', 'errorMessage', 'type JsonSchema', 'loadYamlDoc', 'MASK',
     'type ModuleAdapters', 'type ModuleContext', 'type ModuleDefinition', 'type ModuleExample',
     'type ModuleLogger', 'type ModuleResult', 'type ModuleStatus', 'type ProcessOptions',
-    'type ProcessResult', 'type ResultData', 'runProcess', 'sleep', 'spawnTethered', 'type Static',
+    'type ProcessResult', 'type ResultData', 'runProcess', 'setting', 'type SettingName', 'sleep', 'spawnTethered', 'type Static',
     'StringEnum', 'type TDefault', 'tether', 'type TObject', 'type TSchema', 'Type', 'UnreachableError',
   ],
   k8s: [

@@ -3,7 +3,7 @@
  * aggregated ClusterRole are left out (their owner is the controller manager).
  */
 import type { KubeObject } from '../types.js';
-import { isRecord as isObj } from '../../load/shape.js';
+import { isRecord } from '../../core/shape.js';
 
 /**
  * `obj` without the empty `rules` of an aggregated ClusterRole (one with an `aggregationRule`):
@@ -14,7 +14,7 @@ import { isRecord as isObj } from '../../load/shape.js';
  * as given. Other objects are returned as they are.
  */
 export function withoutAggregatedRules(obj: KubeObject): KubeObject {
-  if (obj.kind !== 'ClusterRole' || obj.apiVersion !== 'rbac.authorization.k8s.io/v1' || !isObj(obj.aggregationRule)) return obj;
+  if (obj.kind !== 'ClusterRole' || obj.apiVersion !== 'rbac.authorization.k8s.io/v1' || !isRecord(obj.aggregationRule)) return obj;
   if (!('rules' in obj) || (obj.rules !== null && !(Array.isArray(obj.rules) && obj.rules.length === 0))) return obj;
   const { rules: _empty, ...rest } = obj;
   return rest;

@@ -4,7 +4,7 @@
  */
 import { sortForDelete } from '../order.js';
 import type { KubeClient, KubeObject, ObjectRef } from '../types.js';
-import { isRecord as isObj } from '../../load/shape.js';
+import { isRecord } from '../../core/shape.js';
 import { deleteOne } from './delete.js';
 import { isUnknownKind, type ObjectResult } from './types.js';
 
@@ -66,11 +66,11 @@ export async function pruneObjects(client: KubeClient, applied: KubeObject[], op
   const recordRef: ObjectRef = { apiVersion: 'v1', kind: 'ConfigMap', name: `kplay-prune-${opts.id}`, namespace: opts.recordNamespace };
   const recordObj = await client.get(recordRef, opts.signal);
   let previous: PruneRecordEntry[] = [];
-  const raw = isObj(recordObj?.data) ? recordObj.data.resources : undefined;
+  const raw = isRecord(recordObj?.data) ? recordObj.data.resources : undefined;
   if (typeof raw === 'string') {
     try {
       const v: unknown = JSON.parse(raw);
-      if (Array.isArray(v)) previous = v.filter((e): e is PruneRecordEntry => isObj(e) && typeof e.apiVersion === 'string' && typeof e.kind === 'string' && Array.isArray(e.namespaces));
+      if (Array.isArray(v)) previous = v.filter((e): e is PruneRecordEntry => isRecord(e) && typeof e.apiVersion === 'string' && typeof e.kind === 'string' && Array.isArray(e.namespaces));
     } catch {
       // a corrupt record is rebuilt
     }

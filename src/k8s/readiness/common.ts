@@ -1,6 +1,6 @@
 /** Shared helpers of the readiness checks (kstatus spirit: each returns done/successful/message). */
 import type { KubeObject } from '../types.js';
-import { isRecord as isObj } from '../../load/shape.js';
+import { isRecord } from '../../core/shape.js';
 
 /** Result of a readiness check. */
 export interface Readiness {
@@ -26,12 +26,12 @@ export interface Condition {
 
 /** `obj.status` as a map (empty when missing). */
 export function statusOf(obj: KubeObject): Record<string, unknown> {
-  return isObj(obj.status) ? obj.status : {};
+  return isRecord(obj.status) ? obj.status : {};
 }
 
 /** `obj.spec` as a map (empty when missing). */
 export function specOf(obj: KubeObject): Record<string, unknown> {
-  return isObj(obj.spec) ? obj.spec : {};
+  return isRecord(obj.spec) ? obj.spec : {};
 }
 
 /** A number field (0 when missing). */
@@ -44,7 +44,7 @@ export function num(m: Record<string, unknown>, key: string, dflt = 0): number {
 export function conditionsOf(obj: KubeObject): Condition[] {
   const c = statusOf(obj).conditions;
   if (!Array.isArray(c)) return [];
-  return c.filter(isObj).map((x) => ({ type: String(x.type ?? ''), status: String(x.status ?? ''), reason: typeof x.reason === 'string' ? x.reason : undefined, message: typeof x.message === 'string' ? x.message : undefined }));
+  return c.filter(isRecord).map((x) => ({ type: String(x.type ?? ''), status: String(x.status ?? ''), reason: typeof x.reason === 'string' ? x.reason : undefined, message: typeof x.message === 'string' ? x.message : undefined }));
 }
 
 /** One condition by type. */

@@ -10,6 +10,7 @@ import type { ClusterStats } from '../events.js';
 import type { GateRecord } from '../gate.js';
 import { duration, esc } from './escape.js';
 import { DETAIL_PANEL, htmlPage, type Detail, type PageData } from './page.js';
+import { isRecord } from '../../core/shape.js';
 
 /** Whether the record chain of the run's clusters verifies (`kplay history verify`). */
 export interface ChainStatus {
@@ -47,8 +48,6 @@ export interface RunReportInput {
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** What an exit code means (the table of the README). */
 export function outcomeText(code: number, interrupted: boolean): { text: string; cls: string } {
   if (interrupted) return { text: `interrupted (exit ${code})`, cls: 'failed' };
@@ -103,12 +102,12 @@ function afterFailure(tasks: TaskRecord[], i: number): TaskRecord[] {
 
 function headerHtml(r: RunReportInput): string {
   const h = r.run;
-  const git = isObj(h.git) ? `${str(h.git.commit).slice(0, 12)}${h.git.dirty === true ? ' (uncommitted changes)' : ''} — ${str(h.git.author)}` : 'not in a git work tree';
-  const plan = isObj(h.plan)
+  const git = isRecord(h.git) ? `${str(h.git.commit).slice(0, 12)}${h.git.dirty === true ? ' (uncommitted changes)' : ''} — ${str(h.git.author)}` : 'not in a git work tree';
+  const plan = isRecord(h.plan)
     ? `${esc(str(h.plan.file))} <code>sha256:${esc(str(h.plan.digest).slice(0, 16))}…</code>${h.plan.replan === true ? ' (replanned)' : ''}<br>${
         Array.isArray(h.plan.approvals) && h.plan.approvals.length
           ? h.plan.approvals
-              .filter(isObj)
+              .filter(isRecord)
               .map((a) => `approved by ${esc(str(a.by))} at ${esc(str(a.at))}${a.comment ? ` (${esc(str(a.comment))})` : ''}`)
               .join('<br>')
           : 'no approvals'

@@ -7,14 +7,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExprCase } from './cases.js';
 import type { Outcome } from './compare.js';
+import { isRecord } from '../../../src/core/shape.js';
 
 /** The Ansible venv (`KPLAY_BENCH_VENV` overrides). */
 export const VENV = process.env.KPLAY_BENCH_VENV ?? path.join(os.homedir(), '.cache/kplay-bench/venv');
 const SCRIPT = fileURLToPath(new URL('./ansible_eval.py', import.meta.url));
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function toOutcome(line: string): [string, Outcome] {
   const doc: unknown = JSON.parse(line);

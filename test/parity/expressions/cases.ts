@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument, visit } from 'yaml';
+import { isRecord } from '../../../src/core/shape.js';
 
 /** How a case is evaluated: rendered like a task argument, or like a task's `when`. */
 export type CaseKind = 'template' | 'cond';
@@ -26,10 +27,6 @@ export interface ExprCase {
   vars: Record<string, unknown>;
   /** For hand-written cases: whether the author meant Ansible to fail (undefined for generated ones). */
   expectError?: boolean;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The kind a text has when the case does not say. */

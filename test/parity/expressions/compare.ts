@@ -6,13 +6,10 @@
 // deep-equal values (numbers within a relative 1e-9; mappings compared without regard to key order,
 // lists in order).
 import { PyFloat } from '../../../src/template/values.js';
+import { isRecord } from '../../../src/core/shape.js';
 
 /** One side's result for a case. */
 export type Outcome = { ok: true; value: unknown; type: string } | { ok: false; error: string };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** `{"$float": "inf"|"-inf"|"nan"}` (non-finite floats from the Ansible side) as a JS number. */
 function specialFloat(v: unknown): number | undefined {
