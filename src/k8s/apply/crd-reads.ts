@@ -13,8 +13,8 @@ import type { KubeClient, KubeObject, ListResult, WatchOptions } from '../types.
 const CRD_API = 'apiextensions.k8s.io/v1';
 const CRD_KIND = 'CustomResourceDefinition';
 
-/** GETs of CRDs at a time (within the apply's own concurrency). */
-const GET_CONCURRENCY = 8;
+/** GETs of CRDs at a time (as `fetchLive` reads). */
+const GET_CONCURRENCY = 16;
 
 /** Whether an object is a CRD of `apiextensions.k8s.io/v1` (the version read with {@link readCrds}). */
 export function isCrdV1(o: KubeObject): boolean {
@@ -45,7 +45,7 @@ export interface CrdReads {
 
 /**
  * The live state of `crds` (namespace-resolved CRDs of `apiextensions.k8s.io/v1`): a
- * metadata-only LIST of all CRDs, then a GET of each of the set's CRDs that exists (at most 8 at
+ * metadata-only LIST of all CRDs, then a GET of each of the set's CRDs that exists (at most 16 at
  * a time); the full LIST instead when those are most of the cluster's (see
  * {@link fullListCheaper}), or when the server answers the metadata-only LIST with 406; a server
  * that answers it with the full list (it does not know the metadata Accept) is read once.
