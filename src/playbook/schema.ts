@@ -1,11 +1,9 @@
 /**
- * The playbook JSON Schema. `basePlaybookSchema()` is what the loader validates against (task
- * module arguments are checked per module, with better messages); `composedPlaybookSchema()`
- * adds every registered module's argument schema for editors (`npm run schemas` writes it to
- * `schemas/playbook.schema.json`).
+ * The playbook JSON Schema the loader validates against: `basePlaybookSchema()` (task module
+ * arguments are checked per module, with better messages), one play, one `import_playbook` entry,
+ * the task keywords. The editor schema built from it is in `editor-schema.ts`.
  */
-import type { JsonSchema, AnyModule } from '../core/module.js';
-import { qualifiedNames } from './names.js';
+import type { JsonSchema } from '../core/module.js';
 
 const stringOrList: JsonSchema = {
   anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
@@ -14,7 +12,7 @@ const condition: JsonSchema = {
   description: 'Liquid condition(s) without braces, e.g. `env == "prod" and not skip`; a list means all must hold.',
   anyOf: [{ type: 'string' }, { type: 'boolean' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'boolean' }] } }],
 };
-const varsMap: JsonSchema = { type: 'object', description: 'Variables (values may be templated).' };
+export const varsMap: JsonSchema = { type: 'object', description: 'Variables (values may be templated).' };
 const templatedInt = (description: string): JsonSchema => ({
   description,
   anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '\\{\\{' }],
@@ -87,7 +85,7 @@ export const TASK_KEYWORDS: Record<string, JsonSchema> = {
 };
 
 /** Keywords of a block. */
-const BLOCK_KEYWORDS = ['name', 'when', 'tags', 'vars', ...Object.keys(INHERITED_KEYWORDS)];
+export const BLOCK_KEYWORDS = ['name', 'when', 'tags', 'vars', ...Object.keys(INHERITED_KEYWORDS)];
 
 function taskListSchema(): JsonSchema {
   return { type: 'array', items: { $ref: '#/definitions/task' } };
@@ -214,163 +212,3 @@ let taskKeywords: JsonSchema | undefined;
 
 /** Names allowed on a block next to block/rescue/always. */
 export const BLOCK_KEYS = new Set([...BLOCK_KEYWORDS, 'block', 'rescue', 'always']);
-
-/**
- * The full schema for editors (yaml-language-server): every module's arguments composed in, so
- * completion and validation work per module key.
- */
-export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
-  const base = basePlaybookSchema();
-  const sorted = [...modules].sort((a, b) => a.name.localeCompare(b.name));
-  // `with_<lookup>:` loops, on module tasks and includes
-  const withLoops = { '^with_[a-z0-9_]+$': { description: '`with_<lookup>: terms`: loop over `query(\'<lookup>\', terms)`, as in Ansible.' } };
-  const moduleTasks = sorted.map((m) => {
-    const args = templatableArgs(m.schema);
-    // a string is the free-form argument or Ansible's `key=value` form; null: the arguments are in `args:`
-    const argSchema: JsonSchema = { anyOf: [{ type: 'string' }, { type: 'null' }, args] };
-    const names = [m.name, ...qualifiedNames(m.name)];
-    const body = { description: m.summary, ...stripSchemaMeta(argSchema) };
-    return {
-      type: 'object',
-      description: m.summary,
-      ...(names.length === 1 ? { required: [m.name] } : { anyOf: names.map((n) => ({ required: [n] })) }),
-      properties: { ...TASK_KEYWORDS, ...Object.fromEntries(names.map((n) => [n, body])) },
-      patternProperties: withLoops,
-      additionalProperties: false,
-    };
-  });
-  const taskList = { type: 'array', items: { $ref: '#/definitions/task' } };
-  const blockTask = {
-    type: 'object',
-    required: ['block'],
-    additionalProperties: false,
-    properties: {
-      ...Object.fromEntries(BLOCK_KEYWORDS.map((k) => [k, TASK_KEYWORDS[k]])),
-      block: taskList,
-      rescue: taskList,
-      always: taskList,
-    },
-  };
-  const includeTask = (key: string): JsonSchema => ({
-    type: 'object',
-    anyOf: [key, ...qualifiedNames(key)].map((n) => ({ required: [n] })),
-    additionalProperties: false,
-    patternProperties: withLoops,
-    properties: {
-      ...Object.fromEntries(qualifiedNames(key).map((n) => [n, { type: 'string', description: `Same as \`${key}\`.` }])),
-      name: TASK_KEYWORDS.name,
-      when: TASK_KEYWORDS.when,
-      tags: TASK_KEYWORDS.tags,
-      vars: TASK_KEYWORDS.vars,
-      loop: TASK_KEYWORDS.loop,
-      loop_control: TASK_KEYWORDS.loop_control,
-      [key]: { type: 'string', description: `Task file to ${key === 'import_tasks' ? 'import when the playbook loads' : 'include at run time (may be templated)'}.` },
-    },
-  });
-  const roleTask = (key: string): JsonSchema => ({
-    type: 'object',
-    required: [key],
-    additionalProperties: false,
-    properties: {
-      name: TASK_KEYWORDS.name,
-      when: TASK_KEYWORDS.when,
-      tags: TASK_KEYWORDS.tags,
-      vars: { ...varsMap, description: 'Role parameters (include params: above set_fact in precedence, as in Ansible).' },
-      ...(key === 'include_role' ? { loop: TASK_KEYWORDS.loop, loop_control: TASK_KEYWORDS.loop_control } : {}),
-      [key]: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        description: key === 'import_role' ? 'Run a role here, loaded when the playbook loads.' : 'Run a role here, loaded at run time (the name may be templated).',
-        properties: {
-          name: { type: 'string', description: 'Role name or path.' },
-          tasks_from: { type: 'string', description: 'Task file of the role to run instead of tasks/main.yml.' },
-          vars_from: { type: 'string', description: 'Vars file instead of vars/main.yml.' },
-          defaults_from: { type: 'string', description: 'Defaults file instead of defaults/main.yml.' },
-          handlers_from: { type: 'string', description: 'Handlers file instead of handlers/main.yml.' },
-          public: { type: 'boolean', description: 'Expose the role\'s defaults and vars to the rest of the play (default: true for import_role, false for include_role).' },
-          allow_duplicates: { type: 'boolean', description: 'Run the role even if it already ran with the same parameters.' },
-          rolespec_validate: { type: 'boolean', description: 'Accepted for Ansible compatibility; the argument spec is always validated.' },
-          apply: { type: 'object', description: 'Accepted for Ansible compatibility (keywords applied to the role\'s tasks): not supported yet, refused when given.' },
-        },
-      },
-    },
-  });
-  const metaTask = {
-    type: 'object',
-    required: ['meta'],
-    additionalProperties: false,
-    properties: {
-      name: TASK_KEYWORDS.name,
-      when: TASK_KEYWORDS.when,
-      tags: TASK_KEYWORDS.tags,
-      meta: { enum: ['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts'] },
-    },
-  };
-  // `action: module args` / `local_action: {module: x, …}`: the module is named inside
-  const actionTask = (key: string): JsonSchema => ({
-    type: 'object',
-    required: [key],
-    additionalProperties: false,
-    patternProperties: withLoops,
-    properties: {
-      ...TASK_KEYWORDS,
-      [key]: { description: `The module and its arguments, as Ansible's \`${key}\`: \`module key=value …\` or \`{module: name, …arguments}\`.`, anyOf: [{ type: 'string' }, { type: 'object', required: ['module'], properties: { module: { type: 'string' } } }] },
-    },
-  });
-  const defs = base.definitions as Record<string, JsonSchema>;
-  return {
-    $schema: 'http://json-schema.org/draft-07/schema#',
-    $id: 'https://kplay.dev/schemas/playbook.schema.json',
-    title: 'kplay playbook',
-    description: 'A kplay playbook: a list of plays (generated by `npm run schemas`; do not edit).',
-    type: 'array',
-    items: base.items,
-    definitions: {
-      play: defs.play,
-      task: { anyOf: [...moduleTasks, actionTask('action'), actionTask('local_action'), blockTask, includeTask('include_tasks'), includeTask('import_tasks'), roleTask('include_role'), roleTask('import_role'), metaTask] },
-    },
-  };
-}
-
-/** A string that is (or contains) a template: kplay renders it, then coerces and validates the result. */
-const ANSIBLE_BOOLEAN: JsonSchema = { type: 'string', pattern: '^([yY]([eE][sS])?|[nN]([oO])?|[oO]([nN]|[fF][fF])|[tT]([rR][uU][eE])?|[fF]([aA][lL][sS][eE])?|[01])$', description: 'A boolean as Ansible spells it (yes/no, on/off, y/n, true/false, 1/0).' };
-const TEMPLATED: JsonSchema = { type: 'string', pattern: '\\{\\{|\\{%', description: 'A template, rendered (and coerced to the expected type) before the argument is checked.' };
-
-/**
- * The schema with every constrained value also accepting a template string, recursively: the
- * engine renders `{{ … }}` first and checks (and coerces) the result, so `retries: "{{ n }}"` or
- * `url: "{{ endpoint }}/"` are valid where an integer or an `https://` URL is expected.
- */
-export function templatable(schema: JsonSchema): JsonSchema {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
-  const out: JsonSchema = { ...schema };
-  const map = (v: unknown): unknown => (typeof v === 'object' && v !== null && !Array.isArray(v) ? templatable(v as JsonSchema) : v);
-  if (typeof out.properties === 'object' && out.properties !== null) out.properties = Object.fromEntries(Object.entries(out.properties as Record<string, unknown>).map(([k, v]) => [k, map(v)]));
-  if (typeof out.items === 'object' && out.items !== null && !Array.isArray(out.items)) out.items = map(out.items);
-  if (typeof out.additionalProperties === 'object' && out.additionalProperties !== null) out.additionalProperties = map(out.additionalProperties);
-  for (const k of ['anyOf', 'oneOf'] as const) if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map(map);
-  const constrained = out.enum !== undefined || out.const !== undefined || out.pattern !== undefined || out.format !== undefined || out.minLength !== undefined || out.maxLength !== undefined;
-  // a boolean also takes the spellings Ansible reads as one (`yes`, `on`, `n`, `1`, any case)
-  if (out.type === 'boolean') {
-    const { description, default: dflt, ...rest } = out;
-    return { ...(description !== undefined ? { description } : {}), ...(dflt !== undefined ? { default: dflt } : {}), anyOf: [rest, ANSIBLE_BOOLEAN, TEMPLATED] };
-  }
-  const acceptsAnyString = out.type === 'string' && !constrained;
-  const untyped = out.type === undefined && out.anyOf === undefined && out.oneOf === undefined && !constrained;
-  if (acceptsAnyString || untyped) return out;
-  const { description, default: dflt, ...rest } = out;
-  return { ...(description !== undefined ? { description } : {}), ...(dflt !== undefined ? { default: dflt } : {}), anyOf: [rest, TEMPLATED] };
-}
-
-/** A module's argument schema for editors: every argument may also be a template string. */
-function templatableArgs(schema: JsonSchema): JsonSchema {
-  const out: JsonSchema = { ...schema };
-  if (typeof out.properties === 'object' && out.properties !== null) out.properties = Object.fromEntries(Object.entries(out.properties as Record<string, JsonSchema>).map(([k, v]) => [k, templatable(v)]));
-  return out;
-}
-
-function stripSchemaMeta(schema: JsonSchema): JsonSchema {
-  const { $schema: _s, $id: _i, ...rest } = schema;
-  return rest;
-}
