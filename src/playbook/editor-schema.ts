@@ -9,7 +9,8 @@
  */
 import type { AnyModule, JsonSchema } from '../core/module.js';
 import { qualifiedNames } from './names.js';
-import { basePlaybookSchema, BLOCK_KEYWORDS, TASK_KEYWORDS, varsMap } from './schema.js';
+import { basePlaybookSchema } from './schema.js';
+import { BLOCK_KEYS, INCLUDE_KEYS, IncludeKeywords, META_KEYS, MetaAction, ROLE_TASK_KEYS, RoleOptions, TASK_KEYWORDS, VarsMap } from './syntax.js';
 
 /** A reference to one of the editor schema's `definitions`. */
 const ref = (name: string): JsonSchema => ({ $ref: `#/definitions/${name}` });
@@ -67,63 +68,39 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
     };
   });
   const taskList = { type: 'array', items: ref('task') };
+  /** The keys of a node kind as its editor schema's properties: task keywords by reference, the others as given. */
+  const nodeProperties = (keys: ReadonlySet<string>, own: Record<string, JsonSchema>): Record<string, JsonSchema> =>
+    Object.fromEntries([...keys].filter((k) => k in own || k in TASK_KEYWORDS).map((k) => [k, own[k] ?? ref(keywordDef(k))]));
   const blockTask = {
     type: 'object',
     required: ['block'],
     additionalProperties: false,
-    properties: {
-      ...keywordRefs(BLOCK_KEYWORDS),
-      block: taskList,
-      rescue: taskList,
-      always: taskList,
-    },
+    properties: nodeProperties(BLOCK_KEYS, { block: taskList, rescue: taskList, always: taskList }),
   };
-  const includeTask = (key: string): JsonSchema => ({
+  const includeTask = (key: 'include_tasks' | 'import_tasks'): JsonSchema => ({
     type: 'object',
     anyOf: [key, ...qualifiedNames(key)].map((n) => ({ required: [n] })),
     additionalProperties: false,
     patternProperties: WITH_LOOPS,
     properties: {
       ...Object.fromEntries(qualifiedNames(key).map((n) => [n, { type: 'string', description: `Same as \`${key}\`.` }])),
-      ...keywordRefs(['name', 'when', 'tags', 'vars', 'loop', 'loop_control']),
-      [key]: { type: 'string', description: `Task file to ${key === 'import_tasks' ? 'import when the playbook loads' : 'include at run time (may be templated)'}.` },
+      ...nodeProperties(new Set([...INCLUDE_KEYS].filter((k) => k !== (key === 'include_tasks' ? 'import_tasks' : 'include_tasks'))), { [key]: IncludeKeywords.properties[key] }),
     },
   });
-  const roleTask = (key: string): JsonSchema => ({
+  const roleTask = (key: 'include_role' | 'import_role'): JsonSchema => ({
     type: 'object',
     required: [key],
     additionalProperties: false,
-    properties: {
-      ...keywordRefs(['name', 'when', 'tags']),
-      vars: { ...varsMap, description: 'Role parameters (include params: above set_fact in precedence, as in Ansible).' },
-      ...(key === 'include_role' ? keywordRefs(['loop', 'loop_control']) : {}),
-      [key]: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        description: key === 'import_role' ? 'Run a role here, loaded when the playbook loads.' : 'Run a role here, loaded at run time (the name may be templated).',
-        properties: {
-          name: { type: 'string', description: 'Role name or path.' },
-          tasks_from: { type: 'string', description: 'Task file of the role to run instead of tasks/main.yml.' },
-          vars_from: { type: 'string', description: 'Vars file instead of vars/main.yml.' },
-          defaults_from: { type: 'string', description: 'Defaults file instead of defaults/main.yml.' },
-          handlers_from: { type: 'string', description: 'Handlers file instead of handlers/main.yml.' },
-          public: { type: 'boolean', description: 'Expose the role\'s defaults and vars to the rest of the play (default: true for import_role, false for include_role).' },
-          allow_duplicates: { type: 'boolean', description: 'Run the role even if it already ran with the same parameters.' },
-          rolespec_validate: { type: 'boolean', description: 'Accepted for Ansible compatibility; the argument spec is always validated.' },
-          apply: { type: 'object', description: 'Accepted for Ansible compatibility (keywords applied to the role\'s tasks): not supported yet, refused when given.' },
-        },
-      },
-    },
+    properties: nodeProperties(new Set([...ROLE_TASK_KEYS].filter((k) => k !== (key === 'include_role' ? 'import_role' : 'include_role') && (key === 'include_role' || (k !== 'loop' && k !== 'loop_control')))), {
+      vars: { ...VarsMap, description: 'Role parameters (include params: above set_fact in precedence, as in Ansible).' },
+      [key]: { ...RoleOptions, description: key === 'import_role' ? 'Run a role here, loaded when the playbook loads.' : 'Run a role here, loaded at run time (the name may be templated).' },
+    }),
   });
   const metaTask = {
     type: 'object',
     required: ['meta'],
     additionalProperties: false,
-    properties: {
-      ...keywordRefs(['name', 'when', 'tags']),
-      meta: { enum: ['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts'] },
-    },
+    properties: nodeProperties(META_KEYS, { meta: MetaAction }),
   };
   // `action: module args` / `local_action: {module: x, …}`: the module is named inside
   const actionTask = (key: string): JsonSchema => ({

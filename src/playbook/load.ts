@@ -11,7 +11,8 @@ import { copyPos, loadYamlDoc, posOf, posOfPath } from '../load/yaml.js';
 import type { ModuleRegistry } from '../plugins/registry.js';
 import type { AnyModule } from '../core/module.js';
 import { templar, Templar } from '../template/index.js';
-import { BLOCK_KEYS, importEntrySchema, INHERITED_KEYWORDS, playEntrySchema, playKeys, TASK_KEYWORDS, taskKeywordSchema } from './schema.js';
+import { importEntrySchema, playEntrySchema, playKeys, taskKeywordSchema } from './schema.js';
+import { BLOCK_KEYS, INCLUDE_KEYS, META_ACTIONS, META_KEYS, ROLE_OPTIONS, ROLE_TASK_KEYS, TASK_KEYWORDS } from './syntax.js';
 import { canonicalTask, checkConnection, checkDebugger, checkDelegate, inheritedKeywords, moduleDefaultsFor, NOTHING_INHERITED, parseKv, staticBool, withLookup, yaml11Bool, type Inherited } from './keywords.js';
 import { KEYWORD_ACTIONS } from './names.js';
 import { ansibleBooleans } from './booleans.js';
@@ -23,12 +24,6 @@ import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Pla
 
 type Obj = Record<string, unknown>;
 
-const META_ACTIONS = new Set(['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts']);
-const INHERITED = Object.keys(INHERITED_KEYWORDS);
-const INCLUDE_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_tasks', 'import_tasks', 'args', ...INHERITED]);
-const ROLE_TASK_KEYS = new Set(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'include_role', 'import_role', ...INHERITED]);
-const ROLE_OPTIONS = new Set(['name', 'tasks_from', 'vars_from', 'defaults_from', 'handlers_from', 'public', 'allow_duplicates', 'rolespec_validate', 'apply']);
-const META_KEYS = new Set(['name', 'when', 'tags', 'meta', ...INHERITED]);
 
 /**
  * What loading the roles of one play collects (one owner: the play being loaded, or at run time
@@ -501,7 +496,7 @@ async function normaliseTask(original: Obj, pos: SourcePos, scope: Scope, opts: 
   const raw = canonicalTask(original, knownAction(opts));
   const withLoop = withLookup(raw);
   const loopOf = (r: Obj): { loop?: unknown; loopLookup?: string } => (withLoop ? { loop: r[withLoop.key], loopLookup: withLoop.lookup } : { loop: r.loop });
-  const allowedWith = (keys: Set<string>): Set<string> => (withLoop ? new Set([...keys, withLoop.key]) : keys);
+  const allowedWith = (keys: ReadonlySet<string>): ReadonlySet<string> => (withLoop ? new Set([...keys, withLoop.key]) : keys);
   // Static and dynamic task file inclusion.
   if ('import_tasks' in raw || 'include_tasks' in raw) {
     const allowed = allowedWith(INCLUDE_KEYS);

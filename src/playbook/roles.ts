@@ -4,7 +4,7 @@
  * `templates/`, as in Ansible. The loader (load.ts) turns a use of a role into task nodes; the
  * variables it brings are layered by src/vars/roles.ts.
  */
-import { INHERITED_KEYWORDS } from './schema.js';
+import { INHERITED_KEYWORDS } from './syntax.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
