@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runManaged } from '../../src/executor/managed.js';
 import { groupsMap, inventoryVars, loadInventory } from '../../src/inventory/load.js';
 import type { Inventory } from '../../src/inventory/types.js';
-import { loadPlaybook } from '../../src/playbook/load.js';
+import { loadPlaybook } from '../../src/playbook/parse.js';
 import type { RunEvent } from '../../src/report/events.js';
 import { Masker } from '../../src/report/mask.js';
 import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPlaybook } from '../../src/playbook/load.js';
+import { loadPlaybook } from '../../src/playbook/parse.js';
 import { BLOCK_KEYS, INCLUDE_KEYS, INHERITED_KEYS, META_KEYS, PLAY_KEYS, ROLE_TASK_KEYS, TASK_KEYWORDS } from '../../src/playbook/syntax.js';
 import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';
 import { repoRoot } from '../helpers/cli.js';
