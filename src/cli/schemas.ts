@@ -9,7 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inventorySchema } from '../inventory/schema.js';
-import { composedPlaybookSchema } from '../playbook/schema.js';
+import { composedPlaybookSchema } from '../playbook/editor-schema.js';
 import { modulesDocument, modulesIndex } from '../plugins/docs.js';
 import { loadRegistry } from '../plugins/registry.js';
 import { expressionsDocument } from '../template/docs.js';

@@ -6,7 +6,8 @@
 import path from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { errorMessage, formatPos } from '../load/errors.js';
-import { expandRole, includeRoleScope, includeScope, loadTaskFile, roleCollector, type RoleCollector } from '../playbook/load.js';
+import { roleCollector, type RoleCollector } from '../playbook/nodes/context.js';
+import { expandRole, includeRoleScope, includeScope, loadTaskFile } from '../playbook/tasks.js';
 import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
 import { templar } from '../template/index.js';
 import { extendScope, lazyScope } from './lazyvars.js';

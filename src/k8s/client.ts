@@ -9,7 +9,7 @@ import type { ClusterRef, ModuleContext } from '../core/module.js';
 import { AGGREGATED_ACCEPT, apiVersionOf, coreKind, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, KubeApiError, parseConflicts } from './errors.js';
 import { TransportError, type RetryClass, type Transport } from './http.js';
-import type { ApplyOptions, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
+import type { ApplyOptions, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ListResult, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
 import { isRecord } from '../core/shape.js';
 import { acquireConnection, type ConnectOptions, type DiscoveryCache } from './pool.js';
@@ -54,6 +54,9 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
   recordStats(client);
   return client;
 }
+
+/** The Accept of a metadata-only LIST (what kubectl and client-go's metadata client send); JSON as the fallback. */
+const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 /** The client implementation: the verbs of `KubeClient` over {@link KubeRequests}. */
 export class KubeClientImpl extends KubeRequests implements KubeClient {
@@ -176,22 +179,33 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
     return r.body;
   }
 
-  async list(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+  async list(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<ListResult> {
     const info = await this.resource(apiVersion, kind);
     const path = this.path(info, info.namespaced ? opts.namespace : undefined);
     const items: KubeObject[] = [];
     let cont: string | undefined;
     let resourceVersion = '';
+    let partialPages = 0;
+    let pages = 0;
     do {
-      const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, verb: 'list', retry: 'read', signal: opts.signal });
+      const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, accept: opts.metadataOnly ? METADATA_LIST_ACCEPT : undefined, verb: 'list', retry: 'read', signal: opts.signal });
       // A LIST answers a JSON object with `items`: anything else is not an empty list.
       if (!isRecord(r.body) || !('items' in r.body)) throw new TransportError(`cluster ${this.name}: the apiserver's answer to LIST ${path} is not a list (${typeof r.body === 'string' ? `${r.body.length} bytes of text` : 'no items'})`, 'EBADBODY', true, false);
       const body = r.body;
+      pages++;
+      if (opts.metadataOnly && body.kind === 'PartialObjectMetadataList') partialPages++;
       const meta = isRecord(body.metadata) ? body.metadata : {};
       resourceVersion = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : resourceVersion;
       cont = typeof meta.continue === 'string' && meta.continue ? meta.continue : undefined;
       for (const it of Array.isArray(body.items) ? body.items : []) items.push(asObject(it, apiVersion, kind));
     } while (cont);
+    // Pages answered some one way, some the other (apiservers of two versions behind one
+    // address): the items are neither, so the list is read again, whole.
+    if (partialPages > 0 && partialPages < pages) return this.list(apiVersion, kind, { ...opts, metadataOnly: false });
+    if (partialPages > 0) {
+      this.transport.stats.metadataLists = (this.transport.stats.metadataLists ?? 0) + 1;
+      return { items, resourceVersion, metadataOnly: true };
+    }
     return { items, resourceVersion };
   }
 

@@ -221,12 +221,11 @@ export const LIST_MIN = 3;
 /**
  * The live objects of `objects` (namespace-resolved), keyed by {@link liveKey}; absent objects
  * map to `undefined`. One LIST per apiVersion+kind+namespace with at least 3 objects, a GET for the others.
- * `onList` sees each LIST as the server answered it (`first`: one of the objects it was made for).
  */
 export async function fetchLive(
   client: KubeClient,
   objects: KubeObject[],
-  opts: { signal?: AbortSignal; concurrency?: number; onList?: (first: KubeObject, listed: { items: KubeObject[]; resourceVersion: string }) => void } = {},
+  opts: { signal?: AbortSignal; concurrency?: number } = {},
 ): Promise<Map<string, KubeObject | undefined>> {
   const groups = new Map<string, KubeObject[]>();
   for (const o of objects) {
@@ -244,9 +243,7 @@ export async function fetchLive(
           for (const o of group) out.set(liveKey(objectRef(o)), await client.get(objectRef(o), opts.signal));
           return;
         }
-        const listed = await client.list(first.apiVersion, first.kind, { namespace: first.metadata.namespace, signal: opts.signal });
-        opts.onList?.(first, listed);
-        const { items } = listed;
+        const { items } = await client.list(first.apiVersion, first.kind, { namespace: first.metadata.namespace, signal: opts.signal });
         const byName = new Map(items.map((it) => [it.metadata.name ?? '', it]));
         for (const o of group) {
           const live = byName.get(o.metadata.name ?? '');

@@ -69,6 +69,7 @@ export class KubeRequests {
   async call(req: TransportRequest, opts: { allow404?: boolean } = {}): Promise<{ status: number; body: unknown; warnings: string[] }> {
     for (let attempt = 1; ; attempt++) {
       const res = await this.send(req);
+      this.transport.stats.responseBytes = (this.transport.stats.responseBytes ?? 0) + Buffer.byteLength(res.body);
       if (res.status === 404 && opts.allow404) return { status: 404, body: undefined, warnings: [] };
       if (res.status === 401) throw new UnreachableError(`cluster ${this.name} at ${this.server}: credentials rejected (401 Unauthorized)`);
       if (res.status >= 300) {

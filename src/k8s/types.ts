@@ -64,6 +64,10 @@ export interface ClientStats {
   byVerb: Partial<Record<RequestVerb, number>>;
   /** Responses 404 Not Found (reads of objects that do not exist, deletes of absent ones). */
   notFound: number;
+  /** Bytes of the answers to requests that are not streams (watches are not counted). */
+  responseBytes?: number;
+  /** LISTs answered metadata-only (`PartialObjectMetadataList`, see {@link ListOptions.metadataOnly}); counted under `list` too. */
+  metadataLists?: number;
 }
 
 /** The verb a request is counted under in {@link ClientStats.byVerb}. */
@@ -77,6 +81,24 @@ export interface ListOptions {
   labelSelector?: string;
   fieldSelector?: string;
   signal?: AbortSignal;
+  /**
+   * Ask for the objects' metadata only (`Accept: application/json;as=PartialObjectMetadataList;
+   * g=meta.k8s.io;v=v1,application/json`, as kubectl and client-go's metadata client do): items
+   * are `PartialObjectMetadata` (no spec, no status). A server that cannot answer so answers the
+   * full list (see {@link ListResult.metadataOnly}) or 406.
+   */
+  metadataOnly?: boolean;
+}
+
+/** What a LIST answers: every page's items, and the resourceVersion of the list. */
+export interface ListResult {
+  items: KubeObject[];
+  resourceVersion: string;
+  /**
+   * True when the items are metadata only (`PartialObjectMetadata`): asked with
+   * {@link ListOptions.metadataOnly} and answered so. Absent: the items are whole objects.
+   */
+  metadataOnly?: boolean;
 }
 
 export interface WatchOptions extends ListOptions {
@@ -159,7 +181,8 @@ export interface KubeClient {
   getPath(path: string, signal?: AbortSignal): Promise<unknown>;
   /** GET one object; `undefined` when it does not exist. */
   get(ref: ObjectRef, signal?: AbortSignal): Promise<KubeObject | undefined>;
-  list(apiVersion: string, kind: string, opts?: ListOptions): Promise<{ items: KubeObject[]; resourceVersion: string }>;
+  /** LIST a kind (every page), in one namespace with `namespace`; metadata only with `metadataOnly` (when the server can). */
+  list(apiVersion: string, kind: string, opts?: ListOptions): Promise<ListResult>;
   /** Server-side apply. A 409 conflict throws `ApplyConflictError`. */
   apply(obj: KubeObject, opts: ApplyOptions): Promise<KubeObject>;
   /** DELETE; resolves false when the object was already gone. */

@@ -9,7 +9,7 @@ import { copyPosRenamed, posOf } from '../load/yaml.js';
 import { closest } from '../load/suggest.js';
 import { REGISTRY, Templar, templar } from '../template/index.js';
 import { actionGroup, resolveAction } from './names.js';
-import { BLOCK_KEYS, TASK_KEYWORDS } from './schema.js';
+import { BLOCK_KEYS, TASK_KEYWORDS } from './syntax.js';
 import type { Inherited } from './types.js';
 import { isRecord } from '../core/shape.js';
 

@@ -1,11 +1,11 @@
 /**
  * Roles: finding a role and reading its files. A role is a directory (or an npm package named
  * `kplay-role-*`) with `tasks/`, `handlers/`, `defaults/`, `vars/`, `meta/`, `files/` and
- * `templates/`, as in Ansible. The loader (load.ts) turns a use of a role into task nodes; the
+ * `templates/`, as in Ansible. The loader (role-expand.ts) turns a use of a role into task nodes; the
  * variables it brings are layered by src/vars/roles.ts.
  */
 import { setting } from '../core/settings.js';
-import { INHERITED_KEYWORDS } from './schema.js';
+import { INHERITED_KEYWORDS } from './syntax.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';

@@ -3,6 +3,10 @@
  * came from (`pos`) so every error can point at `file:line:col`.
  */
 import type { SourcePos } from '../load/errors.js';
+import type { PlayKeywordValues, TaskKeywordValues } from './syntax.js';
+
+/** A keyword's value as declared in `syntax.ts` (given, not null). */
+type Declared<K extends keyof TaskKeywordValues> = NonNullable<TaskKeywordValues[K]>;
 
 /**
  * One use of a role (from a play's `roles:`, `import_role`, `include_role`, or a role's
@@ -76,7 +80,7 @@ export interface TaskCommon {
   /** `any_errors_fatal` on a task or block: a failure here stops the run. */
   anyErrorsFatal?: boolean;
   /** At most this many clusters run the task at once (`throttle:`; a number or a template). */
-  throttle?: number | string;
+  throttle?: Declared<'throttle'>;
   /** Directory relative paths are resolved against (the file that holds the node). */
   baseDir: string;
   /** The role this node belongs to (its variables apply; relative paths search the role). */
@@ -105,16 +109,16 @@ export interface ModuleTask extends TaskCommon {
   /** `with_<lookup>: terms`: the items are `query('<lookup>', *terms)`, as in Ansible. */
   loopLookup?: string;
   loopControl: LoopControl;
-  register?: string;
+  register?: Declared<'register'>;
   until?: unknown;
   /** Attempts after the first (a number or a template); with `until` the default is 3, without it a failed result is retried. */
-  retries?: number | string;
+  retries?: Declared<'retries'>;
   /** Seconds between attempts (a number or a template). */
-  delay?: number | string;
+  delay?: Declared<'delay'>;
   /** Seconds bounding the task as an asynchronous job (Ansible's `async`), a number or a template. */
-  async?: number | string;
+  async?: Declared<'async'>;
   /** With `async`: `0` returns at once (read the job with `async_status`), above 0 waits. */
-  poll?: number | string;
+  poll?: Declared<'poll'>;
   failedWhen?: unknown;
   changedWhen?: unknown;
   notify: string[];
@@ -178,7 +182,7 @@ export interface Play {
   /** `gather_facts: true`: a `Gathering Facts` task sets the controller's facts first (see src/executor/facts.ts). */
   gatherFacts: boolean;
   /** `order:` of the clusters (`inventory`, `reverse_inventory`, `sorted`, `reverse_sorted`, `shuffle`). */
-  order: 'inventory' | 'reverse_inventory' | 'sorted' | 'reverse_sorted' | 'shuffle';
+  order: NonNullable<PlayKeywordValues['order']>;
   /** Keywords accepted for compatibility that change nothing in kplay (said once with -v). */
   noEffect: string[];
   serial?: SerialSpec;

@@ -10,7 +10,7 @@ import { loadYamlDoc, parseYaml } from '../load/yaml.js';
 import { loadInventory, loadNoInventory } from '../inventory/resolve.js';
 import { withImplicitLocalhost } from '../inventory/localhost.js';
 import type { Inventory } from '../inventory/types.js';
-import { loadPlaybook } from '../playbook/load.js';
+import { loadPlaybook } from '../playbook/parse.js';
 import type { Playbook } from '../playbook/types.js';
 import { Masker } from '../core/mask.js';
 import { loadRegistry, type ModuleRegistry } from '../plugins/registry.js';

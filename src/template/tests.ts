@@ -5,7 +5,7 @@
  */
 import { existsSync, lstatSync, openSync, readSync, closeSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { expandUser } from './lookups.js';
+import { expandUser } from './lookup-files.js';
 import type { Kwargs, PluginContext, TestDef } from './plugins.js';
 import { ExprError, PyFloat, Undef, bigOf, isFloat, isInt, isMap, isNumber, num, pyCompare, pyEq, pyIn, truthy, typeName } from './values.js';
 import { bind, opt, req, type Signature } from './filters/args.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/load/errors.js';
-import { loadPlaybook } from '../../src/playbook/load.js';
+import { loadPlaybook } from '../../src/playbook/parse.js';
 import { actionGroup, resolveAction } from '../../src/playbook/names.js';
 import { moduleDefaultsFor } from '../../src/playbook/keywords.js';
 import type { ModuleTask } from '../../src/playbook/types.js';

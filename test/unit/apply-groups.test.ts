@@ -49,9 +49,11 @@ function gate(): Gate {
 
 /**
  * A cluster where nothing exists yet: writes are logged (`start Kind`, `end Kind`) and wait at
- * the gate of their kind, if any; a CRD is Established as soon as it is watched.
+ * the gate of their kind, if any; a CRD is Established as soon as it is watched. With
+ * `metadataLists`, a LIST asked for metadata only is answered so (else with the full list, as an
+ * apiserver that does not know the metadata Accept does).
  */
-function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>()): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[] } {
+function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>(), metadataLists = false): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[] } {
   const log: string[] = [];
   const watches: string[] = [];
   const reads: string[] = [];
@@ -76,7 +78,11 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
       reads.push(`get ${ref.kind}`);
       return Promise.resolve(undefined);
     },
-    list: (_apiVersion: string, kind: string) => {
+    list: (_apiVersion: string, kind: string, lopts: { metadataOnly?: boolean } = {}) => {
+      if (metadataLists && lopts.metadataOnly) {
+        reads.push(`metadata list ${kind}`);
+        return Promise.resolve({ items: [], resourceVersion: `metadata-list-of-${kind}`, metadataOnly: true });
+      }
       reads.push(`list ${kind}`);
       return Promise.resolve({ items: [], resourceVersion: `list-of-${kind}` });
     },
@@ -182,6 +188,16 @@ describe('applyObjects groups', () => {
     // the CRDs were established one after another; the custom resources of the first went before the second was
     expect(log.indexOf('start Widget0')).toBeLessThan(log.indexOf(`established widget1s.${GROUP}`));
     expect(log.indexOf('start Widget1')).toBeLessThan(log.indexOf(`established widget2s.${GROUP}`));
+    expect(results.filter((r) => r.action === 'created')).toHaveLength(6);
+  });
+
+  it('several new CRDs on a server that lists metadata only: the CRDs are read so, and the watch for Established starts from that list', async () => {
+    const { client, reads, watches, watchedFrom } = fakeCluster({}, new Set(), true);
+    const results = await applyObjects(client, widgets.flat(), opts);
+    // a cold apply: no CRD of the set exists, so nothing is read after the metadata-only LIST
+    expect(reads.filter((r) => r.includes('CustomResourceDefinition'))).toEqual(['metadata list CustomResourceDefinition']);
+    expect(watches).toEqual(['all']);
+    expect(watchedFrom).toEqual(['metadata-list-of-CustomResourceDefinition']);
     expect(results.filter((r) => r.action === 'created')).toHaveLength(6);
   });
 

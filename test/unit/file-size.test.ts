@@ -17,6 +17,8 @@ const ONE_JOB: Record<string, string> = {
   'src/template/filters/pyregex.ts': "Python's re syntax translated to JavaScript RegExp, one translator",
   'src/template/filters/pyyaml.ts': "PyYAML's dumper as ansible-core runs it (to_yaml/to_nice_yaml), one emitter",
   'src/template/filters/ansible-text.ts': "ansible-core's text filters, a table of like entries",
+  'src/inventory/builder.ts': "the Builder class: ansible-core's InventoryData rules (groups, hosts, vars files, cycles) in one class",
+  'modules/http_check.ts': 'one module: http_check (its argument schema, the probe and its assertions)',
 };
 
 function files(dir: string): string[] {

@@ -10,7 +10,7 @@ import { runManaged } from '../../src/run/managed-run.js';
 import { groupsMap, inventoryVars } from '../../src/inventory/host-vars.js';
 import { loadInventory } from '../../src/inventory/resolve.js';
 import type { Inventory } from '../../src/inventory/types.js';
-import { loadPlaybook } from '../../src/playbook/load.js';
+import { loadPlaybook } from '../../src/playbook/parse.js';
 import type { RunEvent } from '../../src/report/events.js';
 import { Masker } from '../../src/core/mask.js';
 import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';

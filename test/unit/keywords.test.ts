@@ -1,4 +1,4 @@
-// Ansible's play and task keywords as the loader reads them (src/playbook/keywords.ts, load.ts):
+// Ansible's play and task keywords as the loader reads them (src/playbook/keywords.ts, parse.ts, tasks.ts, nodes/):
 // accepted keywords, YAML 1.1 booleans, templated values, and errors that name the key, its
 // file:line:col and the nearest known key.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/load/errors.js';
 import { parseKv, yaml11Bool } from '../../src/playbook/keywords.js';
-import { loadPlaybook } from '../../src/playbook/load.js';
+import { loadPlaybook } from '../../src/playbook/parse.js';
 import type { ModuleTask, Playbook, TaskNode } from '../../src/playbook/types.js';
 import { dateTimeFact, gatherFacts } from '../../src/executor/facts.js';
 import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';

@@ -1,12 +1,13 @@
 /**
  * One apply group's turn: resolve namespaces, read the live objects (one LIST per kind and
- * namespace), plan (SSA dry-runs only where the live object does not already match), create
+ * namespace; CRDs metadata-only, then a GET each, see crd-reads.ts), plan (SSA dry-runs only where the live object does not already match), create
  * absent objects with one apply each, and write only what changes — all in parallel.
  */
 import type pLimit from 'p-limit';
 import { diffEntry, maskObject, normalize } from '../normalize.js';
-import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, objectRef, planOne, resolveNamespace } from '../object-plan.js';
+import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, LIST_MIN, objectRef, planOne, resolveNamespace } from '../object-plan.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef, WatchOptions } from '../types.js';
+import { isCrdV1, readCrds } from './crd-reads.js';
 import { smallCrdsFirst, writeServed, type CrdKind } from './crds.js';
 import { removeAdditions } from './removals.js';
 import { isUnknownKind, type ApplySetOptions, type ObjectAction, type ObjectResult } from './types.js';
@@ -46,7 +47,7 @@ export interface GroupState {
   servedBy: number;
   /** The apply's warning sink (see {@link warnOnce}). */
   onWarning?: (ref: ObjectRef, warning: string) => void;
-  /** The LIST of all CRDs made before the CRDs were written, if one was (see `watchEstablished` in crds.ts). */
+  /** The LIST of CRDs made before the CRDs were written, if one was (see `readCrds` in crd-reads.ts, `watchEstablished` in crds.ts). */
   crdList?: WatchOptions['from'];
 }
 
@@ -61,6 +62,21 @@ export function warnOnce(opts: ApplySetOptions): GroupState['onWarning'] {
     seen.add(line);
     warn(opts.mask ? opts.mask(line) : line);
   };
+}
+
+/**
+ * The live state of `objects` (see `fetchLive`), keyed by `liveKey`. CRDs, when there are enough
+ * of them for a LIST, are read by `readCrds` (a metadata-only LIST, then GETs of the set's CRDs
+ * that exist), which also gives the LIST the wait for their establishment starts from
+ * (`state.crdList`); the other objects are read alongside.
+ */
+async function readLive(client: KubeClient, objects: KubeObject[], state: GroupState, signal?: AbortSignal): Promise<Map<string, KubeObject | undefined>> {
+  const crds = objects.filter(isCrdV1);
+  if (crds.length < LIST_MIN) return fetchLive(client, objects, { signal });
+  const [crdReads, others] = await Promise.all([readCrds(client, crds, signal), fetchLive(client, objects.filter((o) => !isCrdV1(o)), { signal })]);
+  state.crdList = crdReads.list;
+  for (const [k, v] of crdReads.lives) others.set(k, v);
+  return others;
 }
 
 /**
@@ -105,16 +121,8 @@ export async function applyGroup(
   const cannotExist = (o: KubeObject): boolean => (o.metadata.namespace !== undefined && state.newNamespaces.has(o.metadata.namespace)) || state.newKinds.has(`${o.apiVersion}|${o.kind}`);
   // Live objects: one LIST per kind+namespace instead of a GET per object; none for objects that cannot exist yet.
   const early = await ahead;
-  const lives = await fetchLive(
-    client,
-    prepared.filter((x): x is KubeObject => !isResult(x) && !cannotExist(x) && !early?.has(liveKey(objectRef(x)))),
-    {
-      signal: opts.signal,
-      onList: (o, listed) => {
-        if (o.kind === 'CustomResourceDefinition' && o.apiVersion === 'apiextensions.k8s.io/v1') state.crdList = listed;
-      },
-    },
-  );
+  const toRead = prepared.filter((x): x is KubeObject => !isResult(x) && !cannotExist(x) && !early?.has(liveKey(objectRef(x))));
+  const lives = await readLive(client, toRead, state, opts.signal);
   for (const [k, v] of early ?? []) if (!lives.has(k)) lives.set(k, v);
   onLive?.(lives);
   const planned = await Promise.all(

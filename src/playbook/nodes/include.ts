@@ -1,0 +1,48 @@
+/**
+ * `include_tasks:` (read per cluster at run time; checked now when the file name is not templated)
+ * and `import_tasks:` (read now, as a block), with Ansible's `{file: …}` and `args: {file: …}` forms.
+ */
+import { isRecord } from '../../core/shape.js';
+import path from 'node:path';
+import { InputError } from '../../load/errors.js';
+import { posOf } from '../../load/yaml.js';
+import { templar, Templar } from '../../template/index.js';
+import { INCLUDE_KEYS } from '../syntax.js';
+import type { BlockNode, IncludeNode, TaskNode } from '../types.js';
+import { common, inheritOf, loopControlOf, unknownKeyError, validateKeywords } from './common.js';
+import { allowedWith, loopOf, type NodeInput, type Obj, type Scope } from './context.js';
+
+/** Read an `include_tasks` / `import_tasks` task. */
+export async function parseInclude(raw: Obj, at: NodeInput): Promise<TaskNode> {
+  const { pos, scope, ctx, withLoop } = at;
+  const allowed = allowedWith(INCLUDE_KEYS, withLoop);
+  for (const k of Object.keys(raw)) if (!allowed.has(k)) throw unknownKeyError(raw, k, INCLUDE_KEYS, 'include');
+  validateKeywords(raw, pos);
+  const c = common(raw, pos, scope, ctx.opts);
+  const dynamic = 'include_tasks' in raw;
+  const key = dynamic ? 'include_tasks' : 'import_tasks';
+  let fileRaw = raw[key];
+  // `include_tasks: {file: x.yml}` (Ansible's long form) and `args: {file: …}`
+  if (isRecord(fileRaw) && typeof fileRaw.file === 'string') fileRaw = fileRaw.file;
+  if ((fileRaw === null || fileRaw === undefined) && isRecord(raw.args) && typeof raw.args.file === 'string') fileRaw = raw.args.file;
+  if (typeof fileRaw !== 'string' || !fileRaw) throw new InputError(`\`${key}\` needs a file name`, pos);
+  const loopControl = loopControlOf(raw);
+  const { loop, loopLookup } = loopOf(raw, withLoop);
+  if (dynamic) {
+    templar.check(fileRaw, { where: posOf(raw, 'include_tasks') });
+    if (loop !== undefined) templar.check(loop, { where: posOf(raw, 'loop') });
+    const node: IncludeNode = { ...c, kind: 'include', file: fileRaw, loop, loopLookup, loopControl, parentInherit: scope.inherit };
+    if (!Templar.isTemplated(fileRaw)) {
+      // Check the file statically now (it is loaded again, per cluster, at run time).
+      await ctx.file(path.resolve(scope.baseDir, fileRaw), { ...scope, tags: c.tags }, posOf(raw, 'include_tasks') ?? pos);
+    }
+    return node;
+  }
+  if (Templar.isTemplated(fileRaw)) throw new InputError('import_tasks is static and cannot be templated; use include_tasks', posOf(raw, 'import_tasks'));
+  if (loop !== undefined) throw new InputError('import_tasks cannot loop; use include_tasks', posOf(raw, withLoop?.key ?? 'loop'));
+  const target = path.resolve(scope.baseDir, fileRaw);
+  const inner: Scope = { ...scope, tags: c.tags, blockVars: c.vars ? [...scope.blockVars, c.vars] : scope.blockVars, inherit: inheritOf(c) };
+  const tasks = await ctx.file(target, inner, posOf(raw, 'import_tasks') ?? pos);
+  const node: BlockNode = { ...c, name: c.name ?? `import_tasks: ${fileRaw}`, kind: 'block', block: tasks, rescue: [], always: [] };
+  return node;
+}

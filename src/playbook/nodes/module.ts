@@ -1,0 +1,66 @@
+/**
+ * A module task: exactly one module key (a registry module) with its arguments (see
+ * `module-args.ts`) and the task keywords (declared in `syntax.ts`): loops, retries, async,
+ * conditions, register, notify.
+ */
+import { isRecord } from '../../core/shape.js';
+import { InputError } from '../../load/errors.js';
+import { posOf } from '../../load/yaml.js';
+import type { AnyModule } from '../../core/module.js';
+import { templar } from '../../template/index.js';
+import { moduleDefaultsFor } from '../keywords.js';
+import { normaliseArgs } from '../module-args.js';
+import { TASK_KEYWORDS } from '../syntax.js';
+import type { ModuleTask } from '../types.js';
+import { closestKeyword, common, loopControlOf, validateKeywords } from './common.js';
+import { conditionList, loopOf, toList, type NodeInput, type Obj } from './context.js';
+
+/** Read a module task. */
+export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTask> {
+  const { pos, scope, ctx, withLoop } = at;
+  const moduleKeys = Object.keys(raw).filter((k) => !(k in TASK_KEYWORDS) && k !== withLoop?.key);
+  if (moduleKeys.length === 0) {
+    throw new InputError('task has no module: add one module key (e.g. `debug: {msg: hi}`)', pos, `modules: ${ctx.opts.registry.names().join(', ')}`);
+  }
+  for (const k of moduleKeys) {
+    if (!ctx.opts.registry.has(k)) {
+      const sugg = [...ctx.opts.registry.suggest(k), ...closestKeyword(k)];
+      throw new InputError(`unknown module or keyword '${k}'`, posOf(raw, k), sugg.length ? `did you mean: ${sugg.join(', ')}?` : `modules: ${ctx.opts.registry.names().join(', ')}`);
+    }
+  }
+  if (moduleKeys.length > 1) throw new InputError(`task has several modules (${moduleKeys.join(', ')}): use exactly one per task`, posOf(raw, moduleKeys[1]));
+  if (!scope.handler && 'listen' in raw) throw new InputError('`listen` is only valid on handlers', posOf(raw, 'listen'));
+  validateKeywords(raw, pos);
+  const name = moduleKeys[0] ?? '';
+  const mod = ctx.opts.registry.get(name) as AnyModule;
+  await ctx.opts.registry.prepare(name);
+  const c = common(raw, pos, scope, ctx.opts);
+  const defaults = moduleDefaultsFor(c.moduleDefaults, name);
+  const args = normaliseArgs(mod, raw[name], raw, name, isRecord(raw.args) ? raw.args : undefined, defaults);
+  for (const k of ['until', 'failed_when', 'changed_when'] as const) {
+    for (const cond of conditionList(raw[k])) templar.checkCondition(cond, { where: posOf(raw, k) });
+  }
+  const { loop, loopLookup } = loopOf(raw, withLoop);
+  if (raw.loop !== undefined) templar.check(raw.loop, { where: posOf(raw, 'loop') });
+  for (const k of ['retries', 'delay', 'async', 'poll'] as const) if (typeof raw[k] === 'string') templar.check(raw[k], { where: posOf(raw, k) });
+  const task: ModuleTask = {
+    ...c,
+    kind: 'task',
+    module: name,
+    args,
+    loop,
+    loopLookup,
+    loopControl: loopControlOf(raw),
+    register: typeof raw.register === 'string' ? raw.register : undefined,
+    until: raw.until,
+    retries: typeof raw.retries === 'number' || typeof raw.retries === 'string' ? raw.retries : undefined,
+    delay: typeof raw.delay === 'number' || typeof raw.delay === 'string' ? raw.delay : undefined,
+    async: typeof raw.async === 'number' || typeof raw.async === 'string' ? raw.async : undefined,
+    poll: typeof raw.poll === 'number' || typeof raw.poll === 'string' ? raw.poll : undefined,
+    failedWhen: raw.failed_when,
+    changedWhen: raw.changed_when,
+    notify: toList(raw.notify),
+    listen: toList(raw.listen),
+  };
+  return task;
+}
