@@ -3,21 +3,19 @@
  * active cluster of the batch (in parallel, up to `--forks`) before the next task starts.
  * A failed cluster leaves the play; blocks rescue and always-run; handlers run when flushed.
  */
-import path from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { errorMessage, formatPos } from '../load/errors.js';
 import { roleCollector, type RoleCollector } from '../playbook/nodes/context.js';
-import { expandRole, includeRoleScope, includeScope, loadTaskFile } from '../playbook/tasks.js';
-import type { BlockNode, IncludeNode, IncludeRoleNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
+import type { BlockNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
 import { templar } from '../template/index.js';
 import { extendScope, lazyScope } from './lazyvars.js';
 import type { FleetBatch } from './fleet.js';
 import type { RunVars } from './task-vars.js';
 import type { ClusterState, RunOptions } from './state.js';
 import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
-import { loopItems, loopVars } from './loops.js';
-import { lookupHost, withLookups, type LookupContext, type LookupHost } from './lookups.js';
+import { withLookups, type LookupContext, type LookupHost } from './lookups.js';
 import { gatherFacts } from './facts.js';
+import { Includes } from './includes.js';
 import { changesSince, restoreInto, safeToRunAgain, snapshot, taskBase, TaskKeys, unrestorable, type Resume } from './resume.js';
 
 type Obj = Record<string, unknown>;
@@ -41,7 +39,7 @@ export class PlayRun implements TaskHost {
   /** `meta: end_play`. */
   ended = false;
   /** Per-cluster extra variables of the current dynamic scope (include loops, rescue info). */
-  private readonly dyn = new Map<string, Obj>();
+  readonly dyn = new Map<string, Obj>();
   /**
    * Roles of this play: the public ones (static roles, and `include_role` with `public: true`
    * once it ran — for every cluster, as in Ansible) and the handlers of roles loaded at run time.
@@ -57,6 +55,8 @@ export class PlayRun implements TaskHost {
   private readonly playRoleNames: string[];
   /** When this batch started (a PlayRun is made for each batch, just before it runs). */
   readonly batchStarted = new Date();
+  /** `include_tasks` and `include_role`, resolved per cluster at run time. */
+  private readonly includes = new Includes(this);
   /** A shard's run: the fleet batch this batch is this shard's part of (thresholds are the fleet's). */
   fleetBatch?: FleetBatch;
 
@@ -118,7 +118,7 @@ export class PlayRun implements TaskHost {
   // ---- variables and conditions -------------------------------------------------------------
 
   /** What reading cluster `cs` for a k8s lookup in an include's loop needs. */
-  private lookupContext(cs: ClusterState, vars: Obj, task: string): LookupContext {
+  lookupContext(cs: ClusterState, vars: Obj, task: string): LookupContext {
     const emit = (level: 'info' | 'debug' | 'warn') => (msg: string) => this.opts.emit({ type: 'log', level, cluster: cs.name, task, msg });
     return {
       cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
@@ -226,10 +226,10 @@ export class PlayRun implements TaskHost {
           await this.runBlock(node, active);
           break;
         case 'include':
-          await this.runInclude(node, active);
+          await this.includes.runInclude(node, active);
           break;
         case 'include_role':
-          await this.runIncludeRole(node, active);
+          await this.includes.runIncludeRole(node, active);
           break;
         case 'meta':
           await this.runMeta(node, active);
@@ -240,7 +240,7 @@ export class PlayRun implements TaskHost {
   }
 
   /** `--tags` / `--skip-tags` selection, with Ansible's special tags. */
-  private selected(tags: string[]): boolean {
+  selected(tags: string[]): boolean {
     const { tags: only, skipTags: skip } = this.opts;
     const t = new Set(tags);
     if (skip.some((s) => t.has(s) || (s === 'tagged' && t.size > 0) || (s === 'untagged' && t.size === 0) || s === 'all')) return false;
@@ -252,7 +252,7 @@ export class PlayRun implements TaskHost {
     return only.some((o) => t.has(o));
   }
 
-  private reachedStart(name: string): boolean {
+  reachedStart(name: string): boolean {
     if (this.shared.started) return true;
     const want = this.opts.startAtTask ?? '';
     const re = new RegExp(`^${want.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
@@ -431,145 +431,11 @@ export class PlayRun implements TaskHost {
   /** The last failed task per cluster (for `failed_task` / `failed_result` in rescue). */
   readonly lastFailure = new Map<string, { task: string; name: string; result: Obj }>();
 
-  private failCluster(cs: ClusterState, task: string, msg: string): void {
+  failCluster(cs: ClusterState, task: string, msg: string): void {
     this.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'failed', msg, duration_ms: 0 });
     cs.failed = true;
     cs.count('failed');
     this.lastFailure.set(cs.name, { task, name: task, result: { failed: true, msg } });
-  }
-
-  /** Loaded task files per include task and file: the tasks carry that include's vars, tags and inherited keywords. */
-  private readonly includeCache = new WeakMap<IncludeNode, Map<string, Promise<TaskNode[]>>>();
-
-  private async runInclude(node: IncludeNode, clusters: ClusterState[]): Promise<void> {
-    if (!this.selected(node.tags)) return;
-    const label = `include_tasks: ${node.file}`;
-    // An include named by --start-at-task starts the run there; otherwise its tasks are gated one by one.
-    this.reachedStart(node.name ?? label);
-    // Resolve the file (and loop items) per cluster, then run each file on its clusters.
-    const plan = new Map<string, { clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
-    this.opts.emit({ type: 'task_start', play: this.play.name, task: node.name ?? label, module: 'include_tasks', where: formatPos(node.pos), handler: false });
-    for (const cs of clusters) {
-      const started = Date.now();
-      try {
-        const scope = this.scopeFor(cs, node);
-        if (!(await this.whenHolds(node.when, scope, node))) {
-          this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
-          cs.count('skipped');
-          continue;
-        }
-        const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
-        let items: unknown[] | undefined;
-        if (node.loop !== undefined) {
-          const host = await lookupHost([node.loop], scope, this.lookupContext(cs, scope, node.name ?? label));
-          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
-          if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
-          items = v;
-        }
-        const cache = this.includeCache.get(node) ?? new Map<string, Promise<TaskNode[]>>();
-        this.includeCache.set(node, cache);
-        let p = cache.get(file);
-        if (!p) {
-          p = loadTaskFile(file, includeScope(node, this.roles), { registry: this.opts.registry }, node.pos);
-          cache.set(file, p);
-        }
-        await p;
-        const entry = plan.get(file) ?? { clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
-        entry.clusters.push(cs);
-        entry.items.set(cs.name, items);
-        plan.set(file, entry);
-        this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: ${path.relative(process.cwd(), file) || file}`, duration_ms: Date.now() - started });
-        // As ansible-playbook counts: one `included` result per loop item (an empty loop is skipped).
-        if (items === undefined) cs.count('ok');
-        else if (items.length === 0) cs.count('skipped');
-        else cs.count('ok', items.length);
-      } catch (e) {
-        this.failCluster(cs, node.name ?? label, errorMessage(e));
-      }
-    }
-    for (const [file, entry] of plan) {
-      const tasks = await (this.includeCache.get(node)?.get(file) as Promise<TaskNode[]>);
-      await this.runIncluded(tasks, entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
-    }
-  }
-
-  /**
-   * Run what an include brought in (tasks of a file, or a role's block) on its clusters: once, or
-   * once per loop item with the loop variable set for that cluster (clusters with fewer items
-   * drop out as their items run out).
-   */
-  private async runIncluded(tasks: TaskNode[], clusters: ClusterState[], items: Map<string, unknown[] | undefined> | undefined, loopControl: IncludeNode['loopControl']): Promise<void> {
-    if (!items) {
-      await this.runList(tasks, clusters, false);
-      return;
-    }
-    const maxItems = Math.max(0, ...clusters.map((c) => items.get(c.name)?.length ?? 0));
-    const saved = new Map(clusters.map((c) => [c.name, this.dyn.get(c.name)]));
-    for (let i = 0; i < maxItems; i++) {
-      const subset = clusters.filter((c) => (items.get(c.name)?.length ?? 0) > i);
-      for (const c of subset) {
-        this.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), ...loopVars(loopControl, items.get(c.name) as unknown[], i) });
-      }
-      await this.runList(tasks, subset, false);
-    }
-    for (const [name, d] of saved) {
-      if (d === undefined) this.dyn.delete(name);
-      else this.dyn.set(name, d);
-    }
-  }
-
-  private readonly includeRoleCache = new Map<string, Promise<BlockNode | undefined>>();
-
-  /** `include_role`: the role is found and loaded per cluster at run time (its name may be templated), then run like an include. */
-  private async runIncludeRole(node: IncludeRoleNode, clusters: ClusterState[]): Promise<void> {
-    if (!this.selected(node.tags)) return;
-    const label = `include_role: ${node.roleName}`;
-    this.reachedStart(node.name ?? label);
-    const plan = new Map<string, { block: BlockNode; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
-    this.opts.emit({ type: 'task_start', play: this.play.name, task: node.name ?? label, module: 'include_role', where: formatPos(node.pos), handler: false });
-    for (const cs of clusters) {
-      try {
-        const scope = this.scopeFor(cs, node);
-        if (!(await this.whenHolds(node.when, scope, node))) {
-          this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
-          cs.count('skipped');
-          continue;
-        }
-        const name = await templar.renderString(node.roleName, scope, { where: node.pos });
-        let items: unknown[] | undefined;
-        if (node.loop !== undefined) {
-          const host = await lookupHost([node.loop], scope, this.lookupContext(cs, scope, node.name ?? label));
-          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
-          if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
-          items = v;
-        }
-        const key = `${name}\u0000${JSON.stringify(node.from)}`;
-        let p = this.includeRoleCache.get(key);
-        if (!p) {
-          // the role's tasks inherit what the include's parents pass on, not the include's own keywords
-          const c = { ...node, ...node.parentInherit, when: [], vars: undefined, name: undefined };
-          p = expandRole({ name, from: node.from, useVars: {}, params: node.vars ?? {}, public: node.public, allowDuplicates: true, validate: node.validate }, c, includeRoleScope(node, this.roles), { registry: this.opts.registry }, node.pos, undefined, true);
-          this.includeRoleCache.set(key, p);
-        }
-        const block = await p;
-        if (!block) continue;
-        const entry = plan.get(key) ?? { block, clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
-        entry.clusters.push(cs);
-        entry.items.set(cs.name, items);
-        plan.set(key, entry);
-        this.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: role ${block.role?.name ?? name}`, duration_ms: 0 });
-        // As ansible-playbook counts an include: one `included` result per loop item (an empty loop is skipped).
-        if (items === undefined) cs.count('ok');
-        else if (items.length === 0) cs.count('skipped');
-        else cs.count('ok', items.length);
-      } catch (e) {
-        this.failCluster(cs, node.name ?? label, errorMessage(e));
-      }
-    }
-    for (const entry of plan.values()) {
-      if (node.public && entry.block.role && !this.roles.publicRoles.includes(entry.block.role)) this.roles.publicRoles.push(entry.block.role);
-      await this.runIncluded([entry.block], entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
-    }
   }
 
   private async runMeta(node: MetaNode, clusters: ClusterState[]): Promise<void> {

@@ -1,0 +1,173 @@
+/**
+ * `include_tasks` and `include_role` in a play: the file or role is resolved per cluster at run
+ * time (its name may be templated, and may differ per cluster), loaded once per file or role, and
+ * run on the clusters that resolved to it — once, or once per loop item with the loop variable
+ * set — counting one `included` result per item as ansible-playbook does.
+ */
+import path from 'node:path';
+import { errorMessage, formatPos } from '../load/errors.js';
+import type { RoleCollector } from '../playbook/nodes/context.js';
+import { expandRole, includeRoleScope, includeScope, loadTaskFile } from '../playbook/tasks.js';
+import type { BlockNode, IncludeNode, IncludeRoleNode, Play, TaskNode } from '../playbook/types.js';
+import { templar } from '../template/index.js';
+import { loopItems, loopVars } from './loops.js';
+import { lookupHost, withLookups, type LookupContext, type LookupHost } from './lookups.js';
+import type { ClusterState, RunOptions } from './state.js';
+
+type Obj = Record<string, unknown>;
+
+/** What running includes needs from the play (`PlayRun` implements it). */
+export interface IncludeHost {
+  readonly opts: RunOptions;
+  readonly play: Play;
+  /** Roles of the play (`include_role` with `public: true` adds to its public roles). */
+  readonly roles: RoleCollector;
+  /** Per-cluster extra variables of the current dynamic scope (include loops set the loop variable here). */
+  readonly dyn: Map<string, Obj>;
+  selected(tags: string[]): boolean;
+  reachedStart(name: string): boolean;
+  scopeFor(cs: ClusterState, node: TaskNode, extra?: Obj): Obj;
+  whenHolds(when: unknown[], vars: Obj, node: TaskNode, host?: LookupHost): Promise<boolean>;
+  lookupContext(cs: ClusterState, vars: Obj, task: string): LookupContext;
+  failCluster(cs: ClusterState, task: string, msg: string): void;
+  runList(nodes: TaskNode[], clusters: ClusterState[], topLevel: boolean): Promise<void>;
+}
+
+/** The includes of one play on one batch, with their loaded files and roles cached. */
+export class Includes {
+  constructor(private readonly host: IncludeHost) {}
+
+  /** Loaded task files per include task and file: the tasks carry that include's vars, tags and inherited keywords. */
+  private readonly includeCache = new WeakMap<IncludeNode, Map<string, Promise<TaskNode[]>>>();
+
+  async runInclude(node: IncludeNode, clusters: ClusterState[]): Promise<void> {
+    if (!this.host.selected(node.tags)) return;
+    const label = `include_tasks: ${node.file}`;
+    // An include named by --start-at-task starts the run there; otherwise its tasks are gated one by one.
+    this.host.reachedStart(node.name ?? label);
+    // Resolve the file (and loop items) per cluster, then run each file on its clusters.
+    const plan = new Map<string, { clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
+    this.host.opts.emit({ type: 'task_start', play: this.host.play.name, task: node.name ?? label, module: 'include_tasks', where: formatPos(node.pos), handler: false });
+    for (const cs of clusters) {
+      const started = Date.now();
+      try {
+        const scope = this.host.scopeFor(cs, node);
+        if (!(await this.host.whenHolds(node.when, scope, node))) {
+          this.host.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
+          cs.count('skipped');
+          continue;
+        }
+        const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
+        let items: unknown[] | undefined;
+        if (node.loop !== undefined) {
+          const host = await lookupHost([node.loop], scope, this.host.lookupContext(cs, scope, node.name ?? label));
+          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
+          if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
+          items = v;
+        }
+        const cache = this.includeCache.get(node) ?? new Map<string, Promise<TaskNode[]>>();
+        this.includeCache.set(node, cache);
+        let p = cache.get(file);
+        if (!p) {
+          p = loadTaskFile(file, includeScope(node, this.host.roles), { registry: this.host.opts.registry }, node.pos);
+          cache.set(file, p);
+        }
+        await p;
+        const entry = plan.get(file) ?? { clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
+        entry.clusters.push(cs);
+        entry.items.set(cs.name, items);
+        plan.set(file, entry);
+        this.host.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: ${path.relative(process.cwd(), file) || file}`, duration_ms: Date.now() - started });
+        // As ansible-playbook counts: one `included` result per loop item (an empty loop is skipped).
+        if (items === undefined) cs.count('ok');
+        else if (items.length === 0) cs.count('skipped');
+        else cs.count('ok', items.length);
+      } catch (e) {
+        this.host.failCluster(cs, node.name ?? label, errorMessage(e));
+      }
+    }
+    for (const [file, entry] of plan) {
+      const tasks = await (this.includeCache.get(node)?.get(file) as Promise<TaskNode[]>);
+      await this.runIncluded(tasks, entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
+    }
+  }
+
+  /**
+   * Run what an include brought in (tasks of a file, or a role's block) on its clusters: once, or
+   * once per loop item with the loop variable set for that cluster (clusters with fewer items
+   * drop out as their items run out).
+   */
+  private async runIncluded(tasks: TaskNode[], clusters: ClusterState[], items: Map<string, unknown[] | undefined> | undefined, loopControl: IncludeNode['loopControl']): Promise<void> {
+    if (!items) {
+      await this.host.runList(tasks, clusters, false);
+      return;
+    }
+    const maxItems = Math.max(0, ...clusters.map((c) => items.get(c.name)?.length ?? 0));
+    const saved = new Map(clusters.map((c) => [c.name, this.host.dyn.get(c.name)]));
+    for (let i = 0; i < maxItems; i++) {
+      const subset = clusters.filter((c) => (items.get(c.name)?.length ?? 0) > i);
+      for (const c of subset) {
+        this.host.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), ...loopVars(loopControl, items.get(c.name) as unknown[], i) });
+      }
+      await this.host.runList(tasks, subset, false);
+    }
+    for (const [name, d] of saved) {
+      if (d === undefined) this.host.dyn.delete(name);
+      else this.host.dyn.set(name, d);
+    }
+  }
+
+  private readonly includeRoleCache = new Map<string, Promise<BlockNode | undefined>>();
+
+  /** `include_role`: the role is found and loaded per cluster at run time (its name may be templated), then run like an include. */
+  async runIncludeRole(node: IncludeRoleNode, clusters: ClusterState[]): Promise<void> {
+    if (!this.host.selected(node.tags)) return;
+    const label = `include_role: ${node.roleName}`;
+    this.host.reachedStart(node.name ?? label);
+    const plan = new Map<string, { block: BlockNode; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
+    this.host.opts.emit({ type: 'task_start', play: this.host.play.name, task: node.name ?? label, module: 'include_role', where: formatPos(node.pos), handler: false });
+    for (const cs of clusters) {
+      try {
+        const scope = this.host.scopeFor(cs, node);
+        if (!(await this.host.whenHolds(node.when, scope, node))) {
+          this.host.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
+          cs.count('skipped');
+          continue;
+        }
+        const name = await templar.renderString(node.roleName, scope, { where: node.pos });
+        let items: unknown[] | undefined;
+        if (node.loop !== undefined) {
+          const host = await lookupHost([node.loop], scope, this.host.lookupContext(cs, scope, node.name ?? label));
+          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
+          if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
+          items = v;
+        }
+        const key = `${name}\u0000${JSON.stringify(node.from)}`;
+        let p = this.includeRoleCache.get(key);
+        if (!p) {
+          // the role's tasks inherit what the include's parents pass on, not the include's own keywords
+          const c = { ...node, ...node.parentInherit, when: [], vars: undefined, name: undefined };
+          p = expandRole({ name, from: node.from, useVars: {}, params: node.vars ?? {}, public: node.public, allowDuplicates: true, validate: node.validate }, c, includeRoleScope(node, this.host.roles), { registry: this.host.opts.registry }, node.pos, undefined, true);
+          this.includeRoleCache.set(key, p);
+        }
+        const block = await p;
+        if (!block) continue;
+        const entry = plan.get(key) ?? { block, clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
+        entry.clusters.push(cs);
+        entry.items.set(cs.name, items);
+        plan.set(key, entry);
+        this.host.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: role ${block.role?.name ?? name}`, duration_ms: 0 });
+        // As ansible-playbook counts an include: one `included` result per loop item (an empty loop is skipped).
+        if (items === undefined) cs.count('ok');
+        else if (items.length === 0) cs.count('skipped');
+        else cs.count('ok', items.length);
+      } catch (e) {
+        this.host.failCluster(cs, node.name ?? label, errorMessage(e));
+      }
+    }
+    for (const entry of plan.values()) {
+      if (node.public && entry.block.role && !this.host.roles.publicRoles.includes(entry.block.role)) this.host.roles.publicRoles.push(entry.block.role);
+      await this.runIncluded([entry.block], entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
+    }
+  }
+}
