@@ -19,6 +19,7 @@ import { matchClusters } from '../inventory/patterns.js';
 import { errorMessage, InputError } from '../load/errors.js';
 import type { KubeClient } from '../k8s/types.js';
 import { tableLines } from '../report/table.js';
+import { isRecord } from '../core/shape.js';
 import { reportError } from './common.js';
 import { EXIT, type ExitCode } from '../core/exit.js';
 
@@ -39,6 +40,8 @@ export interface HistoryFlags {
   until?: string;
   /** Only runs with this outcome. */
   outcome?: string;
+  /** Only the shards' runs of this fleet run (`kplay run --shard I/N --fleet-run ID`), merged into one listing. */
+  fleetRun?: string;
 }
 
 /** A run of the listing, from a cluster or a local record. */
@@ -52,6 +55,9 @@ interface Listed {
   failed?: number;
   exit_code: number;
   interrupted: boolean;
+  /** The fleet run and shard (0-based) this run was, when it was a shard. */
+  fleet_run?: string;
+  shard?: number;
 }
 
 const OUTCOMES = ['success', 'failed', 'interrupted', 'changed', 'unchanged'] as const;
@@ -73,6 +79,7 @@ function filterOf(flags: HistoryFlags): (l: Listed) => boolean {
   const until = flags.until ? parseTime(flags.until, '--until') : undefined;
   if (flags.outcome && !(OUTCOMES as readonly string[]).includes(flags.outcome)) throw new InputError(`--outcome '${flags.outcome}' is not one of ${OUTCOMES.join(', ')}`);
   return (l) => {
+    if (flags.fleetRun !== undefined && l.fleet_run !== flags.fleetRun) return false;
     if (flags.user && l.user !== flags.user) return false;
     if (flags.playbook && !(l.playbook === flags.playbook || l.playbook.endsWith(`/${flags.playbook}`) || path.basename(l.playbook) === flags.playbook)) return false;
     const t = Date.parse(l.started);
@@ -131,6 +138,12 @@ export function mentions(record: RunRecord, name: string): boolean {
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+/** A record header's fleet run and shard, as listing fields (none for a run that was no shard of a fleet). */
+function fleetOf(header: unknown): Pick<Listed, 'fleet_run' | 'shard'> {
+  const f = isRecord(header) && isRecord(header.fleet) ? header.fleet : undefined;
+  return f && typeof f.run === 'string' ? { fleet_run: f.run, ...(typeof f.shard === 'number' ? { shard: f.shard } : {}) } : {};
+}
+
 /** Local records as listing rows (one per cluster of each run). */
 async function listLocal(flags: HistoryFlags): Promise<Listed[]> {
   const out: Listed[] = [];
@@ -139,7 +152,7 @@ async function listLocal(flags: HistoryFlags): Promise<Listed[]> {
     const stats = typeof recap?.clusters === 'object' && recap.clusters !== null ? (recap.clusters as Record<string, Record<string, unknown>>) : {};
     const clusters = flags.cluster ? r.clusters.filter((c) => c === flags.cluster) : r.clusters;
     for (const c of clusters.length ? clusters : flags.cluster ? [] : ['-']) {
-      out.push({ cluster: c, run_id: r.run_id, started: str(r.run.started), user: str(r.run.user), playbook: str(r.run.playbook), changed: num(stats[c]?.changed), failed: num(stats[c]?.failed), exit_code: num(recap?.exit_code) ?? -1, interrupted: recap?.interrupted === true });
+      out.push({ cluster: c, run_id: r.run_id, started: str(r.run.started), user: str(r.run.user), playbook: str(r.run.playbook), changed: num(stats[c]?.changed), failed: num(stats[c]?.failed), exit_code: num(recap?.exit_code) ?? -1, interrupted: recap?.interrupted === true, ...fleetOf(r.run) });
     }
   }
   return out;
@@ -150,9 +163,31 @@ function printTable(rows: Listed[], output: string): void {
     process.stdout.write(`${JSON.stringify(rows)}\n`);
     return;
   }
-  const table = [['RUN ID', 'CLUSTER', 'STARTED', 'WHO', 'PLAYBOOK', 'CHANGED', 'FAILED', 'EXIT'], ...rows.map((r) => [r.run_id, r.cluster, r.started, r.user, path.basename(r.playbook), String(r.changed ?? ''), String(r.failed ?? ''), r.interrupted ? `${r.exit_code} (interrupted)` : String(r.exit_code)])];
+  // a shard's run shows its fleet run and shard, so the shards' runs of one window read as one listing
+  const shards = rows.some((r) => r.fleet_run !== undefined);
+  const table = [
+    ['RUN ID', ...(shards ? ['FLEET RUN', 'SHARD'] : []), 'CLUSTER', 'STARTED', 'WHO', 'PLAYBOOK', 'CHANGED', 'FAILED', 'EXIT'],
+    ...rows.map((r) => [r.run_id, ...(shards ? [r.fleet_run ?? '-', r.shard === undefined ? '-' : String(r.shard)] : []), r.cluster, r.started, r.user, path.basename(r.playbook), String(r.changed ?? ''), String(r.failed ?? ''), r.interrupted ? `${r.exit_code} (interrupted)` : String(r.exit_code)]),
+  ];
   for (const line of tableLines(table)) process.stdout.write(`${line}\n`);
   if (rows.length === 0) process.stdout.write('(no runs recorded)\n');
+  else if (shards) process.stdout.write(summaryLine(rows));
+}
+
+/**
+ * The clusters of the listed runs by their latest run (a resumed shard's clusters count by the run
+ * that finished them): how many ended clean, changed, failed.
+ */
+function summaryLine(rows: Listed[]): string {
+  const latest = new Map<string, Listed>();
+  for (const r of rows) {
+    const seen = latest.get(r.cluster);
+    if (r.cluster !== '-' && (seen === undefined || r.run_id > seen.run_id)) latest.set(r.cluster, r);
+  }
+  const all = [...latest.values()];
+  const failed = all.filter((r) => (r.failed ?? 0) > 0).length;
+  const changed = all.filter((r) => (r.failed ?? 0) === 0 && (r.changed ?? 0) > 0).length;
+  return `${all.length} cluster(s) by their latest run: ${failed} failed, ${changed} changed, ${all.length - failed - changed} unchanged\n`;
 }
 
 /** Verify the chains: local records (always), in-cluster ones with `-i`. */
@@ -229,7 +264,7 @@ export async function historyCommand(action: string | undefined, runId: string |
     const { records, errors } = await recordsFromClusters(flags);
     for (const e of errors) process.stderr.write(`WARNING: cannot read records from ${e}\n`);
     const rows = records
-      .map(({ cluster, record }): Listed => ({ cluster, run_id: record.run.run_id, started: record.run.started, user: record.run.user, playbook: record.run.playbook, changed: record.recap[cluster]?.changed, failed: record.recap[cluster]?.failed, exit_code: record.exit_code, interrupted: record.interrupted }))
+      .map(({ cluster, record }): Listed => ({ cluster, run_id: record.run.run_id, started: record.run.started, user: record.run.user, playbook: record.run.playbook, changed: record.recap[cluster]?.changed, failed: record.recap[cluster]?.failed, exit_code: record.exit_code, interrupted: record.interrupted, ...fleetOf(record.run) }))
       .filter(keep);
     printTable(rows, flags.output);
     return errors.length && records.length === 0 ? EXIT.unreachable : EXIT.ok;

@@ -163,6 +163,7 @@ program
   .option('--since <time>', 'only runs started since (ISO time, or 30m, 24h, 7d ago)')
   .option('--until <time>', 'only runs started before (ISO time, or 30m, 24h, 7d ago)')
   .addOption(new Option('--outcome <outcome>', 'only runs with this outcome').choices(['success', 'failed', 'interrupted', 'changed', 'unchanged']))
+  .option('--fleet-run <id>', 'only the shards\' runs of this fleet run (`kplay run --shard I/N --fleet-run ID`), listed together')
   .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
   .action(async (action: string | undefined, runId: string | undefined, flags) => {
     process.exitCode = await historyCommand(action, runId, flags);

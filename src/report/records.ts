@@ -33,6 +33,8 @@ export interface RunHeader {
   plan?: { file: string; digest: string; approvals: { by: string; at: string; comment?: string }[]; replan: boolean };
   /** The interrupted run this one resumed (`kplay run --resume`). */
   resumed_from?: string;
+  /** The fleet run this run was a shard of (`--shard I/N --fleet-run ID`): `kplay history --fleet-run ID` lists its shards' runs together. */
+  fleet?: { run: string; shard: number; shards: number };
 }
 
 /** One task on one cluster. */

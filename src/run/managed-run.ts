@@ -131,6 +131,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
           lock: o.lock !== false,
           ...(o.plan ? { plan: o.plan } : {}),
           ...(o.resumedFrom ? { resumed_from: o.resumedFrom } : {}),
+          ...(o.shard?.fleetRun ? { fleet: { run: o.shard.fleetRun, shard: o.shard.index, shards: o.shard.shards } } : {}),
         }),
         o.signal,
       );

@@ -224,5 +224,25 @@ describe('a fleet run in shards', () => {
     expect(status.shard_states.every((s) => s.state === 'finished')).toBe(true);
     expect(status.shard_states.find((s) => s.shard === k)?.resumed_from).toBe(runId);
     expect(Object.keys(status.recap).sort()).toEqual([...ENTRIES].sort());
+
+    // the shards' run records, read back from the clusters, list as one window (`history --fleet-run`):
+    // each cluster under the shard that owns it; the killed run wrote no record, the resumed run's
+    // record holds the clusters it changed (batch 3's of shard k)
+    const hist = await kplay(['history', '-i', 'inventory.yml', '--fleet-run', fleet, '-o', 'json'], { cwd: dir });
+    expect(hist.code, hist.stderr).toBe(0);
+    const rows = JSON.parse(hist.stdout) as { cluster: string; run_id: string; fleet_run?: string; shard?: number }[];
+    const resumedId = /"run_id":"([^"]+)"/.exec(resumed.stdout)?.[1] ?? '';
+    expect(resumedId).not.toBe(runId);
+    for (const r of rows) {
+      expect(r.fleet_run, r.cluster).toBe(fleet);
+      expect(r.shard, r.cluster).toBe(shardOf(r.cluster, N));
+    }
+    const listed = new Set(rows.map((r) => r.cluster));
+    for (const n of ENTRIES.filter((e) => shardOf(e, N) !== k)) expect(listed.has(n), n).toBe(true);
+    for (const n of own[2] ?? []) expect(rows.filter((r) => r.cluster === n).map((r) => r.run_id), n).toContain(resumedId);
+    expect(rows.some((r) => r.run_id === runId)).toBe(false);
+    // another fleet run's shards are not listed
+    const none = await kplay(['history', '-i', 'inventory.yml', '--fleet-run', `other-${tag}`, '-o', 'json'], { cwd: dir });
+    expect(JSON.parse(none.stdout)).toEqual([]);
   });
 });
