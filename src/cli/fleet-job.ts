@@ -3,6 +3,7 @@
  * window as N shards in a management cluster (an Indexed Job, the bundle ConfigMap, RBAC for the
  * coordination objects) as multi-document YAML to stdout or `-o FILE`.
  */
+import { collect, opt } from './options.js';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InputError } from '../load/errors.js';
@@ -57,8 +58,6 @@ export async function fleetJobCommand(playbook: string, flags: FleetJobFlags): P
   }
 }
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
-const increase = (_: string, prev: number): number => prev + 1;
 
 /** Add `job` to the `kplay fleet` command group. */
 export function addFleetJobCommand(fleet: Command): void {
@@ -66,7 +65,7 @@ export function addFleetJobCommand(fleet: Command): void {
     .command('job')
     .description('write the Kubernetes objects (Indexed Job, bundle ConfigMap, ServiceAccount and RBAC) that run the window as N shards in a management cluster')
     .argument('<playbook>', 'playbook file (its directory is bundled)')
-    .option('-i, --inventory <inventory>', 'inventory file, directory, or name under inventories/ (bundled)')
+    .addOption(opt('inventory', 'inventory file, directory, or name under inventories/ (bundled)'))
     .option('--shards <n>', 'number of shards (the Job\'s completions)')
     .option('--parallelism <n>', 'shards running at once (default: all)')
     .option('--fleet-run <id>', 'fleet run id tying the shards together (default: fleet-<UTC time>)')
@@ -78,17 +77,17 @@ export function addFleetJobCommand(fleet: Command): void {
     .option('--retries <n>', 'reruns of a shard that crashed or was interrupted, each resuming from its journal (needs --records-pvc)', '0')
     .option('--deadline <seconds>', 'activeDeadlineSeconds of the Job: the window\'s hard end')
     .option('-o, --out <file>', 'write the YAML here (default: stdout)')
-    .option('-e, --extra-vars <vars>', '(passed to every shard) extra variables; @file is bundled', collect)
-    .option('-l, --limit <pattern>', '(passed to every shard) further limit the clusters')
+    .addOption(opt('extraVars', '(passed to every shard) extra variables; @file is bundled'))
+    .addOption(opt('limit', '(passed to every shard) further limit the clusters'))
     .option('-C, --check', '(passed to every shard) change nothing')
     .option('-D, --diff', '(passed to every shard) show diffs')
-    .option('-t, --tags <tags>', '(passed to every shard) only tasks with these tags', collect)
-    .option('--skip-tags <tags>', '(passed to every shard) skip tasks with these tags', collect)
+    .addOption(opt('tags', '(passed to every shard) only tasks with these tags'))
+    .addOption(opt('skipTags', '(passed to every shard) skip tasks with these tags'))
     .option('--start-at-task <name>', '(passed to every shard) start at this task')
     .option('-f, --forks <n>', '(passed to every shard) clusters worked on in parallel per shard')
-    .option('-M, --module-path <dir>', '(passed to every shard) module directory inside the playbook directory', collect)
-    .option('-v, --verbose', '(passed to every shard) more output', increase, 0)
-    .option('--no-lock', '(passed to every shard) do not take the per-cluster lock')
+    .addOption(opt('modulePath', '(passed to every shard) module directory inside the playbook directory'))
+    .addOption(opt('verbose', '(passed to every shard) more output'))
+    .addOption(opt('noLock', '(passed to every shard) do not take the per-cluster lock'))
     .option('--lock-timeout <seconds>', '(passed to every shard) wait this long for a cluster lock')
     .action(async (playbook: string, flags: FleetJobFlags) => {
       process.exitCode = await fleetJobCommand(playbook, flags);

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /** The `kplay` command line: thin commands (flags → engine → exit code). */
+import { opt } from './options.js';
 import { Command, CommanderError, Option } from 'commander';
 import { driftCommand, type DriftFlags } from './drift.js';
 import { EXIT } from '../core/exit.js';
-import { checkSettings, DEFAULT_FORKS, setting } from '../core/settings.js';
+import { checkSettings, setting } from '../core/settings.js';
 import { historyCommand } from './history.js';
 import { registerFleetStatus } from './fleet.js';
 import { inventoryCommand } from './inventory.js';
@@ -20,8 +21,6 @@ import { addFleetJobCommand } from './fleet-job.js';
 
 guardPipes();
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
-const increase = (_: string, prev: number): number => prev + 1;
 
 const program = new Command();
 program
@@ -46,25 +45,25 @@ program
   .command('run')
   .description('run a playbook against the clusters of an inventory (or carry out a plan: --plan plan.json)')
   .argument('[playbook]', 'playbook file (with --plan: taken from the plan when omitted)')
-  .option('-i, --inventory <inventory>', 'inventory file, directory, or name under inventories/')
-  .option('-e, --extra-vars <vars>', 'extra variables: k=v, @file.yml or a {map} (repeatable; highest precedence)', collect)
-  .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
+  .addOption(opt('inventory'))
+  .addOption(opt('extraVars'))
+  .addOption(opt('maxInputBytes'))
   .option('-C, --check', 'change nothing; report what would change')
   .option('-D, --diff', 'show unified diffs of what changes (or would change)')
-  .option('-l, --limit <pattern>', 'further limit the clusters (host pattern)')
-  .option('-t, --tags <tags>', 'only run tasks with these tags (comma-separated, repeatable)', collect)
-  .option('--skip-tags <tags>', 'skip tasks with these tags', collect)
+  .addOption(opt('limit'))
+  .addOption(opt('tags'))
+  .addOption(opt('skipTags'))
   .option('--start-at-task <name>', 'start at the first task with this name (glob)')
-  .option('-f, --forks <n>', 'clusters worked on in parallel', String(DEFAULT_FORKS))
+  .addOption(opt('forks'))
   .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
   .addOption(new Option('--progress <mode>', 'board: a live board of every cluster redrawn in place (default on a terminal with text output); plain: the scrolling log').choices(['plain', 'board']))
-  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
-  .option('-v, --verbose', 'more output (-vv for even more)', increase, 0)
-  .option('--no-color', 'no colours (also when NO_COLOR is set or output is not a TTY)')
-  .option('--no-lock', 'do not take the per-cluster lock (recorded in the run record)')
-  .option('--lock-timeout <seconds>', 'wait this long for another run\'s cluster lock', '60')
-  .option('--record-dir <dir>', 'where local run records go (default .kplay/runs, or KPLAY_RECORD_DIR)')
-  .option('--keep-records <n>', 'run records kept per cluster', '20')
+  .addOption(opt('modulePath'))
+  .addOption(opt('verbose'))
+  .addOption(opt('noColor'))
+  .addOption(opt('noLock'))
+  .addOption(opt('lockTimeout'))
+  .addOption(opt('recordDir'))
+  .addOption(opt('keepRecords'))
   .option('--plan <file>', 'carry out this plan only; refused (exit 5) when the inputs or the live state moved since it was made')
   .option('--replan', 'with --plan: run the playbook as it is now even when the plan no longer holds (not where an approved plan is required)')
   .option('--resume <run_id>', 'carry on an interrupted run (`last`: the newest): clusters that finished a play are left out of it, the others run it again')
@@ -83,17 +82,17 @@ program
   .description('run the playbook in check mode everywhere and write what would change as a plan (review, approve, then kplay run --plan)')
   .argument('<playbook>', 'playbook file')
   .requiredOption('-o, --out <file>', 'where to write the plan (JSON)')
-  .option('-i, --inventory <inventory>', 'inventory file, directory, or name under inventories/')
-  .option('-e, --extra-vars <vars>', 'extra variables (repeatable)', collect)
-  .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
-  .option('-l, --limit <pattern>', 'further limit the clusters')
-  .option('-t, --tags <tags>', 'only tasks with these tags', collect)
-  .option('--skip-tags <tags>', 'skip tasks with these tags', collect)
-  .option('-f, --forks <n>', 'clusters checked in parallel', String(DEFAULT_FORKS))
-  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
-  .option('-v, --verbose', 'more output', increase, 0)
+  .addOption(opt('inventory'))
+  .addOption(opt('extraVars', 'extra variables (repeatable)'))
+  .addOption(opt('maxInputBytes'))
+  .addOption(opt('limit', 'further limit the clusters'))
+  .addOption(opt('tags', 'only tasks with these tags'))
+  .addOption(opt('skipTags'))
+  .addOption(opt('forks', 'clusters checked in parallel'))
+  .addOption(opt('modulePath'))
+  .addOption(opt('verbose', 'more output'))
   .option('--no-diff', 'print summaries only (the plan file always holds the diffs)')
-  .option('--no-color', 'no colours')
+  .addOption(opt('noColor', 'no colours'))
   .action(async (playbook: string, flags) => {
     process.exitCode = await planCommand(playbook, { ...flags, output: 'text' });
   });
@@ -113,8 +112,8 @@ program
   .description('approve a plan (bound to its digest): kplay approve plan.json; or a gate a run waits at: kplay approve RUN_ID --gate NAME -i INV')
   .argument('<plan_or_run_id>', 'plan file, or (with --gate) the id of the waiting run')
   .option('--gate <name>', 'approve the gate of this name that run RUN_ID is waiting at')
-  .option('-i, --inventory <inventory>', '(with --gate) inventory whose clusters hold the gate')
-  .option('-l, --limit <pattern>', '(with --gate) only these clusters')
+  .addOption(opt('inventory', '(with --gate) inventory whose clusters hold the gate'))
+  .addOption(opt('limit', '(with --gate) only these clusters'))
   .option('--reject', '(with --gate) reject instead: the waiting task fails')
   .option('--as <name>', 'who approves (default: the kubeconfig user, else user@host)')
   .option('--comment <text>', 'a comment kept with the approval (a change ticket)')
@@ -126,25 +125,25 @@ program
   .command('drift')
   .description('check mode: show, per cluster, only what differs from the playbook (exit 0 none, 3 drift, 2 errors)')
   .argument('<playbook>', 'playbook file')
-  .option('-i, --inventory <inventory>', 'inventory file, directory, or name')
-  .option('-e, --extra-vars <vars>', 'extra variables (repeatable)', collect)
-  .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
-  .option('-l, --limit <pattern>', 'further limit the clusters')
-  .option('-t, --tags <tags>', 'only check tasks with these tags', collect)
-  .option('--skip-tags <tags>', 'skip tasks with these tags (tasks tagged `transient` are always skipped unless in --tags)', collect)
-  .option('-f, --forks <n>', 'clusters checked in parallel', String(DEFAULT_FORKS))
+  .addOption(opt('inventory', 'inventory file, directory, or name'))
+  .addOption(opt('extraVars', 'extra variables (repeatable)'))
+  .addOption(opt('maxInputBytes'))
+  .addOption(opt('limit', 'further limit the clusters'))
+  .addOption(opt('tags', 'only check tasks with these tags'))
+  .addOption(opt('skipTags', 'skip tasks with these tags (tasks tagged `transient` are always skipped unless in --tags)'))
+  .addOption(opt('forks', 'clusters checked in parallel'))
   .addOption(new Option('-o, --output <format>', 'output format (junit: one test suite per cluster, for CI; html: a self-contained page on stdout)').choices(['text', 'json', 'junit', 'html']).default('text'))
-  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
-  .option('-v, --verbose', 'more output', increase, 0)
+  .addOption(opt('modulePath'))
+  .addOption(opt('verbose', 'more output'))
   .option('--diff', 'show a diff per drifted object (the default)')
   .option('--no-diff', 'summaries only: the drifted objects and fields, without diffs')
-  .option('--no-color', 'no colours (also when NO_COLOR is set or output is not a TTY)')
+  .addOption(opt('noColor'))
   .option('--explain', 'also list the drift that built-in and drift_ignore rules hid, with the rule')
   .option('--repair', 'then take the drift back: run the state-declaring tasks (k8s_apply, helm_release) for real on the drifted clusters, under the cluster lock, with a run record')
-  .option('--no-lock', '(with --repair) do not take the cluster lock')
-  .option('--lock-timeout <seconds>', '(with --repair) how long to wait for another run\'s lock', '60')
-  .option('--record-dir <dir>', '(with --repair) also write the run record to this directory')
-  .option('--keep-records <n>', '(with --repair) run records kept per cluster', '20')
+  .addOption(opt('noLock', '(with --repair) do not take the cluster lock'))
+  .addOption(opt('lockTimeout', '(with --repair) how long to wait for another run\'s lock'))
+  .addOption(opt('recordDir', '(with --repair) also write the run record to this directory'))
+  .addOption(opt('keepRecords', '(with --repair) run records kept per cluster'))
   .action(async (playbook: string, flags) => {
     const { repair, ...rest } = flags as { repair?: boolean } & Record<string, unknown>;
     process.exitCode = await driftCommand(playbook, { ...(rest as unknown as DriftFlags), repairDrift: repair === true });
@@ -155,9 +154,9 @@ program
   .description('runs recorded in the clusters (`history -i INV`) or locally (`history`), one run (`history show RUN_ID`), or check that no record was edited, removed or reordered (`history verify`: exit 0 intact, 3 tampered)')
   .argument('[action]', '`show` to show one run, `verify` to check the hash chains')
   .argument('[run_id]', 'run id for `show`')
-  .option('-i, --inventory <inventory>', 'inventory whose clusters hold the records')
+  .addOption(opt('inventory', 'inventory whose clusters hold the records'))
   .option('--cluster <pattern>', 'only these clusters')
-  .option('--record-dir <dir>', 'local run records (default .kplay/runs, or KPLAY_RECORD_DIR)')
+  .addOption(opt('recordDir', 'local run records (default .kplay/runs, or KPLAY_RECORD_DIR)'))
   .option('--user <user>', 'only runs by this user')
   .option('--playbook <file>', 'only runs of this playbook')
   .option('--since <time>', 'only runs started since (ISO time, or 30m, 24h, 7d ago)')
@@ -174,9 +173,9 @@ program
   .description('the run report: one self-contained HTML file (timeline, results per cluster, diffs, failures, recap) from the local run record, else the records in the clusters of -i (exit 0 written, 3 written but the run\'s record does not verify in its hash chains)')
   .argument('[run_id]', 'run id (a unique prefix will do), or `last`', 'last')
   .option('-o, --out <file>', 'the HTML file (`-`: stdout; default kplay-report-RUN_ID.html)')
-  .option('-i, --inventory <inventory>', 'read the record from these clusters when there is no local one')
+  .addOption(opt('inventory', 'read the record from these clusters when there is no local one'))
   .option('--cluster <pattern>', '(with -i) only these clusters')
-  .option('--record-dir <dir>', 'local run records (default .kplay/runs, or KPLAY_RECORD_DIR)')
+  .addOption(opt('recordDir', 'local run records (default .kplay/runs, or KPLAY_RECORD_DIR)'))
   .action(async (runId: string, flags) => {
     process.exitCode = await reportCommand(runId, flags);
   });
@@ -185,11 +184,11 @@ program
   .command('validate')
   .description('check a playbook (and inventory) without contacting any cluster')
   .argument('<playbook>', 'playbook file')
-  .option('-i, --inventory <inventory>', 'also check host patterns against this inventory')
-  .option('-e, --extra-vars <vars>', 'extra variables', collect)
-  .option('--max-input-bytes <n>', 'refuse input files (playbooks, inventories, vars) larger than this', String(DEFAULT_MAX_INPUT_BYTES))
-  .option('-l, --limit <pattern>', 'also check this limit pattern')
-  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
+  .addOption(opt('inventory', 'also check host patterns against this inventory'))
+  .addOption(opt('extraVars', 'extra variables'))
+  .addOption(opt('maxInputBytes'))
+  .addOption(opt('limit', 'also check this limit pattern'))
+  .addOption(opt('modulePath'))
   .action(async (playbook: string, flags) => {
     process.exitCode = await validateCommand(playbook, flags);
   });
@@ -199,7 +198,7 @@ registerFleetStatus(program.command('fleet').description('fleet windows run as s
 program
   .command('inventory')
   .description('show an inventory: resolved vars per cluster (--list, --cluster) or the group tree (--graph)')
-  .option('-i, --inventory <inventory>', 'inventory file, directory, or name')
+  .addOption(opt('inventory', 'inventory file, directory, or name'))
   .option('--list', 'all groups and clusters with resolved vars, as JSON')
   .option('--graph', 'the group tree')
   .option('--cluster <name>', 'one cluster with its resolved vars, as YAML')
@@ -211,7 +210,7 @@ program
   .command('modules')
   .description('list modules, or show the documentation of one')
   .argument('[name]', 'module name')
-  .option('-M, --module-path <dir>', 'extra module directory (repeatable)', collect)
+  .addOption(opt('modulePath'))
   .action(async (name: string | undefined, flags) => {
     process.exitCode = await modulesCommand(name, flags);
   });
