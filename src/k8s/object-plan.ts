@@ -359,9 +359,11 @@ export function appliedUnchanged(live: KubeObject, desired: KubeObject, fieldMan
 /** Build the plan from a live object (or none) and the dry-run result. */
 export function comparePlan(ref: ObjectRef, live: KubeObject | undefined, dry: KubeObject, mask?: (s: string) => string, strip: FieldSegment[][] = []): ObjectPlan {
   const nLive = live ? normalize(live) : undefined;
+  // The live object is what applying leaves (`appliedUnchanged`, the no-op): normalised once.
+  const asLive = dry === live && strip.length === 0;
   // fields other managers added are removed when the plan is carried out
-  const nDesired = strip.length ? withoutFields(normalize(dry), strip) : normalize(dry);
-  const action: ObjectPlan['action'] = !nLive ? 'create' : sameObject(nLive, nDesired) ? 'unchanged' : 'update';
+  const nDesired = asLive && nLive ? nLive : strip.length ? withoutFields(normalize(dry), strip) : normalize(dry);
+  const action: ObjectPlan['action'] = !nLive ? 'create' : asLive || sameObject(nLive, nDesired) ? 'unchanged' : 'update';
   const masked = maskPair(nLive, nDesired);
   const paths = !nLive ? [] : action === 'unchanged' ? [] : changedPaths(nLive, nDesired);
   // The diff (two YAML renderings) is only computed when read: most objects are unchanged and

@@ -57,26 +57,85 @@ const floatType = new jsyaml.Type('tag:yaml.org,2002:float', {
 /** js-yaml's failsafe schema (str, seq, map) plus `yaml`'s core scalar rules. */
 const SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: [nullType, boolType, intType, floatType] });
 
-/** Where a node can start: a line's indentation, after `key: `, `- `, `? `, or in a flow collection. */
-const NODE_START = String.raw`(?:^[\t ]*|[:\-?,[{][\t ]+|[[{,])`;
 /**
  * Text the fast path leaves to `yaml`: anchors (`&a`) and aliases (`*a`) — `yaml` bounds their
  * expansion —, tags (`!!str`, `!secret`), merge keys (`<<:`), directives (`%YAML`), complex keys
  * (`? `) and keys that are null or empty (`~:`, `null:`, `: x`; js-yaml names them `null`, `yaml`
- * the empty string). One regex scan, conservative: a false alarm (`a && b` after `- `) only costs
- * speed.
+ * the empty string). Conservative: a false alarm (`a && b` after `- `) only costs speed.
+ *
+ * Linear in the text (it runs over every manifest set, megabytes for some): anchors, aliases and
+ * tags are found from their characters and checked backwards for a node start (a line's
+ * indentation, after `key: `, `- `, `? `, or in a flow collection); the line-start forms are
+ * matched from each line break, never with a multiline `^` followed by runs of blanks (that was
+ * quadratic in the indentation: 57 ms for a 420 KB set). `needsYamlPatterns` below is the same
+ * test as regular expressions; the unit tests hold the two to the same answers.
  */
-const NEEDS_YAML = [
+export function needsYaml(text: string): boolean {
+  if (DIRECTIVE.test(text) || MERGE_KEY.test(text) || FLOW_NULL_KEY.test(text) || LINE_KEY.test(text) || SEQUENCE_KEY.test(text)) return true;
+  for (const m of text.matchAll(NODE_MARK)) if (atNodeStart(text, m.index)) return true;
+  return false;
+}
+
+/** `&`, `*` or `!` before a non-blank: an anchor, alias or tag where a node starts (see {@link atNodeStart}). */
+const NODE_MARK = /[&*!]\S/g;
+/**
+ * Where a flow sequence can be a key: its end before `: ` (`[a, b]: c`), or its start as the first
+ * entry of a flow map (`{[a]}`). js-yaml names such a key `a,b`, `yaml` `[ a, b ]`; unlike a flow
+ * map key (see `hasObjectKey`), nothing in the loaded value shows it. Not caught: a sequence as a
+ * key without a value after another entry of a flow map (`{x: 1, [a]}`) — matching `, [` would
+ * send every nested flow sequence (`[[1], [2]]`) to the slow parser.
+ */
+const SEQUENCE_KEY = /\][\t ]*:(?:[\t ]|$)|\{\s*\[/m;
+/** A directive (`%YAML`) at a line's start. */
+const DIRECTIVE = /(?:^|[\n\r\u2028\u2029])%/;
+/** A merge key (`<<:`). */
+const MERGE_KEY = /(?:^|[\s{,])<<[\t ]*:/;
+/** A null or empty key in a flow map (`{~: x}`, `{: x}`). */
+const FLOW_NULL_KEY = /[{,][\t ]*(?:(?:~|null|Null|NULL)[\t ]*)?:(?:[\t ]|$)/;
+/**
+ * At a line's start (the text's, or after a line break as a multiline `^` matches: `\n`, `\r`,
+ * U+2028, U+2029), after indentation and `- ` items: a complex key (`? `) or a null or empty key
+ * (`~:`, `null:`, `:`). Every run of blanks is followed by a character that ends it, so the
+ * match is linear.
+ */
+const LINE_KEY = /(?:^|[\n\r\u2028\u2029])[\t ]*(?:-[\t ]+)*(?:\?|(?:(?:~|null|Null|NULL)[\t ]*)?:)(?:[\t ]|$|(?=[\n\r\u2028\u2029]))/;
+
+/** Whether position `i` is where a node can start: after a line's indentation, after `:`, `-`, `?`, `,`, `[` or `{` and blanks, or right after `[`, `{` or `,`. */
+function atNodeStart(text: string, i: number): boolean {
+  const before = text[i - 1];
+  if (before === undefined || before === '[' || before === '{' || before === ',' || LINE_BREAK.has(before)) return true;
+  let j = i - 1;
+  while (j >= 0 && (text[j] === ' ' || text[j] === '\t')) j--;
+  if (j === i - 1) return false;
+  const c = text[j];
+  return c === undefined || LINE_BREAK.has(c) || ':-?,[{'.includes(c);
+}
+
+/** What a multiline `^` matches after. */
+const LINE_BREAK = new Set(['\n', '\r', '\u2028', '\u2029']);
+
+/** Where a node can start: a line's indentation, after `key: `, `- `, `? `, or in a flow collection. */
+const NODE_START = String.raw`(?:^[\t ]*|[:\-?,[{][\t ]+|[[{,])`;
+/** {@link needsYaml} as regular expressions (slow on deep indentation; kept as its specification for the tests). */
+export const needsYamlPatterns: readonly RegExp[] = [
   new RegExp(`${NODE_START}[&*!]\\S`, 'm'),
   /(?:^|[\s{,])<<[\t ]*:/m,
   /^%/m,
   /^[\t ]*(?:-[\t ]+)*\?(?:[\t ]|$)/m,
   /^[\t ]*(?:-[\t ]+)*(?:~|null|Null|NULL)?[\t ]*:(?:[\t ]|$)/m,
   /[{,][\t ]*(?:~|null|Null|NULL)?[\t ]*:(?:[\t ]|$)/,
+  SEQUENCE_KEY,
 ];
 
 /** What js-yaml names a flow map used as a key (`{{ .Release.Name }}` unquoted in a chart template); `yaml` names it by its text. */
 const OBJECT_KEY = '[object Object]';
+
+/**
+ * Where a flow map can be a key: its end before `:` (an implicit key is on one line), or its start
+ * as an entry of a flow map (`{{ .Release.Name }}`, a key without a value). Text without either
+ * needs no {@link hasObjectKey} walk.
+ */
+const FLOW_MAP_KEY = /\}[\t ]*:|[{,]\s*\{/;
 
 /** Whether a loaded value has a key js-yaml made from a flow map (bounded walk; then the fast path steps aside). */
 function hasObjectKey(v: unknown, depth = 0): boolean {
@@ -92,11 +151,11 @@ function hasObjectKey(v: unknown, depth = 0): boolean {
  * `null`, as `yaml`'s `toJS()` gives them.
  */
 export function fastLoadAll(text: string): unknown[] | undefined {
-  if (NEEDS_YAML.some((re) => re.test(text))) return undefined;
+  if (needsYaml(text)) return undefined;
   try {
     const docs: unknown[] = [];
     jsyaml.loadAll(text, (d) => docs.push(d === undefined ? null : d), { schema: SCHEMA, json: false });
-    return text.includes('{') && docs.some((d) => hasObjectKey(d)) ? undefined : docs;
+    return FLOW_MAP_KEY.test(text) && docs.some((d) => hasObjectKey(d)) ? undefined : docs;
   } catch {
     return undefined;
   }
@@ -147,7 +206,7 @@ function contentStart(text: string, i: number): number {
  */
 export function fastLoadAllWithOffsets(text: string, maxDepth: number): { docs: unknown[]; offsets: Map<object, NodeOffsets> } | undefined {
   // js-yaml drops a byte order mark, which would shift every offset.
-  if (text.charCodeAt(0) === 0xfeff || NEEDS_YAML.some((re) => re.test(text))) return undefined;
+  if (text.charCodeAt(0) === 0xfeff || needsYaml(text)) return undefined;
   const roots: Composed[] = [];
   const stack: Composed[] = [];
   const docs: unknown[] = [];

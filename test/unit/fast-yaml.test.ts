@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { fastLoadAll, parseData } from '../../src/load/fast-yaml.js';
+import { fastLoadAll, needsYaml, needsYamlPatterns, parseData } from '../../src/load/fast-yaml.js';
 import { parseManifests } from '../../src/k8s/manifests.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -103,6 +103,9 @@ describe('fast YAML path', () => {
     ['explicit tags', 'a: !!str 1\n'],
     ['local tags', 'a: !secret x\n'],
     ['complex keys', '? [a, b]\n: c\n'],
+    ['a flow sequence as a key', '[a, b]: c\n'],
+    ['a flow sequence as a key in a flow map', 'x: {[a, b]: c}\n'],
+    ['a flow sequence as a key without a value', 'x: {[a], y: 1}\n'],
     ['a null key', '~: a\n'],
     ['an empty key', ': a\n'],
     ['duplicate keys', 'a: 1\na: 2\n'],
@@ -111,6 +114,51 @@ describe('fast YAML path', () => {
   ];
   it.each(leftToYaml)('leaves %s to yaml', (_name, text) => {
     expect(fastLoadAll(text)).toBeUndefined();
+  });
+
+  /** The pre-scan's specification: the regular expressions it replaced. */
+  const bySpec = (text: string): boolean => needsYamlPatterns.some((re) => re.test(text));
+
+  it('pre-scans every YAML file of the repository as its regular expressions do', () => {
+    const files = ['test', 'examples', 'playbooks', 'schemas', 'docs'].flatMap((d) => yamlFiles(path.join(root, d)));
+    let leftToYaml = 0;
+    for (const f of files) {
+      const text = readFileSync(f, 'utf8');
+      expect(needsYaml(text), f).toBe(bySpec(text));
+      if (needsYaml(text)) leftToYaml++;
+    }
+    // both answers occur in the corpus
+    expect(leftToYaml).toBeGreaterThan(0);
+    expect(leftToYaml).toBeLessThan(files.length);
+  });
+
+  it('pre-scans random YAML-like text as its regular expressions do', () => {
+    // Short texts over the characters the patterns look at: every line start, blank run, mark and key form.
+    const pieces = ['\n', '\r', '\r\n', '\u2028', ' ', '  ', '\t', '- ', '-', '? ', '?', ':', ': ', '~', 'null', 'Null', 'NULL', 'nul', '&', '*', '!', '!!', 'a', 'b:', '{', '}', '[', ']', ',', '<<', '%', '#', '"', "'"];
+    let seed = 42;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    let hits = 0;
+    for (let n = 0; n < 40000; n++) {
+      let text = '';
+      for (let k = 1 + rand(12); k > 0; k--) text += pieces[rand(pieces.length)];
+      const want = bySpec(text);
+      expect(needsYaml(text), JSON.stringify(text)).toBe(want);
+      if (want) hits++;
+    }
+    expect(hits).toBeGreaterThan(1000);
+    expect(hits).toBeLessThan(39000);
+  });
+
+  it('pre-scans deeply indented text in linear time', () => {
+    // 2,000 lines indented by 400 blanks: quadratic in the indentation, the old patterns took
+    // seconds here (counted, not timed: the scan is one pass, its answer is checked).
+    const text = `${' '.repeat(400)}a: b\n`.repeat(2000);
+    expect(needsYaml(text)).toBe(false);
+    expect(needsYaml(`${text}${' '.repeat(400)}null: x\n`)).toBe(true);
+    expect(needsYaml(`${text}${' '.repeat(400)}- *alias\n`)).toBe(true);
   });
 
   it('keeps the error of a malformed manifest naming its helm template', () => {
