@@ -32,6 +32,7 @@ export type { BatchRecord, LocalRecord, RunHeader, RunRecord, TaskRecord, Warnin
 export { clusterChainEntries, listClusterRecordEntries, listClusterRecords, listRecords, localChainEntries, parseLocalRecord, readLocalRecords, RECORD_LABEL, RUN_ID_LABEL, type ClusterRecordEntry } from './record-read.js';
 import { chainOrder, sha256, type ChainLink } from './chain.js';
 import { asLink, firstLine, listRecords, recordHead, RECORD_LABEL, RUN_ID_LABEL } from './record-read.js';
+import { readHead, writeHeads, type ChainHead } from './chain-heads.js';
 import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 import { isRecord } from '../core/shape.js';
 
@@ -44,9 +45,11 @@ const MAX_CM_BYTES = 512 * 1024;
 /**
  * Links to the last local record written for each cluster (`null`: none): the end of each
  * cluster's chain as the links give it ({@link chainOrder}), not the newest run id — a run that
- * started earlier can write its record later (it waited for the cluster's lock). Reads the first
- * line of the records newest first, back to the first record written before chaining existed
- * (everything older is unchained too); hashes only the records it links to.
+ * started earlier can write its record later (it waited for the cluster's lock). From the
+ * cluster's head (see `chain-heads.ts`), checked against its record, and the records named after
+ * it; without a usable head, from the first line of the records newest first, back to the first
+ * record written before chaining existed (everything older is unchained too). Hashes only the
+ * records it links to.
  */
 async function previousLinks(dir: string, runId: string, clusters: string[]): Promise<Record<string, ChainLink | null>> {
   const out: Record<string, ChainLink | null> = Object.fromEntries(clusters.map((c) => [c, null]));
@@ -56,25 +59,69 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
   } catch {
     return out;
   }
-  const heads: { run_id: string; file: string; chain: Record<string, unknown> | undefined }[] = [];
-  for (const n of names) {
-    const file = path.join(dir, n);
-    let run: unknown;
-    try {
-      run = JSON.parse(await firstLine(file));
-    } catch {
-      continue; // not a record (or a damaged one): verification reports it
+  // first lines read once for all clusters (newest first), until the first unchained record
+  const heads: Head[] = [];
+  let scanned = 0;
+  let ended = false;
+  const headsDownTo = async (stop: number): Promise<Head[]> => {
+    for (; scanned < stop && !ended; scanned++) {
+      const file = path.join(dir, names[scanned] ?? '');
+      let run: unknown;
+      try {
+        run = JSON.parse(await firstLine(file));
+      } catch {
+        continue; // not a record (or a damaged one): verification reports it
+      }
+      if (!isRecord(run) || typeof run.run_id !== 'string') continue;
+      heads.push({ run_id: run.run_id, file, chain: isRecord(run.chain) ? run.chain : undefined });
+      if (!isRecord(run.chain)) ended = true; // written before chaining: so is everything older
     }
-    if (!isRecord(run) || typeof run.run_id !== 'string') continue;
-    heads.push({ run_id: run.run_id, file, chain: isRecord(run.chain) ? run.chain : undefined });
-    if (!isRecord(run.chain)) break; // written before chaining: so is everything older
-  }
+    return heads;
+  };
   for (const c of clusters) {
-    const mine = heads.filter((h) => h.chain && c in h.chain).map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
+    const known = await checkedHead(dir, c);
+    // the records named after the head (all of them without one), and the head's own
+    const newer = known ? names.findIndex((n) => n <= `${known.head.run_id}.jsonl`) : -1;
+    const mine = (await headsDownTo(newer === -1 ? names.length : newer))
+      .filter((h) => h.chain && c in h.chain && (!known || h.run_id > known.head.run_id))
+      .map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
+    if (known) mine.push({ run_id: known.head.run_id, file: known.file, chain: undefined, prev: known.prev });
     const last = chainOrder(mine).at(-1);
-    if (last) out[c] = { run_id: last.run_id, sha256: sha256(await readFile(last.file, 'utf8')) };
+    if (last) out[c] = { run_id: last.run_id, sha256: known && last.run_id === known.head.run_id ? known.head.sha256 : sha256(await readFile(last.file, 'utf8')) };
   }
   return out;
+}
+
+/** The first line of a local record, as {@link previousLinks} reads it. */
+interface Head {
+  run_id: string;
+  file: string;
+  chain: Record<string, unknown> | undefined;
+}
+
+/**
+ * `cluster`'s head if it can be trusted: its record exists, has the digest the head names and
+ * links `cluster`; with that record's link to its own predecessor.
+ */
+async function checkedHead(dir: string, cluster: string): Promise<{ head: ChainHead; file: string; prev: ChainLink | null } | undefined> {
+  const head = await readHead(dir, cluster);
+  if (!head || !/^[\w.-]+$/.test(head.run_id)) return undefined;
+  const file = path.join(dir, `${head.run_id}.jsonl`);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  if (sha256(text) !== head.sha256) return undefined;
+  let run: unknown;
+  try {
+    run = JSON.parse(text.slice(0, text.indexOf('\n')));
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(run) || run.run_id !== head.run_id || !isRecord(run.chain) || !(cluster in run.chain)) return undefined;
+  return { head, file, prev: asLink(run.chain[cluster]) ?? null };
 }
 
 /**
@@ -228,7 +275,9 @@ export class RunRecorder {
       JSON.stringify({ type: 'recap', clusters: this.recap, exit_code: this.exitCode, interrupted: this.interrupted, ...(this.elapsedMs !== undefined ? { elapsed_ms: this.elapsedMs } : {}), batches: this.batches, warnings: this.warnings }),
     ];
     const body = `${lines.join('\n')}\n`;
-    await writeFile(file, `${body}${JSON.stringify({ type: 'digest', sha256: sha256(body) })}\n`, { mode: 0o600 });
+    const text = `${body}${JSON.stringify({ type: 'digest', sha256: sha256(body) })}\n`;
+    await writeFile(file, text, { mode: 0o600 });
+    await writeHeads(dir, Object.keys(chain), { run_id: this.header.run_id, sha256: sha256(text) });
     return file;
   }
 
