@@ -17,11 +17,31 @@ import { isRecord } from '../core/shape.js';
  * null never crashes a reader (`annotations[k]` of null) nor shows as a difference.
  */
 export function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropNulls);
+  // A value without nulls is returned as it is (most manifests have none: no copy of a 420 KB
+  // set); a list or map holding one is copied, sharing its other children.
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const y = dropNulls(x);
+      if (y !== x) (out ??= v.slice())[i] = y;
+    }
+    return out ?? v;
+  }
   if (isRecord(v)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = dropNulls(x);
-    return out;
+    const keys = Object.keys(v);
+    let out: Record<string, unknown> | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] ?? '';
+      const x = v[k];
+      const y = x === null || x === undefined ? undefined : dropNulls(x);
+      if (out === undefined && y !== x) {
+        out = {};
+        for (const before of keys.slice(0, i)) out[before] = v[before];
+      }
+      if (out !== undefined && y !== undefined) out[k] = y;
+    }
+    return out ?? v;
   }
   return v;
 }

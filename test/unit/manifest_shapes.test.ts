@@ -57,5 +57,14 @@ describe('manifest shapes', () => {
 
   it('dropNulls keeps list items and falsy values', () => {
     expect(dropNulls({ a: null, b: 0, c: '', d: false, e: [null, { f: null, g: 1 }], h: {} })).toEqual({ b: 0, c: '', d: false, e: [null, { g: 1 }], h: {} });
+    // key order kept; a value without nulls is not copied, one with them is (its input untouched)
+    const input = { z: 1, a: { x: null, y: [1, { n: null }] }, k: { same: [1, 2] } };
+    const out = dropNulls(input) as typeof input;
+    expect(Object.keys(out)).toEqual(['z', 'a', 'k']);
+    expect(out).toEqual({ z: 1, a: { y: [1, {}] }, k: { same: [1, 2] } });
+    expect(out.k).toBe(input.k);
+    expect(input.a.x).toBeNull();
+    const clean = { a: { b: [1, 'x', { c: true }] } };
+    expect(dropNulls(clean)).toBe(clean);
   });
 });
