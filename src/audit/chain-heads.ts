@@ -1,6 +1,6 @@
 /**
  * Where each cluster's chain of local run records ends, kept next to the records:
- * `<record dir>/heads/<cluster>.json` holds `{run_id, sha256}` of the last local record written
+ * `<record dir>/head-<cluster>.json` (the name URI-encoded) holds `{run_id, sha256}` of the last local record written
  * for that cluster. Linking a new record then reads that record and the ones named after it, not
  * the first line of every record in the directory (which grew with every run: 80 ms of a run's
  * end with 750 records, seconds with tens of thousands).
@@ -10,7 +10,7 @@
  * or edited, a directory written by a kplay before heads) the records are read as before.
  * `kplay history verify` checks the chains themselves and does not read heads.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isRecord } from '../core/shape.js';
 
@@ -22,7 +22,8 @@ export interface ChainHead {
 
 /** The file holding `cluster`'s head in record directory `dir` (the name encoded: inventory names may hold `/`). */
 export function headFile(dir: string, cluster: string): string {
-  return path.join(dir, 'heads', `${encodeURIComponent(cluster)}.json`);
+  // next to the records, not in a sub-directory: the record directory stays a directory of files
+  return path.join(dir, `head-${encodeURIComponent(cluster)}.json`);
 }
 
 /** `cluster`'s head, or `undefined` when there is none or it cannot be read. Not yet checked against its record. */
@@ -41,7 +42,6 @@ export async function readHead(dir: string, cluster: string): Promise<ChainHead 
  * head file is replaced whole (written aside, then renamed), so a reader never sees half of one.
  */
 export async function writeHeads(dir: string, clusters: readonly string[], head: ChainHead): Promise<void> {
-  await mkdir(path.join(dir, 'heads'), { recursive: true });
   const text = `${JSON.stringify(head)}\n`;
   await Promise.all(
     clusters.map(async (c) => {

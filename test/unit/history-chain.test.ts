@@ -175,7 +175,10 @@ describe('records written in lock order, not start order (issue 32 item 3)', () 
 });
 
 describe('chain heads (the end of each cluster\'s chain, kept next to the records)', () => {
-  const heads = (): string => path.join(dir, 'heads');
+  const headOf = (c: string): string => path.join(dir, `head-${encodeURIComponent(c)}.json`);
+  const dropHeads = (): void => {
+    for (const f of readdirSync(dir)) if (f.startsWith('head-')) unlinkSync(path.join(dir, f));
+  };
   const link = async (id: string, c: string): Promise<string | null | undefined> => {
     const r = (await readLocalRecords(dir)).find((x) => x.run_id === id)?.chain?.[c];
     return r === null ? null : r?.run_id;
@@ -185,7 +188,7 @@ describe('chain heads (the end of each cluster\'s chain, kept next to the record
     await record('20261123T100000000-aaaaaa', ['c1', 'prod/eu-1']);
     await record('20261123T100100000-bbbbbb', ['c1']);
     const { createHash } = await import('node:crypto');
-    const head = (c: string): unknown => JSON.parse(readFileSync(path.join(heads(), `${encodeURIComponent(c)}.json`), 'utf8'));
+    const head = (c: string): unknown => JSON.parse(readFileSync(headOf(c), 'utf8'));
     const sha = (id: string): string => createHash('sha256').update(readFileSync(path.join(dir, `${id}.jsonl`))).digest('hex');
     expect(head('c1')).toEqual({ run_id: '20261123T100100000-bbbbbb', sha256: sha('20261123T100100000-bbbbbb') });
     expect(head('prod/eu-1')).toEqual({ run_id: '20261123T100000000-aaaaaa', sha256: sha('20261123T100000000-aaaaaa') });
@@ -202,16 +205,16 @@ describe('chain heads (the end of each cluster\'s chain, kept next to the record
     await record('20261123T100200000-cccccc', ['c1']);
     expect(await link('20261123T100200000-cccccc', 'c1')).toBe('20261123T100100000-bbbbbb');
     // without heads every record is read again (the forged one now comes before c in the chain order)
-    rmSync(heads(), { recursive: true });
+    dropHeads();
     await record('20261123T100300000-dddddd', ['c1']);
     expect(await link('20261123T100300000-dddddd', 'c1')).toBe('20261123T100200000-cccccc');
   });
 
   it('takes records written after the head that did not move it (started earlier, or written by an older kplay)', async () => {
     await record('20261123T100000000-aaaaaa', ['c1']);
-    const saved = readFileSync(path.join(heads(), 'c1.json'), 'utf8');
+    const saved = readFileSync(headOf('c1'), 'utf8');
     await record('20261123T100100000-bbbbbb', ['c1']);
-    writeFileSync(path.join(heads(), 'c1.json'), saved); // the head still names a
+    writeFileSync(headOf('c1'), saved); // the head still names a
     await record('20261123T100200000-cccccc', ['c1']);
     expect(await link('20261123T100200000-cccccc', 'c1')).toBe('20261123T100100000-bbbbbb');
     const r = await verify();
@@ -227,13 +230,13 @@ describe('chain heads (the end of each cluster\'s chain, kept next to the record
     await record('20261123T100200000-cccccc', ['c1']);
     // the edited record is still the end of c1's chain (verify names the edit): the link says so
     expect(await link('20261123T100200000-cccccc', 'c1')).toBe('20261123T100100000-bbbbbb');
-    writeFileSync(path.join(heads(), 'c1.json'), '{"run_id":"20261123T100150000-ffffff","sha256":"0"}');
+    writeFileSync(headOf('c1'), '{"run_id":"20261123T100150000-ffffff","sha256":"0"}');
     await record('20261123T100300000-dddddd', ['c1']);
     expect(await link('20261123T100300000-dddddd', 'c1')).toBe('20261123T100200000-cccccc');
-    writeFileSync(path.join(heads(), 'c1.json'), 'not json');
+    writeFileSync(headOf('c1'), 'not json');
     await record('20261123T100400000-eeeeee', ['c1']);
     expect(await link('20261123T100400000-eeeeee', 'c1')).toBe('20261123T100300000-dddddd');
-    writeFileSync(path.join(heads(), 'c1.json'), '{"run_id":"../../etc/passwd","sha256":"0"}');
+    writeFileSync(headOf('c1'), '{"run_id":"../../etc/passwd","sha256":"0"}');
     unlinkSync(path.join(dir, '20261123T100150000-ffffff.jsonl'));
     await record('20261123T100500000-gggggg', ['c1', 'c2']);
     expect(await link('20261123T100500000-gggggg', 'c1')).toBe('20261123T100400000-eeeeee');
