@@ -11,7 +11,7 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import { ajvOptions, DOC_KEYWORDS, STANDALONE_PRELUDE, variantOf } from '../load/schema.js';
 import type { AnyModule } from '../core/module.js';
 import { MODULE_VARIANTS, moduleFingerprint, VALIDATOR_DIR } from '../plugins/precompiled.js';
-import { BUILTIN_DIR, loadRegistry } from '../plugins/registry.js';
+import { BUILTIN_DIR, BUILTIN_INDEX, loadRegistry } from '../plugins/registry.js';
 
 // ajv's standalone entry is CommonJS: its function is the `default` export of the module object.
 const standalone = standaloneModule.default;
@@ -44,6 +44,9 @@ export async function writeModuleValidators(dir = path.join(BUILTIN_DIR, VALIDAT
   mkdirSync(dir, { recursive: true });
   const builtins = reg.list().filter((r) => r.source.startsWith(BUILTIN_DIR + path.sep));
   for (const { module } of builtins) writeFileSync(path.join(dir, `${module.name}.js`), moduleValidatorsSource(module));
+  // the index a run registers the built-in modules from, importing only those its playbook uses
+  const index = Object.fromEntries(builtins.map(({ module, source }) => [path.basename(source), module.name]).sort(([a], [b]) => String(a).localeCompare(String(b))));
+  writeFileSync(path.join(BUILTIN_DIR, BUILTIN_INDEX), `${JSON.stringify(index, null, 2)}\n`);
   return builtins.length;
 }
 

@@ -85,9 +85,9 @@ export async function inputsDigest(opts: { playbookDir: string; inventory?: Inve
     if (h !== undefined) files[path.relative(cwd, p) || p] = h;
   }
   const modules: Record<string, string> = {};
-  for (const { module, source } of opts.registry.list()) {
+  for (const { name, source } of opts.registry.sources()) {
     const h = (await fileHash(source)) ?? (await fileHash(path.join(source, 'package.json'))) ?? 'unknown';
-    modules[module.name] = h;
+    modules[name] = h;
   }
   const content = { kplay: KPLAY_VERSION, files, extra_vars: sha256(canonicalJson(opts.extraVars)), modules };
   return { digest: sha256(canonicalJson(content)), ...content };

@@ -94,6 +94,7 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, ct
       notify: [],
       listen: [],
     };
+    await ctx.opts.registry.load(task.module); // a task made here, not by the parser: its module is loaded as the parser's are
     validation.push(task);
   }
   // tasks and handlers

@@ -27,18 +27,57 @@ export interface RegisteredModule {
   source: string;
 }
 
+/** A registered module: loaded, or a built-in known by name from the build's index (see {@link BUILTIN_INDEX}), imported on first use. */
+interface Entry {
+  source: string;
+  module?: AnyModule;
+  loading?: Promise<AnyModule>;
+}
+
 export class ModuleRegistry {
-  private readonly byName = new Map<string, RegisteredModule>();
+  private readonly byName = new Map<string, Entry>();
   private readonly prepared = new Map<string, Promise<void>>();
 
   /** Register a module object; throws a clear error when malformed or duplicated. */
   add(candidate: unknown, source: string): void {
     const mod = checkModule(candidate, source);
-    const prev = this.byName.get(mod.name);
-    if (prev) {
-      throw new InputError(`module '${mod.name}' is defined twice: in ${prev.source} and in ${source}`, undefined, 'rename one of them; kplay never lets one module silently replace another');
-    }
+    this.claim(mod.name, source);
     this.byName.set(mod.name, { module: mod, source });
+  }
+
+  /** Register built-in module `name` of file `source`, imported by {@link load} when a playbook uses it. */
+  addLazy(name: string, source: string): void {
+    this.claim(name, source);
+    this.byName.set(name, { source });
+  }
+
+  private claim(name: string, source: string): void {
+    const prev = this.byName.get(name);
+    if (prev) {
+      throw new InputError(`module '${name}' is defined twice: in ${prev.source} and in ${source}`, undefined, 'rename one of them; kplay never lets one module silently replace another');
+    }
+  }
+
+  /**
+   * The module `name`, imported first if it was registered by name only; `undefined` when no
+   * module has that name. Its file must define the module the index named.
+   */
+  async load(name: string): Promise<AnyModule | undefined> {
+    const e = this.byName.get(name);
+    if (!e) return undefined;
+    if (e.module) return e.module;
+    e.loading ??= importModuleFile(e.source).then((candidate) => {
+      const mod = checkModule(candidate, e.source);
+      if (mod.name !== name) throw new InputError(`${e.source} defines module '${mod.name}', but the build's module index names it '${name}'`, undefined, 'rebuild kplay (npm run build)');
+      e.module = mod;
+      return mod;
+    });
+    return e.loading;
+  }
+
+  /** Import every module registered by name only (commands that show or check them all). */
+  async loadAll(): Promise<void> {
+    await Promise.all([...this.byName.keys()].map((n) => this.load(n)));
   }
 
   /**
@@ -50,23 +89,42 @@ export class ModuleRegistry {
     let p = this.prepared.get(name);
     if (!p) {
       const r = this.byName.get(name);
-      p = r && r.source.startsWith(BUILTIN_DIR + path.sep) ? usePrecompiledModule(r.module, BUILTIN_DIR).then(() => undefined) : Promise.resolve();
+      p = r && r.source.startsWith(BUILTIN_DIR + path.sep) ? this.load(name).then((m) => (m ? usePrecompiledModule(m, BUILTIN_DIR) : false)).then(() => undefined) : Promise.resolve();
       this.prepared.set(name, p);
     }
     return p;
   }
 
+  /**
+   * The loaded module `name` (every module a parsed playbook uses is: the parser {@link load}s
+   * them). A module known by name only is a programming error here, reported as one.
+   */
   get(name: string): AnyModule | undefined {
-    return this.byName.get(name)?.module;
+    const e = this.byName.get(name);
+    if (e && !e.module) throw new Error(`internal error: module '${name}' was used before it was loaded (ModuleRegistry.load)`);
+    return e?.module;
   }
 
   has(name: string): boolean {
     return this.byName.has(name);
   }
 
-  /** All modules, sorted by name. */
+  /** All modules, sorted by name ({@link loadAll} first when some are known by name only). */
   list(): RegisteredModule[] {
-    return [...this.byName.values()].sort((a, b) => a.module.name.localeCompare(b.module.name));
+    return [...this.byName.keys()].sort((a, b) => a.localeCompare(b)).map((n) => ({ module: this.get(n) as AnyModule, source: this.byName.get(n)?.source ?? '' }));
+  }
+
+  /** The modules loaded so far (those a playbook used, and every non-built-in one), sorted by name. */
+  loaded(): RegisteredModule[] {
+    return [...this.byName.entries()]
+      .filter(([, e]) => e.module !== undefined)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([, e]) => ({ module: e.module as AnyModule, source: e.source }));
+  }
+
+  /** Every module's name and file, loaded or not, sorted by name. */
+  sources(): { name: string; source: string }[] {
+    return [...this.byName.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, e]) => ({ name, source: e.source }));
   }
 
   /**
@@ -75,8 +133,9 @@ export class ModuleRegistry {
    * compiled by the test suite, and compiling them costs a third of a validate.
    */
   compileAll(opts: { builtins?: boolean } = {}): void {
-    for (const { module, source } of this.byName.values()) {
+    for (const [name, { source }] of this.byName.entries()) {
       if (opts.builtins === false && source.startsWith(BUILTIN_DIR + path.sep)) continue;
+      const module = this.get(name) as AnyModule;
       try {
         compileSchema(module.schema);
         compileSchema(module.result);
@@ -168,7 +227,31 @@ async function importModuleFile(file: string): Promise<unknown> {
   return ns.default ?? ns.module;
 }
 
-async function loadDir(reg: ModuleRegistry, dir: string, required: boolean): Promise<void> {
+/**
+ * The built, bundled modules' index (`dist/modules/_index.json`, written by
+ * `src/build/module-validators.ts`): each module file's name → the module it defines. With it, a
+ * run imports only the built-in modules its playbook uses (importing all 44 cost ~40 ms of every
+ * start-up); without it (running from sources), or when it does not list exactly the files
+ * present, every file is imported.
+ */
+export const BUILTIN_INDEX = '_index.json';
+
+/** The index of `dir` when it lists exactly `files` (module files' base names), else `undefined`. */
+export async function builtinIndex(dir: string, files: string[]): Promise<Record<string, string> | undefined> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path.join(dir, BUILTIN_INDEX), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const index = parsed as Record<string, unknown>;
+  const listed = Object.keys(index).sort();
+  const same = listed.length === files.length && listed.every((f, i) => f === files[i] && typeof index[f] === 'string');
+  return same ? (index as Record<string, string>) : undefined;
+}
+
+async function loadDir(reg: ModuleRegistry, dir: string, required: boolean, lazy = false): Promise<void> {
   let entries: string[];
   try {
     entries = await readdir(dir);
@@ -182,6 +265,11 @@ async function loadDir(reg: ModuleRegistry, dir: string, required: boolean): Pro
     // a TypeScript module compiled next to itself is loaded once, as the compiled file
     .filter((f) => !(TS_FILE.test(f) && entries.includes(f.replace(/ts$/, 'js'))))
     .map((f) => path.join(dir, f));
+  const index = lazy ? await builtinIndex(dir, files.map((f) => path.basename(f))) : undefined;
+  if (index) {
+    for (const file of files) reg.addLazy(index[path.basename(file)] ?? '', file);
+    return;
+  }
   // imported together (one after another cost ~2 ms per built-in module at every start-up),
   // registered in name order, so a duplicate or a broken file is reported as before
   const loaded = await Promise.allSettled(files.map((file) => importModuleFile(file)));
@@ -232,12 +320,19 @@ export interface RegistryOptions {
   modulePaths?: string[];
   /** Directories to look for `kplay.config.json` and `node_modules/kplay-module-*` (playbook dir, cwd). */
   searchDirs?: string[];
+  /**
+   * Register the built-in modules by name from the build's index and import each on first use
+   * ({@link ModuleRegistry.load}; a run imports only those its playbook uses). `list()` then
+   * needs `loadAll()` first.
+   * @default false
+   */
+  lazy?: boolean;
 }
 
 /** Build the registry (see the load order at the top of this file). */
 export async function loadRegistry(opts: RegistryOptions = {}): Promise<ModuleRegistry> {
   const reg = new ModuleRegistry();
-  await loadDir(reg, BUILTIN_DIR, true);
+  await loadDir(reg, BUILTIN_DIR, true, opts.lazy === true);
   const dirs = [...new Set((opts.searchDirs ?? []).map((d) => path.resolve(d)))];
   const paths = [...(opts.modulePaths ?? []).map((p) => path.resolve(p))];
   for (const d of dirs) paths.push(...(await configModulePaths(d)));

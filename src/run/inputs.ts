@@ -110,7 +110,8 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
   const cwd = process.cwd();
   const masker = new Masker();
   const pbDir = path.dirname(path.resolve(playbookFile));
-  const registry = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [pbDir, cwd] });
+  // built-in modules are imported as the playbook names them (lazy): a run loads only its own
+  const registry = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [pbDir, cwd], lazy: true });
   const playbook = await loadPlaybook(playbookFile, { registry });
   playbook.secrets.forEach((s) => masker.addDeclared(s));
   for (const p of playbook.plays) masker.addByName(p.vars);

@@ -32,7 +32,7 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
   if (!scope.handler && 'listen' in raw) throw new InputError('`listen` is only valid on handlers', posOf(raw, 'listen'));
   validateKeywords(raw, pos);
   const name = moduleKeys[0] ?? '';
-  const mod = ctx.opts.registry.get(name) as AnyModule;
+  const mod = (await ctx.opts.registry.load(name)) as AnyModule;
   await ctx.opts.registry.prepare(name);
   const c = common(raw, pos, scope, ctx.opts);
   const defaults = moduleDefaultsFor(c.moduleDefaults, name);
