@@ -41,55 +41,71 @@ export class Includes {
   private readonly includeCache = new WeakMap<IncludeNode, Map<string, Promise<TaskNode[]>>>();
 
   async runInclude(node: IncludeNode, clusters: ClusterState[]): Promise<void> {
-    if (!this.host.selected(node.tags)) return;
-    const label = `include_tasks: ${node.file}`;
+    const targets = await this.resolveTargets(node, clusters, `include_tasks: ${node.file}`, 'include_tasks', async (scope) => {
+      const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
+      const cache = this.includeCache.get(node) ?? new Map<string, Promise<TaskNode[]>>();
+      this.includeCache.set(node, cache);
+      let p = cache.get(file);
+      if (!p) {
+        p = loadTaskFile(file, includeScope(node, this.host.roles), { registry: this.host.opts.registry }, node.pos);
+        cache.set(file, p);
+      }
+      return { key: file, target: await p, msg: `included: ${path.relative(process.cwd(), file) || file}` };
+    });
+    for (const t of targets.values()) await this.runIncluded(t.target, t.clusters, node.loop === undefined ? undefined : t.items, node.loopControl);
+  }
+
+  /**
+   * The per-cluster part of an include: tags and --start-at-task, its `when`, its loop items and
+   * its target (`resolve`: the file or role, templated per cluster, loaded once per key), a task
+   * result per cluster (one `included` count per loop item, as ansible-playbook counts); the
+   * clusters grouped by target. A target of `undefined` (a role that brings in nothing) leaves
+   * the cluster out without a result.
+   */
+  private async resolveTargets<T>(
+    node: IncludeNode | IncludeRoleNode,
+    clusters: ClusterState[],
+    label: string,
+    module: 'include_tasks' | 'include_role',
+    resolve: (scope: Obj) => Promise<{ key: string; target: T | undefined; msg: string }>,
+  ): Promise<Map<string, { target: T; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>> {
+    const targets = new Map<string, { target: T; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
+    if (!this.host.selected(node.tags)) return targets;
+    const task = node.name ?? label;
     // An include named by --start-at-task starts the run there; otherwise its tasks are gated one by one.
-    this.host.reachedStart(node.name ?? label);
-    // Resolve the file (and loop items) per cluster, then run each file on its clusters.
-    const plan = new Map<string, { clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
-    this.host.opts.emit({ type: 'task_start', play: this.host.play.name, task: node.name ?? label, module: 'include_tasks', where: formatPos(node.pos), handler: false });
+    this.host.reachedStart(task);
+    this.host.opts.emit({ type: 'task_start', play: this.host.play.name, task, module, where: formatPos(node.pos), handler: false });
     for (const cs of clusters) {
       const started = Date.now();
       try {
         const scope = this.host.scopeFor(cs, node);
         if (!(await this.host.whenHolds(node.when, scope, node))) {
-          this.host.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
+          this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
           cs.count('skipped');
           continue;
         }
-        const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
+        const { key, target, msg } = await resolve(scope);
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
-          const host = await lookupHost([node.loop], scope, this.host.lookupContext(cs, scope, node.name ?? label));
+          const host = await lookupHost([node.loop], scope, this.host.lookupContext(cs, scope, task));
           const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
-        const cache = this.includeCache.get(node) ?? new Map<string, Promise<TaskNode[]>>();
-        this.includeCache.set(node, cache);
-        let p = cache.get(file);
-        if (!p) {
-          p = loadTaskFile(file, includeScope(node, this.host.roles), { registry: this.host.opts.registry }, node.pos);
-          cache.set(file, p);
-        }
-        await p;
-        const entry = plan.get(file) ?? { clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
+        if (target === undefined) continue;
+        const entry = targets.get(key) ?? { target, clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
         entry.clusters.push(cs);
         entry.items.set(cs.name, items);
-        plan.set(file, entry);
-        this.host.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: ${path.relative(process.cwd(), file) || file}`, duration_ms: Date.now() - started });
-        // As ansible-playbook counts: one `included` result per loop item (an empty loop is skipped).
+        targets.set(key, entry);
+        this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'ok', msg, duration_ms: Date.now() - started });
         if (items === undefined) cs.count('ok');
         else if (items.length === 0) cs.count('skipped');
         else cs.count('ok', items.length);
       } catch (e) {
-        this.host.failCluster(cs, node.name ?? label, errorMessage(e));
+        this.host.failCluster(cs, task, errorMessage(e));
       }
     }
-    for (const [file, entry] of plan) {
-      const tasks = await (this.includeCache.get(node)?.get(file) as Promise<TaskNode[]>);
-      await this.runIncluded(tasks, entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
-    }
+    return targets;
   }
 
   /**
@@ -121,53 +137,22 @@ export class Includes {
 
   /** `include_role`: the role is found and loaded per cluster at run time (its name may be templated), then run like an include. */
   async runIncludeRole(node: IncludeRoleNode, clusters: ClusterState[]): Promise<void> {
-    if (!this.host.selected(node.tags)) return;
-    const label = `include_role: ${node.roleName}`;
-    this.host.reachedStart(node.name ?? label);
-    const plan = new Map<string, { block: BlockNode; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
-    this.host.opts.emit({ type: 'task_start', play: this.host.play.name, task: node.name ?? label, module: 'include_role', where: formatPos(node.pos), handler: false });
-    for (const cs of clusters) {
-      try {
-        const scope = this.host.scopeFor(cs, node);
-        if (!(await this.host.whenHolds(node.when, scope, node))) {
-          this.host.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
-          cs.count('skipped');
-          continue;
-        }
-        const name = await templar.renderString(node.roleName, scope, { where: node.pos });
-        let items: unknown[] | undefined;
-        if (node.loop !== undefined) {
-          const host = await lookupHost([node.loop], scope, this.host.lookupContext(cs, scope, node.name ?? label));
-          const v = await withLookups(host, () => loopItems(node, scope, { where: node.pos, host }));
-          if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
-          items = v;
-        }
-        const key = `${name}\u0000${JSON.stringify(node.from)}`;
-        let p = this.includeRoleCache.get(key);
-        if (!p) {
-          // the role's tasks inherit what the include's parents pass on, not the include's own keywords
-          const c = { ...node, ...node.parentInherit, when: [], vars: undefined, name: undefined };
-          p = expandRole({ name, from: node.from, useVars: {}, params: node.vars ?? {}, public: node.public, allowDuplicates: true, validate: node.validate }, c, includeRoleScope(node, this.host.roles), { registry: this.host.opts.registry }, node.pos, undefined, true);
-          this.includeRoleCache.set(key, p);
-        }
-        const block = await p;
-        if (!block) continue;
-        const entry = plan.get(key) ?? { block, clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
-        entry.clusters.push(cs);
-        entry.items.set(cs.name, items);
-        plan.set(key, entry);
-        this.host.opts.emit({ type: 'task_result', task: node.name ?? label, cluster: cs.name, status: 'ok', msg: `included: role ${block.role?.name ?? name}`, duration_ms: 0 });
-        // As ansible-playbook counts an include: one `included` result per loop item (an empty loop is skipped).
-        if (items === undefined) cs.count('ok');
-        else if (items.length === 0) cs.count('skipped');
-        else cs.count('ok', items.length);
-      } catch (e) {
-        this.host.failCluster(cs, node.name ?? label, errorMessage(e));
+    const targets = await this.resolveTargets(node, clusters, `include_role: ${node.roleName}`, 'include_role', async (scope) => {
+      const name = await templar.renderString(node.roleName, scope, { where: node.pos });
+      const key = `${name}\u0000${JSON.stringify(node.from)}`;
+      let p = this.includeRoleCache.get(key);
+      if (!p) {
+        // the role's tasks inherit what the include's parents pass on, not the include's own keywords
+        const c = { ...node, ...node.parentInherit, when: [], vars: undefined, name: undefined };
+        p = expandRole({ name, from: node.from, useVars: {}, params: node.vars ?? {}, public: node.public, allowDuplicates: true, validate: node.validate }, c, includeRoleScope(node, this.host.roles), { registry: this.host.opts.registry }, node.pos, undefined, true);
+        this.includeRoleCache.set(key, p);
       }
-    }
-    for (const entry of plan.values()) {
-      if (node.public && entry.block.role && !this.host.roles.publicRoles.includes(entry.block.role)) this.host.roles.publicRoles.push(entry.block.role);
-      await this.runIncluded([entry.block], entry.clusters, node.loop === undefined ? undefined : entry.items, node.loopControl);
+      const block = await p;
+      return { key, target: block, msg: `included: role ${block?.role?.name ?? name}` };
+    });
+    for (const t of targets.values()) {
+      if (node.public && t.target.role && !this.host.roles.publicRoles.includes(t.target.role)) this.host.roles.publicRoles.push(t.target.role);
+      await this.runIncluded([t.target], t.clusters, node.loop === undefined ? undefined : t.items, node.loopControl);
     }
   }
 }
