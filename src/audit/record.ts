@@ -79,7 +79,9 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
     return heads;
   };
   for (const c of clusters) {
-    const known = await checkedHead(dir, c);
+    const found = await checkedHead(dir, c);
+    // a head naming this run itself (its record written again) is not a predecessor: read the records
+    const known = found?.head.run_id === runId ? undefined : found;
     // the records named after the head (all of them without one), and the head's own
     const newer = known ? names.findIndex((n) => n <= `${known.head.run_id}.jsonl`) : -1;
     const mine = (await headsDownTo(newer === -1 ? names.length : newer))
