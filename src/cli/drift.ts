@@ -84,8 +84,9 @@ export async function driftCommand(playbook: string, flags: DriftFlags): Promise
  * cluster lock and with a run record, as a normal run. Exit 0 when every repair succeeded.
  */
 async function repair(flags: DriftFlags, loaded: Loaded, skip: string[], clusters: string[], before: Map<string, ClusterReport>): Promise<ExitCode> {
-  // every module a task of the playbook uses is loaded (the parser loads them)
-  const modules = new Set(loaded.registry.loaded().filter((m) => m.module.declaresState === true).map((m) => m.module.name));
+  // every module, not only those loaded so far: a file included at run time may use others
+  await loaded.registry.loadAll();
+  const modules = new Set(loaded.registry.list().filter((m) => m.module.declaresState === true).map((m) => m.module.name));
   const collector = new RepairCollector(modules);
   const { repaired, failed } = collector;
   const w = (s: string): boolean => process.stdout.write(`${s}\n`);

@@ -67,10 +67,13 @@ export class ModuleRegistry {
     if (!e) return undefined;
     if (e.module) return e.module;
     e.loading ??= importModuleFile(e.source).then((candidate) => {
+      // a file that fails to import or define its module is reported as an eager load reports it
       const mod = checkModule(candidate, e.source);
       if (mod.name !== name) throw new InputError(`${e.source} defines module '${mod.name}', but the build's module index names it '${name}'`, undefined, 'rebuild kplay (npm run build)');
       e.module = mod;
       return mod;
+    }, (err: unknown) => {
+      throw new InputError(`cannot load module ${e.source}: ${err instanceof Error ? err.message : String(err)}`);
     });
     return e.loading;
   }
@@ -112,14 +115,6 @@ export class ModuleRegistry {
   /** All modules, sorted by name ({@link loadAll} first when some are known by name only). */
   list(): RegisteredModule[] {
     return [...this.byName.keys()].sort((a, b) => a.localeCompare(b)).map((n) => ({ module: this.get(n) as AnyModule, source: this.byName.get(n)?.source ?? '' }));
-  }
-
-  /** The modules loaded so far (those a playbook used, and every non-built-in one), sorted by name. */
-  loaded(): RegisteredModule[] {
-    return [...this.byName.entries()]
-      .filter(([, e]) => e.module !== undefined)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([, e]) => ({ module: e.module as AnyModule, source: e.source }));
   }
 
   /** Every module's name and file, loaded or not, sorted by name. */
