@@ -67,8 +67,8 @@ const SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: [nullType, boolType, in
  * tags are found from their characters and checked backwards for a node start (a line's
  * indentation, after `key: `, `- `, `? `, or in a flow collection); the line-start forms are
  * matched from each line break, never with a multiline `^` followed by runs of blanks (that was
- * quadratic in the indentation: 57 ms for a 420 KB set). `needsYamlPatterns` below is the same
- * test as regular expressions; the unit tests hold the two to the same answers.
+ * quadratic in the indentation: 57 ms for a 420 KB set). The unit tests hold it to the answers of
+ * those regular expressions.
  */
 export function needsYaml(text: string): boolean {
   if (DIRECTIVE.test(text) || MERGE_KEY.test(text) || FLOW_NULL_KEY.test(text) || LINE_KEY.test(text) || SEQUENCE_KEY.test(text)) return true;
@@ -113,19 +113,6 @@ function atNodeStart(text: string, i: number): boolean {
 
 /** What a multiline `^` matches after. */
 const LINE_BREAK = new Set(['\n', '\r', '\u2028', '\u2029']);
-
-/** Where a node can start: a line's indentation, after `key: `, `- `, `? `, or in a flow collection. */
-const NODE_START = String.raw`(?:^[\t ]*|[:\-?,[{][\t ]+|[[{,])`;
-/** {@link needsYaml} as regular expressions (slow on deep indentation; kept as its specification for the tests). */
-export const needsYamlPatterns: readonly RegExp[] = [
-  new RegExp(`${NODE_START}[&*!]\\S`, 'm'),
-  /(?:^|[\s{,])<<[\t ]*:/m,
-  /^%/m,
-  /^[\t ]*(?:-[\t ]+)*\?(?:[\t ]|$)/m,
-  /^[\t ]*(?:-[\t ]+)*(?:~|null|Null|NULL)?[\t ]*:(?:[\t ]|$)/m,
-  /[{,][\t ]*(?:~|null|Null|NULL)?[\t ]*:(?:[\t ]|$)/,
-  SEQUENCE_KEY,
-];
 
 /** What js-yaml names a flow map used as a key (`{{ .Release.Name }}` unquoted in a chart template); `yaml` names it by its text. */
 const OBJECT_KEY = '[object Object]';
