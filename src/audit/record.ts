@@ -59,6 +59,19 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
   } catch {
     return out;
   }
+  // a record read and hashed once, however many clusters' chains end at it (a run over 1,000 entries)
+  const hashed = new Map<string, Promise<{ text: string; sha256: string } | undefined>>();
+  const readHashed = (file: string): Promise<{ text: string; sha256: string } | undefined> => {
+    let p = hashed.get(file);
+    if (!p) {
+      p = readFile(file, 'utf8').then(
+        (text) => ({ text, sha256: sha256(text) }),
+        () => undefined,
+      );
+      hashed.set(file, p);
+    }
+    return p;
+  };
   // first lines read once for all clusters (newest first), until the first unchained record
   const heads: Head[] = [];
   let scanned = 0;
@@ -79,7 +92,7 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
     return heads;
   };
   for (const c of clusters) {
-    const found = await checkedHead(dir, c);
+    const found = await checkedHead(dir, c, readHashed);
     // a head naming this run itself (its record written again) is not a predecessor: read the records
     const known = found?.head.run_id === runId ? undefined : found;
     // the records named after the head (all of them without one), and the head's own
@@ -89,7 +102,8 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
       .map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
     if (known) mine.push({ run_id: known.head.run_id, file: known.file, chain: undefined, prev: known.prev });
     const last = chainOrder(mine).at(-1);
-    if (last) out[c] = { run_id: last.run_id, sha256: known && last.run_id === known.head.run_id ? known.head.sha256 : sha256(await readFile(last.file, 'utf8')) };
+    // a record that cannot be read here fails the write, as it always did (readFile throws)
+    if (last) out[c] = { run_id: last.run_id, sha256: known && last.run_id === known.head.run_id ? known.head.sha256 : ((await readHashed(last.file))?.sha256 ?? sha256(await readFile(last.file, 'utf8'))) };
   }
   return out;
 }
@@ -105,17 +119,13 @@ interface Head {
  * `cluster`'s head if it can be trusted: its record exists, has the digest the head names and
  * links `cluster`; with that record's link to its own predecessor.
  */
-async function checkedHead(dir: string, cluster: string): Promise<{ head: ChainHead; file: string; prev: ChainLink | null } | undefined> {
+async function checkedHead(dir: string, cluster: string, readHashed: (file: string) => Promise<{ text: string; sha256: string } | undefined>): Promise<{ head: ChainHead; file: string; prev: ChainLink | null } | undefined> {
   const head = await readHead(dir, cluster);
   if (!head || !/^[\w.-]+$/.test(head.run_id)) return undefined;
   const file = path.join(dir, `${head.run_id}.jsonl`);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-  if (sha256(text) !== head.sha256) return undefined;
+  const read = await readHashed(file);
+  if (!read || read.sha256 !== head.sha256) return undefined;
+  const { text } = read;
   let run: unknown;
   try {
     run = JSON.parse(text.slice(0, text.indexOf('\n')));
