@@ -123,20 +123,27 @@ const opts = { fieldManager: 'kplay', force: false, defaultNamespace: 'default',
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
 
 describe('applyObjects groups', () => {
-  it('applies RBAC, config, services and workloads while the CRDs are still being written; custom resources wait for their CRD', async () => {
+  it('reads RBAC, config, services and workloads while the CRDs are written, and writes them once the CRDs are Established, as their custom resources', async () => {
     const crdGate = gate();
-    const { client, log } = fakeCluster({ CustomResourceDefinition: crdGate });
+    const { client, log, reads } = fakeCluster({ CustomResourceDefinition: crdGate });
     const done = applyObjects(client, [thing, deploy, cm, crd], opts);
     await settle();
-    // the CRD write is under way; the built-in kinds did not wait for it (which write starts
-    // first is the order of reads answered at once), the custom resource does
-    expect(log.filter((l) => l.endsWith('CustomResourceDefinition'))).toEqual(['start CustomResourceDefinition']);
-    expect(log.filter((l) => !l.endsWith('CustomResourceDefinition'))).toEqual(['start ConfigMap', 'end ConfigMap', 'start Deployment', 'end Deployment']);
+    // the CRD write is under way; the built-in kinds are read (and planned) but not written yet
+    expect(log).toEqual(['start CustomResourceDefinition']);
+    expect(reads).toEqual(expect.arrayContaining(['get ConfigMap', 'get Deployment']));
     crdGate.open();
     const results = await done;
-    expect(log.slice(5)).toEqual(['end CustomResourceDefinition', `established things.${GROUP}`, 'start Thing', 'end Thing']);
+    expect(log.slice(0, 3)).toEqual(['start CustomResourceDefinition', 'end CustomResourceDefinition', `established things.${GROUP}`]);
+    expect(log.slice(3).sort()).toEqual(['end ConfigMap', 'end Deployment', 'end Thing', 'start ConfigMap', 'start Deployment', 'start Thing']);
+    expect(log.indexOf('start Deployment')).toBeGreaterThan(log.indexOf('end ConfigMap'));
     // results in apply order, whatever order the writes ended in
     expect(results.map((r) => `${r.action} ${r.ref.kind}`)).toEqual(['created CustomResourceDefinition', 'created ConfigMap', 'created Deployment', 'created Thing']);
+  });
+
+  it('writes the built-in kinds at once when no CRD is written (the set\'s CRDs are unchanged)', async () => {
+    const { client, log } = fakeCluster({});
+    await applyObjects(client, [deploy, cm], opts);
+    expect(log).toEqual(['start ConfigMap', 'end ConfigMap', 'start Deployment', 'end Deployment']);
   });
 
   it('applies nothing namespaced before the namespaces, but the CRDs alongside them', async () => {
@@ -153,7 +160,7 @@ describe('applyObjects groups', () => {
     expect(results.map((r) => r.ref.kind)).toEqual(['Namespace', 'CustomResourceDefinition', 'ConfigMap', 'Deployment', 'Thing']);
   });
 
-  it('a failing CRD: the built-in kinds applied alongside it are finished, its custom resources and the webhooks are not written, the CRD error is thrown', async () => {
+  it('a failing CRD: the built-in kinds are still written, its custom resources and the webhooks are not written, the CRD error is thrown', async () => {
     const crdGate = gate();
     const { client, log } = fakeCluster({ CustomResourceDefinition: crdGate });
     const done = applyObjects(client, [webhook, thing, deploy, cm, crd], opts);

@@ -82,6 +82,7 @@ async function readLive(client: KubeClient, objects: KubeObject[], state: GroupS
 /**
  * Plan and write one group: read the live objects, plan, write only what changes, all in parallel.
  * `ahead`: live objects already read (see `readAhead` in read-ahead.ts); the others are read here.
+ * `gate`: the writes (only) wait until it settles; reads and plans do not.
  */
 export async function applyGroup(
   client: KubeClient,
@@ -92,6 +93,7 @@ export async function applyGroup(
   opts: ApplySetOptions,
   ahead?: Promise<Map<string, KubeObject | undefined>>,
   onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void,
+  gate?: Promise<void>,
 ): Promise<ObjectResult[]> {
   if (!objects.length) return [];
   opts.signal?.throwIfAborted();
@@ -148,8 +150,10 @@ export async function applyGroup(
       }),
     ),
   );
-  // Writes: only what changes, concurrently within the group.
-  if (!opts.checkMode) {
+  // Writes: only what changes, concurrently within the group (once `gate` opens, when given).
+  if (!opts.checkMode && toWrite.size) {
+    await gate;
+    opts.signal?.throwIfAborted();
     await Promise.all(
       smallCrdsFirst([...toWrite]).map(([r, obj]) =>
         limit(async () => {

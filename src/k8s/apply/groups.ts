@@ -29,8 +29,15 @@ import type { ApplySetOptions, ObjectResult } from './types.js';
  * - `workloads` (rank 8), after `prerequisites`;
  * - `custom`: custom resources and other kinds (rank 10, and any kind a CRD of the set defines),
  *   after `foundations` and `definitions`; each custom resource of a CRD this apply created or
- *   changed goes as soon as that CRD is Established — alongside `prerequisites` and `workloads`,
- *   so the wait for Established costs nothing when there is other work;
+ *   changed goes as soon as that CRD is Established;
+ * - when the apply writes CRDs, `prerequisites` and `workloads` are read and planned at once but
+ *   written only once those CRDs are Established (as kapp orders a set, and as ops apply one with
+ *   kubectl: CRDs, wait, the rest). The apiserver establishes CRDs one after another, two status
+ *   updates of each whole CRD, on the CPU the rest of the set's writes would take — and each
+ *   Service and Deployment written sets controllers writing (IP allocation, endpoints, replica
+ *   sets, pods). Measured on B8 (10 large CRDs, 130 objects): the chain took ~1.5 s with those
+ *   writes alongside and ~1.0 s without; the whole apply ~15% less. An operator's Deployment
+ *   then also starts with its kinds served;
  * - `last`: webhooks and APIServices (rank 9): registered after every other object — the
  *   objects they would intercept (a webhook whose backend is not up yet would refuse them) and
  *   the workloads that serve them.
@@ -70,6 +77,13 @@ interface ApplyRun {
   limit: ReturnType<typeof pLimit>;
   /** Until when (epoch ms) the set's CRDs are waited for (`crdTimeoutMs` from the start). */
   deadline: number;
+  /**
+   * Settles once every CRD this apply writes is Established or its wait has ended otherwise (at
+   * once when it writes none): the built-in groups' writes wait for it (see {@link ApplyGroup}).
+   */
+  crdsSettled: Promise<void>;
+  /** Settles {@link crdsSettled} (idempotent). */
+  settleCrds: () => void;
 }
 
 /** The reads made at the start of an apply for the groups that wait for others (see {@link readEarly}). */
@@ -95,7 +109,9 @@ export async function applyObjects(client: KubeClient, given: KubeObject[], opts
   for (const obj of sorted) byGroup.get(groupOf(obj, crds))?.push(obj);
   const deadline = Date.now() + (opts.crdTimeoutMs ?? 60_000);
   const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: deadline, onWarning: warnOnce(opts) };
-  const run: ApplyRun = { client, opts, crds, byGroup, state, limit, deadline };
+  let settleCrds: () => void = () => undefined;
+  const crdsSettled = new Promise<void>((resolve) => (settleCrds = resolve));
+  const run: ApplyRun = { client, opts, crds, byGroup, state, limit, deadline, crdsSettled, settleCrds };
   // The live CRDs of the set, as the definitions group reads them (before planning or writing them).
   let crdsRead: (lives: ReadonlyMap<string, KubeObject | undefined>) => void = () => undefined;
   const liveCrds = new Promise<ReadonlyMap<string, KubeObject | undefined>>((resolve) => (crdsRead = resolve));
@@ -132,8 +148,8 @@ function crdOf(crds: ReadonlyMap<string, CrdKind>, o: KubeObject): string | unde
 }
 
 /** One group's turn (see `applyGroup`), with what the apply's groups share. */
-function runGroup(run: ApplyRun, objs: KubeObject[], ahead?: Promise<LiveObjects>, onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void): Promise<ObjectResult[]> {
-  return applyGroup(run.client, objs, run.crds, run.state, run.limit, run.opts, ahead, onLive);
+function runGroup(run: ApplyRun, objs: KubeObject[], ahead?: Promise<LiveObjects>, onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void, gate?: Promise<void>): Promise<ObjectResult[]> {
+  return applyGroup(run.client, objs, run.crds, run.state, run.limit, run.opts, ahead, onLive, gate);
 }
 
 /**
@@ -178,10 +194,14 @@ function applyDefinitions(run: ApplyRun, crdsRead: (lives: ReadonlyMap<string, K
   return done;
 }
 
-/** The built-in groups' turns after `foundations`: `prerequisites`, then `workloads`. */
+/**
+ * The built-in groups' turns after `foundations`: `prerequisites`, then `workloads`; their writes
+ * wait until the CRDs the apply writes are Established (see {@link ApplyGroup}).
+ */
 async function applyBuiltins(run: ApplyRun, foundationsDone: Promise<ObjectResult[]>, early: EarlyReads): Promise<ObjectResult[]> {
   await foundationsDone;
-  return [...(await runGroup(run, objectsOf(run, 'prerequisites'), early.prerequisites)), ...(await runGroup(run, objectsOf(run, 'workloads'), early.workloads))];
+  const prerequisites = await runGroup(run, objectsOf(run, 'prerequisites'), early.prerequisites, undefined, run.crdsSettled);
+  return [...prerequisites, ...(await runGroup(run, objectsOf(run, 'workloads'), early.workloads, undefined, run.crdsSettled))];
 }
 
 /**
@@ -194,23 +214,30 @@ async function applyBuiltins(run: ApplyRun, foundationsDone: Promise<ObjectResul
  */
 async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[]>, definitionsDone: Promise<ObjectResult[]>, earlyCustom: Promise<LiveObjects>, stop: AbortSignal): Promise<ObjectResult[]> {
   const custom = objectsOf(run, 'custom');
-  const [, definitions] = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone]);
-  const changedCrds = run.opts.checkMode ? [] : (definitions ?? []).filter((r) => r.action !== 'unchanged');
-  const waited = new Set(changedCrds.map((r) => r.ref.name));
-  const shared = waited.size >= LIST_MIN ? watchEstablished(run.client, [...waited], run.deadline, AbortSignal.any([stop, ...(run.opts.signal ? [run.opts.signal] : [])]), run.state.crdList) : undefined;
-  const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
-    { objects: custom.filter((o) => !waited.has(crdOf(run.crds, o) ?? '')) },
-    ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(run.crds, o) === crd.ref.name) })),
-  ];
-  const parts = await allSettledOrThrow(
-    customLanes.map(async (l) => {
-      if (l.crd) await whenEstablished(run, l.crd, shared);
-      // Read ahead only for CRDs this apply leaves as they are: a changed CRD (new defaults,
-      // versions, pruning) can change how its objects read, so those are read in their turn.
-      return runGroup(run, l.objects, l.crd ? undefined : earlyCustom);
-    }),
-  );
-  return inOrder(custom, customLanes.map((l, i) => [l.objects, parts[i]]));
+  try {
+    const [, definitions] = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone]);
+    const changedCrds = run.opts.checkMode ? [] : (definitions ?? []).filter((r) => r.action !== 'unchanged');
+    const waited = new Set(changedCrds.map((r) => r.ref.name));
+    const shared = waited.size >= LIST_MIN ? watchEstablished(run.client, [...waited], run.deadline, AbortSignal.any([stop, ...(run.opts.signal ? [run.opts.signal] : [])]), run.state.crdList) : undefined;
+    const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
+      { objects: custom.filter((o) => !waited.has(crdOf(run.crds, o) ?? '')) },
+      ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(run.crds, o) === crd.ref.name) })),
+    ];
+    const established = customLanes.map((l) => (l.crd ? whenEstablished(run, l.crd, shared) : Promise.resolve()));
+    void Promise.allSettled(established).then(run.settleCrds);
+    const parts = await allSettledOrThrow(
+      customLanes.map(async (l, i) => {
+        await established[i];
+        // Read ahead only for CRDs this apply leaves as they are: a changed CRD (new defaults,
+        // versions, pruning) can change how its objects read, so those are read in their turn.
+        return runGroup(run, l.objects, l.crd ? undefined : earlyCustom);
+      }),
+    );
+    return inOrder(custom, customLanes.map((l, i) => [l.objects, parts[i]]));
+  } finally {
+    // the CRDs failed, or were never waited for: the built-in groups' writes go on (as without CRDs)
+    run.settleCrds();
+  }
 }
 
 /**
