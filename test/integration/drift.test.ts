@@ -176,3 +176,31 @@ describe('kplay drift', () => {
     expect(r.stdout).toContain('drift_ignore[0]: unknown key "paht" (known: kind, name, namespace, path, manager, reason)');
   });
 });
+
+describe('kplay drift --repair with a module only a run-time include uses', () => {
+  const dynNs = `drift-dyn-${randomBytes(3).toString('hex')}`;
+  const dynPlaybook = path.join(repoRoot, 'test/fixtures/drift/dynamic-include.yml');
+  const dynArgs = (): string[] => ['-i', env.inventory, '-e', JSON.stringify({ ns: dynNs }), '--limit', 'sandbox-1', '--record-dir', path.join(records, 'dyn-runs')];
+
+  afterAll(async () => {
+    await kubectl(['delete', 'namespace', dynNs, '--wait=false'], { context: 'sandbox-1', check: false });
+  });
+
+  it('runs that module for real: the include is not loaded before the repair, and its object is written', async () => {
+    const first = await kplayRun(['run', dynPlaybook, ...dynArgs(), '--no-lock']);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // the include ran outside check mode: its object exists; remove it, and edit the static task's object
+    await kubectl(['-n', dynNs, 'delete', 'configmap', 'marker']);
+    await kubectl(['-n', dynNs, 'patch', 'configmap', 'settings', '--type=merge', '-p', '{"data":{"mode":"green"}}']);
+
+    const drifted = await kplayRun(['drift', dynPlaybook, ...dynArgs()]);
+    expect(drifted.code, drifted.stdout + drifted.stderr).toBe(3);
+    const r = await kplayRun(['drift', dynPlaybook, ...dynArgs(), '--repair', '--no-diff']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/only [^\n]*\bk8s\b[^\n]* tasks change anything/);
+    expect((await kubectl(['-n', dynNs, 'get', 'configmap', 'settings', '-o', 'jsonpath={.data.mode}'])).stdout).toBe('blue');
+    // before the fix the included task ran in check mode and the marker stayed absent
+    expect((await kubectl(['-n', dynNs, 'get', 'configmap', 'marker', '-o', 'jsonpath={.data.written}'])).stdout).toBe('yes');
+  });
+});
+
