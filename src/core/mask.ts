@@ -73,14 +73,37 @@ export class Masker {
     return text.replace(this.pattern, MASK);
   }
 
-  /** Mask every string inside a JSON-like value (returns a copy). */
+  /**
+   * Mask every string inside a JSON-like value. Copy on write: a list or map with nothing to mask
+   * is returned as it is (a run's events carry whole objects — large CRDs — and copying each of
+   * them when no secret is in it cost milliseconds per task); one with something masked is a copy,
+   * so `value` itself is never changed. Anything but plain data and arrays (an Error, a class) is
+   * copied into a plain object of its own enumerable fields, masked.
+   */
   maskValue<T>(value: T, depth = 0): T {
     if (typeof value === 'string') return this.mask(value) as T;
     if (depth > 64 || value === null || typeof value !== 'object') return value;
-    if (Array.isArray(value)) return value.map((v) => this.maskValue(v, depth + 1)) as T;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = this.maskValue(v, depth + 1);
-    return out as T;
+    const proto: unknown = Object.getPrototypeOf(value);
+    if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) {
+      // not plain data (an Error, a Map, a class): its own enumerable fields, masked, as a plain object
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = this.maskValue(v, depth + 1);
+      return out as T;
+    }
+    if (Array.isArray(value)) {
+      let out: unknown[] | undefined;
+      value.forEach((v: unknown, i) => {
+        const m = this.maskValue(v, depth + 1);
+        if (m !== v) (out ??= value.slice())[i] = m;
+      });
+      return (out ?? value) as T;
+    }
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const m = this.maskValue(v, depth + 1);
+      if (m !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = m;
+    }
+    return (out ?? value) as T;
   }
 }
 
