@@ -78,8 +78,9 @@ interface ApplyRun {
   /** Until when (epoch ms) the set's CRDs are waited for (`crdTimeoutMs` from the start). */
   deadline: number;
   /**
-   * Settles once every CRD this apply writes is Established or its wait has ended otherwise (at
-   * once when it writes none): the built-in groups' writes wait for it (see {@link ApplyGroup}).
+   * Settles once every CRD this apply writes is Established or its wait has ended otherwise (as
+   * soon as the CRDs are planned when it writes none, or when they fail): the built-in groups'
+   * writes wait for it (see {@link ApplyGroup}).
    */
   crdsSettled: Promise<void>;
   /** Settles {@link crdsSettled} (idempotent). */
