@@ -60,14 +60,12 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
     return out;
   }
   // a record read and hashed once, however many clusters' chains end at it (a run over 1,000 entries)
-  const hashed = new Map<string, Promise<{ text: string; sha256: string } | undefined>>();
-  const readHashed = (file: string): Promise<{ text: string; sha256: string } | undefined> => {
+  // (rejects when the record cannot be read: a head's record is then ignored, a chain's last one fails the write)
+  const hashed = new Map<string, Promise<Hashed>>();
+  const readHashed = (file: string): Promise<Hashed> => {
     let p = hashed.get(file);
     if (!p) {
-      p = readFile(file, 'utf8').then(
-        (text) => ({ text, sha256: sha256(text) }),
-        () => undefined,
-      );
+      p = readFile(file, 'utf8').then((text) => ({ text, sha256: sha256(text) }));
       hashed.set(file, p);
     }
     return p;
@@ -102,10 +100,15 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
       .map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
     if (known) mine.push({ run_id: known.head.run_id, file: known.file, chain: undefined, prev: known.prev });
     const last = chainOrder(mine).at(-1);
-    // a record that cannot be read here fails the write, as it always did (readFile throws)
-    if (last) out[c] = { run_id: last.run_id, sha256: known && last.run_id === known.head.run_id ? known.head.sha256 : ((await readHashed(last.file))?.sha256 ?? sha256(await readFile(last.file, 'utf8'))) };
+    if (last) out[c] = { run_id: last.run_id, sha256: known && last.run_id === known.head.run_id ? known.head.sha256 : (await readHashed(last.file)).sha256 };
   }
   return out;
+}
+
+/** A local record's text and its digest. */
+interface Hashed {
+  text: string;
+  sha256: string;
 }
 
 /** The first line of a local record, as {@link previousLinks} reads it. */
@@ -119,11 +122,11 @@ interface Head {
  * `cluster`'s head if it can be trusted: its record exists, has the digest the head names and
  * links `cluster`; with that record's link to its own predecessor.
  */
-async function checkedHead(dir: string, cluster: string, readHashed: (file: string) => Promise<{ text: string; sha256: string } | undefined>): Promise<{ head: ChainHead; file: string; prev: ChainLink | null } | undefined> {
+async function checkedHead(dir: string, cluster: string, readHashed: (file: string) => Promise<Hashed>): Promise<{ head: ChainHead; file: string; prev: ChainLink | null } | undefined> {
   const head = await readHead(dir, cluster);
   if (!head || !/^[\w.-]+$/.test(head.run_id)) return undefined;
   const file = path.join(dir, `${head.run_id}.jsonl`);
-  const read = await readHashed(file);
+  const read = await readHashed(file).catch(() => undefined);
   if (!read || read.sha256 !== head.sha256) return undefined;
   const { text } = read;
   let run: unknown;

@@ -225,7 +225,7 @@ async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[
       ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(run.crds, o) === crd.ref.name) })),
     ];
     const established = customLanes.map((l) => (l.crd ? whenEstablished(run, l.crd, shared) : Promise.resolve()));
-    void Promise.allSettled(established).then(run.settleCrds);
+    void Promise.allSettled(established).then(() => run.settleCrds());
     const parts = await allSettledOrThrow(
       customLanes.map(async (l, i) => {
         await established[i];
