@@ -103,15 +103,26 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
       return index;
     })();
     const index = this.discovery.index;
-    index.catch(() => {
-      if (this.discovery.index === index) this.discovery.index = undefined;
-    });
+    index.then(
+      (read) => {
+        if (this.discovery.index === index) this.discovery.read = read;
+      },
+      () => {
+        if (this.discovery.index === index) this.discovery.index = undefined;
+      },
+    );
     return index;
   }
 
+  prefetchDiscovery(): void {
+    // errors are not this caller's: the first lookup that needs discovery reads it again
+    this.loadDiscovery().catch(() => undefined);
+  }
+
   async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
-    // Kinds every cluster serves need no discovery; once it is read, discovery answers.
-    const core = this.discovery.index ? undefined : coreKind(apiVersion, kind, this.serverVersion);
+    // Kinds every cluster serves need no discovery (nor wait for a read under way); once it is
+    // read, discovery answers.
+    const core = this.discovery.read ? undefined : coreKind(apiVersion, kind, this.serverVersion);
     if (core) return core;
     const key = `${apiVersion} ${kind}`;
     const read = this.loadDiscovery();
@@ -139,6 +150,7 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
 
   invalidateDiscovery(): void {
     this.discovery.index = undefined;
+    this.discovery.read = undefined;
     this.discovery.missing.clear();
   }
 

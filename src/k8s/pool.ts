@@ -26,7 +26,13 @@ export interface ConnectOptions {
 
 /** The discovery of one apiserver as one user: shared by every client of a {@link Connection}. */
 export interface DiscoveryCache {
+  /** The discovery read under way or done (undefined: not read, or forgotten). */
   index?: Promise<DiscoveryIndex>;
+  /**
+   * The last read that completed, until discovery is forgotten: while `index` is a read still
+   * under way (a prefetch), built-in kinds answer from the built-in table instead of waiting.
+   */
+  read?: DiscoveryIndex;
   /** Kinds still unknown after a refresh (so a typo does not refresh again and again). */
   missing: Set<string>;
   /** Kinds of CRDs seen Established, by CRD name (see `KubeClient.learnKinds`). */

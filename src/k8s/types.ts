@@ -165,6 +165,12 @@ export interface KubeClient {
   /** Forget cached discovery (after CRDs were created). */
   invalidateDiscovery(): void;
   /**
+   * Start reading discovery now, without waiting for it, when the caller knows kinds outside the
+   * built-in table will be looked up: the read then runs alongside the first requests instead of
+   * on the path of the first custom kind. Built-in kinds do not wait for it.
+   */
+  prefetchDiscovery?(): void;
+  /**
    * Call `fn` with the URL path of each write (not a dry-run) sent through this client's
    * connection — by any client sharing it — until it returns true. The run uses it to read the
    * cluster's run records only when the run is about to change the cluster. Returns what

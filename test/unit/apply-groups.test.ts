@@ -53,11 +53,13 @@ function gate(): Gate {
  * `metadataLists`, a LIST asked for metadata only is answered so (else with the full list, as an
  * apiserver that does not know the metadata Accept does).
  */
-function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>(), metadataLists = false): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[] } {
+function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>(), metadataLists = false): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[]; prefetchedAt: number[] } {
   const log: string[] = [];
   const watches: string[] = [];
   const reads: string[] = [];
   const watchedFrom: (string | undefined)[] = [];
+  /** How many reads had been made when each discovery prefetch was asked for. */
+  const prefetchedAt: number[] = [];
   const appliedCrds = new Map<string, KubeObject>();
   const crdsApplied: string[] = [];
   const info = (apiVersion: string, kind: string): ResourceInfo => {
@@ -73,6 +75,7 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
     stats: { requests: 0, writes: 0, retries: 0, byVerb: {} },
     resource: (apiVersion: string, kind: string) => Promise.resolve(info(apiVersion, kind)),
     invalidateDiscovery: () => undefined,
+    prefetchDiscovery: () => void prefetchedAt.push(reads.length),
     learnKinds: () => undefined,
     get: (ref: { kind: string }) => {
       reads.push(`get ${ref.kind}`);
@@ -115,7 +118,7 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
       }
     },
   } as unknown as KubeClient;
-  return { client, log, watches, reads, watchedFrom };
+  return { client, log, watches, reads, watchedFrom, prefetchedAt };
 }
 
 const opts = { fieldManager: 'kplay', force: false, defaultNamespace: 'default', checkMode: false };
@@ -138,6 +141,16 @@ describe('applyObjects groups', () => {
     expect(log.indexOf('start Deployment')).toBeGreaterThan(log.indexOf('end ConfigMap'));
     // results in apply order, whatever order the writes ended in
     expect(results.map((r) => `${r.action} ${r.ref.kind}`)).toEqual(['created CustomResourceDefinition', 'created ConfigMap', 'created Deployment', 'created Thing']);
+  });
+
+  it('starts reading discovery before anything else when the set has kinds outside the built-in table, and not otherwise', async () => {
+    const custom = fakeCluster({});
+    await applyObjects(custom.client, [thing, deploy, cm, crd], opts);
+    expect(custom.prefetchedAt).toEqual([0]);
+    expect(custom.reads.length).toBeGreaterThan(0);
+    const builtins = fakeCluster({});
+    await applyObjects(builtins.client, [deploy, cm, ns, crd], opts);
+    expect(builtins.prefetchedAt).toEqual([]);
   });
 
   it('writes the built-in kinds at once when no CRD is written (the set\'s CRDs are unchanged)', async () => {

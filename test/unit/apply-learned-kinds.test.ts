@@ -106,6 +106,61 @@ describe('kinds every cluster serves', () => {
   });
 });
 
+describe('prefetchDiscovery', () => {
+  it('reads discovery once, in the background: built-in kinds do not wait for it, other kinds use it without a second read', async () => {
+    const widgets = { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', items: [{ metadata: { name: 'shop.kplay.test' }, versions: [{ version: 'v1', resources: [{ resource: 'widgets', responseKind: { group: 'shop.kplay.test', version: 'v1', kind: 'Widget' }, scope: 'Namespaced', verbs: ['get', 'list', 'patch'] }] }] }] };
+    const paths: string[] = [];
+    const held: (() => void)[] = [];
+    let bothAsked: () => void = () => undefined;
+    const asked = new Promise<void>((r) => (bothAsked = r));
+    server = await startHttp((req, res) => {
+      paths.push(String(req.url));
+      const body = req.url === '/apis' ? widgets : emptyDiscovery;
+      // discovery answers only when the test lets it
+      held.push(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body)));
+      if (held.length === 2) bothAsked();
+    });
+    const client = new KubeClientImpl('c1', server.url, new Transport({ cluster: 'c1', server: server.url }));
+    try {
+      client.prefetchDiscovery();
+      await asked;
+      expect(paths.sort()).toEqual(['/api', '/apis']);
+      // a built-in kind answers from the table while discovery is still being read
+      expect(await client.resource('apps/v1', 'Deployment')).toMatchObject({ resource: 'deployments' });
+      const widget = client.resource('shop.kplay.test/v1', 'Widget');
+      for (const answer of held) answer();
+      expect(await widget).toMatchObject({ resource: 'widgets', namespaced: true });
+      expect(paths).toHaveLength(2); // the prefetched read, not a second one
+      client.prefetchDiscovery(); // already read: nothing more
+      await client.resource('shop.kplay.test/v1', 'Widget');
+      expect(paths).toHaveLength(2);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('a failed prefetch is not an error; the next lookup reads discovery again', async () => {
+    let calls = 0;
+    server = await startHttp((_req, res) => {
+      calls++;
+      if (calls <= 2) return void res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'no' }));
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(emptyDiscovery));
+    });
+    const client = new KubeClientImpl('c1', server.url, new Transport({ cluster: 'c1', server: server.url }));
+    try {
+      client.prefetchDiscovery();
+      await new Promise<void>((r) => {
+        const poll = (): void => void (calls >= 2 ? setTimeout(r, 20) : setTimeout(poll, 5));
+        poll();
+      });
+      await expect(client.resource('shop.kplay.test/v1', 'Widget')).rejects.toThrow(/no kind Widget/);
+      expect(calls).toBeGreaterThan(2);
+    } finally {
+      client.close();
+    }
+  });
+});
+
 describe('writeServed', () => {
   it('retries an apply while the new endpoint answers 404, then returns what the server stored', async () => {
     let patches = 0;

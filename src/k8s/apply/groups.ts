@@ -9,7 +9,7 @@ import { OTHER_RANK, rankOf, sortForApply } from '../order.js';
 import { LIST_MIN } from '../object-plan.js';
 import { waitFor } from '../wait.js';
 import type { KubeClient, KubeObject } from '../types.js';
-import { crdServedKinds } from '../discovery.js';
+import { coreKind, crdServedKinds } from '../discovery.js';
 import { withoutAggregatedRules } from './aggregated-rules.js';
 import { crdKinds, waitServed, watchEstablished, type CrdKind } from './crds.js';
 import { applyGroup, warnOnce, type GroupState } from './group.js';
@@ -103,6 +103,9 @@ interface EarlyReads {
  */
 export async function applyObjects(client: KubeClient, given: KubeObject[], opts: ApplySetOptions): Promise<ObjectResult[]> {
   const objects = given.map(withoutAggregatedRules);
+  // Kinds outside the built-in table need discovery: read it alongside the first reads, not on
+  // the path of the first custom resource.
+  if (objects.some((o) => !coreKind(o.apiVersion, o.kind))) client.prefetchDiscovery?.();
   const crds = crdKinds(objects);
   const limit = pLimit(16);
   const byGroup = new Map<ApplyGroup, KubeObject[]>(GROUP_ORDER.map((g) => [g, []]));
