@@ -202,8 +202,8 @@ describe('applyObjects groups', () => {
     const { client, log, watches, reads, watchedFrom } = fakeCluster({});
     const results = await applyObjects(client, widgets.flat(), opts);
     expect(watches).toEqual(['all']);
-    // the watch starts from the LIST of CRDs read before they were written: no second LIST
-    expect(reads.filter((r) => r.endsWith('CustomResourceDefinition'))).toEqual(['list CustomResourceDefinition']);
+    // the watch starts from the LIST of CRDs read (with a GET of each) before they were written: no second LIST
+    expect(reads.filter((r) => r.endsWith('CustomResourceDefinition')).sort()).toEqual(['get CustomResourceDefinition', 'get CustomResourceDefinition', 'get CustomResourceDefinition', 'list CustomResourceDefinition']);
     expect(watchedFrom).toEqual(['list-of-CustomResourceDefinition']);
     // the CRDs were established one after another; the custom resources of the first went before the second was
     expect(log.indexOf('start Widget0')).toBeLessThan(log.indexOf(`established widget1s.${GROUP}`));
@@ -214,8 +214,8 @@ describe('applyObjects groups', () => {
   it('several new CRDs on a server that lists metadata only: the CRDs are read so, and the watch for Established starts from that list', async () => {
     const { client, reads, watches, watchedFrom } = fakeCluster({}, new Set(), true);
     const results = await applyObjects(client, widgets.flat(), opts);
-    // a cold apply: no CRD of the set exists, so nothing is read after the metadata-only LIST
-    expect(reads.filter((r) => r.includes('CustomResourceDefinition'))).toEqual(['metadata list CustomResourceDefinition']);
+    // a cold apply: a GET of each CRD (none exists) and the metadata-only LIST, never the full LIST
+    expect(reads.filter((r) => r.includes('CustomResourceDefinition')).sort()).toEqual(['get CustomResourceDefinition', 'get CustomResourceDefinition', 'get CustomResourceDefinition', 'metadata list CustomResourceDefinition']);
     expect(watches).toEqual(['all']);
     expect(watchedFrom).toEqual(['metadata-list-of-CustomResourceDefinition']);
     expect(results.filter((r) => r.action === 'created')).toHaveLength(6);
