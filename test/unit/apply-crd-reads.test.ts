@@ -1,13 +1,13 @@
-// How an apply reads its CRDs (issue 31 item 5): a GET of each of the set's CRDs alongside a
-// metadata-only LIST of the cluster's CRDs (one round trip, never the cluster's full CRD list);
-// the LIST's resourceVersion is where the wait for their establishment starts, when every GET read
-// the version the LIST saw. The client's side is tested against a local HTTP server (a FAKE
-// apiserver that answers as real ones of both kinds do); the real apiserver's answer is tested in
-// test/integration/crdmeta.test.ts.
+// How an apply reads its CRDs (issue 31 item 5): a GET of each of the set's CRDs, never the
+// cluster's CRD list; an apply that writes CRDs lists them metadata-only before writing, for the
+// resourceVersion the wait for their establishment starts from — seeded with the CRDs as read,
+// when each was read at the version the LIST saw. The client's side is tested against a local
+// HTTP server (a FAKE apiserver that answers as real ones of both kinds do); the real apiserver's
+// answer is tested in test/integration/crdmeta.test.ts.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readCrds } from '../../src/k8s/apply/crd-reads.js';
+import { crdWatchStart, readCrds } from '../../src/k8s/apply/crd-reads.js';
 import { KubeClientImpl } from '../../src/k8s/client.js';
 import { KubeApiError } from '../../src/k8s/errors.js';
 import { Transport } from '../../src/k8s/http.js';
@@ -21,20 +21,17 @@ const partial = (name: string, resourceVersion = '7'): KubeObject => ({ apiVersi
 
 /**
  * A fake client over a cluster of CRDs: `mode` says how it answers a metadata-only LIST (as a real
- * apiserver does, with the full list as an old one that ignores the Accept, or 406). Logs each
- * read; `listed` overrides what the LIST sees (a CRD changed between the GET and the LIST);
- * `listGate` holds the LIST's answer until it resolves.
+ * apiserver does, with the full list as an old one that ignores the Accept, or 406). Logs each read.
  */
-function fakeClient(cluster: KubeObject[], mode: 'metadata' | 'full' | '406', listed = cluster, listGate?: Promise<void>): { client: KubeClient; reads: string[] } {
+function fakeClient(cluster: KubeObject[], mode: 'metadata' | 'full' | '406'): { client: KubeClient; reads: string[] } {
   const reads: string[] = [];
   const byName = new Map(cluster.map((c) => [c.metadata.name ?? '', c]));
   const client = {
-    list: async (_apiVersion: string, _kind: string, opts: ListOptions = {}): Promise<ListResult> => {
+    list: (_apiVersion: string, _kind: string, opts: ListOptions = {}): Promise<ListResult> => {
       reads.push(opts.metadataOnly ? 'list metadata' : 'list');
-      await listGate;
-      if (opts.metadataOnly && mode === '406') throw new KubeApiError(406, 'NotAcceptable', 'only application/json', 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', 'fake');
-      if (opts.metadataOnly && mode === 'metadata') return { items: listed.map((c) => partial(c.metadata.name ?? '', c.metadata.resourceVersion)), resourceVersion: 'meta-rv', metadataOnly: true };
-      return { items: listed, resourceVersion: 'full-rv' };
+      if (opts.metadataOnly && mode === '406') return Promise.reject(new KubeApiError(406, 'NotAcceptable', 'only application/json', 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', 'fake'));
+      if (opts.metadataOnly && mode === 'metadata') return Promise.resolve({ items: cluster.map((c) => partial(c.metadata.name ?? '', c.metadata.resourceVersion)), resourceVersion: 'meta-rv', metadataOnly: true });
+      return Promise.resolve({ items: cluster, resourceVersion: 'full-rv' });
     },
     get: (ref: ObjectRef): Promise<KubeObject | undefined> => {
       reads.push(`get ${ref.name}`);
@@ -47,72 +44,61 @@ function fakeClient(cluster: KubeObject[], mode: 'metadata' | 'full' | '406', li
 const unrelated = Array.from({ length: 10 }, (_, i) => crd(`big${i}.other.test`, { group: 'other.test', schema: 'x'.repeat(1000) }));
 
 describe('reading the CRDs of a set', () => {
-  it('a GET of each of the set’s CRDs and a metadata-only LIST; the watch starts from the metadata list with the objects read', async () => {
+  it('a GET of each of the set’s CRDs, and no LIST', async () => {
     const mine = [crd('a.x.test'), crd('b.x.test')];
     const { client, reads } = fakeClient([...unrelated, ...mine], 'metadata');
-    const r = await readCrds(client, [...mine, crd('c.x.test'), crd('d.x.test')]);
-    expect(reads.sort()).toEqual(['get a.x.test', 'get b.x.test', 'get c.x.test', 'get d.x.test', 'list metadata']);
-    expect(r.lives.get(key('a.x.test'))).toEqual(mine[0]);
-    expect(r.lives.get(key('b.x.test'))).toEqual(mine[1]);
-    expect(r.lives.has(key('c.x.test'))).toBe(true);
-    expect(r.lives.get(key('c.x.test'))).toBeUndefined();
-    expect(r.list?.resourceVersion).toBe('meta-rv');
-    expect(r.list?.items.map((o) => o.metadata.name).sort()).toEqual(['a.x.test', 'b.x.test']);
+    const lives = await readCrds(client, [...mine, crd('c.x.test'), crd('d.x.test')]);
+    expect(reads.sort()).toEqual(['get a.x.test', 'get b.x.test', 'get c.x.test', 'get d.x.test']);
+    expect(lives.get(key('a.x.test'))).toEqual(mine[0]);
+    expect(lives.get(key('b.x.test'))).toEqual(mine[1]);
+    expect(lives.has(key('c.x.test'))).toBe(true);
+    expect(lives.get(key('c.x.test'))).toBeUndefined();
   });
 
-  it('the GETs do not wait for the LIST (one round trip, not two)', async () => {
-    let answer: () => void = () => undefined;
-    const gate = new Promise<void>((r) => (answer = r));
-    const mine = [crd('a.x.test'), crd('b.x.test'), crd('c.x.test')];
-    const { client, reads } = fakeClient(mine, 'metadata', mine, gate);
-    const done = readCrds(client, mine);
-    await new Promise((r) => setTimeout(r, 10));
-    // the LIST is still unanswered; every GET has been sent
-    expect(reads.sort()).toEqual(['get a.x.test', 'get b.x.test', 'get c.x.test', 'list metadata']);
-    answer();
-    expect((await done).list?.items).toHaveLength(3);
+  it('a GET error is the apply’s error', async () => {
+    const forbidden = new KubeApiError(403, 'Forbidden', 'no', 'GET', '/apis', 'fake');
+    const client = { get: () => Promise.reject(forbidden) } as unknown as KubeClient;
+    await expect(readCrds(client, [crd('a.x.test')])).rejects.toThrow(/no/);
+  });
+});
+
+describe('where the wait for CRDs about to be written starts', () => {
+  it('the metadata-only LIST’s resourceVersion, seeded with the CRDs as read when the LIST saw the same versions', async () => {
+    const mine = [crd('a.x.test'), crd('b.x.test')];
+    const { client, reads } = fakeClient([...unrelated, ...mine], 'metadata');
+    const set = [...mine, crd('c.x.test')];
+    const lives = await readCrds(client, set);
+    expect(await crdWatchStart(client, lives, set)).toEqual({ items: mine, resourceVersion: 'meta-rv' });
+    expect(reads.filter((r) => r.startsWith('list'))).toEqual(['list metadata']);
+    // a cold apply: none exists
+    const cold = fakeClient(unrelated, 'metadata');
+    const none = [crd('a.x.test'), crd('b.x.test'), crd('c.x.test')];
+    expect(await crdWatchStart(cold.client, await readCrds(cold.client, none), none)).toEqual({ items: [], resourceVersion: 'meta-rv' });
   });
 
-  it('a cold apply (none of the set’s CRDs exists): all undefined, the watch starts from the metadata list, empty', async () => {
-    const { client } = fakeClient(unrelated, 'metadata');
-    const r = await readCrds(client, [crd('a.x.test'), crd('b.x.test'), crd('c.x.test')]);
-    expect([...r.lives.values()]).toEqual([undefined, undefined, undefined]);
-    expect(r.list).toEqual({ items: [], resourceVersion: 'meta-rv' });
-  });
-
-  it('a CRD changed, created or deleted between a GET and the LIST: the objects read, but no list for the watch (it lists for itself)', async () => {
+  it('none when a CRD changed, appeared or went since it was read (the watch then lists for itself)', async () => {
     const a = crd('a.x.test', { group: 'x.test' }, '7');
     const b = crd('b.x.test');
-    for (const listed of [[crd('a.x.test', { group: 'x.test' }, '8'), b], [b], [a, b, crd('c.x.test')]]) {
-      const { client } = fakeClient([a, b], 'metadata', listed);
-      const r = await readCrds(client, [a, b, crd('c.x.test')]);
-      expect(r.lives.get(key('a.x.test'))).toEqual(a);
-      expect(r.lives.get(key('c.x.test'))).toBeUndefined();
-      expect(r.list).toBeUndefined();
+    const lives = new Map([[key('a.x.test'), a], [key('b.x.test'), b], [key('c.x.test'), undefined]]);
+    const set = [a, b, crd('c.x.test')];
+    for (const cluster of [[crd('a.x.test', { group: 'x.test' }, '8'), b], [b], [a, b, crd('c.x.test')]]) {
+      const { client } = fakeClient(cluster, 'metadata');
+      expect(await crdWatchStart(client, lives, set)).toBeUndefined();
     }
   });
 
-  it('a server that answers the full list to the metadata Accept: that list; one that answers 406: the GETs, and no list', async () => {
+  it('a server that answers the full list to the metadata Accept: that list; one that answers 406: none, and never the full LIST', async () => {
     const mine = [crd('a.x.test')];
     const full = fakeClient([...unrelated, ...mine], 'full');
-    const r = await readCrds(full.client, [...mine, crd('b.x.test'), crd('c.x.test')]);
-    expect(r.lives.get(key('a.x.test'))).toEqual(mine[0]);
-    expect(r.lives.get(key('b.x.test'))).toBeUndefined();
-    expect(r.list).toEqual({ items: [...unrelated, ...mine], resourceVersion: 'full-rv' });
+    expect(await crdWatchStart(full.client, new Map(), mine)).toEqual({ items: [...unrelated, ...mine], resourceVersion: 'full-rv' });
     const refused = fakeClient([...unrelated, ...mine], '406');
-    const r2 = await readCrds(refused.client, [...mine, crd('b.x.test'), crd('c.x.test')]);
-    expect(refused.reads).not.toContain('list'); // never the cluster's full CRD list
-    expect(r2.lives.get(key('a.x.test'))).toEqual(mine[0]);
-    expect(r2.lives.get(key('b.x.test'))).toBeUndefined();
-    expect(r2.list).toBeUndefined();
+    expect(await crdWatchStart(refused.client, new Map(), mine)).toBeUndefined();
+    expect(refused.reads).toEqual(['list metadata']);
   });
 
-  it('another error of the metadata-only LIST, or of a GET, is the apply’s error', async () => {
-    const forbidden = new KubeApiError(403, 'Forbidden', 'no', 'GET', '/apis', 'fake');
-    const listFails = { list: () => Promise.reject(forbidden), get: () => Promise.resolve(undefined) } as unknown as KubeClient;
-    await expect(readCrds(listFails, [crd('a.x.test')])).rejects.toThrow(/no/);
-    const getFails = { list: () => Promise.resolve({ items: [], resourceVersion: '1', metadataOnly: true }), get: () => Promise.reject(forbidden) } as unknown as KubeClient;
-    await expect(readCrds(getFails, [crd('a.x.test')])).rejects.toThrow(/no/);
+  it('another error of the LIST is the apply’s error', async () => {
+    const client = { list: () => Promise.reject(new KubeApiError(403, 'Forbidden', 'no', 'GET', '/apis', 'fake')) } as unknown as KubeClient;
+    await expect(crdWatchStart(client, new Map(), [crd('a.x.test')])).rejects.toThrow(/no/);
   });
 });
 

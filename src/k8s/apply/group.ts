@@ -1,13 +1,14 @@
 /**
  * One apply group's turn: resolve namespaces, read the live objects (one LIST per kind and
- * namespace; CRDs metadata-only, then a GET each, see crd-reads.ts), plan (SSA dry-runs only where the live object does not already match), create
- * absent objects with one apply each, and write only what changes — all in parallel.
+ * namespace; CRDs a GET each, see crd-reads.ts), plan (SSA dry-runs only where the live object
+ * does not already match), create absent objects with one apply each, and write only what
+ * changes — all in parallel.
  */
 import type pLimit from 'p-limit';
 import { diffEntry, maskObject, normalize } from '../normalize.js';
 import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, LIST_MIN, objectRef, planOne, resolveNamespace } from '../object-plan.js';
 import type { KubeClient, KubeObject, ObjectPlan, ObjectRef, WatchOptions } from '../types.js';
-import { isCrdV1, readCrds } from './crd-reads.js';
+import { crdWatchStart, isCrdV1, readCrds } from './crd-reads.js';
 import { smallCrdsFirst, writeServed, type CrdKind } from './crds.js';
 import { removeAdditions } from './removals.js';
 import { isUnknownKind, type ApplySetOptions, type ObjectAction, type ObjectResult } from './types.js';
@@ -47,7 +48,11 @@ export interface GroupState {
   servedBy: number;
   /** The apply's warning sink (see {@link warnOnce}). */
   onWarning?: (ref: ObjectRef, warning: string) => void;
-  /** The LIST of CRDs made before the CRDs were written, if one was (see `readCrds` in crd-reads.ts, `watchEstablished` in crds.ts). */
+  /**
+   * Where the wait for the CRDs written starts its watch: a LIST of CRDs made before they were
+   * written, when at least `LIST_MIN` are (see `crdWatchStart` in crd-reads.ts, `watchEstablished`
+   * in crds.ts).
+   */
   crdList?: WatchOptions['from'];
 }
 
@@ -65,24 +70,31 @@ export function warnOnce(opts: ApplySetOptions): GroupState['onWarning'] {
 }
 
 /**
- * The live state of `objects` (see `fetchLive`), keyed by `liveKey`. CRDs, when there are enough
- * of them for a LIST, are read by `readCrds` (a metadata-only LIST, then GETs of the set's CRDs
- * that exist), which also gives the LIST the wait for their establishment starts from
- * (`state.crdList`); the other objects are read alongside.
+ * The live state of `objects` (see `fetchLive`), keyed by `liveKey`; CRDs with a GET each (see
+ * `readCrds` in crd-reads.ts: never the cluster's CRD list), alongside the others.
  */
-async function readLive(client: KubeClient, objects: KubeObject[], state: GroupState, signal?: AbortSignal): Promise<Map<string, KubeObject | undefined>> {
+async function readLive(client: KubeClient, objects: KubeObject[], signal?: AbortSignal): Promise<Map<string, KubeObject | undefined>> {
   const crds = objects.filter(isCrdV1);
-  if (crds.length < LIST_MIN) return fetchLive(client, objects, { signal });
-  const [crdReads, others] = await Promise.all([readCrds(client, crds, signal), fetchLive(client, objects.filter((o) => !isCrdV1(o)), { signal })]);
-  state.crdList = crdReads.list;
-  for (const [k, v] of crdReads.lives) others.set(k, v);
+  if (!crds.length) return fetchLive(client, objects, { signal });
+  const [crdLives, others] = await Promise.all([readCrds(client, crds, signal), fetchLive(client, objects.filter((o) => !isCrdV1(o)), { signal })]);
+  for (const [k, v] of crdLives) others.set(k, v);
   return others;
 }
 
+/** What a group's turn is given besides its objects (see {@link applyGroup}). */
+export interface GroupTurn {
+  /** Live objects already read (see `readAhead` in read-ahead.ts); the others are read in the turn. */
+  ahead?: Promise<Map<string, KubeObject | undefined>>;
+  /** Called with the live objects once they are read (before planning). */
+  onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void;
+  /** The writes (only) wait until it settles; reads and plans do not. */
+  gate?: Promise<void>;
+}
+
 /**
- * Plan and write one group: read the live objects, plan, write only what changes, all in parallel.
- * `ahead`: live objects already read (see `readAhead` in read-ahead.ts); the others are read here.
- * `gate`: the writes (only) wait until it settles; reads and plans do not.
+ * Plan and write one group: read the live objects, plan, write only what changes, all in parallel
+ * (see {@link GroupTurn} for what `turn` adds). Before writing `LIST_MIN` or more CRDs it notes
+ * where the wait for their establishment starts (`state.crdList`).
  */
 export async function applyGroup(
   client: KubeClient,
@@ -91,10 +103,9 @@ export async function applyGroup(
   state: GroupState,
   limit: ReturnType<typeof pLimit>,
   opts: ApplySetOptions,
-  ahead?: Promise<Map<string, KubeObject | undefined>>,
-  onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void,
-  gate?: Promise<void>,
+  turn: GroupTurn = {},
 ): Promise<ObjectResult[]> {
+  const { ahead, onLive, gate } = turn;
   if (!objects.length) return [];
   opts.signal?.throwIfAborted();
   const toWrite = new Map<ObjectResult, KubeObject>();
@@ -124,7 +135,7 @@ export async function applyGroup(
   // Live objects: one LIST per kind+namespace instead of a GET per object; none for objects that cannot exist yet.
   const early = await ahead;
   const toRead = prepared.filter((x): x is KubeObject => !isResult(x) && !cannotExist(x) && !early?.has(liveKey(objectRef(x))));
-  const lives = await readLive(client, toRead, state, opts.signal);
+  const lives = await readLive(client, toRead, opts.signal);
   for (const [k, v] of early ?? []) if (!lives.has(k)) lives.set(k, v);
   onLive?.(lives);
   const planned = await Promise.all(
@@ -152,6 +163,8 @@ export async function applyGroup(
   );
   // Writes: only what changes, concurrently within the group (once `gate` opens, when given).
   if (!opts.checkMode && toWrite.size) {
+    const crdWrites = [...toWrite.values()].filter(isCrdV1);
+    if (crdWrites.length >= LIST_MIN) state.crdList = await crdWatchStart(client, lives, crdWrites, opts.signal);
     await gate;
     opts.signal?.throwIfAborted();
     await Promise.all(

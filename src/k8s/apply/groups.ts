@@ -12,7 +12,7 @@ import type { KubeClient, KubeObject } from '../types.js';
 import { coreKind, crdServedKinds } from '../discovery.js';
 import { withoutAggregatedRules } from './aggregated-rules.js';
 import { crdKinds, waitServed, watchEstablished, type CrdKind } from './crds.js';
-import { applyGroup, warnOnce, type GroupState } from './group.js';
+import { applyGroup, warnOnce, type GroupState, type GroupTurn } from './group.js';
 import { readAhead, readAheadCustom } from './read-ahead.js';
 import type { ApplySetOptions, ObjectResult } from './types.js';
 
@@ -132,7 +132,7 @@ export async function applyObjects(client: KubeClient, given: KubeObject[], opts
     await Promise.all(Object.values(early)); // reads only, and they never reject: nothing left running
   }
   const [foundations, definitions, builtins, customResults] = settled;
-  const last = await runGroup(run, objectsOf(run, 'last'), early.last);
+  const last = await runGroup(run, objectsOf(run, 'last'), { ahead: early.last });
   // namespaces, CRDs and cluster-wide kinds in apply order, as one group before them did
   const first = inOrder(sorted, [
     [objectsOf(run, 'foundations'), foundations],
@@ -152,8 +152,8 @@ function crdOf(crds: ReadonlyMap<string, CrdKind>, o: KubeObject): string | unde
 }
 
 /** One group's turn (see `applyGroup`), with what the apply's groups share. */
-function runGroup(run: ApplyRun, objs: KubeObject[], ahead?: Promise<LiveObjects>, onLive?: (lives: ReadonlyMap<string, KubeObject | undefined>) => void, gate?: Promise<void>): Promise<ObjectResult[]> {
-  return applyGroup(run.client, objs, run.crds, run.state, run.limit, run.opts, ahead, onLive, gate);
+function runGroup(run: ApplyRun, objs: KubeObject[], turn?: GroupTurn): Promise<ObjectResult[]> {
+  return applyGroup(run.client, objs, run.crds, run.state, run.limit, run.opts, turn);
 }
 
 /**
@@ -187,7 +187,7 @@ function applyFoundations(run: ApplyRun): Promise<ObjectResult[]> {
  * the group ends without reading (nothing to read, or an error).
  */
 function applyDefinitions(run: ApplyRun, crdsRead: (lives: ReadonlyMap<string, KubeObject | undefined>) => void): Promise<ObjectResult[]> {
-  const done = runGroup(run, objectsOf(run, 'definitions'), undefined, (lives) => crdsRead(lives)).then((results) => {
+  const done = runGroup(run, objectsOf(run, 'definitions'), { onLive: crdsRead }).then((results) => {
     for (const r of results) if (r.action === 'created') for (const [k, v] of run.crds) if (v.crd === r.ref.name) run.state.newKinds.add(k);
     return results;
   });
@@ -204,8 +204,8 @@ function applyDefinitions(run: ApplyRun, crdsRead: (lives: ReadonlyMap<string, K
  */
 async function applyBuiltins(run: ApplyRun, foundationsDone: Promise<ObjectResult[]>, early: EarlyReads): Promise<ObjectResult[]> {
   await foundationsDone;
-  const prerequisites = await runGroup(run, objectsOf(run, 'prerequisites'), early.prerequisites, undefined, run.crdsSettled);
-  return [...prerequisites, ...(await runGroup(run, objectsOf(run, 'workloads'), early.workloads, undefined, run.crdsSettled))];
+  const prerequisites = await runGroup(run, objectsOf(run, 'prerequisites'), { ahead: early.prerequisites, gate: run.crdsSettled });
+  return [...prerequisites, ...(await runGroup(run, objectsOf(run, 'workloads'), { ahead: early.workloads, gate: run.crdsSettled }))];
 }
 
 /**
@@ -234,7 +234,7 @@ async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[
         await established[i];
         // Read ahead only for CRDs this apply leaves as they are: a changed CRD (new defaults,
         // versions, pruning) can change how its objects read, so those are read in their turn.
-        return runGroup(run, l.objects, l.crd ? undefined : earlyCustom);
+        return runGroup(run, l.objects, { ahead: l.crd ? undefined : earlyCustom });
       }),
     );
     return inOrder(custom, customLanes.map((l, i) => [l.objects, parts[i]]));
