@@ -16,6 +16,7 @@
  * liquidjs and jmespath are not in the bundle either: src/load/schema.ts, the `date` and
  * `json_query` filters `require` them on first use (most runs never do).
  */
+import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -46,6 +47,8 @@ export async function bundle(root: string): Promise<void> {
     external: EXTERNAL,
     sourcemap: true,
     logLevel: 'warning',
+    // A new id per build: the parse cache (src/load/parse-cache.ts) never reads another build's entries.
+    define: { KPLAY_BUILD_ID: JSON.stringify(randomUUID()) },
     // CommonJS dependencies (ajv, js-yaml, …) call `require` for Node built-ins: give the ES module one.
     banner: { js: "import { createRequire as __kplayCreateRequire } from 'node:module'; const require = __kplayCreateRequire(import.meta.url);" },
   });

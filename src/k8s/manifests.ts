@@ -7,6 +7,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import type { KubeObject } from './types.js';
 import { fastLoadAll } from '../load/fast-yaml.js';
+import { cachedParse, parseCacheOf, type ParseCache } from '../load/parse-cache.js';
 import { isRecord } from '../core/shape.js';
 
 
@@ -181,9 +182,23 @@ export async function resolveSources(src: string, baseDir: string): Promise<stri
   return [abs];
 }
 
-/** Objects of every file named by `src`. */
-export async function loadSources(src: string, baseDir: string): Promise<KubeObject[]> {
+/** Whether a value read back from the parse cache is a list of objects as `toObjects` gives them. */
+function isObjectList(v: unknown): v is KubeObject[] {
+  return Array.isArray(v) && v.every((o) => isRecord(o) && typeof o.apiVersion === 'string' && typeof o.kind === 'string' && isRecord(o.metadata) && typeof o.metadata.name === 'string');
+}
+
+/** A file's objects may be remembered unless it holds a Secret (its values stay in the file only). */
+const holdsNoSecret = (objects: KubeObject[]): boolean => !objects.some((o) => o.kind === 'Secret');
+
+/**
+ * Objects of every file named by `src`. A large file parsed before by the same build is read back
+ * from the parse cache (`cache`, see src/load/parse-cache.ts), unless it holds a Secret.
+ */
+export async function loadSources(src: string, baseDir: string, cache: ParseCache | undefined = parseCacheOf()): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
-  for (const f of await resolveSources(src, baseDir)) out.push(...parseManifests(await readFile(f, 'utf8'), path.relative(baseDir, f) || f));
+  for (const f of await resolveSources(src, baseDir)) {
+    const text = await readFile(f, 'utf8');
+    out.push(...cachedParse(cache, text, (t) => parseManifests(t, path.relative(baseDir, f) || f), isObjectList, holdsNoSecret));
+  }
   return out;
 }
