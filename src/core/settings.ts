@@ -248,6 +248,14 @@ export const SETTINGS = {
     doc: '(module authors, tests) Check what modules return against their declared `result` schema; the test suite sets it.',
     parse: boolean,
   }),
+  parseCache: spec({
+    env: 'KPLAY_PARSE_CACHE',
+    type: 'boolean',
+    default: true,
+    defaultDoc: '`1`',
+    doc: 'Remember parsed `k8s_apply` manifest files of 16 KB or more in `$XDG_CACHE_HOME/kplay/manifests` (default `~/.cache/kplay/manifests`), so a rerun reads them back instead of parsing them again; never a file holding a Secret. `0` turns it off.',
+    parse: (raw) => (raw.trim() === '' ? true : boolean(raw)),
+  }),
   debug: spec({
     env: 'KPLAY_DEBUG',
     type: 'boolean',

@@ -4,7 +4,7 @@
  * parses the same text again. The cache maps a SHA-256 of the build and the text to the values the
  * parser gave, as JSON (~5 ms to read back). It is used only by a bundled build (`npm run build`
  * defines `KPLAY_BUILD_ID`, a new one per build, so a changed parser never reads an older one's
- * entries) and can be turned off with `KPLAY_PARSE_CACHE=0`.
+ * entries) and can be turned off with `KPLAY_PARSE_CACHE=0` (src/core/settings.ts).
  *
  * It lives in `$XDG_CACHE_HOME/kplay/manifests` (default `~/.cache/kplay/manifests`; directory
  * 0700, files 0600), holds at most {@link MAX_ENTRIES} entries (the least recently written go
@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setting } from '../core/settings.js';
 
 /** Set by the bundler (src/build/bundle.ts); absent when running from the TypeScript sources. */
 declare const KPLAY_BUILD_ID: string | undefined;
@@ -35,7 +36,7 @@ export interface ParseCache {
 /** The cache of this process (see the header), or undefined when it is not used. */
 export function parseCacheOf(env: NodeJS.ProcessEnv = process.env): ParseCache | undefined {
   const build = typeof KPLAY_BUILD_ID === 'string' ? KPLAY_BUILD_ID : undefined;
-  if (!build || env.KPLAY_PARSE_CACHE === '0') return undefined;
+  if (!build || !setting('parseCache', env)) return undefined;
   const base = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
   return { dir: path.join(base, 'kplay', 'manifests'), build };
 }
