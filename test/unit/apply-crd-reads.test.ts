@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { crdWatchStart, readCrds } from '../../src/k8s/apply/crd-reads.js';
+import { crdWatchStart, listCrdVersions, readCrds } from '../../src/k8s/apply/crd-reads.js';
 import { KubeClientImpl } from '../../src/k8s/client.js';
 import { KubeApiError } from '../../src/k8s/errors.js';
 import { Transport } from '../../src/k8s/http.js';
@@ -55,6 +55,16 @@ describe('reading the CRDs of a set', () => {
     expect(lives.get(key('c.x.test'))).toBeUndefined();
   });
 
+  it('says when a GET first finds a CRD missing (once), not when all exist', async () => {
+    const mine = [crd('a.x.test'), crd('b.x.test')];
+    const { client } = fakeClient(mine, 'metadata');
+    let absent = 0;
+    await readCrds(client, mine, undefined, () => absent++);
+    expect(absent).toBe(0);
+    await readCrds(client, [...mine, crd('c.x.test'), crd('d.x.test')], undefined, () => absent++);
+    expect(absent).toBeGreaterThan(0);
+  });
+
   it('a GET error is the apply’s error', async () => {
     const forbidden = new KubeApiError(403, 'Forbidden', 'no', 'GET', '/apis', 'fake');
     const client = { get: () => Promise.reject(forbidden) } as unknown as KubeClient;
@@ -68,12 +78,12 @@ describe('where the wait for CRDs about to be written starts', () => {
     const { client, reads } = fakeClient([...unrelated, ...mine], 'metadata');
     const set = [...mine, crd('c.x.test')];
     const lives = await readCrds(client, set);
-    expect(await crdWatchStart(client, lives, set)).toEqual({ items: mine, resourceVersion: 'meta-rv' });
+    expect(crdWatchStart(await listCrdVersions(client), lives, set)).toEqual({ items: mine, resourceVersion: 'meta-rv' });
     expect(reads.filter((r) => r.startsWith('list'))).toEqual(['list metadata']);
     // a cold apply: none exists
     const cold = fakeClient(unrelated, 'metadata');
     const none = [crd('a.x.test'), crd('b.x.test'), crd('c.x.test')];
-    expect(await crdWatchStart(cold.client, await readCrds(cold.client, none), none)).toEqual({ items: [], resourceVersion: 'meta-rv' });
+    expect(crdWatchStart(await listCrdVersions(cold.client), await readCrds(cold.client, none), none)).toEqual({ items: [], resourceVersion: 'meta-rv' });
   });
 
   it('none when a CRD changed, appeared or went since it was read (the watch then lists for itself)', async () => {
@@ -83,22 +93,23 @@ describe('where the wait for CRDs about to be written starts', () => {
     const set = [a, b, crd('c.x.test')];
     for (const cluster of [[crd('a.x.test', { group: 'x.test' }, '8'), b], [b], [a, b, crd('c.x.test')]]) {
       const { client } = fakeClient(cluster, 'metadata');
-      expect(await crdWatchStart(client, lives, set)).toBeUndefined();
+      expect(crdWatchStart(await listCrdVersions(client), lives, set)).toBeUndefined();
     }
   });
 
   it('a server that answers the full list to the metadata Accept: that list; one that answers 406: none, and never the full LIST', async () => {
     const mine = [crd('a.x.test')];
     const full = fakeClient([...unrelated, ...mine], 'full');
-    expect(await crdWatchStart(full.client, new Map(), mine)).toEqual({ items: [...unrelated, ...mine], resourceVersion: 'full-rv' });
+    expect(crdWatchStart(await listCrdVersions(full.client), new Map(), mine)).toEqual({ items: [...unrelated, ...mine], resourceVersion: 'full-rv' });
     const refused = fakeClient([...unrelated, ...mine], '406');
-    expect(await crdWatchStart(refused.client, new Map(), mine)).toBeUndefined();
+    expect(await listCrdVersions(refused.client)).toBeUndefined();
+    expect(crdWatchStart(undefined, new Map(), mine)).toBeUndefined();
     expect(refused.reads).toEqual(['list metadata']);
   });
 
   it('another error of the LIST is the apply’s error', async () => {
     const client = { list: () => Promise.reject(new KubeApiError(403, 'Forbidden', 'no', 'GET', '/apis', 'fake')) } as unknown as KubeClient;
-    await expect(crdWatchStart(client, new Map(), [crd('a.x.test')])).rejects.toThrow(/no/);
+    await expect(listCrdVersions(client)).rejects.toThrow(/no/);
   });
 });
 

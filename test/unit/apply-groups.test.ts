@@ -82,6 +82,7 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
       return Promise.resolve(undefined);
     },
     list: (_apiVersion: string, kind: string, lopts: { metadataOnly?: boolean } = {}) => {
+      if (kind === 'CustomResourceDefinition') log.push('list CustomResourceDefinition');
       if (metadataLists && lopts.metadataOnly) {
         reads.push(`metadata list ${kind}`);
         return Promise.resolve({ items: [], resourceVersion: `metadata-list-of-${kind}`, metadataOnly: true });
@@ -212,12 +213,14 @@ describe('applyObjects groups', () => {
   });
 
   it('several new CRDs on a server that lists metadata only: the CRDs are read so, and the watch for Established starts from that list', async () => {
-    const { client, reads, watches, watchedFrom } = fakeCluster({}, new Set(), true);
+    const { client, reads, watches, watchedFrom, log } = fakeCluster({}, new Set(), true);
     const results = await applyObjects(client, widgets.flat(), opts);
     // a cold apply: a GET of each CRD (none exists) and the metadata-only LIST, never the full LIST
     expect(reads.filter((r) => r.includes('CustomResourceDefinition')).sort()).toEqual(['get CustomResourceDefinition', 'get CustomResourceDefinition', 'get CustomResourceDefinition', 'metadata list CustomResourceDefinition']);
     expect(watches).toEqual(['all']);
     expect(watchedFrom).toEqual(['metadata-list-of-CustomResourceDefinition']);
+    // listed before any CRD was written
+    expect(log.indexOf('list CustomResourceDefinition')).toBe(0);
     expect(results.filter((r) => r.action === 'created')).toHaveLength(6);
   });
 

@@ -7,8 +7,8 @@
 import type pLimit from 'p-limit';
 import { diffEntry, maskObject, normalize } from '../normalize.js';
 import { comparePlan, removesOnlyAdditions, fetchLive, labelOf, liveKey, LIST_MIN, objectRef, planOne, resolveNamespace } from '../object-plan.js';
-import type { KubeClient, KubeObject, ObjectPlan, ObjectRef, WatchOptions } from '../types.js';
-import { crdWatchStart, isCrdV1, readCrds } from './crd-reads.js';
+import type { KubeClient, KubeObject, ListResult, ObjectPlan, ObjectRef, WatchOptions } from '../types.js';
+import { crdWatchStart, isCrdV1, listCrdVersions, readCrds } from './crd-reads.js';
 import { smallCrdsFirst, writeServed, type CrdKind } from './crds.js';
 import { removeAdditions } from './removals.js';
 import { isUnknownKind, type ApplySetOptions, type ObjectAction, type ObjectResult } from './types.js';
@@ -71,12 +71,13 @@ export function warnOnce(opts: ApplySetOptions): GroupState['onWarning'] {
 
 /**
  * The live state of `objects` (see `fetchLive`), keyed by `liveKey`; CRDs with a GET each (see
- * `readCrds` in crd-reads.ts: never the cluster's CRD list), alongside the others.
+ * `readCrds` in crd-reads.ts: never the cluster's CRD list), alongside the others. `onAbsentCrd`:
+ * see `readCrds`.
  */
-async function readLive(client: KubeClient, objects: KubeObject[], signal?: AbortSignal): Promise<Map<string, KubeObject | undefined>> {
+async function readLive(client: KubeClient, objects: KubeObject[], signal?: AbortSignal, onAbsentCrd?: () => void): Promise<Map<string, KubeObject | undefined>> {
   const crds = objects.filter(isCrdV1);
   if (!crds.length) return fetchLive(client, objects, { signal });
-  const [crdLives, others] = await Promise.all([readCrds(client, crds, signal), fetchLive(client, objects.filter((o) => !isCrdV1(o)), { signal })]);
+  const [crdLives, others] = await Promise.all([readCrds(client, crds, signal, onAbsentCrd), fetchLive(client, objects.filter((o) => !isCrdV1(o)), { signal })]);
   for (const [k, v] of crdLives) others.set(k, v);
   return others;
 }
@@ -135,61 +136,77 @@ export async function applyGroup(
   // Live objects: one LIST per kind+namespace instead of a GET per object; none for objects that cannot exist yet.
   const early = await ahead;
   const toRead = prepared.filter((x): x is KubeObject => !isResult(x) && !cannotExist(x) && !early?.has(liveKey(objectRef(x))));
-  const lives = await readLive(client, toRead, opts.signal);
-  for (const [k, v] of early ?? []) if (!lives.has(k)) lives.set(k, v);
-  onLive?.(lives);
-  const planned = await Promise.all(
-    prepared.map((x) =>
-      limit(async (): Promise<ObjectResult> => {
-        if (isResult(x)) return x;
-        const ref = objectRef(x);
-        const live = lives.get(liveKey(ref));
-        if (!live && !opts.checkMode) {
-          // A create: the write itself returns what a dry-run would; the plan is built from it.
-          const r: ObjectResult = { ref, action: 'created', plan: pendingCreate(x, opts.mask) };
-          toWrite.set(r, x);
-          return r;
-        }
-        // Planning an existing object is CPU work (large CRDs: ~5 ms each): let answers to reads
-        // made meanwhile (read-ahead of later groups) be handled between objects, not after all.
-        await new Promise((r) => setImmediate(r));
-        const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers, onWarning: state.onWarning }, { live });
-        const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
-        const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
-        if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, x);
-        return r;
-      }),
-    ),
-  );
-  // Writes: only what changes, concurrently within the group (once `gate` opens, when given).
-  if (!opts.checkMode && toWrite.size) {
-    const crdWrites = [...toWrite.values()].filter(isCrdV1);
-    if (crdWrites.length >= LIST_MIN) state.crdList = await crdWatchStart(client, lives, crdWrites, opts.signal);
-    await gate;
-    opts.signal?.throwIfAborted();
-    await Promise.all(
-      smallCrdsFirst([...toWrite]).map(([r, obj]) =>
-        limit(async () => {
-          // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
-          const onWarning = state.onWarning && ((w: string): void => state.onWarning?.(r.ref, w));
-          const write = (): Promise<KubeObject> =>
-            client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal, onWarning });
-          const applied = removesOnlyAdditions(r.plan) ? undefined : state.newKinds.has(`${obj.apiVersion}|${obj.kind}`) ? await writeServed(write, state.servedBy, opts.signal) : await write();
-          if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
-          let stored = applied;
-          if (r.plan.additions?.length) {
-            stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal, current: applied });
-            opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
+  // The LIST the wait for written CRDs starts from (see `crdWatchStart`): made before any CRD is
+  // written, only when enough are written for one watch of all CRDs — at once when a GET finds
+  // one missing (it will be created), else before writing changed ones.
+  let crdVersions: Promise<ListResult | undefined> | undefined;
+  const listCrds = (): Promise<ListResult | undefined> => {
+    if (!crdVersions) {
+      crdVersions = listCrdVersions(client, opts.signal);
+      crdVersions.catch(() => undefined); // its error is thrown where it is awaited, before the writes
+    }
+    return crdVersions;
+  };
+  const manyCrds = !opts.checkMode && toRead.filter(isCrdV1).length >= LIST_MIN;
+  try {
+    const lives = await readLive(client, toRead, opts.signal, manyCrds ? listCrds : undefined);
+    for (const [k, v] of early ?? []) if (!lives.has(k)) lives.set(k, v);
+    onLive?.(lives);
+    const planned = await Promise.all(
+      prepared.map((x) =>
+        limit(async (): Promise<ObjectResult> => {
+          if (isResult(x)) return x;
+          const ref = objectRef(x);
+          const live = lives.get(liveKey(ref));
+          if (!live && !opts.checkMode) {
+            // A create: the write itself returns what a dry-run would; the plan is built from it.
+            const r: ObjectResult = { ref, action: 'created', plan: pendingCreate(x, opts.mask) };
+            toWrite.set(r, x);
+            return r;
           }
-          if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);
-          // a create's plan is the object as stored, normalised and masked once for both
-          if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
-          r.object = (r.action === 'created' && !r.plan.live ? r.plan.desired : undefined) ?? maskObject(normalize(stored));
-          opts.log?.(`${r.action} ${labelOf(r.ref)}`);
+          // Planning an existing object is CPU work (large CRDs: ~5 ms each): let answers to reads
+          // made meanwhile (read-ahead of later groups) be handled between objects, not after all.
+          await new Promise((r) => setImmediate(r));
+          const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers, onWarning: state.onWarning }, { live });
+          const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
+          const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
+          if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, x);
+          return r;
         }),
       ),
     );
+    // Writes: only what changes, concurrently within the group (once `gate` opens, when given).
+    if (!opts.checkMode && toWrite.size) {
+      const crdWrites = [...toWrite.values()].filter(isCrdV1);
+      if (crdWrites.length >= LIST_MIN) state.crdList = crdWatchStart(await listCrds(), lives, crdWrites);
+      await gate;
+      opts.signal?.throwIfAborted();
+      await Promise.all(
+        smallCrdsFirst([...toWrite]).map(([r, obj]) =>
+          limit(async () => {
+            // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
+            const onWarning = state.onWarning && ((w: string): void => state.onWarning?.(r.ref, w));
+            const write = (): Promise<KubeObject> =>
+              client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal, onWarning });
+            const applied = removesOnlyAdditions(r.plan) ? undefined : state.newKinds.has(`${obj.apiVersion}|${obj.kind}`) ? await writeServed(write, state.servedBy, opts.signal) : await write();
+            if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
+            let stored = applied;
+            if (r.plan.additions?.length) {
+              stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal, current: applied });
+              opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
+            }
+            if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);
+            // a create's plan is the object as stored, normalised and masked once for both
+            if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
+            r.object = (r.action === 'created' && !r.plan.live ? r.plan.desired : undefined) ?? maskObject(normalize(stored));
+            opts.log?.(`${r.action} ${labelOf(r.ref)}`);
+          }),
+        ),
+      );
+    }
+    return planned;
+  } finally {
+    await crdVersions?.catch(() => undefined); // nothing left running behind an error
   }
-  return planned;
 }
 
