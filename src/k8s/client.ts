@@ -114,9 +114,12 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
     return index;
   }
 
-  prefetchDiscovery(): void {
+  prefetchDiscovery(): Promise<void> {
     // errors are not this caller's: the first lookup that needs discovery reads it again
-    this.loadDiscovery().catch(() => undefined);
+    return this.loadDiscovery().then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {

@@ -167,9 +167,10 @@ export interface KubeClient {
   /**
    * Start reading discovery now, without waiting for it, when the caller knows kinds outside the
    * built-in table will be looked up: the read then runs alongside the first requests instead of
-   * on the path of the first custom kind. Built-in kinds do not wait for it.
+   * on the path of the first custom kind. Built-in kinds do not wait for it. Resolves once the
+   * read has settled; never rejects (a failed read is read again by the next lookup).
    */
-  prefetchDiscovery?(): void;
+  prefetchDiscovery?(): Promise<void>;
   /**
    * Call `fn` with the URL path of each write (not a dry-run) sent through this client's
    * connection — by any client sharing it — until it returns true. The run uses it to read the

@@ -75,7 +75,7 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
     stats: { requests: 0, writes: 0, retries: 0, byVerb: {} },
     resource: (apiVersion: string, kind: string) => Promise.resolve(info(apiVersion, kind)),
     invalidateDiscovery: () => undefined,
-    prefetchDiscovery: () => void prefetchedAt.push(reads.length),
+    prefetchDiscovery: () => (prefetchedAt.push(reads.length), Promise.resolve()),
     learnKinds: () => undefined,
     get: (ref: { kind: string }) => {
       reads.push(`get ${ref.kind}`);

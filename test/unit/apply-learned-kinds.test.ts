@@ -122,7 +122,7 @@ describe('prefetchDiscovery', () => {
     });
     const client = new KubeClientImpl('c1', server.url, new Transport({ cluster: 'c1', server: server.url }));
     try {
-      client.prefetchDiscovery();
+      void client.prefetchDiscovery();
       await asked;
       expect(paths.sort()).toEqual(['/api', '/apis']);
       // a built-in kind answers from the table while discovery is still being read
@@ -131,7 +131,7 @@ describe('prefetchDiscovery', () => {
       for (const answer of held) answer();
       expect(await widget).toMatchObject({ resource: 'widgets', namespaced: true });
       expect(paths).toHaveLength(2); // the prefetched read, not a second one
-      client.prefetchDiscovery(); // already read: nothing more
+      await client.prefetchDiscovery(); // already read: nothing more
       await client.resource('shop.kplay.test/v1', 'Widget');
       expect(paths).toHaveLength(2);
     } finally {
@@ -140,21 +140,20 @@ describe('prefetchDiscovery', () => {
   });
 
   it('a failed prefetch is not an error; the next lookup reads discovery again', async () => {
-    let calls = 0;
-    server = await startHttp((_req, res) => {
-      calls++;
-      if (calls <= 2) return void res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'no' }));
+    // the first request to each discovery path fails, whatever order they arrive in
+    const seen = new Map<string, number>();
+    server = await startHttp((req, res) => {
+      const n = (seen.get(String(req.url)) ?? 0) + 1;
+      seen.set(String(req.url), n);
+      if (n === 1) return void res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'no' }));
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(emptyDiscovery));
     });
     const client = new KubeClientImpl('c1', server.url, new Transport({ cluster: 'c1', server: server.url }));
     try {
-      client.prefetchDiscovery();
-      await new Promise<void>((r) => {
-        const poll = (): void => void (calls >= 2 ? setTimeout(r, 20) : setTimeout(poll, 5));
-        poll();
-      });
+      await client.prefetchDiscovery(); // settles, does not reject
+      // read again: empty this time, so the kind is unknown (not the prefetch's 403)
       await expect(client.resource('shop.kplay.test/v1', 'Widget')).rejects.toThrow(/no kind Widget/);
-      expect(calls).toBeGreaterThan(2);
+      expect(seen.get('/api')).toBeGreaterThan(1);
     } finally {
       client.close();
     }

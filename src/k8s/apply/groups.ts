@@ -105,7 +105,7 @@ export async function applyObjects(client: KubeClient, given: KubeObject[], opts
   const objects = given.map(withoutAggregatedRules);
   // Kinds outside the built-in table need discovery: read it alongside the first reads, not on
   // the path of the first custom resource.
-  if (objects.some((o) => !coreKind(o.apiVersion, o.kind))) client.prefetchDiscovery?.();
+  if (objects.some((o) => !coreKind(o.apiVersion, o.kind))) void client.prefetchDiscovery?.();
   const crds = crdKinds(objects);
   const limit = pLimit(16);
   const byGroup = new Map<ApplyGroup, KubeObject[]>(GROUP_ORDER.map((g) => [g, []]));
