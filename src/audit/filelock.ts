@@ -8,14 +8,14 @@
  * Files live in `$XDG_CACHE_HOME/kplay/locks` (default `~/.cache/kplay/locks`), one per entry.
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { kplayCacheDir } from '../core/settings.js';
 import { LockHeldError, processExists, type HolderInfo } from './lock.js';
 
 /** Directory of the lock files. */
 export function lockDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache'), 'kplay', 'locks');
+  return path.join(kplayCacheDir(env), 'locks');
 }
 
 function readHolder(file: string): Partial<HolderInfo> | undefined {

@@ -8,6 +8,7 @@
  * {@link SettingError} naming the variable when the value is bad. The CLI calls
  * {@link checkSettings} before any command runs, so a bad value is exit 1 before anything ran.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 /** Environment variables as a map (`process.env`, or a task's environment merged over it). */
@@ -303,4 +304,12 @@ export function setting<K extends SettingName>(name: K, env: Env = process.env):
  */
 export function checkSettings(env: Env = process.env): void {
   for (const name of Object.keys(SETTINGS) as SettingName[]) setting(name, env);
+}
+
+/**
+ * kplay's directory for caches and locks: `$XDG_CACHE_HOME/kplay` (default `~/.cache/kplay`).
+ * @example kplayCacheDir() // '/home/ops/.cache/kplay'
+ */
+export function kplayCacheDir(env: Env = process.env): string {
+  return path.join(env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache'), 'kplay');
 }

@@ -6,14 +6,13 @@
  * written is simply not used.
  */
 import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { kplayCacheDir } from '../core/settings.js';
 import type { HelmVersion } from './version.js';
 
 /** Where the cache file is. */
 export function versionCacheFile(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
-  return path.join(base, 'kplay', 'helm-versions.json');
+  return path.join(kplayCacheDir(env), 'helm-versions.json');
 }
 
 /** The absolute path of `binary` (searched on PATH when it has no slash), or undefined. */

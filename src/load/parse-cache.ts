@@ -14,9 +14,8 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { setting } from '../core/settings.js';
+import { kplayCacheDir, setting } from '../core/settings.js';
 
 /** Set by the bundler (src/build/bundle.ts); absent when running from the TypeScript sources. */
 declare const KPLAY_BUILD_ID: string | undefined;
@@ -37,8 +36,7 @@ export interface ParseCache {
 export function parseCacheOf(env: NodeJS.ProcessEnv = process.env): ParseCache | undefined {
   const build = typeof KPLAY_BUILD_ID === 'string' ? KPLAY_BUILD_ID : undefined;
   if (!build || !setting('parseCache', env)) return undefined;
-  const base = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
-  return { dir: path.join(base, 'kplay', 'manifests'), build };
+  return { dir: path.join(kplayCacheDir(env), 'manifests'), build };
 }
 
 /** Whether JSON gives `v` back as it is: plain maps and lists of strings, finite numbers (not -0), booleans and null. */
