@@ -1,5 +1,6 @@
 /**
- * HTTP transport of the Kubernetes client: one keep-alive agent per cluster, a client-side
+ * HTTP transport of the Kubernetes client: keep-alive agents per cluster (one for requests, one
+ * for watches, so a long-lived stream never holds a request's socket), a client-side
  * rate limit (token bucket), and retries with exponential backoff + jitter for what is safe to
  * retry. Plain node `http`/`https` so TLS (CA, client certificates) is fully under control.
  */
@@ -152,7 +153,11 @@ export interface TransportOptions {
   retry?: Partial<RetryPolicy>;
   /** Per-request timeout in ms (whole response) for non-streaming requests. @default 60000 */
   timeoutMs?: number;
-  /** Max sockets of the keep-alive agent. @default 32 */
+  /**
+   * Max sockets of the request agent (watches have their own agent, without a limit). Each
+   * socket costs a TLS handshake on both ends; a request waiting for a socket costs a round
+   * trip. @default DEFAULT_MAX_SOCKETS
+   */
   maxSockets?: number;
   /** Counters to update. */
   stats?: ClientStats;
@@ -212,9 +217,21 @@ export class TransportError extends Error {
   }
 }
 
-/** HTTP(S) with one keep-alive agent, rate limiting and retries. */
+/**
+ * Sockets per cluster for requests. A busy apply keeps 16 requests in flight (`applyObjects`), and
+ * an apiserver answers a local request in a few milliseconds, so 8 sockets stay busy; each more
+ * costs a TLS handshake (the client's and the apiserver's CPU) before it carries anything.
+ * Measured on B8's no-op (~130 reads): 32 sockets cost ~80 ms more than 4–8 (test/bench/README.md).
+ * client-go multiplexes everything over one HTTP/2 connection.
+ */
+export const DEFAULT_MAX_SOCKETS = 8;
+
+/** HTTP(S) with keep-alive agents (requests, watches), rate limiting and retries. */
 export class Transport {
+  /** The agent of requests (at most `maxSockets` sockets). */
   readonly agent: http.Agent;
+  /** The agent of watches (see {@link open}): a stream holds its socket until it ends, so no limit. */
+  readonly streamAgent: http.Agent;
   readonly stats: ClientStats;
   private readonly bucket: TokenBucket;
   private readonly retry: RetryPolicy;
@@ -234,8 +251,13 @@ export class Transport {
     this.url = new URL(opts.server);
     const isHttps = this.url.protocol === 'https:';
     this.mod = isHttps ? https : http;
-    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 32, ...(isHttps ? withSecureContext(opts.tls ?? {}) : {}) };
-    this.agent = opts.proxy ? proxyAgent(opts.proxy, isHttps, agentOpts) : isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
+    const secure = isHttps ? withSecureContext(opts.tls ?? {}) : {};
+    const agentOf = (maxSockets: number): http.Agent => {
+      const agentOpts = { keepAlive: true, maxSockets, ...secure };
+      return opts.proxy ? proxyAgent(opts.proxy, isHttps, agentOpts) : isHttps ? new https.Agent(agentOpts) : new http.Agent(agentOpts);
+    };
+    this.agent = agentOf(opts.maxSockets ?? DEFAULT_MAX_SOCKETS);
+    this.streamAgent = agentOf(Infinity);
     // kubectl's discovery burst: a maintenance window's few hundred objects go out at once; the
     // server's priority and fairness is the real protection, and its 429s are retried.
     this.bucket = new TokenBucket(opts.qps ?? 50, opts.burst ?? 300);
@@ -312,7 +334,8 @@ export class Transport {
 
   /**
    * Open a request and resolve with the response headers (the body is left to the caller, for
-   * watches). `done()` must be called when finished (clears the timer).
+   * watches). `done()` must be called when finished (clears the timer). A watch (`watch` in the
+   * query) goes on {@link streamAgent}: it holds its socket for as long as it streams.
    * @param timeoutMs whole-request timeout; 0 for none
    */
   async open(req: TransportRequest, timeoutMs: number): Promise<{ res: http.IncomingMessage; done: () => void; abort: () => void; wrap: (e: unknown, sent: boolean) => TransportError }> {
@@ -345,7 +368,7 @@ export class Transport {
         return new TransportError(`${what}: ${msg}`, code, wasSent, timedOut);
       };
       const r = this.mod.request(
-        { protocol: this.url.protocol, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || undefined, method: req.method, path, headers, agent: this.agent },
+        { protocol: this.url.protocol, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || undefined, method: req.method, path, headers, agent: req.query?.watch ? this.streamAgent : this.agent },
         (res) => {
           resolve({ res, done: cleanup, abort: () => r.destroy(), wrap });
         },
@@ -374,9 +397,10 @@ export class Transport {
     });
   }
 
-  /** Close idle sockets. */
+  /** Close the sockets of requests and watches. */
   close(): void {
     this.agent.destroy();
+    this.streamAgent.destroy();
   }
 }
 
