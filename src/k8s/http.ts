@@ -221,8 +221,8 @@ export class TransportError extends Error {
  * Sockets per cluster for requests. A busy apply keeps 16 requests in flight (`applyObjects`), and
  * an apiserver answers a local request in a few milliseconds, so 8 sockets stay busy; each more
  * costs a TLS handshake (the client's and the apiserver's CPU) before it carries anything.
- * Measured on B8's no-op (~130 reads): 32 sockets cost ~80 ms more than 4–8 (test/bench/README.md).
- * client-go multiplexes everything over one HTTP/2 connection.
+ * Measured on B8's no-op (32 requests, most of them at once): 32 sockets cost 14–80 ms more than
+ * 4–8 (test/bench/README.md). client-go multiplexes everything over one HTTP/2 connection.
  */
 export const DEFAULT_MAX_SOCKETS = 8;
 
