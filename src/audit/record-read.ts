@@ -98,13 +98,13 @@ export function recordHead(text: string): { run_id: string; prev: ChainLink | nu
 }
 
 /**
- * The run record ConfigMaps of a cluster (none when `kplay-system` does not exist). A run holding
- * the cluster's lock reads them when it first changes the cluster — no other locking run can add
- * one before this run's record links to the newest — and writes its record at the end with one
- * request.
+ * The run record ConfigMaps of a cluster and the head of their chain (`cluster-head.ts`; none
+ * when `kplay-system` does not exist). A run holding the cluster's lock reads them when it first
+ * changes the cluster, so that the end of the run costs two writes (the head's swap, the record)
+ * and no read; the swap fails and is retried when another run wrote a record meanwhile.
  */
 export async function listRecords(client: KubeClient, signal?: AbortSignal): Promise<KubeObject[]> {
-  return (await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL}=run`, signal })).items;
+  return (await client.list('v1', 'ConfigMap', { namespace: SYSTEM_NAMESPACE, labelSelector: `${RECORD_LABEL} in (run,head)`, signal })).items;
 }
 
 /** Records stored in a cluster, newest first. */

@@ -21,7 +21,6 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { KubeApiError } from '../k8s/errors.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { unifiedDiff } from '../report/diff.js';
@@ -33,7 +32,8 @@ export { clusterChainEntries, listClusterRecordEntries, listClusterRecords, list
 import { chainOrder, sha256, type ChainLink } from './chain.js';
 import { asLink, firstLine, listRecords, recordHead, RECORD_LABEL, RUN_ID_LABEL } from './record-read.js';
 import { readHead, writeHeads, type ChainHead } from './chain-heads.js';
-import { createSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
+import { SYSTEM_NAMESPACE } from './system.js';
+import { claimHead, isHead } from './cluster-head.js';
 import { isRecord } from '../core/shape.js';
 
 const pexec = promisify(execFile);
@@ -301,51 +301,45 @@ export class RunRecorder {
    * as one ConfigMap, and keep only the newest `keep`.
    */
   async writeCluster(client: KubeClient, clusters: readonly string[], keep: number, listed?: KubeObject[]): Promise<void> {
-    // Empty when kplay-system does not exist yet: it is made only then (below), so the end of a
-    // run costs a LIST and a write per cluster — the write only, with the records `listed` when
-    // the run first changed the cluster (see `listRecords`).
-    const items = listed ?? (await listRecords(client));
-    const own = `kplay-run-${this.header.run_id}`.toLowerCase();
-    // The records already in the cluster in the order they were written (the links'): this one
-    // links to the last. Run ids sort by start, and a run that started earlier may have waited
-    // for the lock, so the newest run id is not necessarily the last record written.
+    // Empty when kplay-system does not exist yet: it is made only then (when the head cannot be
+    // written), so the end of a run costs a LIST, the head's swap and the record's write per
+    // cluster — without the LIST with the records `listed` when the run first changed the cluster
+    // (see `listRecords`).
+    const listing = listed ?? (await listRecords(client));
+    const head = listing.find(isHead);
+    const items = listing.filter((i) => !isHead(i));
+    const own = recordName(this.header.run_id);
+    // The records already in the cluster in the order they were written (the links'). Run ids
+    // sort by start, and a run that started earlier may have waited for the lock, so the newest
+    // run id is not necessarily the last record written. This record links to the head (see
+    // cluster-head.ts); to the last of these only in a cluster that has no head yet.
     const stored = items.flatMap((cm) => {
       const name = String(cm.metadata.name);
       const text = isRecord(cm.data) && typeof cm.data['record.json'] === 'string' ? cm.data['record.json'] : undefined;
-      const head = text === undefined || name === own ? undefined : recordHead(text);
-      return head && text !== undefined ? [{ name, text, run_id: head.run_id, prev: head.prev }] : [];
+      const h = text === undefined || name === own ? undefined : recordHead(text);
+      return h && text !== undefined ? [{ name, text, run_id: h.run_id, prev: h.prev }] : [];
     });
     const written = chainOrder(stored);
-    const before = written.at(-1);
-    const rec: RunRecord = { ...this.record(clusters), prev: before ? { run_id: before.run_id, sha256: sha256(before.text) } : null };
-    let text = JSON.stringify(rec);
-    if (Buffer.byteLength(text) > MAX_CM_BYTES) {
-      text = JSON.stringify({ ...rec, tasks: rec.tasks.filter((t) => t.changed || t.status === 'failed').slice(0, 2000), truncated: true });
-    }
-    const cm: KubeObject = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: `kplay-run-${this.header.run_id}`.toLowerCase(),
-        namespace: SYSTEM_NAMESPACE,
-        labels: {
-          'app.kubernetes.io/managed-by': 'kplay',
-          [RECORD_LABEL]: 'run',
-          [RUN_ID_LABEL]: labelValue(this.header.run_id),
-          [PLAYBOOK_LABEL]: labelValue(path.basename(this.header.playbook)),
-        },
-        annotations: { 'kplay.dev/started': this.header.started, 'kplay.dev/user': this.header.user },
-      },
-      data: { 'record.json': text, 'record.sha256': sha256(text) },
+    const chainEnd = (): ChainLink | null => {
+      const before = written.at(-1);
+      return before ? { run_id: before.run_id, sha256: sha256(before.text) } : null;
     };
-    const write = async (): Promise<void> => {
-      try {
-        await client.apply(cm, { fieldManager: 'kplay', force: true });
-      } catch (e) {
-        if (!(e instanceof KubeApiError && e.status === 404 && e.body?.details?.kind === 'namespaces')) throw e;
-        await createSystemNamespace(client);
-        await client.apply(cm, { fieldManager: 'kplay', force: true });
+    let text = '';
+    const claimed = await claimHead(client, this.header.run_id, head, chainEnd, (prev) => {
+      const rec: RunRecord = { ...this.record(clusters), prev };
+      text = JSON.stringify(rec);
+      if (Buffer.byteLength(text) > MAX_CM_BYTES) {
+        text = JSON.stringify({ ...rec, tasks: rec.tasks.filter((t) => t.changed || t.status === 'failed').slice(0, 2000), truncated: true });
       }
+      return text;
+    });
+    const write = (): Promise<unknown> => client.apply(recordObject(this.header, text), { fieldManager: 'kplay', force: true });
+    // The record this one links to, from the head's copy, when it is not among those listed: its
+    // run is still writing it, or failed to (see cluster-head.ts). The same object either way.
+    const copy = claimed.prevCopy;
+    const prevHeader = copy && !items.some((i) => i.metadata.name === recordName(copy.run_id)) ? headerOf(copy.text) : undefined;
+    const complete = async (): Promise<void> => {
+      if (copy && prevHeader) await client.apply(recordObject(prevHeader, copy.text), { fieldManager: 'kplay', force: true }).catch(() => undefined);
     };
     // oldest first: records that are not readable, then the chain, then this one
     const chained = new Set(written.map((w) => w.name));
@@ -353,7 +347,7 @@ export class RunRecorder {
     // Records beyond `keep` go while this one is written (one round trip less at the end of every
     // run), except with `keep` 1, where that would delete the only other record before this one
     // is known to be written.
-    if (keep > 1) await Promise.all([write(), pruneRecords(client, names, keep)]);
+    if (keep > 1) await Promise.all([write(), complete(), pruneRecords(client, names, keep)]);
     else {
       await write();
       await pruneRecords(client, names, keep);
@@ -374,6 +368,42 @@ export function byName(a: string, b: string): number {
 /** A valid label value (63 chars of [A-Za-z0-9_.-], alphanumeric at both ends). */
 export function labelValue(s: string): string {
   return s.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '') || 'x';
+}
+
+/** The ConfigMap that stores the in-cluster record of run `runId`. */
+export function recordName(runId: string): string {
+  return `kplay-run-${runId}`.toLowerCase();
+}
+
+/** What naming a record's ConfigMap needs, from its text (`undefined`: not a record). */
+function headerOf(text: string): Pick<RunHeader, 'run_id' | 'playbook' | 'started' | 'user'> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    const run = isRecord(v) && isRecord(v.run) ? v.run : undefined;
+    return run && typeof run.run_id === 'string' && typeof run.playbook === 'string' && typeof run.started === 'string' && typeof run.user === 'string' ? { run_id: run.run_id, playbook: run.playbook, started: run.started, user: run.user } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The in-cluster record of the run `header` describes, its text `text`. */
+function recordObject(header: Pick<RunHeader, 'run_id' | 'playbook' | 'started' | 'user'>, text: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: recordName(header.run_id),
+      namespace: SYSTEM_NAMESPACE,
+      labels: {
+        'app.kubernetes.io/managed-by': 'kplay',
+        [RECORD_LABEL]: 'run',
+        [RUN_ID_LABEL]: labelValue(header.run_id),
+        [PLAYBOOK_LABEL]: labelValue(path.basename(header.playbook)),
+      },
+      annotations: { 'kplay.dev/started': header.started, 'kplay.dev/user': header.user },
+    },
+    data: { 'record.json': text, 'record.sha256': sha256(text) },
+  };
 }
 
 /**

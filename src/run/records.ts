@@ -5,11 +5,11 @@
  * (entries sharing a cluster share the record, so each cluster's chain of records stays one line).
  *
  * Under the cluster lock, a cluster's records are listed as the run's first write to it goes out
- * (a hook on the client's writes), so that writing this run's record at the end is one request
+ * (a hook on the client's writes), so that writing this run's record at the end needs no read
  * (see listRecords); a run that changes nothing reads none. Without the lock they are read at the
- * end, as late as possible: a run at the same time could add a record meanwhile, and both would
- * link to the same one (the chain would fork). Best effort: the end reads them itself when the
- * early listing failed.
+ * end. Either way the record links to the chain's head, moved with a compare-and-swap
+ * (`audit/cluster-head.ts`), so runs ending at the same moment never link to the same record.
+ * Best effort: the end reads them itself when the early listing failed.
  */
 import { SYSTEM_NAMESPACE } from '../audit/system.js';
 import { byName, listRecords, type RunHeader, type RunRecorder } from '../audit/record.js';

@@ -89,3 +89,52 @@ describe('records of runs that take the lock in another order than they started'
     expect(cb?.prev?.run_id).not.toBe(ca?.run.run_id);
   });
 });
+
+describe('records of runs without the lock that end at the same moment', () => {
+  it('form one chain: no two link to the same record, and the trail verifies', async () => {
+    // Six --no-lock runs wait for one ConfigMap, then each changes the cluster and writes its
+    // record: they end within milliseconds of each other. Before the chain's head (a
+    // compare-and-swap), runs that listed the records at once linked to the same one (REORDERED).
+    const n = 6;
+    const runs: Promise<Awaited<ReturnType<typeof kplay>>>[] = [];
+    const waiting: Promise<void>[] = [];
+    for (let i = 0; i < n; i++) {
+      const pb = path.join(tmp, `together-${i}-${suffix}.yml`);
+      writeFileSync(pb, YAML.stringify([{ hosts: 'all', tasks: [
+        { name: 'wait for go', wait_for: { kind: 'ConfigMap', name: 'go-together', namespace: ns, timeout: 300 } },
+        { name: 'change', k8s_apply: { definition: cm(`together-${i}`) } },
+      ] }]));
+      let started!: () => void;
+      waiting.push(new Promise<void>((r) => (started = r)));
+      runs.push(kplay(['run', pb, '-i', inventory, '--no-lock', '-o', 'json'], {
+        // each its own local records: this checks the in-cluster chain
+        env: { KPLAY_RECORD_DIR: path.join(tmp, `together-${i}`) },
+        timeoutMs: 320_000,
+        onSpawn: (child) => {
+          let seen = '';
+          child.stdout?.on('data', (d: Buffer) => {
+            seen += d.toString();
+            if (seen.includes('"task":"wait for go"')) started();
+          });
+        },
+      }));
+    }
+    await Promise.all(waiting);
+    await kubectl(['-n', ns, 'create', 'configmap', 'go-together'], { context: CONTEXT });
+    const done = await Promise.all(runs);
+    const runIds = done.map((r) => {
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const start = r.stdout.split('\n').find((l) => l.includes('"type":"run_start"'));
+      return String((JSON.parse(start ?? '{}') as { run_id?: string }).run_id);
+    });
+    const list = JSON.parse((await kubectl(['-n', 'kplay-system', 'get', 'configmaps', '-l', 'kplay.dev/record=run', '-o', 'json'], { context: CONTEXT })).stdout) as { items: { data?: Record<string, string> }[] };
+    const stored = list.items.flatMap((i) => (i.data?.['record.json'] ? [JSON.parse(i.data['record.json']) as StoredRecord] : []));
+    const ours = stored.filter((r) => runIds.includes(r.run.run_id));
+    expect(ours).toHaveLength(n);
+    // every record links to a different one (other test files' runs may sit between ours)
+    const prevs = stored.map((r) => r.prev?.run_id).filter((p): p is string => p !== undefined);
+    expect(new Set(prevs).size, JSON.stringify(ours.map((r) => [r.run.run_id, r.prev?.run_id]))).toBe(prevs.length);
+    const v = await kplay(['history', 'verify', '-i', inventory, '--record-dir', path.join(tmp, 'none')]);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+  });
+});

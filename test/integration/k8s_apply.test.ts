@@ -251,7 +251,7 @@ describe('inventory entries on one cluster', () => {
 });
 
 describe('in-cluster run records', () => {
-  it('one per changing run, linked to the one before, the newest --keep-records kept; one write at the end of a run', async () => {
+  it('one per changing run, linked to the one before, the newest --keep-records kept; two writes at the end of a run (head, record)', async () => {
     // the first run makes kplay-system itself
     await kubectl(['delete', 'namespace', 'kplay-system', '--ignore-not-found', '--wait=true', '--timeout=60s'], { context: 'sandbox-3' });
     const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-rec-'));
@@ -271,8 +271,12 @@ describe('in-cluster run records', () => {
       expect(r.code, r.stdout + r.stderr).toBe(0);
       await audit.settle();
       const recordWrites = realWrites(audit.events({ user: SANDBOX_ADMIN_USER, namespace: 'kplay-system' })).filter((e) => e.resource === 'configmaps' && e.verb !== 'delete');
-      // one write that stored the record; on the first run, before it, one refused for want of kplay-system
-      expect(recordWrites.filter((e) => (e.code ?? 0) < 400).length, JSON.stringify(recordWrites.map((e) => `${e.code} ${e.requestURI}`))).toBe(1);
+      // one write that moved the chain's head and one that stored the record; on the first run,
+      // before them, one refused for want of kplay-system
+      const ok = recordWrites.filter((e) => (e.code ?? 0) < 400);
+      const seen = JSON.stringify(recordWrites.map((e) => `${e.code} ${e.verb} ${e.requestURI}`));
+      expect(ok.filter((e) => e.name === 'kplay-run-head').map((e) => e.verb), seen).toEqual([v === '1' ? 'create' : 'update']);
+      expect(ok.filter((e) => e.name !== 'kplay-run-head').length, seen).toBe(1);
       expect(recordWrites.filter((e) => e.code === 404).length).toBe(v === '1' ? 1 : 0);
     }
     const kept = await records();

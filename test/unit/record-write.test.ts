@@ -26,6 +26,11 @@ function fakeCluster(existing: KubeObject[]): { client: KubeClient; log: string[
       log.push('applied');
       return obj;
     },
+    // the chain's head (see record-head.test.ts): none yet, so it is created
+    create: (obj: KubeObject) => {
+      log.push(`create ${obj.metadata.name ?? ''}`);
+      return Promise.resolve({ ...obj, metadata: { ...obj.metadata, resourceVersion: '2' } });
+    },
     delete: (ref: { name: string }) => {
       log.push(`delete ${ref.name}`);
       return Promise.resolve(true);
@@ -49,7 +54,7 @@ describe('RunRecorder.writeCluster', () => {
     const done = recorder('20261124T100000000-dddddd').writeCluster(client, ['c1'], 2, older);
     await new Promise((r) => setTimeout(r, 10));
     // the oldest two go while the new record's write is still under way
-    expect(log).toEqual(['apply kplay-run-20261124t100000000-dddddd', 'delete kplay-run-20261124t090000000-aaaaaa', 'delete kplay-run-20261124t090100000-bbbbbb']);
+    expect(log).toEqual(['create kplay-run-head', 'apply kplay-run-20261124t100000000-dddddd', 'delete kplay-run-20261124t090000000-aaaaaa', 'delete kplay-run-20261124t090100000-bbbbbb']);
     release();
     await done;
     expect(log.at(-1)).toBe('applied');
@@ -59,17 +64,17 @@ describe('RunRecorder.writeCluster', () => {
     const { client, log, release } = fakeCluster(older);
     release();
     await recorder('20261124T100000000-dddddd').writeCluster(client, ['c1'], 20);
-    expect(log).toEqual(['list', 'apply kplay-run-20261124t100000000-dddddd', 'applied']);
+    expect(log).toEqual(['list', 'create kplay-run-head', 'apply kplay-run-20261124t100000000-dddddd', 'applied']);
   });
 
   it('keeping one record, deletes the others only once the new one is written', async () => {
     const { client, log, release } = fakeCluster(older);
     const done = recorder('20261124T100000000-dddddd').writeCluster(client, ['c1'], 1, older);
     await new Promise((r) => setTimeout(r, 10));
-    expect(log).toEqual(['apply kplay-run-20261124t100000000-dddddd']);
+    expect(log).toEqual(['create kplay-run-head', 'apply kplay-run-20261124t100000000-dddddd']);
     release();
     await done;
-    expect(log.slice(1)).toEqual(['applied', 'delete kplay-run-20261124t090000000-aaaaaa', 'delete kplay-run-20261124t090100000-bbbbbb', 'delete kplay-run-20261124t090200000-cccccc']);
+    expect(log.slice(2)).toEqual(['applied', 'delete kplay-run-20261124t090000000-aaaaaa', 'delete kplay-run-20261124t090100000-bbbbbb', 'delete kplay-run-20261124t090200000-cccccc']);
   });
 });
 
