@@ -34,6 +34,8 @@ import { asLink, firstLine, listRecords, recordHead, RECORD_LABEL, RUN_ID_LABEL 
 import { readHead, writeHeads, type ChainHead } from './chain-heads.js';
 import { SYSTEM_NAMESPACE } from './system.js';
 import { claimHead, isHead } from './cluster-head.js';
+import { FileLock } from './filelock.js';
+import { LockHeldError } from './lock.js';
 import { isRecord } from '../core/shape.js';
 
 const pexec = promisify(execFile);
@@ -281,6 +283,22 @@ export class RunRecorder {
   /** Write `<dir>/<run id>.jsonl`, linked to the previous local record of each of its clusters; returns the path. */
   async writeLocal(dir: string): Promise<string> {
     await mkdir(dir, { recursive: true });
+    // Runs writing to one directory at the same moment would both link to the same record (a
+    // fork `history verify` reports): linking and writing hold `records.lock` there, for
+    // milliseconds. A holder that never lets go (alive, 30 s) only costs the lock, not the record.
+    const holder = { runId: this.header.run_id, user: this.header.user, host: this.header.host, playbook: this.header.playbook, pid: process.pid };
+    const lock = await FileLock.acquire('records', { holder, dir, timeoutMs: 30_000 }).catch((e: unknown) => {
+      if (e instanceof LockHeldError) return undefined;
+      throw e;
+    });
+    try {
+      return await this.writeLocalLocked(dir);
+    } finally {
+      await lock?.release();
+    }
+  }
+
+  private async writeLocalLocked(dir: string): Promise<string> {
     const file = path.join(dir, `${this.header.run_id}.jsonl`);
     const clusters = [...new Set([...Object.keys(this.recap), ...this.tasks.map((t) => t.cluster)])].sort();
     const chain = await previousLinks(dir, this.header.run_id, clusters);

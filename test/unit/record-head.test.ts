@@ -4,10 +4,13 @@
 // (resourceVersion on update, AlreadyExists on create): it lets a test interleave writers step by
 // step, which the real apiserver cannot be made to do on demand. The sandbox test
 // (audit-order.test.ts) runs real kplay processes against the real apiserver.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyChain } from '../../src/audit/chain.js';
 import { HEAD_NAME } from '../../src/audit/cluster-head.js';
-import { clusterChainEntries, RunRecorder, type ClusterRecordEntry } from '../../src/audit/record.js';
+import { clusterChainEntries, localChainEntries, readLocalRecords, RunRecorder, type ClusterRecordEntry } from '../../src/audit/record.js';
 import { KubeApiError } from '../../src/k8s/errors.js';
 import type { KubeClient, KubeObject, ObjectRef } from '../../src/k8s/types.js';
 import { emptyStats } from '../../src/report/events.js';
@@ -174,5 +177,23 @@ describe('in-cluster run records written at the same moment', () => {
     expect(prevOf(good.objects.get(`kplay-run-${b}`.toLowerCase()))).toBe(a);
     expect(good.objects.get(`kplay-run-${b}`.toLowerCase())?.metadata.labels?.['kplay.dev/playbook']).toBe('upgrade.yml');
     expect(verifyChain('c1', clusterChainEntries(records, 'c1'))).toEqual([]);
+  });
+});
+
+describe('local run records written at the same moment into one directory', () => {
+  it('link one after another (records.lock), and the lock is gone afterwards', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-rec-lock-'));
+    try {
+      const runs = ids(6);
+      await Promise.all(runs.map((id) => recorder(id).writeLocal(dir)));
+      const local = await readLocalRecords(dir);
+      expect(local).toHaveLength(6);
+      expect(verifyChain('c1', localChainEntries(local, 'c1'))).toEqual([]);
+      const links = local.map((r) => r.chain?.c1?.run_id ?? null);
+      expect(new Set(links).size).toBe(6);
+      expect(readdirSync(dir).filter((f) => f.endsWith('.lock'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
