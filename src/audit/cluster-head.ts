@@ -108,16 +108,16 @@ export async function claimHead(client: KubeClient, runId: string, known: KubeOb
       else await client.create(next);
       return { prev, prevCopy: copyOf(head, link) };
     } catch (e) {
-      if (missingNamespace(e)) {
+      if (attempt < HEAD_ATTEMPTS && missingNamespace(e)) {
+        // no kplay-system, so no head either: make it, then create the head
         await createSystemNamespace(client);
-      } else if (!lostSwap(e)) {
-        throw e;
-      } else if (attempt >= HEAD_ATTEMPTS) {
-        throw new Error(`the run record was not linked: ${attempt} other runs wrote their records to this cluster first (retry, or run under the cluster's lock)`);
-      } else {
-        // another run's record went in first: link to it (a short, growing pause spreads runs that keep colliding)
-        await sleep(Math.floor(Math.random() * 20 * Math.min(attempt, 5)));
+        head = undefined;
+        continue;
       }
+      if (!lostSwap(e)) throw e;
+      if (attempt >= HEAD_ATTEMPTS) throw new Error(`the run record was not linked: ${attempt} other runs wrote their records to this cluster first (retry, or run under the cluster's lock)`);
+      // another run's record went in first: link to it (a short, growing pause spreads runs that keep colliding)
+      await sleep(Math.floor(Math.random() * 20 * Math.min(attempt, 5)));
       head = await client.get(headRef);
     }
   }

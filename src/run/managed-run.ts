@@ -148,8 +148,10 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
   const holder: HolderInfo = { runId, user, host, playbook: path.relative(process.cwd(), o.playbook.file) || o.playbook.file, pid: process.pid };
   const locks = new LockObserver(holder, o.lockTimeoutMs ?? 60_000, o.signal, emit);
   observers.push(locks);
+  // Before a cluster's first change: its lock (unless --no-lock), and the read of its run records
+  // as that change goes out (the end of the run then only writes; see records.ts).
   const beforeFirstChange = async (cs: ClusterState, vars: Record<string, unknown>): Promise<void> => {
-    await locks.lock(cs, vars);
+    if (o.lock !== false) await locks.lock(cs, vars);
     records?.watchWrites(cs);
   };
   const shard = o.shard ? await openShard(o.shard, { runId, resumedFrom: o.resumedFrom, clusters: [...(limitSet({ inventory, limit: o.limit }) ?? inventory.clusters.keys())], signal: o.signal, emit }) : undefined;
@@ -174,7 +176,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       masker,
       signal: o.signal,
       emit,
-      beforeFirstChange: o.lock === false ? undefined : beforeFirstChange,
+      beforeFirstChange: o.lock === false && !records ? undefined : beforeFirstChange,
       ...(shard ? { fleet: shard.hooks } : {}),
     });
     await shard?.finish(summary);

@@ -4,12 +4,13 @@
  * cluster that changed — one record per apiserver, holding every inventory entry that reaches it
  * (entries sharing a cluster share the record, so each cluster's chain of records stays one line).
  *
- * Under the cluster lock, a cluster's records are listed as the run's first write to it goes out
- * (a hook on the client's writes), so that writing this run's record at the end needs no read
- * (see listRecords); a run that changes nothing reads none. Without the lock they are read at the
- * end. Either way the record links to the chain's head, moved with a compare-and-swap
- * (`audit/cluster-head.ts`), so runs ending at the same moment never link to the same record.
- * Best effort: the end reads them itself when the early listing failed.
+ * A cluster's records are listed as the run's first write to it goes out (a hook on the client's
+ * writes), so that writing this run's record at the end needs no read (see listRecords); a run
+ * that changes nothing reads none. The listing may be old by then — another run, without the
+ * lock, may have written a record since — which is safe: the record links to the chain's head,
+ * moved with a compare-and-swap (`audit/cluster-head.ts`) that fails on a head that moved, so runs
+ * ending at the same moment never link to the same record. Best effort: the end reads them itself
+ * when the early listing failed.
  */
 import { SYSTEM_NAMESPACE } from '../audit/system.js';
 import { byName, listRecords, type RunHeader, type RunRecorder } from '../audit/record.js';
@@ -42,7 +43,7 @@ export class RecordObserver implements RunObserver {
     this.recorder.onEvent(e);
   }
 
-  /** Cluster `cs` was locked: list its records as the first write to it goes out (the lock's own Lease is not a change). */
+  /** Cluster `cs` is about to change (locked, unless --no-lock): list its records as the first write to it goes out (the lock's own Lease is not a change). */
   watchWrites(cs: ClusterState): void {
     cs.whenAdapter<KubeClient>('k8s', (client) =>
       this.unhook.push(client.onWrite((p) => {

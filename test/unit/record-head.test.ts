@@ -155,7 +155,7 @@ describe('in-cluster run records written at the same moment', () => {
     const { client, objects, log } = store({ namespace: false });
     const [a] = ids(1) as [string];
     await recorder(a).writeCluster(client, ['c1'], 20);
-    expect(log).toEqual(['list', `create ${HEAD_NAME}`, 'create kplay-system', `get ${HEAD_NAME}`, `create ${HEAD_NAME}`, `apply kplay-run-${a}`.toLowerCase()]);
+    expect(log).toEqual(['list', `create ${HEAD_NAME}`, 'create kplay-system', `create ${HEAD_NAME}`, `apply kplay-run-${a}`.toLowerCase()]);
     expect(prevOf(objects.get(`kplay-run-${a}`.toLowerCase()))).toBeNull();
   });
 
