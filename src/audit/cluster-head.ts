@@ -3,8 +3,8 @@
  * `kplay-system/kplay-run-head` (label `kplay.dev/record=head`) holds the run id and the SHA-256
  * of the record written last, and a copy of that record's text.
  *
- * A run moves the head to its own record *before* writing the record, in one compare-and-swap (an
- * update carrying the head's `resourceVersion`, or a create when there is none), and links its
+ * A run moves the head to its own record *before* writing the record, in one compare-and-swap (a
+ * patch carrying the head's `resourceVersion`, or a create when there is none), and links its
  * record to the head it replaced. Two runs that end at the same moment without the cluster's lock
  * (`--no-lock`; or one locked and one not) therefore never both link to the same record — a fork
  * that `kplay history verify` rightly reports as tampering: the apiserver lets one swap through
@@ -45,16 +45,11 @@ export function headLink(head: KubeObject | undefined): ChainLink | undefined {
   return typeof data === 'object' && data !== null ? (asLink(data) ?? undefined) : undefined;
 }
 
-function headObject(link: ChainLink, text: string, resourceVersion: string | undefined): KubeObject {
+function headObject(link: ChainLink, text: string): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: {
-      name: HEAD_NAME,
-      namespace: SYSTEM_NAMESPACE,
-      labels: { 'app.kubernetes.io/managed-by': 'kplay', [RECORD_LABEL]: 'head' },
-      ...(resourceVersion !== undefined ? { resourceVersion } : {}),
-    },
+    metadata: { name: HEAD_NAME, namespace: SYSTEM_NAMESPACE, labels: { 'app.kubernetes.io/managed-by': 'kplay', [RECORD_LABEL]: 'head' } },
     data: { run_id: link.run_id, sha256: link.sha256, 'record.json': text },
   };
 }
@@ -102,9 +97,11 @@ export async function claimHead(client: KubeClient, runId: string, known: KubeOb
     const prev = link ?? fallback();
     const text = make(prev);
     const rv = head?.metadata.resourceVersion;
-    const next = headObject({ run_id: runId, sha256: sha256(text) }, text, rv);
+    const next = headObject({ run_id: runId, sha256: sha256(text) }, text);
     try {
-      if (rv !== undefined) await client.replace(next);
+      // a merge patch carrying the resourceVersion is refused (409) when the head moved: the same
+      // precondition as an update, with the verbs a record's write already needs (create, patch)
+      if (rv !== undefined) await client.mergePatch(headRef, { metadata: { resourceVersion: rv }, data: next.data });
       else await client.create(next);
       return { prev, prevCopy: copyOf(head, link) };
     } catch (e) {

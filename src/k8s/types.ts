@@ -198,9 +198,9 @@ export interface KubeClient {
   evict(ref: ObjectRef, opts?: { gracePeriodSeconds?: number; signal?: AbortSignal }): Promise<boolean>;
   /** JSON merge patch (used for small edits such as lease renewals); not retried on conflict. */
   mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts?: PatchOptions): Promise<KubeObject>;
-  /** Create (POST). A 409 AlreadyExists throws `KubeApiError` with status 409. */
   /** RFC 6902 JSON patch (e.g. `test` the resourceVersion, then `remove` fields). */
   jsonPatch(ref: ObjectRef, ops: JsonPatchOp[], opts?: { dryRun?: boolean; signal?: AbortSignal }): Promise<KubeObject>;
+  /** Create (POST). A 409 AlreadyExists throws `KubeApiError` with status 409. */
   create(obj: KubeObject, opts?: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void }): Promise<KubeObject>;
   /** Replace (PUT) with optimistic concurrency (metadata.resourceVersion). */
   replace(obj: KubeObject, opts?: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void }): Promise<KubeObject>;

@@ -53,13 +53,14 @@ function store(opts: { namespace?: boolean; failApply?: boolean } = {}): { clien
       if (objects.has(String(o.metadata.name))) throw new KubeApiError(409, 'AlreadyExists', `configmaps "${String(o.metadata.name)}" already exists`, 'POST', '/api/v1/namespaces/kplay-system/configmaps', 'c1');
       return put(o);
     },
-    replace: async (o: KubeObject) => {
+    mergePatch: async (ref: ObjectRef, patch: { metadata?: { resourceVersion?: string }; data?: Record<string, string> }) => {
       await turn();
-      log.push(`replace ${String(o.metadata.name)}`);
-      const cur = objects.get(String(o.metadata.name));
-      if (!cur) throw new KubeApiError(404, 'NotFound', 'not found', 'PUT', '/api/v1/namespaces/kplay-system/configmaps', 'c1');
-      if (cur.metadata.resourceVersion !== o.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again', 'PUT', '/api/v1/namespaces/kplay-system/configmaps', 'c1');
-      return put(o);
+      log.push(`patch ${ref.name}`);
+      const cur = objects.get(ref.name);
+      if (!cur) throw new KubeApiError(404, 'NotFound', 'not found', 'PATCH', '/api/v1/namespaces/kplay-system/configmaps', 'c1');
+      // a resourceVersion in the patch is a precondition, as the apiserver treats it
+      if (patch.metadata?.resourceVersion !== undefined && cur.metadata.resourceVersion !== patch.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again', 'PATCH', '/api/v1/namespaces/kplay-system/configmaps', 'c1');
+      return put({ ...cur, data: { ...(cur.data as Record<string, string>), ...patch.data } });
     },
     apply: async (o: KubeObject) => {
       await turn();
@@ -148,7 +149,7 @@ describe('in-cluster run records written at the same moment', () => {
     log.length = 0;
     await recorder(c).writeCluster(client, ['c1'], 20, early);
     expect(prevOf(objects.get(`kplay-run-${c}`.toLowerCase()))).toBe(b);
-    expect(log.slice(0, 3)).toEqual([`replace ${HEAD_NAME}`, `get ${HEAD_NAME}`, `replace ${HEAD_NAME}`]);
+    expect(log.slice(0, 3)).toEqual([`patch ${HEAD_NAME}`, `get ${HEAD_NAME}`, `patch ${HEAD_NAME}`]);
   });
 
   it('makes kplay-system when the cluster has none, then writes the head and the record', async () => {
