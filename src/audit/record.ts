@@ -13,7 +13,10 @@
  * Records are hash-chained per cluster (see `chain.ts`): a local record's `run` line carries
  * `chain` (cluster → link to the previous local record of that cluster) and its last line a
  * `digest` of the lines before it; an in-cluster record carries `prev` and the ConfigMap key
- * `record.sha256`. `kplay history verify` checks both.
+ * `record.sha256`. `kplay history verify` checks both. A cluster's chain ends in a head ConfigMap
+ * moved by compare-and-swap before each record is written (`cluster-head.ts`), and local records
+ * are linked and written under `records.lock` in the record directory, so runs ending at the same
+ * moment never link to the same record.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -389,7 +392,7 @@ export function labelValue(s: string): string {
 }
 
 /** The ConfigMap that stores the in-cluster record of run `runId`. */
-export function recordName(runId: string): string {
+function recordName(runId: string): string {
   return `kplay-run-${runId}`.toLowerCase();
 }
 
