@@ -2,7 +2,7 @@
 // writes back until the test lets them go — the real apiserver's slow writes (ten large CRDs take
 // it ~0.3 s to validate, then ~1 s to establish) cannot be held at a chosen moment; the sandbox
 // tests (k8s_apply, bench B8) apply the same shapes for real.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { applyObjects, smallCrdsFirst, watchEstablished } from '../../src/k8s/apply/index.js';
 import type { KubeClient, KubeObject, ResourceInfo, WatchEvent } from '../../src/k8s/types.js';
 
@@ -53,7 +53,7 @@ function gate(): Gate {
  * `metadataLists`, a LIST asked for metadata only is answered so (else with the full list, as an
  * apiserver that does not know the metadata Accept does).
  */
-function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>(), metadataLists = false): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[]; prefetchedAt: number[] } {
+function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>(), metadataLists = false, establishing?: Gate): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[]; prefetchedAt: number[] } {
   const log: string[] = [];
   const watches: string[] = [];
   const reads: string[] = [];
@@ -107,6 +107,17 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
       // the apiserver establishes CRDs one after another; each watch sees them in that order
       const wanted = wopts.fieldSelector ? [wopts.fieldSelector.replace('metadata.name=', '')] : [...crdsApplied];
       const state = new Map<string, KubeObject>();
+      if (establishing) {
+        // several apiservers: the names are accepted, Established follows (5 s later in a real cluster)
+        for (const name of wanted) {
+          const applied = appliedCrds.get(name);
+          if (!applied) throw new Error(`test: CRD ${name} watched before it was applied`);
+          state.set(name, { ...applied, metadata: { ...applied.metadata, resourceVersion: '3' }, status: { conditions: [{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'False', reason: 'Installing' }] } });
+          log.push(`names accepted ${name}`);
+          if (await onEvent({ type: 'MODIFIED', object: state.get(name) } as WatchEvent, state)) return;
+        }
+        await establishing.wait;
+      }
       for (const name of wanted) {
         const applied = appliedCrds.get(name);
         if (!applied) throw new Error(`test: CRD ${name} watched before it was applied`);
@@ -272,6 +283,25 @@ describe('applyObjects groups', () => {
     expect(watches.sort()).toEqual([`metadata.name=widget0s.${GROUP}`, `metadata.name=widget1s.${GROUP}`]);
   });
 
+  it('writes the custom resources of a new CRD once its names are accepted, before it is Established (5 s later with several apiservers); the apply ends once the CRDs are', async () => {
+    // one CRD: a field-selected watch; three: the shared watch of all CRDs
+    for (const set of [[thing, cm, crd], widgets.flat()]) {
+      const establishing = gate();
+      const { client, log } = fakeCluster({}, new Set(), false, establishing);
+      let ended = false;
+      const done = applyObjects(client, set, opts).then((r) => ((ended = true), r));
+      const written = set.filter((o) => o.kind !== 'CustomResourceDefinition').map((o) => `end ${o.kind}`);
+      await vi.waitFor(() => expect(log).toEqual(expect.arrayContaining(written)));
+      await settle();
+      expect(log.filter((l) => l.startsWith('established'))).toEqual([]);
+      expect(ended).toBe(false);
+      establishing.open();
+      const results = await done;
+      expect(log.filter((l) => l.startsWith('established'))).toHaveLength(set.length - written.length);
+      expect(results.every((r) => r.action === 'created')).toBe(true);
+    }
+  });
+
   it('a CRD whose names are not accepted fails the apply with the apiserver\'s reason; the custom resources of the others are written', async () => {
     const { client, log } = fakeCluster({}, new Set([`widget1s.${GROUP}`]));
     await expect(applyObjects(client, widgets.flat(), opts)).rejects.toThrow(`CRD not established: CustomResourceDefinition widget1s.${GROUP}: names not accepted: the kind is already used by another CRD`);
@@ -285,15 +315,57 @@ describe('watchEstablished', () => {
 
   it('gives up at the deadline, naming the CRD and its last state', async () => {
     const m = watchEstablished(never, ['a.x', 'b.x'], Date.now() + 100);
-    await expect(m.get('a.x')).rejects.toThrow('CRD not established: timed out after 0s waiting for readiness; not ready: CustomResourceDefinition a.x: not created yet');
-    await expect(m.get('b.x')).rejects.toThrow(/CustomResourceDefinition b\.x/);
+    await expect(m.get('a.x')?.served).rejects.toThrow('CRD not established: timed out after 0s waiting for readiness; not ready: CustomResourceDefinition a.x: not created yet');
+    await expect(m.get('b.x')?.established).rejects.toThrow(/CustomResourceDefinition b\.x/);
+  });
+
+  it('says when a CRD\'s names are accepted (its kinds are served) and, apart, when it is Established', async () => {
+    const crdOf = (conditions: { type: string; status: string }[]): KubeObject => ({ ...crd, metadata: { name: 'a.x', resourceVersion: '1' }, status: { conditions } });
+    const states = [crdOf([]), crdOf([{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'False' }]), crdOf([{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'True' }])];
+    let step: (() => void) | undefined;
+    const stepped = { watch: async (_a: string, _k: string, o: { fieldSelector?: string }, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean) => {
+      expect(o.fieldSelector).toBe('metadata.name=a.x');
+      for (const object of states) {
+        await new Promise<void>((r) => (step = r));
+        if (onEvent({ type: 'MODIFIED', object } as WatchEvent, new Map([['a.x', object]]))) return;
+      }
+    } } as unknown as KubeClient;
+    const w = watchEstablished(stepped, ['a.x'], Date.now() + 60_000).get('a.x');
+    let served = false;
+    let established = false;
+    void w?.served.then(() => (served = true));
+    void w?.established.then(() => (established = true));
+    const next = async (): Promise<void> => {
+      await vi.waitFor(() => expect(step).toBeDefined());
+      const s = step;
+      step = undefined;
+      s?.();
+      await settle();
+    };
+    await next(); // no conditions yet
+    expect([served, established]).toEqual([false, false]);
+    await next(); // names accepted
+    expect([served, established]).toEqual([true, false]);
+    await next(); // Established
+    expect([served, established]).toEqual([true, true]);
+  });
+
+  it('names what it still waits for at the deadline when the names were accepted but the CRD is never Established', async () => {
+    const installing: KubeObject = { ...crd, metadata: { name: 'a.x' }, status: { conditions: [{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'False' }] } };
+    const stuck = { watch: (_a: string, _k: string, o: { signal?: AbortSignal }, onEvent: (e: WatchEvent, state: Map<string, KubeObject>) => boolean) => {
+      onEvent({ type: 'MODIFIED', object: installing } as WatchEvent, new Map([['a.x', installing]]));
+      return new Promise<void>((_r, reject) => o.signal?.addEventListener('abort', () => reject(o.signal?.reason)));
+    } } as unknown as KubeClient;
+    const w = watchEstablished(stuck, ['a.x'], Date.now() + 100).get('a.x');
+    await expect(w?.served).resolves.toMatchObject({ metadata: { name: 'a.x' } });
+    await expect(w?.established).rejects.toThrow('CRD not established: timed out after 0s waiting for readiness; not ready: CustomResourceDefinition a.x: names accepted, not established yet');
   });
 
   it('stops with the run when it is interrupted', async () => {
     const ac = new AbortController();
     const m = watchEstablished(never, ['a.x'], Date.now() + 60_000, ac.signal);
     ac.abort(new Error('interrupted'));
-    await expect(m.get('a.x')).rejects.toThrow('interrupted');
+    await expect(m.get('a.x')?.served).rejects.toThrow('interrupted');
   });
 });
 

@@ -1,10 +1,11 @@
 /**
  * CustomResourceDefinitions in an apply: which kinds the set's CRDs define, small CRDs written
- * first, the waits until a CRD is Established (one watch for many) and its kinds are served, and
+ * first, the waits until a CRD's kinds are served and it is Established (one watch for many), and
  * the retried writes of custom resources whose endpoint the apiserver does not serve yet.
  */
 import { KubeApiError } from '../errors.js';
-import { readinessOf } from '../readiness/index.js';
+import { condition, failed, progressing, ready, type Readiness } from '../readiness/common.js';
+import { crdReadiness } from '../readiness/simple.js';
 import { WAIT_STALL_MS } from '../wait.js';
 import { abortReason, sleepOrThrow } from '../http.js';
 import type { KubeClient, KubeObject, WatchOptions } from '../types.js';
@@ -48,49 +49,112 @@ export function smallCrdsFirst<T>(writes: [T, KubeObject][]): [T, KubeObject][] 
 }
 
 /**
- * Each CRD in `names` once it is Established, from one watch of all CRDs: one LIST and one stream
- * instead of a LIST and a stream per CRD (without the apiserver's watch cache each of those reads
- * every CRD from etcd, and each status update of a large CRD — two per new CRD — is decoded once
- * per stream, while the apiserver is busy establishing them). With `from` (the LIST of CRDs the
- * apply made before writing them) not even that LIST: the stream starts at its resourceVersion,
- * so it carries the writes and every status update after them. For a few CRDs a watch each
- * (field-selected) is cheaper: a cluster's whole CRD list can be megabytes. A CRD whose names are
- * not accepted rejects at once; the others when `deadline` (epoch ms) passes or `signal` aborts.
+ * Whether the apiserver serves a CRD's custom resources — what an apply waits for before writing
+ * them. The apiserver's handler serves a CRD's kinds once its names are accepted (`NamesAccepted`,
+ * set by the naming controller), not only once it is `Established`: the establishing controller
+ * sets that next, one more status update of the whole CRD (behind the naming controller's queue,
+ * 0.1–0.3 s a CRD on a busy apiserver; with several apiservers it waits 5 s on purpose, so that
+ * every one has seen the names). A write that reaches an apiserver which has not seen the names
+ * yet answers 404 for the endpoint and is retried (see {@link writeServed}). `NamesAccepted`
+ * False (a name another CRD holds) fails. `wait_for` and `k8s_info wait` keep waiting for
+ * Established (`crdReadiness`), as `kubectl wait --for=condition=Established` does.
  */
-export function watchEstablished(client: Pick<KubeClient, 'watch'>, names: readonly string[], deadline: number, signal?: AbortSignal, from?: WatchOptions['from']): Map<string, Promise<KubeObject>> {
-  const pending = new Map<string, { resolve: (o: KubeObject) => void; reject: (e: unknown) => void; last: string }>();
-  const out = new Map<string, Promise<KubeObject>>();
-  for (const name of names) {
-    const p = new Promise<KubeObject>((resolve, reject) => pending.set(name, { resolve, reject, last: 'not created yet' }));
-    p.catch(() => undefined); // rejections are seen by whoever awaits the CRD; none is left unhandled
-    out.set(name, p);
+export function crdServable(obj: KubeObject): Readiness {
+  const names = condition(obj, 'NamesAccepted');
+  if (names?.status === 'False') return failed(`names not accepted: ${names.message ?? names.reason ?? ''}`);
+  if (names?.status === 'True') return ready('names accepted');
+  return condition(obj, 'Established')?.status === 'True' ? ready('established') : progressing('names not accepted yet');
+}
+
+/** The two moments of a CRD an apply waits for (see {@link watchEstablished}). */
+export interface CrdWait {
+  /** The CRD once the apiserver serves its kinds (see {@link crdServable}): its custom resources can be written. */
+  served: Promise<KubeObject>;
+  /** The CRD once it is Established (see `crdReadiness`): the apply ends no sooner. */
+  established: Promise<KubeObject>;
+}
+
+/**
+ * Each CRD in `names` once its kinds are served and once it is Established (see {@link CrdWait}),
+ * from one watch: one LIST and one stream instead of a LIST and a stream per CRD (without the
+ * apiserver's watch cache each of those reads every CRD from etcd, and each status update of a
+ * large CRD — two per new CRD — is decoded once per stream, while the apiserver is busy
+ * establishing them). With `from` (the LIST of CRDs the apply made before writing them) not even
+ * that LIST: the stream starts at its resourceVersion, so it carries the writes and every status
+ * update after them. A single CRD is watched field-selected (`metadata.name`): a cluster's whole
+ * CRD list can be megabytes. A CRD whose names are not accepted rejects at once; the others when
+ * `deadline` (epoch ms) passes or `signal` aborts. The watch ends once every CRD is Established.
+ */
+export function watchEstablished(client: Pick<KubeClient, 'watch'>, names: readonly string[], deadline: number, signal?: AbortSignal, from?: WatchOptions['from']): Map<string, CrdWait> {
+  interface Pending {
+    served?: Deferred;
+    established: Deferred;
+    last: string;
   }
+  const pending = new Map<string, Pending>();
+  const out = new Map<string, CrdWait>();
+  for (const name of names) {
+    const served = deferred();
+    const established = deferred();
+    pending.set(name, { served, established, last: 'not created yet' });
+    out.set(name, { served: served.promise, established: established.promise });
+  }
+  const fail = (name: string, d: Pending, e: unknown): void => {
+    d.served?.reject(e);
+    d.established.reject(e);
+    pending.delete(name);
+  };
   const timeoutMs = Math.max(1, deadline - Date.now());
   const timeout = AbortSignal.timeout(timeoutMs);
+  const fieldSelector = names.length === 1 ? `metadata.name=${names[0] ?? ''}` : undefined;
   client
-    .watch('apiextensions.k8s.io/v1', 'CustomResourceDefinition', { signal: AbortSignal.any([timeout, ...(signal ? [signal] : [])]), stallMs: WAIT_STALL_MS, from }, (_e, state) => {
+    .watch('apiextensions.k8s.io/v1', 'CustomResourceDefinition', { signal: AbortSignal.any([timeout, ...(signal ? [signal] : [])]), stallMs: WAIT_STALL_MS, from: fieldSelector ? undefined : from, fieldSelector }, (_e, state) => {
       for (const o of state.values()) {
         const name = o.metadata.name ?? '';
         const d = pending.get(name);
         if (!d) continue;
-        const r = readinessOf(o);
+        const r = crdServable(o);
         d.last = r.message;
         if (!r.done) continue;
-        pending.delete(name);
-        if (r.successful) d.resolve(o);
-        else d.reject(new Error(`CRD not established: CustomResourceDefinition ${name}: ${r.message}`));
+        if (!r.successful) {
+          fail(name, d, new Error(`CRD not established: CustomResourceDefinition ${name}: ${r.message}`));
+          continue;
+        }
+        d.served?.resolve(o);
+        d.served = undefined;
+        if (crdReadiness(o).successful) {
+          d.established.resolve(o);
+          pending.delete(name);
+        } else d.last = 'names accepted, not established yet';
       }
       return pending.size === 0;
     })
     .catch((e: unknown) => {
       for (const [name, d] of pending) {
-        if (signal?.aborted) d.reject(abortReason(signal));
-        else if (timeout.aborted) d.reject(new Error(`CRD not established: timed out after ${Math.round(timeoutMs / 1000)}s waiting for readiness; not ready: CustomResourceDefinition ${name}: ${d.last}`));
-        else d.reject(e);
+        if (signal?.aborted) fail(name, d, abortReason(signal));
+        else if (timeout.aborted) fail(name, d, new Error(`CRD not established: timed out after ${Math.round(timeoutMs / 1000)}s waiting for readiness; not ready: CustomResourceDefinition ${name}: ${d.last}`));
+        else fail(name, d, e);
       }
-      pending.clear();
     });
   return out;
+}
+
+/** A promise with its settle functions; its rejection is seen by whoever awaits it, never left unhandled. */
+interface Deferred {
+  promise: Promise<KubeObject>;
+  resolve: (o: KubeObject) => void;
+  reject: (e: unknown) => void;
+}
+
+function deferred(): Deferred {
+  let resolve: (o: KubeObject) => void = () => undefined;
+  let reject: (e: unknown) => void = () => undefined;
+  const promise = new Promise<KubeObject>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }
 
 /**

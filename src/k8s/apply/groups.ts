@@ -7,11 +7,10 @@
 import pLimit from 'p-limit';
 import { OTHER_RANK, rankOf, sortForApply } from '../order.js';
 import { LIST_MIN } from '../object-plan.js';
-import { waitFor } from '../wait.js';
 import type { KubeClient, KubeObject } from '../types.js';
 import { coreKind, crdServedKinds } from '../discovery.js';
 import { withoutAggregatedRules } from './aggregated-rules.js';
-import { crdKinds, waitServed, watchEstablished, type CrdKind } from './crds.js';
+import { crdKinds, waitServed, watchEstablished, type CrdKind, type CrdWait } from './crds.js';
 import { applyGroup, warnOnce, type GroupState, type GroupTurn } from './group.js';
 import { readAhead, readAheadCustom } from './read-ahead.js';
 import type { ApplySetOptions, ObjectResult } from './types.js';
@@ -22,17 +21,19 @@ import type { ApplySetOptions, ObjectResult } from './types.js';
  * - `foundations`: namespaces (rank 0) and the cluster-wide kinds pods name (PriorityClass,
  *   StorageClass, …);
  * - `definitions`: CRDs (rank 1), alongside `foundations`: only their custom resources wait for
- *   them, and the apiserver's work on large CRDs (validation, then Established one after another)
- *   is the longest wait of a cold apply;
+ *   them, and the apiserver's work on large CRDs (validation, then their names accepted and
+ *   Established one after another) is the longest wait of a cold apply;
  * - `prerequisites`: what workloads refer to (quotas, limits, RBAC, service accounts, config,
  *   storage, services; ranks 2–7), after `foundations`;
  * - `workloads` (rank 8), after `prerequisites`;
  * - `custom`: custom resources and other kinds (rank 10, and any kind a CRD of the set defines),
  *   after `foundations` and `definitions`; each custom resource of a CRD this apply created or
- *   changed goes as soon as that CRD is Established;
+ *   changed goes as soon as the apiserver serves that CRD's kinds (see `crdServable`: its names
+ *   are accepted, one status update before Established — 5 s before it with several apiservers);
+ *   the apply ends once every such CRD is Established;
  * - when the apply writes CRDs, `prerequisites` and `workloads` are read and planned at once but
- *   written only once those CRDs are Established (as kapp orders a set, and as ops apply one with
- *   kubectl: CRDs, wait, the rest). The apiserver establishes CRDs one after another, two status
+ *   written only once those CRDs' kinds are served (as kapp orders a set, and as ops apply one
+ *   with kubectl: CRDs, wait, the rest). The apiserver establishes CRDs one after another, two status
  *   updates of each whole CRD, on the CPU the rest of the set's writes would take — and each
  *   Service and Deployment written sets controllers writing (IP allocation, endpoints, replica
  *   sets, pods). Measured on B8 (10 large CRDs, 130 objects): the chain took ~1.5 s with those
@@ -78,13 +79,18 @@ interface ApplyRun {
   /** Until when (epoch ms) the set's CRDs are waited for (`crdTimeoutMs` from the start). */
   deadline: number;
   /**
-   * Settles once every CRD this apply writes is Established or its wait has ended otherwise (as
+   * Settles once the kinds of every CRD this apply writes are served or its wait has ended otherwise (as
    * soon as the CRDs are planned when it writes none, or when they fail): the built-in groups'
    * writes wait for it (see {@link ApplyGroup}).
    */
   crdsSettled: Promise<void>;
   /** Settles {@link crdsSettled} (idempotent). */
   settleCrds: () => void;
+  /**
+   * The CRDs this apply wrote, once Established: their custom resources go as soon as the kinds
+   * are served (see `crdServable`), the apply ends only once each is Established.
+   */
+  established: Promise<KubeObject>[];
 }
 
 /** The reads made at the start of an apply for the groups that wait for others (see {@link readEarly}). */
@@ -115,24 +121,31 @@ export async function applyObjects(client: KubeClient, given: KubeObject[], opts
   const state: GroupState = { newNamespaces: new Set(), newKinds: new Set(), servedBy: deadline, onWarning: warnOnce(opts) };
   let settleCrds: () => void = () => undefined;
   const crdsSettled = new Promise<void>((resolve) => (settleCrds = resolve));
-  const run: ApplyRun = { client, opts, crds, byGroup, state, limit, deadline, crdsSettled, settleCrds };
+  const run: ApplyRun = { client, opts, crds, byGroup, state, limit, deadline, crdsSettled, settleCrds, established: [] };
   // The live CRDs of the set, as the definitions group reads them (before planning or writing them).
   let crdsRead: (lives: ReadonlyMap<string, KubeObject | undefined>) => void = () => undefined;
   const liveCrds = new Promise<ReadonlyMap<string, KubeObject | undefined>>((resolve) => (crdsRead = resolve));
   const early = readEarly(run, objects, liveCrds);
   const foundationsDone = applyFoundations(run);
   const definitionsDone = applyDefinitions(run, crdsRead);
-  // Stops the shared watch of CRDs (see applyCustom) once the groups before `last` are done.
-  const stopShared = new AbortController();
+  // Stops the watches of CRDs (see applyCustom) once the apply is done.
+  const stopWatches = new AbortController();
   let settled: ObjectResult[][];
+  let last: ObjectResult[];
   try {
-    settled = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone, applyBuiltins(run, foundationsDone, early), applyCustom(run, foundationsDone, definitionsDone, early.custom, stopShared.signal)]);
+    try {
+      settled = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone, applyBuiltins(run, foundationsDone, early), applyCustom(run, foundationsDone, definitionsDone, early.custom, stopWatches.signal)]);
+    } finally {
+      await Promise.all(Object.values(early)); // reads only, and they never reject: nothing left running
+    }
+    last = await runGroup(run, objectsOf(run, 'last'), { ahead: early.last });
+    // The CRDs' custom resources went once their kinds were served; the apply ends once the CRDs
+    // are Established, as `kubectl wait --for=condition=Established` would see them.
+    await Promise.all(run.established);
   } finally {
-    stopShared.abort();
-    await Promise.all(Object.values(early)); // reads only, and they never reject: nothing left running
+    stopWatches.abort();
   }
   const [foundations, definitions, builtins, customResults] = settled;
-  const last = await runGroup(run, objectsOf(run, 'last'), { ahead: early.last });
   // namespaces, CRDs and cluster-wide kinds in apply order, as one group before them did
   const first = inOrder(sorted, [
     [objectsOf(run, 'foundations'), foundations],
@@ -200,7 +213,7 @@ function applyDefinitions(run: ApplyRun, crdsRead: (lives: ReadonlyMap<string, K
 
 /**
  * The built-in groups' turns after `foundations`: `prerequisites`, then `workloads`; their writes
- * wait until the CRDs the apply writes are Established (see {@link ApplyGroup}).
+ * wait until the kinds of the CRDs the apply writes are served (see {@link ApplyGroup}).
  */
 async function applyBuiltins(run: ApplyRun, foundationsDone: Promise<ObjectResult[]>, early: EarlyReads): Promise<ObjectResult[]> {
   await foundationsDone;
@@ -209,12 +222,13 @@ async function applyBuiltins(run: ApplyRun, foundationsDone: Promise<ObjectResul
 }
 
 /**
- * The `custom` group's turn, after `foundations` and `definitions`, in lanes: CRDs must be
- * Established before their custom resources can be applied, so each CRD this apply created or
- * changed has a lane whose custom resources go as soon as that CRD is (the apiserver establishes
- * CRDs one after another); custom resources of untouched CRDs (and of kinds no CRD of the set
- * defines) go at once, in one lane. Many changed CRDs are waited for with one shared watch
- * (see `watchEstablished`), which `stop` ends.
+ * The `custom` group's turn, after `foundations` and `definitions`, in lanes: the apiserver must
+ * serve a CRD's kinds before its custom resources can be applied, so each CRD this apply created
+ * or changed has a lane whose custom resources go as soon as its kinds are served (see
+ * `crdServable`; the apiserver accepts the names of CRDs one after another); custom resources of
+ * untouched CRDs (and of kinds no CRD of the set defines) go at once, in one lane. Many changed
+ * CRDs are waited for with one shared watch (see `watchEstablished`), which `stop` ends; each
+ * CRD's Established moment goes to `run.established`.
  */
 async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[]>, definitionsDone: Promise<ObjectResult[]>, earlyCustom: Promise<LiveObjects>, stop: AbortSignal): Promise<ObjectResult[]> {
   const custom = objectsOf(run, 'custom');
@@ -222,12 +236,15 @@ async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[
     const [, definitions] = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone]);
     const changedCrds = run.opts.checkMode ? [] : (definitions ?? []).filter((r) => r.action !== 'unchanged');
     const waited = new Set(changedCrds.map((r) => r.ref.name));
-    const shared = waited.size >= LIST_MIN ? watchEstablished(run.client, [...waited], run.deadline, AbortSignal.any([stop, ...(run.opts.signal ? [run.opts.signal] : [])]), run.state.crdList) : undefined;
+    const signal = AbortSignal.any([stop, ...(run.opts.signal ? [run.opts.signal] : [])]);
+    // Many CRDs: one watch of all CRDs; a few: a field-selected watch each.
+    const waits = waited.size >= LIST_MIN ? watchEstablished(run.client, [...waited], run.deadline, signal, run.state.crdList) : new Map([...waited].flatMap((name) => [...watchEstablished(run.client, [name], run.deadline, signal)]));
+    for (const w of waits.values()) run.established.push(w.established);
     const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
       { objects: custom.filter((o) => !waited.has(crdOf(run.crds, o) ?? '')) },
       ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(run.crds, o) === crd.ref.name) })),
     ];
-    const established = customLanes.map((l) => (l.crd ? whenEstablished(run, l.crd, shared) : Promise.resolve()));
+    const established = customLanes.map((l) => (l.crd ? whenServed(run, l.crd, waits.get(l.crd.ref.name)) : Promise.resolve()));
     void Promise.allSettled(established).then(() => run.settleCrds());
     const parts = await allSettledOrThrow(
       customLanes.map(async (l, i) => {
@@ -245,24 +262,17 @@ async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[
 }
 
 /**
- * Resolves once the CRD of `crd` (a result of the definitions group) is Established and its kinds
- * can be written: from `shared` (one watch of many CRDs) when it covers the CRD, else from a wait
- * of its own. A new CRD's kinds are learnt from the CRD itself; a changed one's are waited for in
- * discovery.
+ * Resolves once the kinds of the CRD of `crd` (a result of the definitions group) are served and
+ * its custom resources can be written (see `crdServable`), as `wait` (its watch) says. A new
+ * CRD's kinds are learnt from the CRD itself; a changed one's are waited for in discovery.
  */
-async function whenEstablished(run: ApplyRun, crd: ObjectResult, shared: Map<string, Promise<KubeObject>> | undefined): Promise<void> {
+async function whenServed(run: ApplyRun, crd: ObjectResult, wait: CrdWait | undefined): Promise<void> {
   const { client, crds, deadline, opts } = run;
-  let live: KubeObject | undefined;
-  const one = shared?.get(crd.ref.name);
-  if (one) live = await one;
-  else {
-    const w = await waitFor(client, [{ apiVersion: crd.ref.apiVersion, kind: crd.ref.kind, name: crd.ref.name }], { type: 'ready' }, { timeoutMs: Math.max(1, deadline - Date.now()), signal: opts.signal });
-    if (!w.ok) throw new Error(`CRD not established: ${w.msg}`);
-    live = w.objects[0];
-  }
+  if (!wait) throw new Error(`CRD ${crd.ref.name}: not watched (a bug in kplay)`);
+  const live = await wait.served;
   // A new CRD's kinds are known from the CRD itself: discovery publishes them a moment after
   // Established, and writes of its custom resources are retried until served (see writeServed).
-  if (crd.action === 'created' && live) client.learnKinds(crd.ref.name, crdServedKinds(live).filter((k) => k.resource));
+  if (crd.action === 'created') client.learnKinds(crd.ref.name, crdServedKinds(live).filter((k) => k.resource));
   // A changed CRD (a new version): wait for discovery, every served version, not only those
   // this apply uses (the next task may apply the others).
   else await waitServed(client, [...crds.values()].filter((v) => v.crd === crd.ref.name), Math.max(1000, deadline - Date.now()), opts.signal);
