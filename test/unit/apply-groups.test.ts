@@ -4,6 +4,7 @@
 // tests (k8s_apply, bench B8) apply the same shapes for real.
 import { describe, expect, it, vi } from 'vitest';
 import { applyObjects, smallCrdsFirst, watchEstablished } from '../../src/k8s/apply/index.js';
+import { KubeApiError } from '../../src/k8s/errors.js';
 import type { KubeClient, KubeObject, ResourceInfo, WatchEvent } from '../../src/k8s/types.js';
 
 const GROUP = 'corpus.kplay.test';
@@ -53,7 +54,7 @@ function gate(): Gate {
  * `metadataLists`, a LIST asked for metadata only is answered so (else with the full list, as an
  * apiserver that does not know the metadata Accept does).
  */
-function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>(), metadataLists = false, establishing?: Gate): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[]; prefetchedAt: number[] } {
+function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Set<string>(), metadataLists = false, establishing?: Gate, endpointLag = 0): { client: KubeClient; log: string[]; watches: string[]; reads: string[]; watchedFrom: (string | undefined)[]; prefetchedAt: number[] } {
   const log: string[] = [];
   const watches: string[] = [];
   const reads: string[] = [];
@@ -61,6 +62,7 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
   /** How many reads had been made when each discovery prefetch was asked for. */
   const prefetchedAt: number[] = [];
   const appliedCrds = new Map<string, KubeObject>();
+  const lagLeft = new Map<string, number>();
   const crdsApplied: string[] = [];
   const info = (apiVersion: string, kind: string): ResourceInfo => {
     const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
@@ -91,6 +93,15 @@ function fakeCluster(gates: Partial<Record<string, Gate>>, refusedNames = new Se
       return Promise.resolve({ items: [], resourceVersion: `list-of-${kind}` });
     },
     apply: async (obj: KubeObject) => {
+      if (obj.apiVersion.startsWith(`${GROUP}/`)) {
+        // the apiserver's copy of a new CRD trails the names it accepted: its endpoint is missing for a moment
+        const left = lagLeft.get(obj.kind) ?? endpointLag;
+        if (left > 0) {
+          lagLeft.set(obj.kind, left - 1);
+          log.push(`404 ${obj.kind}`);
+          throw new KubeApiError(404, 'NotFound', 'the server could not find the requested resource', 'PATCH', `/apis/${obj.apiVersion}`, 'fake');
+        }
+      }
       log.push(`start ${obj.kind}`);
       await gates[obj.kind]?.wait;
       log.push(`end ${obj.kind}`);
@@ -300,6 +311,14 @@ describe('applyObjects groups', () => {
       expect(log.filter((l) => l.startsWith('established'))).toHaveLength(set.length - written.length);
       expect(results.every((r) => r.action === 'created')).toBe(true);
     }
+  });
+
+  it('writes the first custom resource of a new CRD alone: an endpoint the apiserver does not serve yet costs one retried write, not one per object', async () => {
+    const { client, log } = fakeCluster({}, new Set(), false, undefined, 1);
+    const things = [1, 2, 3].map((i): KubeObject => ({ ...thing, metadata: { name: `t${i}`, namespace: 'app' } }));
+    const results = await applyObjects(client, [crd, ...things], opts);
+    expect(log.filter((l) => l.endsWith(' Thing'))).toEqual(['404 Thing', 'start Thing', 'end Thing', 'start Thing', 'start Thing', 'end Thing', 'end Thing']);
+    expect(results.map((r) => `${r.action} ${r.ref.kind}`)).toEqual(['created CustomResourceDefinition', 'created Thing', 'created Thing', 'created Thing']);
   });
 
   it('a CRD whose names are not accepted fails the apply with the apiserver\'s reason; the custom resources of the others are written', async () => {

@@ -159,9 +159,11 @@ function deferred(): Deferred {
 
 /**
  * Write an object of a kind whose CRD this apply just created. The apiserver serves a new CRD's
- * endpoint from its own copy of the CRD, which can trail the Established condition (by a moment,
- * or longer behind a load balancer over several apiservers): a 404 that names no object (the
- * endpoint itself is missing) is retried, backing off 50 → 500 ms, until `until` (epoch ms).
+ * endpoint from its own copy of the CRD, which can trail the accepted names the apply saw (by a
+ * moment, or longer behind a load balancer over several apiservers): a 404 that names no object
+ * (the endpoint itself is missing) is retried, backing off 50 → 500 ms, until `until` (epoch ms).
+ * The first write of each CRD's kinds goes alone (see `applyGroup`), so one such 404 costs one
+ * retried write per CRD.
  */
 export async function writeServed<T>(write: () => Promise<T>, until: number, signal?: AbortSignal): Promise<T> {
   let pause = 50;

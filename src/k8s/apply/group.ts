@@ -181,26 +181,43 @@ export async function applyGroup(
       if (crdWrites.length >= LIST_MIN) state.crdList = crdWatchStart(await listCrds(), lives, crdWrites);
       await gate;
       opts.signal?.throwIfAborted();
+      // The first write of each CRD's new kinds goes alone; the others follow once it is answered.
+      // The kinds are written as soon as the apiserver accepted the CRD's names, and an apiserver
+      // whose copy of the CRD lags answers 404 for the endpoint (retried, see writeServed): one
+      // such write per CRD instead of one per custom resource.
+      const firstOfCrd = new Map<string, Promise<void>>();
+      const inTurn = (obj: KubeObject, writeOne: () => Promise<void>): Promise<void> => {
+        const kind = `${obj.apiVersion}|${obj.kind}`;
+        if (!state.newKinds.has(kind)) return writeOne();
+        const crd = crds.get(kind)?.crd ?? kind;
+        const first = firstOfCrd.get(crd);
+        if (first) return first.then(writeOne, writeOne);
+        const p = writeOne();
+        firstOfCrd.set(crd, p);
+        return p;
+      };
       await Promise.all(
         smallCrdsFirst([...toWrite]).map(([r, obj]) =>
-          limit(async () => {
-            // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
-            const onWarning = state.onWarning && ((w: string): void => state.onWarning?.(r.ref, w));
-            const write = (): Promise<KubeObject> =>
-              client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal, onWarning });
-            const applied = removesOnlyAdditions(r.plan) ? undefined : state.newKinds.has(`${obj.apiVersion}|${obj.kind}`) ? await writeServed(write, state.servedBy, opts.signal) : await write();
-            if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
-            let stored = applied;
-            if (r.plan.additions?.length) {
-              stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal, current: applied });
-              opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
-            }
-            if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);
-            // a create's plan is the object as stored, normalised and masked once for both
-            if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
-            r.object = (r.action === 'created' && !r.plan.live ? r.plan.desired : undefined) ?? maskObject(normalize(stored));
-            opts.log?.(`${r.action} ${labelOf(r.ref)}`);
-          }),
+          inTurn(obj, () =>
+            limit(async () => {
+              // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
+              const onWarning = state.onWarning && ((w: string): void => state.onWarning?.(r.ref, w));
+              const write = (): Promise<KubeObject> =>
+                client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal, onWarning });
+              const applied = removesOnlyAdditions(r.plan) ? undefined : state.newKinds.has(`${obj.apiVersion}|${obj.kind}`) ? await writeServed(write, state.servedBy, opts.signal) : await write();
+              if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
+              let stored = applied;
+              if (r.plan.additions?.length) {
+                stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal, current: applied });
+                opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
+              }
+              if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);
+              // a create's plan is the object as stored, normalised and masked once for both
+              if (r.action === 'created' && !r.plan.live) r.plan = comparePlan(r.ref, undefined, stored, opts.mask);
+              r.object = (r.action === 'created' && !r.plan.live ? r.plan.desired : undefined) ?? maskObject(normalize(stored));
+              opts.log?.(`${r.action} ${labelOf(r.ref)}`);
+            }),
+          ),
         ),
       );
     }
