@@ -3,7 +3,7 @@
 // it ~0.3 s to validate, then ~1 s to establish) cannot be held at a chosen moment; the sandbox
 // tests (k8s_apply, bench B8) apply the same shapes for real.
 import { describe, expect, it, vi } from 'vitest';
-import { applyObjects, smallCrdsFirst, watchEstablished } from '../../src/k8s/apply/index.js';
+import { applyObjects, smallCrdsFirst, watchCrds } from '../../src/k8s/apply/index.js';
 import { KubeApiError } from '../../src/k8s/errors.js';
 import type { KubeClient, KubeObject, ResourceInfo, WatchEvent } from '../../src/k8s/types.js';
 
@@ -329,11 +329,11 @@ describe('applyObjects groups', () => {
   });
 });
 
-describe('watchEstablished', () => {
+describe('watchCrds', () => {
   const never = { watch: (_a: string, _k: string, o: { signal?: AbortSignal }) => new Promise<void>((_r, reject) => o.signal?.addEventListener('abort', () => reject(o.signal?.reason))) } as unknown as KubeClient;
 
   it('gives up at the deadline, naming the CRD and its last state', async () => {
-    const m = watchEstablished(never, ['a.x', 'b.x'], Date.now() + 100);
+    const m = watchCrds(never, ['a.x', 'b.x'], Date.now() + 100);
     await expect(m.get('a.x')?.served).rejects.toThrow('CRD not established: timed out after 0s waiting for readiness; not ready: CustomResourceDefinition a.x: not created yet');
     await expect(m.get('b.x')?.established).rejects.toThrow(/CustomResourceDefinition b\.x/);
   });
@@ -349,7 +349,7 @@ describe('watchEstablished', () => {
         if (onEvent({ type: 'MODIFIED', object } as WatchEvent, new Map([['a.x', object]]))) return;
       }
     } } as unknown as KubeClient;
-    const w = watchEstablished(stepped, ['a.x'], Date.now() + 60_000).get('a.x');
+    const w = watchCrds(stepped, ['a.x'], Date.now() + 60_000).get('a.x');
     let served = false;
     let established = false;
     void w?.served.then(() => (served = true));
@@ -375,14 +375,14 @@ describe('watchEstablished', () => {
       onEvent({ type: 'MODIFIED', object: installing } as WatchEvent, new Map([['a.x', installing]]));
       return new Promise<void>((_r, reject) => o.signal?.addEventListener('abort', () => reject(o.signal?.reason)));
     } } as unknown as KubeClient;
-    const w = watchEstablished(stuck, ['a.x'], Date.now() + 100).get('a.x');
+    const w = watchCrds(stuck, ['a.x'], Date.now() + 100).get('a.x');
     await expect(w?.served).resolves.toMatchObject({ metadata: { name: 'a.x' } });
     await expect(w?.established).rejects.toThrow('CRD not established: timed out after 0s waiting for readiness; not ready: CustomResourceDefinition a.x: names accepted, not established yet');
   });
 
   it('stops with the run when it is interrupted', async () => {
     const ac = new AbortController();
-    const m = watchEstablished(never, ['a.x'], Date.now() + 60_000, ac.signal);
+    const m = watchCrds(never, ['a.x'], Date.now() + 60_000, ac.signal);
     ac.abort(new Error('interrupted'));
     await expect(m.get('a.x')?.served).rejects.toThrow('interrupted');
   });

@@ -58,7 +58,7 @@ export async function listCrdVersions(client: KubeClient, signal?: AbortSignal):
 }
 
 /**
- * Where the wait for CRDs about to be written can start its watch (see `watchEstablished`):
+ * Where the wait for CRDs about to be written can start its watch (see `watchCrds`):
  * `listed` (see {@link listCrdVersions}) and the CRDs as `lives` (see {@link readCrds}) read them —
  * when each was read at the version the LIST saw (compared by resourceVersion; a CRD absent from
  * both counts as seen), so that a watch from the LIST's resourceVersion, seeded with them, misses

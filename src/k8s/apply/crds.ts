@@ -10,6 +10,7 @@ import { WAIT_STALL_MS } from '../wait.js';
 import { abortReason, sleepOrThrow } from '../http.js';
 import type { KubeClient, KubeObject, WatchOptions } from '../types.js';
 import { apiVersionOf, crdServedKinds } from '../discovery.js';
+import { LIST_MIN } from '../object-plan.js';
 import { isUnknownKind } from './types.js';
 
 /** A custom resource kind a CRD of the set serves: its scope and the CRD's name. */
@@ -66,7 +67,7 @@ export function crdServable(obj: KubeObject): Readiness {
   return condition(obj, 'Established')?.status === 'True' ? ready('established') : progressing('names not accepted yet');
 }
 
-/** The two moments of a CRD an apply waits for (see {@link watchEstablished}). */
+/** The two moments of a CRD an apply waits for (see {@link watchCrds}). */
 export interface CrdWait {
   /** The CRD once the apiserver serves its kinds (see {@link crdServable}): its custom resources can be written. */
   served: Promise<KubeObject>;
@@ -75,17 +76,24 @@ export interface CrdWait {
 }
 
 /**
- * Each CRD in `names` once its kinds are served and once it is Established (see {@link CrdWait}),
- * from one watch: one LIST and one stream instead of a LIST and a stream per CRD (without the
- * apiserver's watch cache each of those reads every CRD from etcd, and each status update of a
- * large CRD — two per new CRD — is decoded once per stream, while the apiserver is busy
- * establishing them). With `from` (the LIST of CRDs the apply made before writing them) not even
- * that LIST: the stream starts at its resourceVersion, so it carries the writes and every status
- * update after them. A single CRD is watched field-selected (`metadata.name`): a cluster's whole
- * CRD list can be megabytes. A CRD whose names are not accepted rejects at once; the others when
- * `deadline` (epoch ms) passes or `signal` aborts. The watch ends once every CRD is Established.
+ * Each CRD in `names` once its kinds are served and once it is Established (see {@link CrdWait}).
+ * From `LIST_MIN` CRDs on, one watch of all CRDs: one LIST and one stream instead of a LIST and a
+ * stream per CRD (without the apiserver's watch cache each of those reads every CRD from etcd, and
+ * each status update of a large CRD — two per new CRD — is decoded once per stream, while the
+ * apiserver is busy establishing them); with `from` (the LIST of CRDs the apply made before writing
+ * them) not even that LIST: the stream starts at its resourceVersion, so it carries the writes and
+ * every status update after them. Fewer CRDs are watched field-selected (`metadata.name`), one
+ * watch each: a cluster's whole CRD list can be megabytes. A CRD whose names are not accepted
+ * rejects at once; the others when `deadline` (epoch ms) passes or `signal` aborts. Each watch
+ * ends once its CRDs are Established.
  */
-export function watchEstablished(client: Pick<KubeClient, 'watch'>, names: readonly string[], deadline: number, signal?: AbortSignal, from?: WatchOptions['from']): Map<string, CrdWait> {
+export function watchCrds(client: Pick<KubeClient, 'watch'>, names: readonly string[], deadline: number, signal?: AbortSignal, from?: WatchOptions['from']): Map<string, CrdWait> {
+  if (names.length >= LIST_MIN) return watchSome(client, names, deadline, signal, from);
+  return new Map(names.flatMap((name) => [...watchSome(client, [name], deadline, signal)]));
+}
+
+/** One watch of `names` (field-selected when it is one CRD) for {@link watchCrds}. */
+function watchSome(client: Pick<KubeClient, 'watch'>, names: readonly string[], deadline: number, signal?: AbortSignal, from?: WatchOptions['from']): Map<string, CrdWait> {
   interface Pending {
     served?: Deferred;
     established: Deferred;

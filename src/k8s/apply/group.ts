@@ -50,7 +50,7 @@ export interface GroupState {
   onWarning?: (ref: ObjectRef, warning: string) => void;
   /**
    * Where the wait for the CRDs written starts its watch: a LIST of CRDs made before they were
-   * written, when at least `LIST_MIN` are (see `crdWatchStart` in crd-reads.ts, `watchEstablished`
+   * written, when at least `LIST_MIN` are (see `crdWatchStart` in crd-reads.ts, `watchCrds`
    * in crds.ts).
    */
   crdList?: WatchOptions['from'];

@@ -6,11 +6,10 @@
  */
 import pLimit from 'p-limit';
 import { OTHER_RANK, rankOf, sortForApply } from '../order.js';
-import { LIST_MIN } from '../object-plan.js';
 import type { KubeClient, KubeObject } from '../types.js';
 import { coreKind, crdServedKinds } from '../discovery.js';
 import { withoutAggregatedRules } from './aggregated-rules.js';
-import { crdKinds, waitServed, watchEstablished, type CrdKind, type CrdWait } from './crds.js';
+import { crdKinds, waitServed, watchCrds, type CrdKind, type CrdWait } from './crds.js';
 import { applyGroup, warnOnce, type GroupState, type GroupTurn } from './group.js';
 import { readAhead, readAheadCustom } from './read-ahead.js';
 import type { ApplySetOptions, ObjectResult } from './types.js';
@@ -227,7 +226,7 @@ async function applyBuiltins(run: ApplyRun, foundationsDone: Promise<ObjectResul
  * or changed has a lane whose custom resources go as soon as its kinds are served (see
  * `crdServable`; the apiserver accepts the names of CRDs one after another); custom resources of
  * untouched CRDs (and of kinds no CRD of the set defines) go at once, in one lane. Many changed
- * CRDs are waited for with one shared watch (see `watchEstablished`), which `stop` ends; each
+ * CRDs are waited for with one shared watch (see `watchCrds`), which `stop` ends; each
  * CRD's Established moment goes to `run.established`.
  */
 async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[]>, definitionsDone: Promise<ObjectResult[]>, earlyCustom: Promise<LiveObjects>, stop: AbortSignal): Promise<ObjectResult[]> {
@@ -236,19 +235,17 @@ async function applyCustom(run: ApplyRun, foundationsDone: Promise<ObjectResult[
     const [, definitions] = await allSettledOrThrow<ObjectResult[]>([foundationsDone, definitionsDone]);
     const changedCrds = run.opts.checkMode ? [] : (definitions ?? []).filter((r) => r.action !== 'unchanged');
     const waited = new Set(changedCrds.map((r) => r.ref.name));
-    const signal = AbortSignal.any([stop, ...(run.opts.signal ? [run.opts.signal] : [])]);
-    // Many CRDs: one watch of all CRDs; a few: a field-selected watch each.
-    const waits = waited.size >= LIST_MIN ? watchEstablished(run.client, [...waited], run.deadline, signal, run.state.crdList) : new Map([...waited].flatMap((name) => [...watchEstablished(run.client, [name], run.deadline, signal)]));
+    const waits = watchCrds(run.client, [...waited], run.deadline, AbortSignal.any([stop, ...(run.opts.signal ? [run.opts.signal] : [])]), run.state.crdList);
     for (const w of waits.values()) run.established.push(w.established);
     const customLanes: { crd?: ObjectResult; objects: KubeObject[] }[] = [
       { objects: custom.filter((o) => !waited.has(crdOf(run.crds, o) ?? '')) },
       ...changedCrds.map((crd) => ({ crd, objects: custom.filter((o) => crdOf(run.crds, o) === crd.ref.name) })),
     ];
-    const established = customLanes.map((l) => (l.crd ? whenServed(run, l.crd, waits.get(l.crd.ref.name)) : Promise.resolve()));
-    void Promise.allSettled(established).then(() => run.settleCrds());
+    const served = customLanes.map((l) => (l.crd ? whenServed(run, l.crd, waits.get(l.crd.ref.name)) : Promise.resolve()));
+    void Promise.allSettled(served).then(() => run.settleCrds());
     const parts = await allSettledOrThrow(
       customLanes.map(async (l, i) => {
-        await established[i];
+        await served[i];
         // Read ahead only for CRDs this apply leaves as they are: a changed CRD (new defaults,
         // versions, pruning) can change how its objects read, so those are read in their turn.
         return runGroup(run, l.objects, { ahead: l.crd ? undefined : earlyCustom });

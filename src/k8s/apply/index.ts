@@ -7,7 +7,7 @@
 export type { ApplySetOptions, ObjectAction, ObjectResult } from './types.js';
 export { applyObjects } from './groups.js';
 export { withoutAggregatedRules } from './aggregated-rules.js';
-export { crdKinds, smallCrdsFirst, waitServed, watchEstablished, writeServed, type CrdKind } from './crds.js';
+export { crdKinds, smallCrdsFirst, waitServed, watchCrds, writeServed, type CrdKind } from './crds.js';
 export { removeAdditions, REMOVE_ATTEMPTS } from './removals.js';
 export { deleteObjects, deleteOne } from './delete.js';
 export { mergeRecords, OWNER_LABEL, pruneObjects, pruneRecordOf, RECORD_LABEL, type PruneOptions, type PruneRecordEntry } from './prune.js';
