@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { applyAttrs, defineModule, findSource, localPath, writeDest, Default, Type, type Args, type DiffEntry, type ModuleContext, type ModuleResult, type WriteData, PathAttrsResult } from 'kplay/sdk';
+import { applyAttrs, decryptFileData, defineModule, findSource, localPath, writeDest, Default, Type, type Args, type DiffEntry, type ModuleContext, type ModuleResult, type WriteData, PathAttrsResult } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -24,7 +24,7 @@ const schema = Type.Object(
     local_follow: Default(Type.Boolean({ description: 'Follow symlinks in the source tree.' }), true),
     validate: Type.Optional(Type.String({ description: 'Command checking the new file before it is put in place; `%s` is the file (e.g. `visudo -cf %s`).' })),
     checksum: Type.Optional(Type.String({ description: 'SHA-1 the source must have; fails otherwise.' })),
-    decrypt: Default(Type.Boolean({ description: 'Decrypt Ansible Vault sources (kplay does not decrypt Vault files: a Vault-encrypted source fails).' }), true),
+    decrypt: Default(Type.Boolean({ description: 'Decrypt a vault-encrypted source with the run\'s vault secrets (`--vault-id`, `--vault-password-file`, …); `false` copies it encrypted.' }), true),
   },
   { additionalProperties: false },
 );
@@ -76,8 +76,17 @@ export default defineModule({
       if (trailing && !existsSync(dest) && !ctx.checkMode) mkdirSync(dest, { recursive: true });
       dest = path.join(dest, path.basename(src));
     }
-    const content = readFileSync(src);
-    if (content.subarray(0, 15).toString() === '$ANSIBLE_VAULT;' && args.decrypt) return { status: 'failed', msg: `${src} is vault-encrypted: kplay does not decrypt Ansible Vault files (keep the secret in a kplay secret source, or set decrypt: false to copy it encrypted)` };
+    let content: Buffer = readFileSync(src);
+    if (args.decrypt) {
+      // a vault-encrypted source is decrypted with the run's vault secrets, as ansible-core does; its plaintext is a secret
+      try {
+        const r = decryptFileData(content, src, { realFile: true });
+        if (r.vaulted) ctx.addSecret(r.data.toString('utf8'), true);
+        content = r.data;
+      } catch (e) {
+        return { status: 'failed', msg: e instanceof Error ? e.message : String(e) };
+      }
+    }
     if (args.checksum !== undefined) {
       const actual = createHash('sha1').update(content).digest('hex');
       if (actual !== args.checksum) return { status: 'failed', msg: `Copied file does not match the expected checksum. Transfer failed.`, data: { checksum: actual, expected_checksum: args.checksum } };

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defineModule, findSource, localPath, userName, writeDest, Default, StringEnum, Type, PathAttrsResult } from 'kplay/sdk';
+import { decryptFileData, defineModule, findSource, localPath, userName, writeDest, Default, StringEnum, Type, PathAttrsResult } from 'kplay/sdk';
 
 export default defineModule({
   name: 'template',
@@ -62,8 +62,15 @@ export default defineModule({
     if (unsupported.length) return { status: 'failed', msg: `template: not supported by kplay: ${unsupported.join(', ')}`, data: { dest: args.dest } };
     const src = findSource(ctx, args.src, 'templates');
     if (!existsSync(src) || statSync(src).isDirectory()) return { status: 'failed', msg: `Could not find or access '${args.src}' (looked at ${src})` };
-    const text = readFileSync(src, 'utf8');
-    if (text.startsWith('$ANSIBLE_VAULT;')) return { status: 'failed', msg: `${src} is vault-encrypted: kplay does not decrypt Ansible Vault files` };
+    let text: string;
+    try {
+      // a vault-encrypted template is decrypted with the run's vault secrets, as ansible-core does; its text is a secret
+      const r = decryptFileData(readFileSync(src), src, { realFile: true });
+      text = r.data.toString('utf8');
+      if (r.vaulted) ctx.addSecret(text, true);
+    } catch (e) {
+      return { status: 'failed', msg: e instanceof Error ? e.message : String(e) };
+    }
     let dest = localPath(args.dest);
     if (args.dest.endsWith('/') || (existsSync(dest) && statSync(dest).isDirectory())) dest = path.join(dest, path.basename(src).replace(/\.j2$/, ''));
     if (args.follow && existsSync(dest)) dest = realpathSync(dest);

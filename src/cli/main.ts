@@ -18,6 +18,7 @@ import { approveGate, approvePlan, planCommand, showCommand } from './plan.js';
 import { schemasCommand } from './schemas.js';
 import { validateCommand } from './validate.js';
 import { addFleetJobCommand } from './fleet-job.js';
+import { setupVault, withVaultOptions } from './vault.js';
 
 guardPipes();
 
@@ -29,7 +30,7 @@ program
   .version('0.1.0')
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride()
-  .hook('preAction', (_program, action) => {
+  .hook('preAction', async (_program, action) => {
     // Every environment setting is parsed once, up front: a bad value is exit 1 before anything ran.
     try {
       checkSettings();
@@ -39,10 +40,16 @@ program
     // The input size cap: --max-input-bytes, else KPLAY_MAX_INPUT_BYTES, else 8 MiB.
     const flag: unknown = action.opts().maxInputBytes;
     setMaxInputBytes(typeof flag === 'string' && flag !== String(DEFAULT_MAX_INPUT_BYTES) ? Number(flag) : setting('maxInputBytes'));
+    // The vault passwords (--vault-id, --vault-password-file, --ask-vault-pass, ANSIBLE_VAULT_*), before anything is read.
+    try {
+      await setupVault(action);
+    } catch (e) {
+      throw new CommanderError(reportError(e), 'kplay.vault', e instanceof Error ? e.message : String(e));
+    }
   });
 
-program
-  .command('run')
+withVaultOptions(program
+  .command('run'))
   .description('run a playbook against the clusters of an inventory (or carry out a plan: --plan plan.json)')
   .argument('[playbook]', 'playbook file (with --plan: taken from the plan when omitted)')
   .addOption(opt('inventory'))
@@ -77,8 +84,8 @@ program
     process.exitCode = await runCommand(playbook, flags);
   });
 
-program
-  .command('plan')
+withVaultOptions(program
+  .command('plan'))
   .description('run the playbook in check mode everywhere and write what would change as a plan (review, approve, then kplay run --plan)')
   .argument('<playbook>', 'playbook file')
   .requiredOption('-o, --out <file>', 'where to write the plan (JSON)')
@@ -121,8 +128,8 @@ program
     process.exitCode = flags.gate ? await approveGate(target, flags) : await approvePlan(target, flags);
   });
 
-program
-  .command('drift')
+withVaultOptions(program
+  .command('drift'))
   .description('check mode: show, per cluster, only what differs from the playbook (exit 0 none, 3 drift, 2 errors)')
   .argument('<playbook>', 'playbook file')
   .addOption(opt('inventory', 'inventory file, directory, or name'))
@@ -180,8 +187,8 @@ program
     process.exitCode = await reportCommand(runId, flags);
   });
 
-program
-  .command('validate')
+withVaultOptions(program
+  .command('validate'))
   .description('check a playbook (and inventory) without contacting any cluster')
   .argument('<playbook>', 'playbook file')
   .addOption(opt('inventory', 'also check host patterns against this inventory'))

@@ -311,14 +311,7 @@ export class Builder {
     const { value, secrets } = await loadYamlDoc(full);
     this.secrets.push(...secrets);
     if (value === null || value === undefined) return;
-    if (!isRecord(value)) {
-      const vault = typeof value === 'string' && value.startsWith('$ANSIBLE_VAULT');
-      throw new InputError(
-        `${shown} must be a map of variables (name: value), not ${vault ? 'an ansible-vault encrypted file' : kindOf(value)}`,
-        posOf(value) ?? { file: full, line: 1, col: 1 },
-        vault ? 'kplay cannot decrypt ansible-vault files; tag secret values with !secret in a plain file instead' : undefined,
-      );
-    }
+    if (!isRecord(value)) throw new InputError(`${shown} must be a map of variables (name: value), not ${kindOf(value)}`, posOf(value) ?? { file: full, line: 1, col: 1 });
     for (const key of Object.keys(value)) {
       checkVarName(key, posOf(value, key), shown);
       setVar(into, key, value[key]);

@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { validateOrThrow } from '../load/schema.js';
-import { getMaxInputBytes, loadYamlDoc, posOf } from '../load/yaml.js';
+import { decryptFileData, getMaxInputBytes, leafValues, loadYamlDoc, posOf } from '../load/yaml.js';
 import { didYouMean } from '../load/suggest.js';
 import { kindOf } from './builder.js';
 import { isRecord } from '../core/shape.js';
@@ -111,5 +111,8 @@ export async function readInventoryFile(file: string): Promise<{ doc: Record<str
   if (size > getMaxInputBytes()) {
     throw new InputError(`${file} is ${size} bytes, more than the input limit of ${getMaxInputBytes()} bytes`, { file, line: 1, col: 1 }, 'raise the limit with --max-input-bytes N (or KPLAY_MAX_INPUT_BYTES) if this file is meant to be this large');
   }
-  return { doc: parseIniInventory(await readFile(file, 'utf8'), file), secrets: [] };
+  // an INI inventory may be vault-encrypted as a whole, as ansible-core's ini plugin reads it
+  const { data, vaulted } = decryptFileData(await readFile(file), file);
+  const doc = parseIniInventory(data.toString('utf8'), file);
+  return { doc, secrets: vaulted ? leafValues(doc) : [] };
 }

@@ -4,6 +4,8 @@
  *
  * Safety: duplicate keys are errors, alias expansion is capped (billion-laughs), nesting
  * depth is capped, and `!secret` marks a scalar whose value must be masked in all output.
+ * Ansible Vault: an inline `!vault |` scalar is decrypted (its plaintext is a secret, like
+ * `!secret`), and so is a whole vault-encrypted file (every string in it is a secret).
  */
 import { DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_YAML_DEPTH, setting } from '../core/settings.js';
 import { readFile, stat } from 'node:fs/promises';
@@ -21,6 +23,7 @@ import {
 } from 'yaml';
 import { InputError, type SourcePos } from './errors.js';
 import { fastLoadAllWithOffsets } from './fast-yaml.js';
+import { decryptBytes, decryptText, isVaultText, rememberVaulted, VaultError, vaultSecrets } from '../core/vault.js';
 
 /** Maximum alias dereferences per document. */
 export const MAX_ALIASES = 100;
@@ -166,6 +169,15 @@ export function parseYaml(text: string, file: string, opts: { fast?: boolean } =
       return str;
     },
   };
+  const vaultTag: ScalarTag = {
+    tag: '!vault',
+    resolve(str: string): string {
+      const plain = decryptText(str.trim());
+      secrets.push(plain);
+      rememberVaulted(plain);
+      return plain;
+    },
+  };
   const at = (offset: number): SourcePos => {
     const { line, col } = lineCounter.linePos(offset);
     return { file, line, col };
@@ -185,7 +197,7 @@ export function parseYaml(text: string, file: string, opts: { fast?: boolean } =
       merge: true,
       uniqueKeys: true,
       prettyErrors: false,
-      customTags: [secretTag],
+      customTags: [secretTag, vaultTag],
     });
   let docs: ReturnType<typeof parse>;
   try {
@@ -205,6 +217,7 @@ export function parseYaml(text: string, file: string, opts: { fast?: boolean } =
     if (err && /Maximum call stack/.test(err.message)) throw tooDeep();
     if (err) {
       if (err.code === 'DUPLICATE_KEY') throw duplicateKey(text, err.pos[0], at);
+      if (err.code === 'TAG_RESOLVE_FAILED' && /vault|decrypt|unhexlify/i.test(err.message)) throw vaultError(err.message.split('\n')[0] ?? '', file, at(err.pos[0]));
       const msg = (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
       throw new InputError(`YAML error: ${msg}`, at(err.pos[0]));
     }
@@ -285,6 +298,57 @@ function record(node: YamlNode, value: unknown, at: (o: number) => SourcePos, de
   }
 }
 
+/** A vault error as an InputError at `pos`, with what to do next. */
+function vaultError(message: string, file: string, pos: SourcePos): InputError {
+  const msg = message.replace(/ at line \d+, column \d+:?$/, '').replace(/\.$/, '');
+  const none = vaultSecrets().length === 0;
+  return new InputError(`${msg} on ${file}`, pos, none ? 'give the vault password: --vault-password-file FILE, --vault-id LABEL@SOURCE or --ask-vault-pass (or ANSIBLE_VAULT_PASSWORD_FILE)' : 'none of the vault passwords given opens it: check --vault-id / --vault-password-file');
+}
+
+/** Every string (and number) inside a loaded value: the secrets of a vault-encrypted file. */
+export function leafValues(value: unknown, out: string[] = [], depth = 0): string[] {
+  if (typeof value === 'string' || typeof value === 'number') out.push(String(value));
+  else if (depth < 64 && value !== null && typeof value === 'object') for (const v of Object.values(value as Record<string, unknown>)) leafValues(v, out, depth + 1);
+  return out;
+}
+
+/**
+ * Parse the text of a file that may be vault-encrypted as a whole: decrypted with the run's vault
+ * secrets (every value in it is then a secret), else parsed as it is.
+ * @throws InputError naming the file when it cannot be decrypted.
+ */
+export function parseYamlMaybeVaulted(text: string, file: string): Loaded {
+  if (!isVaultText(text)) return parseYaml(text, file);
+  let plain: string;
+  try {
+    plain = decryptText(text);
+  } catch (e) {
+    if (e instanceof VaultError) throw vaultError(e.message, file, { file, line: 1, col: 1 });
+    throw e;
+  }
+  const loaded = parseYaml(plain, file);
+  return { docs: loaded.docs, secrets: [...loaded.secrets, ...loaded.docs.flatMap((d) => leafValues(d))] };
+}
+
+/**
+ * The text of a file that may be vault-encrypted (the `file` lookup, `copy src`, templates),
+ * decrypted with the run's vault secrets; `vaulted` says it was (its content is then a secret).
+ * `realFile`: a file a module reads (copy, template), whose error without any secret is ansible-core's `get_real_file` one.
+ * @throws InputError naming the file when it cannot be decrypted.
+ */
+export function decryptFileData(data: Buffer, file: string, opts: { realFile?: boolean } = {}): { data: Buffer; vaulted: boolean } {
+  const head = data.subarray(0, 14).toString('latin1');
+  if (head !== '$ANSIBLE_VAULT') return { data, vaulted: false };
+  // a file a module copies or renders (ansible-core's get_real_file) says so in its own words
+  if (opts.realFile && vaultSecrets().length === 0) throw new InputError(`A vault password or secret must be specified to decrypt ${file}`, { file, line: 0, col: 0 }, 'give the vault password: --vault-password-file FILE, --vault-id LABEL@SOURCE or --ask-vault-pass');
+  try {
+    return { data: decryptBytes(data.toString('latin1')), vaulted: true };
+  } catch (e) {
+    if (e instanceof VaultError) throw vaultError(e.message, file, { file, line: 1, col: 1 });
+    throw e;
+  }
+}
+
 /** Read and parse a YAML file. A missing file is an InputError naming it. */
 export async function loadYamlFile(file: string, from?: SourcePos): Promise<Loaded> {
   let text: string;
@@ -304,7 +368,7 @@ export async function loadYamlFile(file: string, from?: SourcePos): Promise<Load
     const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : String(e);
     throw new InputError(`cannot read ${file}: ${why}`, from);
   }
-  return parseYaml(text, file);
+  return parseYamlMaybeVaulted(text, file);
 }
 
 /** Load a file that must hold exactly one YAML document. */

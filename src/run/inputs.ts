@@ -13,6 +13,7 @@ import type { Inventory } from '../inventory/types.js';
 import { loadPlaybook } from '../playbook/parse.js';
 import type { Playbook } from '../playbook/types.js';
 import { Masker } from '../core/mask.js';
+import { vaultSecrets } from '../core/vault.js';
 import { loadRegistry, type ModuleRegistry } from '../plugins/registry.js';
 
 /** Flags shared by commands that load a playbook. */
@@ -109,6 +110,8 @@ export async function loadInventoryFlag(
 export async function loadAll(playbookFile: string, flags: LoadFlags, requireInventory: boolean): Promise<Loaded> {
   const cwd = process.cwd();
   const masker = new Masker();
+  // the vault passwords themselves (set by the CLI before anything is read) are never shown
+  for (const v of vaultSecrets()) masker.add(v.secret.toString('utf8'));
   const pbDir = path.dirname(path.resolve(playbookFile));
   // built-in modules are imported as the playbook names them (lazy): a run loads only its own
   const registry = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [pbDir, cwd], lazy: true });

@@ -11,7 +11,7 @@ export { checkOptions as checkArgumentSpec } from '../playbook/argspec.js';
 export { Default, StringEnum, Type, type Args, type Static, type TDefault, type TObject, type TSchema } from '../core/args.js';
 export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from '../core/module.js';
 export { errorMessage } from '../load/errors.js';
-export { loadYamlDoc } from '../load/yaml.js';
+export { decryptFileData, loadYamlDoc } from '../load/yaml.js';
 export { MASK } from '../core/mask.js';
 export { spawnTethered, tether } from '../core/tether.js';
 export { runProcess, type ProcessOptions, type ProcessResult } from '../core/process.js';

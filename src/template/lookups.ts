@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { decryptFileData } from '../load/yaml.js';
 import type { Kwargs, LookupDef, PluginContext } from './plugins.js';
 import { ExprError, Undef, isMap, truthy, typeName } from './values.js';
 import { text } from './filters/def.js';
@@ -108,7 +109,7 @@ const BASE: Record<string, LookupDef> = {
         const term = text(t);
         const found = findFile(ctx, 'files', term);
         if (!found) throw new ExprError(`Unable to access the file '${term}'.`, undefined, `File not found: looked in ${ctx.searchPaths.map((p) => `${p}/files, ${p}`).join('; ')}`);
-        let content = readFileSync(found, 'utf8');
+        let content = readVaulted(found, ctx);
         if (truthy(kwargs.lstrip ?? false)) content = lstrip(content);
         if (truthy(kwargs.rstrip ?? true)) content = rstrip(content);
         return content;
@@ -122,9 +123,7 @@ const BASE: Record<string, LookupDef> = {
         const term = text(t);
         const found = findFile(ctx, 'files', term);
         if (!found) throw new ExprError(`Unable to find file matching "${term}" `);
-        const content = readFileSync(found, 'utf8');
-        if (content.startsWith('$ANSIBLE_VAULT;')) throw new ExprError(`${term} is vault-encrypted: kplay does not decrypt Ansible Vault files`, undefined, 'keep the secret in a kplay secret source instead');
-        return content;
+        return readVaulted(found, ctx);
       });
     },
   },
@@ -146,7 +145,7 @@ const BASE: Record<string, LookupDef> = {
           template_run_date: new Date().toISOString(),
           ...(isMap(extra) ? extra : {}),
         };
-        return ctx.render(readFileSync(found, 'utf8'), vars);
+        return ctx.render(readVaulted(found, ctx), vars);
       });
     },
   },
@@ -322,4 +321,20 @@ function build(): Map<string, LookupDef> {
 }
 
 /** Every lookup by name: short (`env`), `ansible.builtin.env`, `kubernetes.core.k8s`. */
+/**
+ * A file's text, decrypted when it is vault-encrypted as a whole (its plaintext is then a secret),
+ * as ansible-core's loader reads files for the `file`, `unvault` and `template` lookups.
+ */
+function readVaulted(file: string, ctx: PluginContext): string {
+  let r: { data: Buffer; vaulted: boolean };
+  try {
+    r = decryptFileData(readFileSync(file), file);
+  } catch (e) {
+    throw new ExprError(e instanceof Error ? e.message : String(e), undefined, 'give the vault password: --vault-password-file FILE, --vault-id LABEL@SOURCE or --ask-vault-pass');
+  }
+  const content = r.data.toString('utf8');
+  if (r.vaulted) ctx.addSecret(content);
+  return content;
+}
+
 export const LOOKUPS: ReadonlyMap<string, LookupDef> = build();

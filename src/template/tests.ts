@@ -7,6 +7,7 @@ import { existsSync, lstatSync, openSync, readSync, closeSync, statSync } from '
 import path from 'node:path';
 import { expandUser } from './lookup-files.js';
 import type { Kwargs, PluginContext, TestDef } from './plugins.js';
+import { wasVaulted } from '../core/vault.js';
 import { ExprError, PyFloat, Undef, bigOf, isFloat, isInt, isMap, isNumber, num, pyCompare, pyEq, pyIn, truthy, typeName } from './values.js';
 import { bind, opt, req, type Signature } from './filters/args.js';
 import { items, text } from './filters/def.js';
@@ -233,7 +234,8 @@ const BASE: Record<string, TestDef> = {
   all: one('all', (v) => items(v).every((x) => truthy(x))),
   truthy: test({ fn: 'truthy', params: [opt('convert_bool', false)] }, (v, a) => truthyTest(v, a.get('convert_bool'))),
   falsy: test({ fn: 'falsy', params: [opt('convert_bool', false)] }, (v, a) => !truthyTest(v, a.get('convert_bool'))),
-  vault_encrypted: one('vault_encrypted', () => false),
+  // true for a value that came from an inline `!vault` scalar (ansible-core's EncryptedString), false for any other, a vault text included
+  vault_encrypted: one('vault_encrypted', (v) => wasVaulted(v)),
   vaulted_file: test({ fn: 'vaulted_file', params: [] }, (v, _a, ctx) => {
     const p = safePath(v, ctx, 'vaulted_file');
     let fd: number;

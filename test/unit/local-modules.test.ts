@@ -13,6 +13,7 @@ import template from '../../modules/template.js';
 import waitFor from '../../modules/wait_for.js';
 import type { ModuleContext, ModuleResult } from '../../src/core/module.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
+import { setVaultSecrets, vaultEncrypt } from '../../src/core/vault.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-local-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -173,10 +174,26 @@ describe('copy and template', () => {
     expect(readFileSync(path.join(tmp, 'found2'), 'utf8')).toBe('only here');
     expect(await runModule(copy, { src: 'nowhere.conf', dest: path.join(tmp, 'found3') }, ctx)).toMatchObject({ status: 'failed', msg: expect.stringContaining("Could not find or access 'nowhere.conf'") });
   });
-  it('a vault-encrypted source fails clearly', async () => {
+  it('a vault-encrypted source: decrypted with the vault secrets (its content a secret), copied as it is with decrypt: false, fails clearly without a secret', async () => {
     const src = path.join(tmp, 'vaulted');
-    writeFileSync(src, '$ANSIBLE_VAULT;1.1;AES256\n6162\n');
-    expect(await runModule(copy, { src, dest: path.join(tmp, 'v-out') })).toMatchObject({ status: 'failed', msg: expect.stringContaining('vault') });
+    const text = vaultEncrypt('vaulted-content-1\n', Buffer.from('pw'));
+    writeFileSync(src, text);
+    expect(await runModule(copy, { src, dest: path.join(tmp, 'v-out') })).toMatchObject({ status: 'failed', msg: `A vault password or secret must be specified to decrypt ${src}` });
+    setVaultSecrets([{ id: 'default', secret: Buffer.from('pw') }]);
+    try {
+      const ctx = makeCtx();
+      expect(await runModule(copy, { src, dest: path.join(tmp, 'v-out') }, ctx)).toMatchObject({ status: 'changed' });
+      expect(readFileSync(path.join(tmp, 'v-out'), 'utf8')).toBe('vaulted-content-1\n');
+      expect(ctx.masker.mask('x vaulted-content-1 y')).toBe('x ******** y');
+      expect(await runModule(copy, { src, dest: path.join(tmp, 'v-raw'), decrypt: false })).toMatchObject({ status: 'changed' });
+      expect(readFileSync(path.join(tmp, 'v-raw'), 'utf8')).toBe(text);
+      const tpl = path.join(tmp, 'vaulted.j2');
+      writeFileSync(tpl, vaultEncrypt('t={{ 1 + 1 }}\n', Buffer.from('pw')));
+      expect(await runModule(template, { src: tpl, dest: path.join(tmp, 'v-tpl') }, ctx)).toMatchObject({ status: 'changed' });
+      expect(readFileSync(path.join(tmp, 'v-tpl'), 'utf8')).toBe('t=2\n');
+    } finally {
+      setVaultSecrets([]);
+    }
   });
   it('template: unsupported options fail instead of being ignored; newline_sequence converts', async () => {
     const src = path.join(tmp, 't.j2');

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LOOKUPS } from '../../src/template/lookups.js';
 import type { Kwargs, PluginContext } from '../../src/template/plugins.js';
 import { Undef } from '../../src/template/values.js';
+import { setVaultSecrets, vaultEncrypt } from '../../src/core/vault.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'kplay-lookups-'));
 const outside = mkdtempSync(path.join(tmpdir(), 'kplay-lookups-outside-'));
@@ -104,10 +105,18 @@ describe('file / template / fileglob / first_found', () => {
     expect(q('file', ['../' + path.basename(outside) + '/secret.txt'])).toEqual(['nope']);
     expect(q('file', ['~/' + path.relative(homedir(), path.join(outside, 'secret.txt'))])).toEqual(['nope']);
   });
-  it('unvault: the file as it is (plain files; vault-encrypted ones refused)', () => {
+  it('unvault and file: the file as it is, decrypted when vault-encrypted (without a vault secret: the error)', () => {
     expect(q('unvault', ['motd.txt'])).toEqual(['\n  hello\n\n']);
-    writeFileSync(path.join(root, 'files', 'v.txt'), '$ANSIBLE_VAULT;1.1;AES256\n6162\n');
-    expect(() => q('unvault', ['v.txt'])).toThrow(/vault-encrypted/);
+    writeFileSync(path.join(root, 'files', 'v.txt'), vaultEncrypt('vaulted line\n', Buffer.from('pw')));
+    expect(() => q('unvault', ['v.txt'])).toThrow('Attempting to decrypt but no vault secrets found');
+    setVaultSecrets([{ id: 'default', secret: Buffer.from('pw') }]);
+    try {
+      expect(q('unvault', ['v.txt'])).toEqual(['vaulted line\n']);
+      expect(q('file', ['v.txt'])).toEqual(['vaulted line']);
+      expect(secrets).toContain('vaulted line\n');
+    } finally {
+      setVaultSecrets([]);
+    }
   });
   it('template: renders the file from templates/ with template_vars', () => {
     rendered.length = 0;

@@ -16,6 +16,7 @@ import { JINJA_LIST_FILTERS } from './jinja-lists.js';
 import { JINJA_STRING_FILTERS } from './jinja-strings.js';
 import { KUBERNETES_FILTERS } from './kubernetes.js';
 import { LIQUID_FILTERS as LIQUID, LIQUID_ONLY_FILTERS } from './liquid.js';
+import { VAULT_FILTERS } from './vault.js';
 
 const table = new Map<string, FilterDef>();
 
@@ -60,7 +61,7 @@ function add(names: readonly string[], defIn: FilterDef): void {
 }
 
 // Jinja2's builtins and ansible.builtin's filters are all `ansible.builtin.X` in ansible-core 2.19.
-for (const group of [JINJA_STRING_FILTERS, JINJA_LIST_FILTERS, ANSIBLE_TEXT_FILTERS, ANSIBLE_DATA_FILTERS, ANSIBLE_MISC_FILTERS]) {
+for (const group of [JINJA_STRING_FILTERS, JINJA_LIST_FILTERS, ANSIBLE_TEXT_FILTERS, ANSIBLE_DATA_FILTERS, ANSIBLE_MISC_FILTERS, VAULT_FILTERS]) {
   for (const [name, def] of Object.entries(group)) add([name, `ansible.builtin.${name}`], def);
 }
 const dflt = JINJA_LIST_FILTERS.default;
