@@ -6,10 +6,11 @@
 // ansible-playbook and `kplay run`, with the passwords from a file, a `--vault-id` file and a
 // vault-id client script. kplay runs the built CLI; nothing here needs a cluster.
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { scratch } from '../helpers/scratch.js';
 import { setVaultSecrets, vaultDecrypt, vaultEncrypt, type VaultSecret } from '../../src/core/vault.js';
 import { parseYaml } from '../../src/load/yaml.js';
 import { jsonEvents, kplay } from '../helpers/cli.js';
@@ -17,15 +18,7 @@ import { jsonEvents, kplay } from '../helpers/cli.js';
 const VENV = process.env.KPLAY_BENCH_VENV ?? path.join(os.homedir(), '.cache/kplay-bench/venv');
 const BIN = path.join(VENV, 'bin');
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'kplay-vault-parity-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-const write = (rel: string, text: string, mode?: number): string => {
-  const p = path.join(root, rel);
-  mkdirSync(path.dirname(p), { recursive: true });
-  writeFileSync(p, text);
-  if (mode !== undefined) chmodSync(p, mode);
-  return p;
-};
+const { root, write } = scratch('kplay-vault-parity-');
 
 const ENV = { ...process.env, ANSIBLE_NOCOLOR: '1', ANSIBLE_HOME: path.join(root, '.ansible'), ANSIBLE_LOCALHOST_WARNING: 'False' };
 

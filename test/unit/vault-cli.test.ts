@@ -4,21 +4,14 @@
 // never appear in the text output (-vv), the JSON events, stderr, or the run record and journal.
 // Also: the `--vault-*` flags on `validate`, `ANSIBLE_VAULT_PASSWORD_FILE`, a bad source.
 // Spawns the built kplay.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { scratch } from '../helpers/scratch.js';
 import { vaultEncrypt } from '../../src/core/vault.js';
 import { jsonEvents, kplay } from '../helpers/cli.js';
 
-const root = mkdtempSync(path.join(tmpdir(), 'kplay-vault-cli-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-const write = (rel: string, text: string): string => {
-  const p = path.join(root, rel);
-  mkdirSync(path.dirname(p), { recursive: true });
-  writeFileSync(p, text);
-  return p;
-};
+const { root, write } = scratch('kplay-vault-cli-');
 
 const records = path.join(root, 'records');
 const ENV = { HOME: path.join(root, 'home'), KUBECONFIG: path.join(root, 'home/none'), K8S_AUTH_KUBECONFIG: undefined, K8S_AUTH_CONTEXT: undefined, KPLAY_RECORD_DIR: records, XDG_CACHE_HOME: path.join(root, 'cache') };

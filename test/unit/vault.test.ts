@@ -3,10 +3,9 @@
 // `!vault` scalars and whole vault-encrypted files in the YAML loader, the vault filters and
 // tests, and where the passwords come from (files, scripts, client scripts, prompts).
 // test/parity/vault.test.ts runs the same against the real ansible-vault / ansible-playbook.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { scratch } from '../helpers/scratch.js';
 import { isVaultText, setVaultSecrets, vaultDecrypt, vaultEncrypt, VaultError, wasVaulted } from '../../src/core/vault.js';
 import { decryptFileData, loadYamlDoc, parseYaml } from '../../src/load/yaml.js';
 import { InputError } from '../../src/load/errors.js';
@@ -15,15 +14,8 @@ import { FILTERS, TESTS } from '../../src/template/filters/index.js';
 import type { PluginContext } from '../../src/template/plugins.js';
 import { Undef } from '../../src/template/values.js';
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-vault-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const { root: tmp, write } = scratch('kplay-vault-');
 afterEach(() => setVaultSecrets([]));
-const write = (name: string, text: string, mode?: number): string => {
-  const p = path.join(tmp, name);
-  writeFileSync(p, text);
-  if (mode !== undefined) chmodSync(p, mode);
-  return p;
-};
 
 const pw1 = { id: 'default', secret: Buffer.from('pw1') };
 const pw2dev = { id: 'dev', secret: Buffer.from('pw2') };
