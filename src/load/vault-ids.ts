@@ -69,6 +69,9 @@ const stripCrLf = (b: Buffer): Buffer => {
   return b.subarray(s, e);
 };
 
+/** A password source that does not exist (ansible-core: `Error getting vault password file`, else `Error in vault password file loading`). */
+class MissingSource extends VaultError {}
+
 /** Run a password script; resolves with its stdout, or throws ansible-core's error. */
 function runScript(file: string, vaultId: string | undefined, client: boolean): Promise<Buffer> {
   const args = client && vaultId ? ['--vault-id', vaultId] : [];
@@ -94,8 +97,8 @@ function runScript(file: string, vaultId: string | undefined, client: boolean): 
 async function fromFile(source: string, label: string | undefined, cwd: string, known: readonly VaultSecret[]): Promise<Buffer> {
   const file = path.resolve(cwd, source.startsWith('~/') ? path.join(process.env.HOME ?? '', source.slice(2)) : source);
   const st = await stat(file).catch(() => undefined);
-  if (!st) throw new VaultError(`The vault password file ${file} was not found`);
-  if (st.isDirectory()) throw new VaultError(`The vault password file provided '${file}' can not be a directory`);
+  if (!st) throw new MissingSource(`The vault password file ${file} was not found`);
+  if (st.isDirectory()) throw new MissingSource(`The vault password file provided '${file}' can not be a directory`);
   if ((st.mode & 0o111) !== 0) {
     const client = path.basename(file, path.extname(file)).endsWith('-client');
     const pass = stripCrLf(await runScript(file, label, client));
@@ -137,7 +140,7 @@ export async function loadVaultSecrets(src: VaultSources, ask: AskPassword, warn
       secrets.push({ id: label || dflt, secret: await fromFile(source, label, src.cwd, secrets) });
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
-      warn(`Error getting vault password file (${label ?? ''}): ${msg}`);
+      warn(`${e instanceof MissingSource ? 'Error getting vault password file' : 'Error in vault password file loading'} (${label ?? ''}): ${msg}`);
       last = e instanceof Error ? e : new Error(msg);
     }
   }

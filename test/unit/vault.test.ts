@@ -9,6 +9,7 @@ import { scratch } from '../helpers/scratch.js';
 import { isVaultText, setVaultSecrets, vaultDecrypt, vaultEncrypt, VaultError, wasVaulted } from '../../src/core/vault.js';
 import { decryptFileData, loadYamlDoc, parseYaml } from '../../src/load/yaml.js';
 import { InputError } from '../../src/load/errors.js';
+import { readInventoryFile } from '../../src/inventory/document.js';
 import { loadVaultSecrets, vaultIdSlugs } from '../../src/load/vault-ids.js';
 import { FILTERS, TESTS } from '../../src/template/filters/index.js';
 import type { PluginContext } from '../../src/template/plugins.js';
@@ -111,6 +112,14 @@ describe('vault in the YAML loader', () => {
     await expect(loadYamlDoc(file)).rejects.toThrow(`Attempting to decrypt but no vault secrets found on ${file}`);
   });
 
+  it('a vault-encrypted INI inventory: decrypted, its values secrets', async () => {
+    setVaultSecrets([pw1]);
+    const file = write('hosts.ini', vaultEncrypt('[web]\nw1 api_key=ini-secret-value\n', Buffer.from('pw1')));
+    const { doc, secrets } = await readInventoryFile(file);
+    expect(doc).toMatchObject({ web: { hosts: { w1: { api_key: 'ini-secret-value' } } } });
+    expect(secrets).toContain('ini-secret-value');
+  });
+
   it('other files (file lookup, copy src, templates): decrypted bytes, and said to be vaulted', () => {
     setVaultSecrets([pw1]);
     expect(decryptFileData(Buffer.from(UNI_11), 'f')).toEqual({ data: Buffer.from(UNICODE), vaulted: true });
@@ -194,7 +203,7 @@ describe('vault password sources, as ansible-core gathers them', () => {
     expect(secrets.map((s) => s.id)).toEqual(['default']);
     expect(warnings).toEqual([
       `Error getting vault password file (x): The vault password file ${path.join(tmp, 'missing.pass')} was not found`,
-      `Error getting vault password file (y): Vault password client script ${path.join(tmp, 'client-fails-client')} did not find a secret for vault-id=y: nothing for y\n`,
+      `Error in vault password file loading (y): Vault password client script ${path.join(tmp, 'client-fails-client')} did not find a secret for vault-id=y: nothing for y\n`,
     ]);
     await expect(loadVaultSecrets({ cwd: tmp, passwordFiles: ['missing.pass'] }, noAsk, warn)).rejects.toThrow(`The vault password file ${path.join(tmp, 'missing.pass')} was not found`);
     write('empty.pass', '\n');
