@@ -98,8 +98,12 @@ const result = Type.Object({
       namespace: Type.Optional(Type.String()),
       action: Action,
       changed_paths: Type.Optional(Type.Array(Type.String())),
+      attempts: Type.Optional(Type.Integer({ minimum: 2 })),
     }),
-    { description: 'One entry per object: `kind`, `apiVersion`, `name`, `namespace`, `action` (created/configured/unchanged/deleted; in check mode what would happen) and `changed_paths`.' },
+    {
+      description:
+        'One entry per object: `kind`, `apiVersion`, `name`, `namespace`, `action` (created/configured/unchanged/deleted; in check mode what would happen), `changed_paths`, and `attempts` when its write took more than one (a server-side apply answered 500 by a webhook that timed out, 503, or cut off is sent again, with the backoff and bound of reads).',
+    },
   ),
   objects: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'The objects as applied (the server\'s answer; Secret values masked).' }),
   counts: Type.Record(Type.String(), Type.Integer(), { description: 'Objects per action, e.g. `{created: 1, configured: 0, unchanged: 4, deleted: 0}`.' }),
@@ -191,6 +195,12 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
     const summary = `${summarize(results, ctx.checkMode)}${reclaimed.length ? `; ${ctx.checkMode ? 'would take' : 'took'} back from manual edits: ${reclaimed.join(', ')}` : ''}${added.length ? `; ${ctx.checkMode ? 'would remove' : 'removed'} fields added by hand: ${added.join(', ')}` : ''}`;
     const diff: DiffEntry[] | undefined = ctx.diffMode ? results.filter((r) => r.action !== 'unchanged').map((r) => (r.note ? { ...r.plan.diff, label: `${r.plan.diff.label} (${r.note})` } : r.plan.diff)) : undefined;
     const changed = results.some((r) => r.action !== 'unchanged');
+    // check mode: what a real run would fail with (another manager's fields); the plans are what a forced apply would change
+    const conflicted = results.filter((r) => r.plan.conflict);
+    if (conflicted.length) {
+      const conflicts = conflicted.flatMap((r) => (r.plan.conflict?.conflicts ?? []).map((c) => ({ object: labelOf(r.ref), ...c })));
+      return { status: 'failed', msg: ctx.mask(conflicted.map((r) => r.plan.conflict?.message ?? '').join('; ')), data: { ...data, conflicts }, diff };
+    }
 
     if (args.wait && state === 'present' && !ctx.checkMode) {
       const targets: WaitTarget[] = results
@@ -243,7 +253,7 @@ function resultData(results: ObjectResult[]): K8sApplyResult {
   const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0, deleted: 0 };
   for (const r of results) counts[r.action] = (counts[r.action] ?? 0) + 1;
   return {
-    resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}) })),
+    resources: results.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, namespace: r.ref.namespace, action: r.action, ...(r.plan.changedPaths.length ? { changed_paths: r.plan.changedPaths } : {}), ...(r.attempts ? { attempts: r.attempts } : {}) })),
     objects: results.flatMap((r) => (r.action !== 'deleted' && r.object ? [r.object] : [])),
     counts,
     drift: driftOf(results.map((r) => r.plan)),

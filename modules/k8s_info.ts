@@ -96,6 +96,8 @@ export default defineModule({
       return { status: 'ok', registerMsg: false, msg: `${resources.length} ${args.kind}${resources.length === 1 ? '' : ' objects'} found`, data: { resources, api_found: true } };
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
+      // the kind stopped being served during the run (its CRD deleted): as when it is missing at the start, saying so
+      if (e instanceof KubeApiError && e.verb === 'DISCOVER') return { status: 'ok', msg: ctx.mask(e.apiMessage), data: { resources: [], api_found: false } };
       return { status: 'failed', msg: ctx.mask(e instanceof KubeApiError ? e.message : `k8s_info: ${errorMessage(e)}`) };
     }
   },

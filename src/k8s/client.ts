@@ -13,7 +13,7 @@ import type { ApplyOptions, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient
 import { runWatch } from './watch.js';
 import { isRecord } from '../core/shape.js';
 import { acquireConnection, type ConnectOptions, type DiscoveryCache } from './pool.js';
-import { KubeRequests } from './requests.js';
+import { isEndpointMissing, KubeRequests } from './requests.js';
 import { recordStats } from './stats.js';
 
 export type { ConnectOptions, DiscoveryCache } from './pool.js';
@@ -168,6 +168,55 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
     return undefined;
   }
 
+  /** `run`, with a 404 for the URL of a kind no longer served made that error (see {@link unserved}). */
+  private async served<T>(info: ResourceInfo, of: { apiVersion: string; kind: string }, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (e) {
+      throw await this.unserved(info, of.apiVersion, of.kind, e, signal);
+    }
+  }
+
+  /**
+   * `e`, or — when it is a 404 for the URL itself (not for an object) of a custom resource whose
+   * CRD no longer serves it — the error of a kind that is not served (see {@link kindGone}).
+   */
+  private async unserved(info: ResourceInfo, apiVersion: string, kind: string, e: unknown, signal?: AbortSignal): Promise<unknown> {
+    if (!(e instanceof KubeApiError) || e.status !== 404 || !isEndpointMissing(e.body)) return e;
+    return (await this.kindGone(info, apiVersion, kind, signal)) ?? e;
+  }
+
+  /**
+   * After a 404 for the URL of a kind discovery knew (`404 page not found`: its CRD was deleted
+   * between two tasks, or the version dropped), whether the kind is gone: its CRD (by the
+   * resource and group) is absent, or no longer serves the version. Then the kind is forgotten
+   * (discovery is read again by the next lookup) and the error is the one of a kind missing at
+   * the start (`DISCOVER`, see {@link resource}), saying so and what to do. Undefined when the
+   * CRD still serves it (an apiserver that has not caught up with a new CRD answers 404 for a
+   * moment, see `writeServed`), or when that cannot be told (a built-in kind, an aggregated API,
+   * no right to read CRDs).
+   */
+  private async kindGone(info: ResourceInfo, apiVersion: string, kind: string, signal?: AbortSignal): Promise<KubeApiError | undefined> {
+    if (!info.group) return undefined;
+    const crd = `${info.resource}.${info.group}`;
+    let why: string | undefined;
+    try {
+      const r = await this.call({ method: 'GET', path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(crd)}`, retry: 'read', signal }, { allow404: true });
+      if (r.status === 404 && !r.endpointMissing) why = `its CustomResourceDefinition ${crd} was deleted`;
+      else if (isRecord(r.body) && r.body.kind === 'CustomResourceDefinition') {
+        const spec = isRecord(r.body.spec) ? r.body.spec : {};
+        const served = (Array.isArray(spec.versions) ? spec.versions : []).filter((v): v is { name: string; served: true } => isRecord(v) && typeof v.name === 'string' && v.served === true).map((v) => v.name);
+        if (!served.includes(info.version)) why = `its CustomResourceDefinition ${crd} no longer serves version ${info.version} (it serves ${served.join(', ') || 'none'})`;
+      }
+    } catch (e) {
+      if (!(e instanceof KubeApiError)) throw e;
+    }
+    if (!why) return undefined;
+    this.invalidateDiscovery();
+    for (const [name, kinds] of this.discovery.learned) if (kinds.some((k) => k.kind === kind && apiVersionOf(k.group, k.version) === apiVersion)) this.discovery.learned.delete(name);
+    return new KubeApiError(404, 'NotFound', `no kind ${kind} in apiVersion ${apiVersion} on cluster ${this.name} any more: the kind is no longer served — ${why} after this run started (the apiserver answered 404 page not found); install the CRD again before this task (or serve ${apiVersion} again), or remove the task`, 'DISCOVER', apiVersion, this.name);
+  }
+
   /** URL path of a collection or object. */
   path(info: ResourceInfo, namespace?: string, name?: string): string {
     const base = info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`;
@@ -184,8 +233,12 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
   // ---------------------------------------------------------------- verbs
 
   async get(ref: ObjectRef, signal?: AbortSignal): Promise<KubeObject | undefined> {
-    const { path } = await this.objectPath(ref);
+    const { info, path } = await this.objectPath(ref);
     const r = await this.call({ method: 'GET', path, retry: 'read', signal }, { allow404: true });
+    if (r.status === 404 && r.endpointMissing) {
+      const gone = await this.kindGone(info, ref.apiVersion, ref.kind, signal);
+      if (gone) throw gone;
+    }
     return r.status === 404 ? undefined : asObject(r.body, ref.apiVersion, ref.kind);
   }
 
@@ -202,8 +255,24 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
     let resourceVersion = '';
     let partialPages = 0;
     let pages = 0;
-    do {
-      const r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: 500, continue: cont }, accept: opts.metadataOnly ? METADATA_LIST_ACCEPT : undefined, verb: 'list', retry: 'read', signal: opts.signal });
+    let limit: number | undefined = 500;
+    for (;;) {
+      let r: Awaited<ReturnType<KubeClientImpl['call']>>;
+      try {
+        r = await this.call({ method: 'GET', path, query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit, continue: cont }, accept: opts.metadataOnly ? METADATA_LIST_ACCEPT : undefined, verb: 'list', retry: 'read', signal: opts.signal });
+      } catch (e) {
+        // The continue token of a later page expired (410 Expired: the list's resourceVersion was
+        // compacted while paging): as client-go's pager, the list is read again whole, without a
+        // limit, at the latest version — the pages read so far are dropped.
+        if (!(cont !== undefined && isExpired(e))) throw await this.unserved(info, apiVersion, kind, e, opts.signal);
+        this.transport.stats.listFallbacks = (this.transport.stats.listFallbacks ?? 0) + 1;
+        items.length = 0;
+        partialPages = 0;
+        pages = 0;
+        cont = undefined;
+        limit = undefined;
+        continue;
+      }
       // A LIST answers a JSON object with `items`: anything else is not an empty list.
       if (!isRecord(r.body) || !('items' in r.body)) throw new TransportError(`cluster ${this.name}: the apiserver's answer to LIST ${path} is not a list (${typeof r.body === 'string' ? `${r.body.length} bytes of text` : 'no items'})`, 'EBADBODY', true, false);
       const body = r.body;
@@ -213,7 +282,8 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
       resourceVersion = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : resourceVersion;
       cont = typeof meta.continue === 'string' && meta.continue ? meta.continue : undefined;
       for (const it of Array.isArray(body.items) ? body.items : []) items.push(asObject(it, apiVersion, kind));
-    } while (cont);
+      if (!cont) break;
+    }
     // Pages answered some one way, some the other (apiservers of two versions behind one
     // address): the items are neither, so the list is read again, whole.
     if (partialPages > 0 && partialPages < pages) return this.list(apiVersion, kind, { ...opts, metadataOnly: false });
@@ -236,18 +306,20 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
         body,
         contentType: 'application/apply-patch+yaml',
         verb: 'apply',
-        retry: 'idempotent',
+        // the same patch from the same field manager lands the same however often: retried as a read (see RetryClass)
+        retry: opts.fieldManager ? 'apply' : 'idempotent',
         write: !opts.dryRun,
         signal: opts.signal,
       });
       if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
+      if (r.attempts > 1) opts.onAttempts?.(r.attempts, r.firstFailure);
       return asObject(r.body, obj.apiVersion, obj.kind);
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 409) {
         const conflicts = parseConflicts(e.body);
         if (conflicts.length) throw new ApplyConflictError(describeRef(ref, info.namespaced), conflicts, 'PATCH', path, this.name, e.body);
       }
-      throw e;
+      throw await this.unserved(info, ref.apiVersion, ref.kind, e, opts.signal);
     }
   }
 
@@ -278,16 +350,16 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
   }
 
   async mergePatch(ref: ObjectRef, patch: Record<string, unknown>, opts: PatchOptions = {}): Promise<KubeObject> {
-    const { path } = await this.objectPath(ref);
+    const { info, path } = await this.objectPath(ref);
     const contentType = opts.strategic ? 'application/strategic-merge-patch+json' : 'application/merge-patch+json';
-    const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined, fieldManager: opts.fieldManager }, body: patch, contentType, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    const r = await this.served(info, ref, opts.signal, () => this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined, fieldManager: opts.fieldManager }, body: patch, contentType, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal }));
     if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, ref.apiVersion, ref.kind);
   }
 
   async jsonPatch(ref: ObjectRef, ops: JsonPatchOp[], opts: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<KubeObject> {
-    const { path } = await this.objectPath(ref);
-    const r = await this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: ops, contentType: 'application/json-patch+json', retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    const { info, path } = await this.objectPath(ref);
+    const r = await this.served(info, ref, opts.signal, () => this.call({ method: 'PATCH', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: ops, contentType: 'application/json-patch+json', retry: 'unsafe', write: !opts.dryRun, signal: opts.signal }));
     return asObject(r.body, ref.apiVersion, ref.kind);
   }
 
@@ -295,14 +367,14 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
     const info = await this.resource(obj.apiVersion, obj.kind);
     const ns = info.namespaced ? (obj.metadata.namespace ?? 'default') : undefined;
     const path = this.path(info, ns);
-    const r = await this.call({ method: 'POST', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: ns ? withNamespace(obj, ns) : obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    const r = await this.served(info, obj, opts.signal, () => this.call({ method: 'POST', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: ns ? withNamespace(obj, ns) : obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal }));
     if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, obj.apiVersion, obj.kind);
   }
 
   async replace(obj: KubeObject, opts: { dryRun?: boolean; signal?: AbortSignal; onWarning?: (warning: string) => void } = {}): Promise<KubeObject> {
-    const { path } = await this.objectPath(refOf(obj));
-    const r = await this.call({ method: 'PUT', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal });
+    const { info, path } = await this.objectPath(refOf(obj));
+    const r = await this.served(info, obj, opts.signal, () => this.call({ method: 'PUT', path, query: { dryRun: opts.dryRun ? 'All' : undefined }, body: obj, retry: 'unsafe', write: !opts.dryRun, signal: opts.signal }));
     if (opts.onWarning) for (const w of r.warnings) opts.onWarning(w);
     return asObject(r.body, obj.apiVersion, obj.kind);
   }
@@ -322,6 +394,11 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
       onEvent,
     );
   }
+}
+
+/** A `410 Gone` whose reason is `Expired`: a continue token (or resourceVersion) too old to serve. */
+function isExpired(e: unknown): boolean {
+  return e instanceof KubeApiError && e.status === 410 && e.reason === 'Expired';
 }
 
 /** The `ObjectRef` of an object. */

@@ -31,6 +31,8 @@ export function parseStatus(body: string): KubeStatus | undefined {
 /** A Kubernetes API request that failed with an HTTP error status. */
 export class KubeApiError extends Error {
   override name = 'KubeApiError';
+  /** Attempts the request took before this answer, when it was retried (see `RetryClass`). */
+  attempts?: number;
   /**
    * @param status HTTP status code
    * @param reason Status reason (`NotFound`, `Forbidden`, …) or the HTTP status text

@@ -13,13 +13,23 @@ import { errCode } from './errors.js';
 import { proxyAgent, type ProxySettings } from './proxy.js';
 
 /**
- * How a request may be retried:
+ * How a request may be retried (decided per verb: what a second copy of the request does if the
+ * first one took effect):
  * - `read`: GET/LIST/WATCH — everything transient is retried (429, 5xx, network errors, timeouts);
- * - `idempotent`: server-side apply (PATCH apply) and DELETE — 429, 502/503/504, network errors;
- * - `unsafe`: POST create, PUT, merge patch — only 429 and errors that happened before the request was sent;
+ * - `apply`: server-side apply (PATCH `application/apply-patch+yaml` with a field manager) — as a
+ *   read: the same patch from the same manager gives the same object however often it lands, and
+ *   a 500 (an admission webhook that timed out: `failed calling webhook … context deadline
+ *   exceeded`) wrote nothing;
+ * - `idempotent`: DELETE — 429, 502/503/504, network errors, not 500: a repeated delete whose
+ *   first copy took effect answers 404, which reads as "was already absent" (another answer
+ *   than the first copy's), so it is repeated only where the first copy most likely never
+ *   reached the apiserver's storage;
+ * - `unsafe`: POST create (no name-conflict check: `generateName` would make a second object),
+ *   PUT, merge and JSON patches (a JSON patch's `add` to a list adds twice) — only 429 and
+ *   errors that happened before the request was sent;
  * - `none`: never retried (reachability probes).
  */
-export type RetryClass = 'read' | 'idempotent' | 'unsafe' | 'none';
+export type RetryClass = 'read' | 'apply' | 'idempotent' | 'unsafe' | 'none';
 
 /** What happened on one attempt (input of the retry policy). */
 export type AttemptOutcome =
@@ -51,7 +61,7 @@ export function retryDelay(cls: RetryClass, outcome: AttemptOutcome, attempt: nu
   if (outcome.kind === 'status') {
     const s = outcome.status;
     if (s === 429) retry = true;
-    else if (s === 500) retry = cls === 'read';
+    else if (s === 500) retry = cls === 'read' || cls === 'apply';
     else if (s === 502 || s === 503 || s === 504) retry = cls !== 'unsafe';
   } else {
     const network = outcome.timeout === true || (outcome.code !== undefined && NETWORK_CODES.has(outcome.code));
@@ -163,6 +173,18 @@ export interface TransportOptions {
   stats?: ClientStats;
   /** Reach the server through this proxy (CONNECT tunnels). */
   proxy?: ProxySettings;
+  /** The reachability to share with the other transports of one connection (see {@link Transport.reachability}). */
+  reachability?: Reachability;
+}
+
+/**
+ * The apiserver's reachability as every client of one connection saw it: whether a request was
+ * ever answered, and since when (epoch ms) requests have failed (refused, or not answered
+ * whole within their bound).
+ */
+export interface Reachability {
+  reached: boolean;
+  downSince?: number;
 }
 
 /** One request. */
@@ -202,6 +224,10 @@ export interface TransportResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** Attempts it took (1: answered at once); retries after a 401 refresh are not counted. */
+  attempts?: number;
+  /** What the first failed attempt met (`500 InternalError`, `ECONNRESET`), when there was one. */
+  firstFailure?: string;
 }
 
 /** A network error with the context of the request. */
@@ -245,9 +271,10 @@ export class Transport {
    * connection, so an outage is bounded once, whichever request, retry loop or background writer
    * (lock renewal, run record) meets it; an answered request ends it.
    */
-  readonly reachability: { reached: boolean; downSince?: number } = { reached: false };
+  readonly reachability: Reachability;
 
   constructor(readonly opts: TransportOptions) {
+    this.reachability = opts.reachability ?? { reached: false };
     this.url = new URL(opts.server);
     const isHttps = this.url.protocol === 'https:';
     this.mod = isHttps ? https : http;
@@ -278,6 +305,7 @@ export class Transport {
   async request(req: TransportRequest): Promise<TransportResponse> {
     let attempt = 0;
     let authRetried = false;
+    let firstFailure: string | undefined;
     for (;;) {
       attempt++;
       req.signal?.throwIfAborted();
@@ -299,12 +327,14 @@ export class Transport {
         outcome = { kind: 'error', code: e.code, sent: e.sent, timeout: e.timeout };
         const delay = retryDelay(req.retry, outcome, attempt, this.retry);
         if (delay === undefined || (req.deadline !== undefined && Date.now() + delay > req.deadline)) throw e;
+        firstFailure ??= e.code ?? (e.timeout ? 'a timeout' : 'a network error');
         this.stats.retries++;
         await sleepOrThrow(delay, req.signal);
         continue;
       }
       const delay = retryDelay(req.retry, outcome, attempt, this.retry);
-      if (delay === undefined) return res;
+      if (delay === undefined) return { ...res, attempts: attempt - (authRetried ? 1 : 0), ...(firstFailure !== undefined ? { firstFailure } : {}) };
+      firstFailure ??= `${res.status} ${statusReason(res)}`;
       this.stats.retries++;
       await sleepOrThrow(delay, req.signal);
     }
@@ -321,13 +351,14 @@ export class Transport {
         if (r.res.statusCode === 404) this.stats.notFound++;
         resolve({ status: r.res.statusCode ?? 0, headers: r.res.headers, body: Buffer.concat(chunks).toString('utf8') });
       });
+      const received = (): number => chunks.reduce((n, c) => n + c.length, 0);
       r.res.on('error', (e) => {
         r.done();
-        reject(r.wrap(e, true));
+        reject(r.wrap(e, true, received()));
       });
       r.res.on('aborted', () => {
         r.done();
-        reject(r.wrap(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' }), true));
+        reject(r.wrap(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' }), true, received()));
       });
     });
   }
@@ -338,7 +369,7 @@ export class Transport {
    * query) goes on {@link streamAgent}: it holds its socket for as long as it streams.
    * @param timeoutMs whole-request timeout; 0 for none
    */
-  async open(req: TransportRequest, timeoutMs: number): Promise<{ res: http.IncomingMessage; done: () => void; abort: () => void; wrap: (e: unknown, sent: boolean) => TransportError }> {
+  async open(req: TransportRequest, timeoutMs: number): Promise<{ res: http.IncomingMessage; done: () => void; abort: () => void; wrap: (e: unknown, sent: boolean, bodyBytes?: number) => TransportError }> {
     await this.bucket.take(req.signal);
     const headers: Record<string, string | string[]> = { Accept: req.accept ?? 'application/json', 'User-Agent': 'kplay', ...(await this.opts.auth?.headers()) };
     // The signal may have aborted while waiting for a token or credentials.
@@ -362,17 +393,26 @@ export class Transport {
       let sent = false;
       let timedOut = false;
       let timer: NodeJS.Timeout | undefined;
-      const wrap = (e: unknown, wasSent: boolean): TransportError => {
+      const started = Date.now();
+      const phase: RequestPhase = { at: 'connecting' };
+      const wrap = (e: unknown, wasSent: boolean, bodyBytes?: number): TransportError => {
         const code = timedOut ? 'ETIMEDOUT' : errCode(e);
-        const msg = timedOut ? `timeout after ${timeoutMs} ms` : e instanceof Error ? e.message : String(e);
+        const msg = timedOut ? `timeout after ${timeoutMs} ms ${describePhase(phase, bodyBytes, Date.now() - started)}` : e instanceof Error ? e.message : String(e);
         return new TransportError(`${what}: ${msg}`, code, wasSent, timedOut);
       };
       const r = this.mod.request(
         { protocol: this.url.protocol, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || undefined, method: req.method, path, headers, agent: req.query?.watch ? this.streamAgent : this.agent },
         (res) => {
+          phase.at = 'body';
+          phase.status = res.statusCode;
           resolve({ res, done: cleanup, abort: () => r.destroy(), wrap });
         },
       );
+      r.on('socket', (sock) => {
+        if (!sock.connecting) phase.at = 'sending';
+        else sock.once('connect', () => (phase.at = sock instanceof tls.TLSSocket ? 'tls' : 'sending'));
+        if (sock instanceof tls.TLSSocket) sock.once('secureConnect', () => (phase.at = 'sending'));
+      });
       const onAbort = (): void => {
         r.destroy(abortReason(req.signal));
       };
@@ -387,7 +427,10 @@ export class Transport {
         }, timeoutMs);
       }
       req.signal?.addEventListener('abort', onAbort, { once: true });
-      r.on('finish', () => (sent = true));
+      r.on('finish', () => {
+        sent = true;
+        if (phase.at !== 'body') phase.at = 'headers';
+      });
       r.on('error', (e) => {
         cleanup();
         if (req.signal?.aborted) reject(abortReason(req.signal));
@@ -401,6 +444,29 @@ export class Transport {
   close(): void {
     this.agent.destroy();
     this.streamAgent.destroy();
+  }
+}
+
+/** Where a request is (for the message of a timeout): the bound is on the whole request, whatever arrives meanwhile. */
+interface RequestPhase {
+  at: 'connecting' | 'tls' | 'sending' | 'headers' | 'body';
+  /** The response's status, once its headers arrived. */
+  status?: number;
+}
+
+/** The phase a request timed out in, said for a person: `reading the response body (HTTP 200, 12 bytes in 60.0 s: …)`. */
+export function describePhase(p: RequestPhase, bodyBytes: number | undefined, elapsedMs: number): string {
+  switch (p.at) {
+    case 'connecting':
+      return 'connecting to the apiserver';
+    case 'tls':
+      return 'in the TLS handshake';
+    case 'sending':
+      return 'sending the request';
+    case 'headers':
+      return 'waiting for the response headers (the request was sent)';
+    case 'body':
+      return `reading the response body (HTTP ${p.status ?? 0}${bodyBytes !== undefined ? `, ${bodyBytes} bytes in ${(elapsedMs / 1000).toFixed(1)} s` : ''}: the apiserver, or a proxy or load balancer in front of it, sends it too slowly)`;
   }
 }
 
@@ -425,6 +491,17 @@ export function withSecureContext(o: https.AgentOptions): https.AgentOptions {
 }
 
 const secureContexts = new WeakMap<https.AgentOptions, tls.SecureContext>();
+
+/** The `reason` of a Status body (`InternalError`), else the HTTP status text. */
+function statusReason(res: TransportResponse): string {
+  try {
+    const v: unknown = JSON.parse(res.body);
+    if (typeof v === 'object' && v !== null && typeof (v as { reason?: unknown }).reason === 'string') return (v as { reason: string }).reason;
+  } catch {
+    // not JSON
+  }
+  return http.STATUS_CODES[res.status] ?? '';
+}
 
 function headerOf(h: http.IncomingHttpHeaders, name: string): string | undefined {
   const v = h[name];

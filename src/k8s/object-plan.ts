@@ -47,6 +47,13 @@ export interface PlanOptions {
   driftRules?: readonly DriftRule[];
   /** Called with each warning the apiserver answers a dry-run with. */
   onWarning?: (ref: ObjectRef, warning: string) => void;
+  /**
+   * What a conflict with another field manager (not a manual edit, not hidden by a rule) does:
+   * `fail` throws its `ApplyConflictError`; `report` (check mode) plans as a forced apply would,
+   * the conflicting fields are drift attributed to their manager, and the plan's `conflict` says
+   * what a real apply would fail with. @default "fail"
+   */
+  conflicts?: 'fail' | 'report';
 }
 
 /**
@@ -109,8 +116,10 @@ export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOpt
   const strip = additions.map((a) => a.segments);
   let toApply = obj;
   let plan: ObjectPlan;
+  let planOpts = opts;
+  let conflict: ObjectPlan['conflict'];
   try {
-    plan = await planValues(client, toApply, live, opts, strip);
+    plan = await planValues(client, toApply, live, planOpts, strip);
   } catch (e) {
     // a conflict on fields a rule hides (replicas the autoscaler owns): they keep their live value
     if (!(e instanceof ApplyConflictError) || !live || e.conflicts.length === 0) throw e;
@@ -120,10 +129,18 @@ export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOpt
       const field: DriftField = { path: c.field.startsWith('.') ? c.field : `.${c.field}`, change: 'changed', manager: c.manager, operation: owner?.operation, time: owner?.time, kplay_owns: false };
       return { segments, field, rule: hidingRule(ref, field, owner, rules) };
     });
-    if (hiddenConflicts.some((h) => h.rule === undefined)) throw e;
-    hidden.push(...hiddenConflicts.map((h) => ({ ...h.field, rule: h.rule ?? '' })));
-    toApply = withLiveValues(obj, live, hiddenConflicts.map((h) => h.segments));
-    plan = await planValues(client, toApply, live, opts, strip);
+    const unhidden = hiddenConflicts.filter((h) => h.rule === undefined);
+    if (unhidden.length && opts.conflicts !== 'report') throw e;
+    const kept = hiddenConflicts.filter((h) => h.rule !== undefined);
+    hidden.push(...kept.map((h) => ({ ...h.field, rule: h.rule ?? '' })));
+    toApply = withLiveValues(obj, live, kept.map((h) => h.segments));
+    if (unhidden.length) {
+      // reported, not thrown: what a forced apply would change; the conflicting fields are its drift
+      planOpts = { ...opts, force: true };
+      const left = e.conflicts.filter((c) => unhidden.some((h) => h.field.manager === c.manager && h.field.path === (c.field.startsWith('.') ? c.field : `.${c.field}`)));
+      conflict = { message: new ApplyConflictError(e.object, left, e.verb, e.path, e.cluster, e.body).message, conflicts: left };
+    }
+    plan = await planValues(client, toApply, live, planOpts, strip);
   }
   // changed values: attributed; those a rule hides keep their live value (one more dry-run)
   let changed = live ? attribute(plan.changedPaths, live, own, strip) : [];
@@ -131,9 +148,10 @@ export async function planOne(client: KubeClient, obj: KubeObject, opts: PlanOpt
   if (live && hideNow.length) {
     hidden.push(...hideNow.map(({ c, rule }) => ({ ...c.field, rule })));
     toApply = withLiveValues(obj, live, hideNow.map(({ c }) => c.segments));
-    plan = await planValues(client, toApply, live, opts, strip);
+    plan = await planValues(client, toApply, live, planOpts, strip);
     changed = attribute(plan.changedPaths, live, own, strip);
   }
+  if (conflict) plan.conflict = conflict;
   const drift = [...changed.map((c) => c.field), ...added];
   // set on the plan itself: spreading it would compute its lazy `diff` (two YAML renderings per object)
   if (drift.length) plan.drift = drift;

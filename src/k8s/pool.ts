@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { UnreachableError, type ClusterRef } from '../core/module.js';
 import type { DiscoveryIndex } from './discovery.js';
-import { Transport, TransportError, type TransportResponse } from './http.js';
+import { Transport, TransportError, type Reachability, type TransportResponse } from './http.js';
 import type { ResourceInfo } from './types.js';
 import { ConnectFailure, loadCredentials, type Credentials } from './credentials.js';
 
@@ -47,6 +47,12 @@ interface Connection {
   discovery: DiscoveryCache;
   /** The transport of the reachability probe, until the first client takes it. */
   spare: Transport | undefined;
+  /**
+   * One outage clock for every client of the connection (the tasks', the lock's, the run
+   * record's): reached once the probe answered, so an apiserver that stops answering later —
+   * refusing, or trickling bytes — is ridden out within one bound (`KPLAY_OUTAGE_SECONDS`).
+   */
+  reachability: Reachability;
   /** Clients not closed yet; when the last closes, the next connect probes again. */
   users: number;
 }
@@ -94,7 +100,7 @@ export async function acquireConnection(cluster: ClusterRef, opts: ConnectOption
     throw e;
   }
   conn.users++;
-  const transport = conn.spare ?? new Transport({ cluster: cluster.name, server: conn.server, tls: conn.creds.tls, auth: conn.creds.auth, proxy: conn.creds.proxy, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs });
+  const transport = conn.spare ?? new Transport({ cluster: cluster.name, server: conn.server, tls: conn.creds.tls, auth: conn.creds.auth, proxy: conn.creds.proxy, qps: opts.qps, burst: opts.burst, timeoutMs: opts.timeoutMs, reachability: conn.reachability });
   conn.spare = undefined;
   let closed = false;
   const release = (): void => {
@@ -139,7 +145,8 @@ async function open(cluster: ClusterRef, opts: ConnectOptions): Promise<Connecti
   } catch {
     // 403 on /version (unusual RBAC): reachable anyway
   }
-  return { server, creds, version, discovery: { missing: new Set(), learned: new Map() }, spare: transport, users: 0 };
+  transport.reachability.reached = true;
+  return { server, creds, version, discovery: { missing: new Set(), learned: new Map() }, spare: transport, reachability: transport.reachability, users: 0 };
 }
 
 /** A network error as a connection failure says it. */

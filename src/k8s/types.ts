@@ -68,6 +68,8 @@ export interface ClientStats {
   responseBytes?: number;
   /** LISTs answered metadata-only (`PartialObjectMetadataList`, see {@link ListOptions.metadataOnly}); counted under `list` too. */
   metadataLists?: number;
+  /** Paged LISTs read again whole because a continue token expired (410 Expired), as client-go's pager does. */
+  listFallbacks?: number;
 }
 
 /** The verb a request is counted under in {@link ClientStats.byVerb}. */
@@ -124,6 +126,12 @@ export interface ApplyOptions {
   dryRun?: boolean;
   /** Called with each warning the apiserver answers the write with (deprecated APIs and fields, webhooks). */
   onWarning?: (warning: string) => void;
+  /**
+   * Called when the apply took more than one attempt (a 500 from a webhook that timed out, a
+   * 503, a reset connection: a server-side apply with a field manager is repeated as a read is),
+   * with the number of attempts and what the first one met (`500 InternalError`).
+   */
+  onAttempts?: (attempts: number, firstFailure: string | undefined) => void;
   signal?: AbortSignal;
 }
 
@@ -237,4 +245,16 @@ export interface ObjectPlan {
   additions?: FieldAddition[];
   /** The object to apply when rules changed it (hidden fields keep their live values); else the desired object as given. */
   toApply?: KubeObject;
+  /**
+   * Set when the plan was made with `conflicts: 'report'` (check mode) and another field manager
+   * owns fields with other values (`kubectl apply --server-side --force-conflicts`): the conflict
+   * a real apply fails with; the plan is what a forced apply would change (those fields are drift).
+   */
+  conflict?: FieldConflictSummary;
+}
+
+/** The conflict of a plan (see {@link ObjectPlan.conflict}): the fields, their managers, and the error's message. */
+export interface FieldConflictSummary {
+  message: string;
+  conflicts: { manager: string; field: string; message: string }[];
 }

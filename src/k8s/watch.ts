@@ -109,17 +109,14 @@ async function streamOnce(
     const st = parseStatus(body);
     throw new KubeApiError(status, st?.reason ?? String(status), st?.message ?? body.slice(0, 200), 'WATCH', path, deps.cluster, st);
   }
+  // The server ends the stream at `timeoutSeconds`: one that is still open a grace later is cut
+  // and the state re-listed — a bound on the whole stream, not on the gap between its bytes, so
+  // neither silence nor a byte every few seconds (a slow-loris front end) keeps a wait on it.
   let stalled = false;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = (): void => {
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      stalled = true;
-      h.abort();
-    }, stallMs + Math.min(5_000, stallMs));
-  };
-  arm();
-  h.res.on('data', arm);
+  const timer = setTimeout(() => {
+    stalled = true;
+    h.abort();
+  }, stallMs + Math.min(5_000, stallMs));
   const rl = createInterface({ input: h.res, crlfDelay: Infinity });
   // A destroyed response (abort, stall) does not always emit 'end': close the reader ourselves.
   h.res.once('close', () => rl.close());
@@ -162,7 +159,7 @@ async function streamOnce(
       throw new TransportError(`watch ${path}: ${e instanceof Error ? e.message : String(e)}`, 'ECONNRESET', true, false);
     }
   } finally {
-    if (timer) clearTimeout(timer);
+    clearTimeout(timer);
     h.done();
     h.abort();
   }

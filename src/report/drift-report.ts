@@ -70,6 +70,15 @@ function objectDrifts(data: Record<string, unknown> | undefined): ObjectDrift[] 
   return raw.filter((d): d is ObjectDrift => isRecord(d) && typeof d.kind === 'string' && typeof d.name === 'string' && Array.isArray(d.fields) && Array.isArray(d.hidden));
 }
 
+/**
+ * A check-mode failure that is drift: `k8s_apply` met fields another field manager took
+ * (`kubectl apply --server-side --force-conflicts`), so a real run would fail on the conflict —
+ * the live values differ from the playbook's, attributed to that manager in its `drift`.
+ */
+function conflictDrift(status: string, data: Record<string, unknown> | undefined, drifts: readonly ObjectDrift[]): boolean {
+  return status === 'failed' && Array.isArray(data?.conflicts) && data.conflicts.length > 0 && drifts.some((d) => d.action !== 'unchanged' && d.fields.length > 0);
+}
+
 /** `Kind ns/name`, as object labels are written everywhere (diff labels too). */
 export function objectLabel(o: { kind: string; name: string; namespace?: string }): string {
   return `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
@@ -123,7 +132,7 @@ export class DriftCollector {
         else c.hidden.set(key, { ...h, object, tasks: [taskName(ref)] });
       }
     }
-    if (e.status === 'changed') {
+    if (e.status === 'changed' || conflictDrift(e.status, e.data, drifts)) {
       let named = false;
       for (const o of drifts.filter((d) => d.action !== 'unchanged')) {
         const entry = this.entry(c.entries, objectLabel(o));

@@ -4,7 +4,10 @@
 // sandbox admin. A policy decides per request what happens: pass it on, answer a status itself
 // (429 with Retry-After, 5xx), reset the connection before or after the request reached the
 // apiserver, accept a watch and stay silent, or cut a watch without a final event. Everything
-// that passes is real apiserver behaviour; only the injected faults are not.
+// that passes is real apiserver behaviour; only the injected faults are not. A request can also
+// pass with some query parameters changed (`limit=10`: the apiserver pages a LIST as it may
+// whenever it likes), and a slow-loris front end can be played: headers, then a byte every
+// few seconds, never the end.
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +15,8 @@ import path from 'node:path';
 
 /** What to do with one request. */
 export type Fault =
-  | { kind: 'pass' }
+  /** Pass it on; `query` replaces those query parameters on the way (the apiserver's own answer comes back). */
+  | { kind: 'pass'; query?: Record<string, string> }
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: string }
   /** Destroy the connection without sending the request upstream. */
   | { kind: 'reset-before' }
@@ -26,13 +30,20 @@ export type Fault =
    * Send the request upstream, then answer with the first `fraction` of the real body and end the
    * response cleanly (`Connection: close`, no length): an answer cut short that looks complete.
    */
-  | { kind: 'truncate'; fraction: number };
+  | { kind: 'truncate'; fraction: number }
+  /**
+   * A slow-loris front end: answer 200 with JSON headers at once, then one byte every
+   * `intervalMs`, never ending the response (nothing is sent upstream).
+   */
+  | { kind: 'slow'; intervalMs: number };
 
 /** One request as the proxy saw it. */
 export interface ProxiedRequest {
   n: number;
   method: string;
   path: string;
+  /** The query parameters as sent by the client. */
+  query: Record<string, string>;
   watch: boolean;
   dryRun: boolean;
   fault: Fault['kind'];
@@ -65,7 +76,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
   let n = 0;
   const server = https.createServer({ cert: readFileSync(path.join(o.pkiDir, 'apiserver.crt')), key: readFileSync(path.join(o.pkiDir, 'apiserver.key')) }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://proxy');
-    const base = { n: ++n, method: req.method ?? 'GET', path: url.pathname, watch: url.searchParams.get('watch') === 'true', dryRun: url.searchParams.has('dryRun') };
+    const base = { n: ++n, method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), watch: url.searchParams.get('watch') === 'true', dryRun: url.searchParams.has('dryRun') };
     const fault = o.policy(base);
     const entry: ProxiedRequest = { ...base, fault: fault.kind };
     log.push(entry);
@@ -86,9 +97,18 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       res.flushHeaders();
       return; // never written, never ended
     }
+    if (fault.kind === 'slow') {
+      req.resume();
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+      res.write('{');
+      const drip = setInterval(() => res.write(' '), fault.intervalMs);
+      res.on('close', () => clearInterval(drip));
+      return; // never ended
+    }
+    if (fault.kind === 'pass' && fault.query) for (const [k, v] of Object.entries(fault.query)) url.searchParams.set(k, v);
     const headers = { ...req.headers, host: up.host };
     delete headers.authorization; // upstream identity is the proxy's client certificate
-    const upstream = https.request({ hostname: up.hostname, port: up.port, method: req.method, path: req.url, headers, agent }, (ures) => {
+    const upstream = https.request({ hostname: up.hostname, port: up.port, method: req.method, path: fault.kind === 'pass' && fault.query ? `${url.pathname}${url.search}` : req.url, headers, agent }, (ures) => {
       entry.status = ures.statusCode;
       if (fault.kind === 'reset-after') {
         ures.resume();

@@ -12,6 +12,8 @@ import { kplay } from '../helpers/cli.js';
 import { kubectl, sandboxEnv } from '../sandbox/env.js';
 
 const CONTEXT = 'sandbox-3';
+/** A cluster reached directly (not through the proxy), alongside. */
+const HEALTHY = 'sandbox-2';
 const suffix = Math.random().toString(16).slice(2, 8);
 const ns = `fproxy-${suffix}`;
 let tmp: string;
@@ -51,6 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await proxy?.close();
   await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false'], { context: CONTEXT, check: false });
+  await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false'], { context: HEALTHY, check: false });
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -109,6 +112,92 @@ describe('fault proxy in front of the apiserver', () => {
     expect(resets).toBeGreaterThanOrEqual(1);
     expect(realWrites('reset-early')).toHaveLength(1);
     await kubectl(['-n', ns, 'get', 'configmap', 'reset-early'], { context: CONTEXT });
+  });
+
+  describe('a 500 from an admission webhook that timed out, on a server-side apply (issue 51)', () => {
+    // what the apiserver answers when a webhook with failurePolicy: Fail does not answer in time (nothing is written)
+    const webhookTimeout = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'Internal error occurred: failed calling webhook "validate.example.com": failed to call webhook: Post "https://validator.example.svc:443/validate?timeout=10s": context deadline exceeded', details: { causes: [{ message: 'failed calling webhook "validate.example.com": failed to call webhook: Post "https://validator.example.svc:443/validate?timeout=10s": context deadline exceeded' }] } });
+    const isApply = (r: Omit<ProxiedRequest, 'fault' | 'status'>, name: string): boolean => !r.dryRun && r.method === 'PATCH' && r.path.endsWith(`/${name}`);
+    const applyPb = (name: string): string => {
+      const file = path.join(tmp, `${name}.yml`);
+      writeFileSync(file, YAML.stringify([{ hosts: 'all', tasks: [
+        { name: 'apply', k8s_apply: { namespace: ns, definition: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: '1' } } }, register: 'applied' },
+        { name: 'show', debug: { msg: 'attempts={{ applied.resources[0].attempts }}' } },
+      ] }]));
+      return file;
+    };
+
+    it('once: applied again (it is idempotent), written once, the result says it took 2 attempts', async () => {
+      let failed = 0;
+      policy = (r) => (isApply(r, 'webhook-once') && failed++ === 0 ? { kind: 'status', status: 500, body: webhookTimeout } : { kind: 'pass' });
+      const r = await kplay(['run', applyPb('webhook-once'), '-i', inventory, '--no-lock', '-v'], { timeoutMs: 120_000 });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(failed).toBe(2);
+      expect(realWrites('webhook-once')).toHaveLength(1);
+      expect(r.stdout).toContain('attempts=2');
+      expect(r.stdout + r.stderr).toContain('ConfigMap ' + ns + '/webhook-once: applied on attempt 2 (the first met 500 InternalError)');
+      const cm = JSON.parse((await kubectl(['-n', ns, 'get', 'configmap', 'webhook-once', '-o', 'json'], { context: CONTEXT })).stdout) as { data: { v: string } };
+      expect(cm.data.v).toBe('1');
+    });
+
+    it('every time: the task fails with the webhook\'s message after the bound of reads (6 attempts)', async () => {
+      policy = (r) => (isApply(r, 'webhook-always') ? { kind: 'status', status: 500, body: webhookTimeout } : { kind: 'pass' });
+      const r = await kplay(['run', applyPb('webhook-always'), '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.stdout).toMatch(/failed calling webhook \\?"validate\.example\.com\\?".*context deadline exceeded/);
+      expect(r.stdout).toContain('(6 attempts; the first met 500 InternalError)');
+      expect(proxy.log.filter((x) => isApply(x, 'webhook-always'))).toHaveLength(6);
+      expect(realWrites('webhook-always')).toHaveLength(0);
+    });
+  });
+
+  it('a paged LIST whose continue token expired (410 Expired) is read again whole, as client-go\'s pager does (issue 51)', async () => {
+    const objects = Array.from({ length: 25 }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `paged-${i}`, labels: { set: 'paged' } }, data: { i: String(i) } }));
+    policy = () => ({ kind: 'pass' });
+    const setup = await kplay(['run', playbook('paged-setup', objects, false), '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+    expect(setup.code, setup.stdout + setup.stderr).toBe(0);
+    const isList = (r: Omit<ProxiedRequest, 'fault' | 'status'>): boolean => r.method === 'GET' && !r.watch && r.path === `/api/v1/namespaces/${ns}/configmaps`;
+    // the apiserver pages by 10 (it may answer fewer items than the limit asked), and the token of page 2 is too old
+    const expired = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.', reason: 'Expired', code: 410 });
+    policy = (r) => (!isList(r) ? { kind: 'pass' } : r.query.continue ? { kind: 'status', status: 410, body: expired } : r.query.limit ? { kind: 'pass', query: { limit: '10' } } : { kind: 'pass' });
+    const pb = path.join(tmp, 'paged.yml');
+    writeFileSync(pb, YAML.stringify([{ hosts: 'all', tasks: [
+      { name: 'list', k8s_info: { kind: 'ConfigMap', namespace: ns, label_selector: 'set=paged' }, register: 'found' },
+      { name: 'show', debug: { msg: 'found {{ found.resources | length }}' } },
+    ] }]));
+    const before = proxy.log.length;
+    const r = await kplay(['run', pb, '-i', inventory, '--no-lock'], { timeoutMs: 120_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('found 25');
+    const lists = proxy.log.slice(before).filter(isList);
+    expect(lists.map((x) => [x.query.limit !== undefined, x.query.continue !== undefined, x.status])).toEqual([[true, false, 200], [true, true, 410], [false, false, 200]]);
+  });
+
+  it('a slow-loris front end (headers, then a byte every 2 s): the cluster fails within the outage bound, naming it and the phase; the other cluster goes on (issue 51)', async () => {
+    // the reachability probe passes (the front end answers it), everything after it trickles
+    policy = (r) => (r.path === '/version' ? { kind: 'pass' } : { kind: 'slow', intervalMs: 2000 });
+    const both = path.join(tmp, 'both.yml');
+    const kubeconfig = path.join(tmp, 'kubeconfig');
+    writeFileSync(both, YAML.stringify({ all: { clusters: { [CONTEXT]: { context: CONTEXT, kubeconfig }, [HEALTHY]: { context: HEALTHY, kubeconfig } } } }));
+    const cm = (name: string): unknown => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: '1' } });
+    const pb = path.join(tmp, 'loris.yml');
+    writeFileSync(pb, YAML.stringify([{ hosts: 'all', tasks: [
+      { name: 'first', k8s_apply: { definition: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, cm('loris-first')] } },
+      { name: 'second', k8s_apply: { definition: cm('loris-second') } },
+    ] }]));
+    const started = Date.now();
+    const r = await kplay(['run', pb, '-i', both, '--no-lock'], { env: { KPLAY_OUTAGE_SECONDS: '6' }, timeoutMs: 150_000 });
+    const took = Date.now() - started;
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.stdout).toContain(`cluster ${CONTEXT} did not answer in time at https://127.0.0.1:${proxy.port}`);
+    expect(r.stdout).toMatch(/timeout after \d+ ms reading the response body \(HTTP 200, \d+ bytes in [\d.]+ s: the apiserver, or a proxy or load balancer in front of it, sends it too slowly\) \(kept trying for 6 s; KPLAY_OUTAGE_SECONDS sets how long\)/);
+    expect(r.stdout).toMatch(new RegExp(`${HEALTHY}\\s*:\\s*ok=2\\s+changed=2`));
+    const names = (await kubectl(['-n', ns, 'get', 'configmaps', '-o', 'name'], { context: HEALTHY })).stdout;
+    expect(names).toContain('configmap/loris-first');
+    expect(names).toContain('configmap/loris-second');
+    // the outage bound (6 s) plus a short try of the run's last writes, not six whole 60 s attempts (366 s)
+    expect(took).toBeLessThan(60_000);
+    expect(proxy.log.some((x) => x.fault === 'slow')).toBe(true);
   });
 
   for (const [label, fault] of [

@@ -19,6 +19,17 @@ describe('retryDelay', () => {
     expect(retryDelay('read', { kind: 'status', status: 404 }, 1)).toBeUndefined();
     expect(retryDelay('read', { kind: 'status', status: 409 }, 1)).toBeUndefined();
   });
+  it('retries a 500 of a server-side apply (a webhook that timed out) as a read; never of a delete, create, PUT or patch (issue 51)', () => {
+    expect(retryDelay('apply', { kind: 'status', status: 500 }, 1)).toBeDefined();
+    expect(retryDelay('apply', { kind: 'status', status: 500 }, 5)).toBeDefined();
+    expect(retryDelay('apply', { kind: 'status', status: 500 }, 6)).toBeUndefined(); // the bound of reads: 5 retries
+    expect(retryDelay('apply', { kind: 'status', status: 503 }, 1)).toBeDefined();
+    expect(retryDelay('apply', { kind: 'error', code: 'ECONNRESET', sent: true }, 1)).toBeDefined();
+    expect(retryDelay('apply', { kind: 'status', status: 409 }, 1)).toBeUndefined();
+    expect(retryDelay('apply', { kind: 'status', status: 422 }, 1)).toBeUndefined();
+    expect(retryDelay('idempotent', { kind: 'status', status: 500 }, 1)).toBeUndefined(); // DELETE: a second copy answers 404
+    expect(retryDelay('unsafe', { kind: 'status', status: 500 }, 1)).toBeUndefined();
+  });
   it('retries a create after a network error only when the request was not sent', () => {
     expect(retryDelay('unsafe', { kind: 'error', code: 'ECONNREFUSED', sent: false }, 1)).toBeDefined();
     expect(retryDelay('unsafe', { kind: 'error', code: 'ECONNRESET', sent: true }, 1)).toBeUndefined();

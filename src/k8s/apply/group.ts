@@ -167,7 +167,8 @@ export async function applyGroup(
           // Planning an existing object is CPU work (large CRDs: ~5 ms each): let answers to reads
           // made meanwhile (read-ahead of later groups) be handled between objects, not after all.
           await new Promise((r) => setImmediate(r));
-          const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers, onWarning: state.onWarning }, { live });
+          // check mode reports a conflict (the task fails with it, `kplay drift` counts it as drift); a real apply fails on it before any write
+          const plan = await planOne(client, x, { fieldManager: opts.fieldManager, force: opts.force, signal: opts.signal, mask: opts.mask, driftRules: opts.driftRules, ownManagers: opts.ownManagers, onWarning: state.onWarning, conflicts: opts.checkMode ? 'report' : 'fail' }, { live });
           const action: ObjectAction = plan.action === 'create' ? 'created' : plan.action === 'update' ? 'configured' : 'unchanged';
           const r: ObjectResult = { ref: plan.ref, action, plan, object: plan.desired };
           if (!opts.checkMode && action !== 'unchanged') toWrite.set(r, x);
@@ -202,8 +203,12 @@ export async function applyGroup(
             limit(async () => {
               // Forced only where the plan reclaimed fields from a manual kubectl edit (or force_conflicts).
               const onWarning = state.onWarning && ((w: string): void => state.onWarning?.(r.ref, w));
+              const onAttempts = (n: number, first: string | undefined): void => {
+                r.attempts = n;
+                opts.log?.(`${labelOf(r.ref)}: applied on attempt ${n}${first ? ` (the first met ${first})` : ''}`);
+              };
               const write = (): Promise<KubeObject> =>
-                client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal, onWarning });
+                client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal, onWarning, onAttempts });
               const applied = removesOnlyAdditions(r.plan) ? undefined : state.newKinds.has(`${obj.apiVersion}|${obj.kind}`) ? await writeServed(write, state.servedBy, opts.signal) : await write();
               if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
               let stored = applied;

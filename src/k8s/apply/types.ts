@@ -18,6 +18,8 @@ export interface ObjectResult {
   note?: string;
   /** The object as stored (or as it would be), normalised and masked. */
   object?: KubeObject;
+  /** Attempts its write took, when more than one (a retried server-side apply). */
+  attempts?: number;
 }
 
 /** Options of `applyObjects`. */
