@@ -7,7 +7,9 @@
  *
  * `--output html`: the same as one self-contained page (`src/report/html/drift.ts`).
  *
- * Exit 0 no drift, 3 drift found, 2 errors (failed/unreachable tasks), 1 usage errors. Tasks
+ * Exit 0 no drift, 3 drift found (a field another field manager took is drift: the check-mode
+ * conflict that fails its task names the field and the manager), 2 errors (failed/unreachable
+ * tasks), 1 usage errors. Tasks
  * tagged `transient` (steps undone later in the same playbook, such as draining a load
  * balancer) are skipped unless named in --tags.
  *

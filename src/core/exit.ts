@@ -12,7 +12,7 @@ export const EXIT_CODES = {
   drift: {
     code: 3,
     meaning:
-      "(`kplay drift`) drift found; (`kplay history verify`) a run record was edited, removed, inserted or reordered; (`kplay report`) the report is written, but the run's own record does not verify; (`kplay fleet status`) shards are still running or missing",
+      "(`kplay drift`) drift found (fields another field manager took from kplay, `--force-conflicts`, included); (`kplay history verify`) a run record was edited, removed, inserted or reordered; (`kplay report`) the report is written, but the run's own record does not verify; (`kplay fleet status`) shards are still running or missing",
   },
   unreachable: { code: 4, meaning: 'a cluster was unreachable (and no task failed)' },
   refused: { code: 5, meaning: '(`kplay run --plan`) refused: the plan no longer holds (inputs or live state moved), was modified, or an approved plan is required' },
