@@ -212,7 +212,7 @@ export class Templar {
   evalExpression(expr: string, vars: Record<string, unknown>, opts: RenderOptions = {}): unknown {
     const parsed = this.parseCondition(expr, opts.where, 'expression');
     try {
-      return toPlain(evaluate(parsed.expr, new Scope(vars), this.env(opts.host)));
+      return this.evaluating(opts.host, (env) => toPlain(evaluate(parsed.expr, new Scope(vars), env)));
     } catch (e) {
       throw this.error('expression', expr, e, parsed.at, opts.where, false);
     }
@@ -312,14 +312,29 @@ export class Templar {
 
   // ---- internals -------------------------------------------------------------------------
 
-  private env(given: TemplateHost | undefined): EvalEnv {
+  private env(given: TemplateHost | undefined, readLiquid = false): EvalEnv {
     const deadline = Date.now() + this.renderLimit;
     const host = given ?? this.ambientHost;
     return {
       registry: REGISTRY,
       deadline,
       plugins: (scope) => this.pluginContext(scope, host),
+      liquid: { read: readLiquid, met: false },
     };
+  }
+
+  /**
+   * Run one evaluation with Jinja's rules; when it fails after meeting a Liquid property Jinja has
+   * no value for (`list.size`), run it again reading Liquid's properties (older kplay playbooks).
+   */
+  private evaluating<T>(host: TemplateHost | undefined, run: (env: EvalEnv) => T): T {
+    const env = this.env(host);
+    try {
+      return run(env);
+    } catch (e) {
+      if (!env.liquid.met) throw e;
+      return run(this.env(host, true));
+    }
   }
 
   private pluginContext(scope: Scope, host: TemplateHost | undefined): PluginContext {
@@ -364,9 +379,12 @@ export class Templar {
 
   private renderInScope(template: string, scope: Scope, host: TemplateHost | undefined, where: SourcePos | undefined): unknown {
     const nodes = this.parseTemplate(template, where);
-    const parts: unknown[] = [];
+    let parts: unknown[] = [];
     try {
-      renderNodes(nodes, scope, this.env(host), parts);
+      this.evaluating(host, (env) => {
+        parts = [];
+        renderNodes(nodes, scope, env, parts);
+      });
     } catch (e) {
       if (e instanceof NodeError) throw this.error('template', template, e.cause, e.at, where, true);
       throw this.error('template', template, e, undefined, where, true);
@@ -424,14 +442,14 @@ export class Templar {
     const parsed = this.parseCondition(cond, where, 'condition');
     let result: unknown;
     try {
-      result = toPlain(evaluate(parsed.expr, new Scope(vars), this.env(host)));
+      result = this.evaluating(host, (env) => toPlain(evaluate(parsed.expr, new Scope(vars), env)));
     } catch (e) {
       throw this.error('condition', cond, e, parsed.at, where, false);
     }
     if (braced && typeof result === 'string' && result.trim() !== '') {
       const again = this.parseCondition(result, where, 'condition');
       try {
-        result = toPlain(evaluate(again.expr, new Scope(vars), this.env(host)));
+        result = this.evaluating(host, (env) => toPlain(evaluate(again.expr, new Scope(vars), env)));
       } catch (e) {
         throw this.error('condition', result as string, e, again.at, where, false);
       }

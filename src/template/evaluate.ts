@@ -41,6 +41,7 @@ import {
 import { closest } from '../load/suggest.js';
 import { arith, getAttr, getItem, sized, sliceOf } from './operators.js';
 import { eachExpr } from './walk.js';
+import { liquidContains, liquidProperty } from './liquid-forms.js';
 
 /** The filters, tests and lookups an evaluation can call. */
 export interface Registry {
@@ -107,6 +108,21 @@ export interface EvalEnv {
   readonly plugins: (scope: Scope) => PluginContext;
   /** `Date.now()` after which evaluation fails (bounded render time). */
   readonly deadline: number;
+  /** Liquid's properties (`list.size`), the fallback for older kplay playbooks: see {@link LiquidFallback}. */
+  readonly liquid: LiquidFallback;
+}
+
+/**
+ * Whether an evaluation reads Liquid's properties where Jinja has no value. An expression is
+ * evaluated with Jinja's rules first (`read` false: `l.size` is undefined, so `l.size | default(0)`
+ * and `l.size is defined` keep Jinja's values); only when that fails after meeting such a property
+ * (`met`) is it evaluated again with `read` true, so a value Jinja defines never changes.
+ */
+export interface LiquidFallback {
+  /** Read Liquid's value where Jinja has none. */
+  readonly read: boolean;
+  /** Set when the evaluation met a property Jinja has no value for and Liquid has. */
+  met: boolean;
 }
 
 /** A function defined by a template (`{% macro %}`, `loop.cycle`): called like a global. */
@@ -158,7 +174,7 @@ function compare(node: CompareNode, scope: Scope, env: EvalEnv): boolean {
           ok = !(undefinedIn(left, right) ?? pyIn(left, right));
           break;
         case 'contains':
-          ok = pyIn(right, left);
+          ok = liquidContains(left, right);
           break;
       }
     } catch (e) {
@@ -320,6 +336,15 @@ function located(v: unknown, at: number): unknown {
   return v instanceof Undef && v.offset === undefined ? new Undef(v.message, v.name, at) : v;
 }
 
+/** Jinja's value of `obj.key`, or where Jinja has none, Liquid's property when `env` reads them (noting that one was met). */
+function orLiquid(jinja: unknown, obj: unknown, key: unknown, env: EvalEnv): unknown {
+  if (!(jinja instanceof Undef) || typeof key !== 'string') return jinja;
+  const liquid = liquidProperty(obj, key);
+  if (liquid === undefined) return jinja;
+  env.liquid.met = true;
+  return env.liquid.read ? liquid : jinja;
+}
+
 /** Evaluate an expression to an internal value (may be an {@link Undef} or a {@link PyFloat}). */
 export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
   tick(env, node.at);
@@ -355,11 +380,15 @@ export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
       }
       return fresh(out);
     }
-    case 'attr':
-      return located(getAttr(evaluate(node.obj, scope, env), node.name), node.at);
+    case 'attr': {
+      const obj = evaluate(node.obj, scope, env);
+      return located(orLiquid(getAttr(obj, node.name), obj, node.name, env), node.at);
+    }
     case 'item': {
       try {
-        return located(getItem(evaluate(node.obj, scope, env), evaluate(node.key, scope, env)), node.at);
+        const obj = evaluate(node.obj, scope, env);
+        const key = evaluate(node.key, scope, env);
+        return located(orLiquid(getItem(obj, key), obj, key, env), node.at);
       } catch (e) {
         throw withOffset(e, node.at);
       }

@@ -156,6 +156,24 @@ describe('kplay run: variables', () => {
   });
 });
 
+describe('kplay run: Liquid forms of older kplay playbooks', () => {
+  it('reads size/first/last and contains where Jinja has no value, and keeps every value Jinja has', async () => {
+    const r = await run('liquid-forms.yml', '-o', 'json');
+    const ev = jsonEvents(r.stdout);
+    const msg = (task: string): unknown => results(ev, task)[0]?.msg;
+    expect(msg('four prod clusters')).toBe('four');
+    expect(results(ev, 'not five')[0]).toMatchObject({ status: 'skipped' });
+    expect(msg('properties')).toBe('4 prod-1 prod-4 12 2');
+    expect(msg('keys win')).toBe('large one omega');
+    expect(msg('jinja values kept')).toBe('none False');
+    expect(results(ev, 'contains')[0]).toMatchObject({ status: 'ok' });
+    expect(results(ev, 'undefined still fails')[0]).toMatchObject({ status: 'failed' });
+    expect(String(results(ev, 'undefined still fails')[0]?.msg)).toContain("'missing_list' is undefined");
+    expect(recap(ev).clusters['stg-1']).toMatchObject({ failed: 0, ignored: 1 });
+    expect(r.code).toBe(0);
+  });
+});
+
 describe('kplay run: includes and imports', () => {
   it('imports statically and includes dynamically with loop vars', async () => {
     const r = await run('include.yml', '-o', 'json');

@@ -154,6 +154,66 @@ describe('template statements', () => {
   });
 });
 
+describe('Liquid forms of older kplay playbooks: a fallback where Jinja has no value', () => {
+  const lv = { l: ['c1', 'c2', 'c3'], s: 'héllo', d: { a: 1, b: 2 }, keyed: { size: 'large', first: 'one', last: 'omega' }, e: [], n: null, i: 5 };
+  const r = (t: string): unknown => render(t, lv);
+  const c = (t: string): boolean => cond(t, lv);
+
+  it('reads size of a list, string and mapping, first and last of a list, in {{ }} and in conditions', () => {
+    expect([r('{{ l.size }}'), r('{{ l.first }}'), r('{{ l.last }}'), r("{{ l['size'] }}")]).toEqual([3, 'c1', 'c3', 3]);
+    expect([r('{{ s.size }}'), r('{{ d.size }}'), r('{{ e.size }}')]).toEqual([5, 2, 0]); // code points, as `| length`
+    expect(r('{{ l.size + 1 }} {{ l.first | upper }}')).toBe('4 C1');
+    expect(r('{% if l.size == 3 %}three{% endif %}')).toBe('three');
+    expect(c('l.size == 3')).toBe(true);
+    expect(c('d.size == 2 and s.size > 4 and l.last == "c3"')).toBe(true);
+    expect(c('l.size == 4')).toBe(false);
+  });
+
+  it('never changes a value Jinja defines: a key wins, and default / is defined see Jinja\'s undefined', () => {
+    expect([r('{{ keyed.size }}'), r('{{ keyed.first }}'), r('{{ keyed.last }}'), r("{{ keyed['size'] }}")]).toEqual(['large', 'one', 'omega', 'large']);
+    expect(c('keyed.size == "large"')).toBe(true);
+    expect(r("{{ l.size | default('none') }}")).toBe('none');
+    expect(r('{{ l.first is defined }}')).toBe(false);
+    expect(c('l.size is undefined')).toBe(true);
+    expect(c('(d.size | default(0)) == 0')).toBe(true);
+  });
+
+  it('an undefined value, and what Liquid has no property for, still fail as in Jinja', () => {
+    expect(fails(() => r('{{ missing.size }}')).message).toContain("'missing' is undefined");
+    expect(fails(() => c('missing.size == 3')).message).toContain("'missing' is undefined");
+    expect(fails(() => r('{{ s.first }}')).message).toContain("object of type 'str' has no attribute 'first'");
+    expect(fails(() => r('{{ i.size }}')).message).toContain("has no attribute 'size'");
+    expect(fails(() => r('{{ e.first }}')).message).toContain('the list is empty: it has no first item');
+    // the second reading makes the other undefined part the error, not the Liquid property
+    expect(fails(() => c('l.size == missing')).message).toContain("'missing' is undefined");
+  });
+
+  it('`a contains b`: substring, list item, mapping key; false on nil; undefined fails', () => {
+    expect([c('l contains "c2"'), c('l contains "c9"'), c('s contains "ll"'), c('d contains "a"'), c('n contains "x"'), c("'v1.29' contains 29")]).toEqual([true, false, true, true, false, true]);
+    expect(c('not (l contains "c9") and l.size == 3')).toBe(true);
+    expect(r('{% if s contains "é" %}yes{% endif %}')).toBe('yes');
+    expect(fails(() => c('missing contains "x"')).message).toContain("'missing' is undefined");
+  });
+
+  it('gives the values Liquid (liquidjs, kplay\'s earlier engine) gives', async () => {
+    const { Liquid } = await import('liquidjs');
+    const liquid = new Liquid();
+    const grid = { l: [1, 'b', 3], s: 'abc1', d: { a: 1 }, keyed: { size: 'S', first: 'F', last: 'L' }, e: [], n: null, i: 5 };
+    const kplay = (t: string): unknown => {
+      try {
+        return render(`{{ ${t} }}`, grid) ?? undefined;
+      } catch {
+        return undefined; // Liquid's nil
+      }
+    };
+    for (const v of Object.keys(grid)) for (const p of ['size', 'first', 'last']) expect(kplay(`${v}.${p}`), `${v}.${p}`).toEqual(liquid.evalValueSync(`${v}.${p}`, grid) ?? undefined);
+    // (a mapping's keys: Shopify's Liquid and Python's `in` find them, liquidjs does not; kplay finds them)
+    for (const [a, b] of [['l', '1'], ['l', "'1'"], ['l', "'b'"], ['s', "'bc'"], ['s', '1'], ['s', "'x'"], ['n', '1'], ['i', '5']]) {
+      expect(cond(`${a} contains ${b}`, grid), `${a} contains ${b}`).toBe(liquid.evalValueSync(`${a} contains ${b}`, grid));
+    }
+  });
+});
+
 describe('sandbox', () => {
   it('reads own properties only and changes nothing', () => {
     expect(cond('x.constructor is defined')).toBe(false);
