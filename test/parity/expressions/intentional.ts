@@ -4,6 +4,7 @@
 // purpose. Keep this table short and honest: an entry whose case no longer exists, or which agrees
 // again, fails the suite. Every disagreement is a defect until argued otherwise.
 import type { ExprCase } from './cases.js';
+import type { Outcome } from './compare.js';
 
 /** One intentional difference. */
 export interface IntentionalDifference {
@@ -28,4 +29,21 @@ export const INTENTIONAL: readonly IntentionalDifference[] = [
 /** The reason a case may differ, or undefined when it must agree. */
 export function intentionalReason(c: Pick<ExprCase, 'group' | 'text'>): string | undefined {
   return INTENTIONAL.find((d) => d.group === c.group && d.text === c.text)?.reason;
+}
+
+/**
+ * Liquid's forms in a text: a property (`l.size`, `l.first`, `l['last']`) or the operator
+ * `a contains b` (not Jinja's test `x is contains(y)`).
+ */
+const LIQUID_FORM = /\.(?:size|first|last)\b|\[\s*['"](?:size|first|last)['"]\s*\]|(?<!\bis\s+(?:not\s+)?)\bcontains\b(?!\s*\()/;
+
+/**
+ * The one intentional difference given by a rule rather than by case: Liquid's properties and
+ * `contains`, kept for older kplay playbooks (README, "Intentional differences"). Where ansible-core
+ * fails on a case using them, kplay may give Liquid's value (`[1, 2].size` is 2); where ansible-core
+ * gives a value (a key named `size`, `l.size | default(0)`, `l.size is defined`), kplay must agree.
+ */
+export function liquidFallback(c: Pick<ExprCase, 'text'>, ansible: Outcome): string | undefined {
+  if (ansible.ok || !LIQUID_FORM.test(c.text)) return undefined;
+  return "Liquid's property or `contains` where Jinja has no value: kplay reads it as Liquid does, for older kplay playbooks";
 }
