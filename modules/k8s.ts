@@ -4,7 +4,7 @@
  * (`applyObjects` for `apply`, dry-runs for honest `changed`, `waitFor` for `wait`).
  */
 import { readFile } from 'node:fs/promises';
-import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, findSource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, taskClient, loadAllDocuments, performAction, secretValues, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type KubeObject, type ModuleContext } from 'kplay/sdk';
+import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, findSource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, taskClient, loadAllDocuments, performAction, secretValues, writtenNote, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type WrittenEntry, unreachableAfter, type KubeObject, type ModuleContext } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
 
@@ -120,7 +120,8 @@ export default defineModule({
 - Every write is tried first as a server-side dry-run: when the object would not change, nothing is written and the task is \`ok\` (kplay's \`changed\` is honest). In check mode only the dry-run is sent.
 - \`state: absent\` deletes (\`delete_options\`), by name or by \`label_selectors\`; \`delete_all\` deletes every object of a kind.
 - \`wait\`: Deployments, DaemonSets, StatefulSets and Pods until ready, \`wait_condition\` (type/status/reason) for any kind, deletion for \`state: absent\`; by watching, not polling (\`wait_sleep\` is accepted).
-- Secret values in results are registered as secrets: usable in later tasks, masked in all output.`,
+- Secret values in results are registered as secrets: usable in later tasks, masked in all output.
+- A failure after writes (the second of three definitions refused, a wait that timed out after a create) is \`changed\` and registers \`written\` (kind, name, namespace, action of each object written), named in the message too; kubernetes.core reports only the failing definition's own change. With \`continue_on_error\`, a definition that wrote before failing counts as changed.`,
   usesCluster: true,
   declaresState: true,
   checkMode: 'supported',
@@ -172,18 +173,27 @@ export default defineModule({
     for (const d of defs) for (const v of secretValues(d as unknown as KubeObject)) ctx.addSecret(v);
 
     const items: KcoreItem[] = [];
+    // What the definitions before a failure wrote (and the failing one, when it wrote before failing):
+    // changes all the same, reported with the failure (kubernetes.core forgets the earlier ones).
+    const written: WrittenEntry[] = [];
     for (const def of defs) {
       try {
-        items.push(await performAction(client, def, args, mergeTypes, ctx));
+        const item = await performAction(client, def, args, mergeTypes, ctx);
+        items.push(item);
+        if (item.changed && !ctx.checkMode) written.push(...writtenOf(def, item));
       } catch (e) {
-        if (e instanceof Error && e.name === 'UnreachableError') throw e;
-        const error = { ...(e instanceof KcoreObjectFailure ? e.extra : {}), msg: ctx.mask(e instanceof KcoreObjectFailure ? e.message : errorMessage(e)) };
+        if (e instanceof Error && e.name === 'UnreachableError') throw unreachableAfter(e, written);
+        const extra: Record<string, unknown> = e instanceof KcoreObjectFailure ? e.extra : {};
+        const own = extra.changed === true && !ctx.checkMode ? writtenOf(def, { changed: true, result: isRecordish(extra.result), method: methodOf(extra.method) }) : [];
+        written.push(...own);
+        const error = { ...extra, msg: ctx.mask(e instanceof KcoreObjectFailure ? e.message : errorMessage(e)) };
         if (!args.continue_on_error) {
           const { msg, ...data } = error;
-          // a write made before the failure (a wait that timed out after a create) is a change, as in kubernetes.core
-          return { status: 'failed', msg: String(msg), data, changed: (data as { changed?: unknown }).changed === true };
+          // a write made before the failure (an earlier definition, a wait that timed out after a create) is a change
+          const changed = extra.changed === true || written.length > 0;
+          return { status: 'failed', msg: ctx.mask(`${String(msg)}${writtenNote(written)}`), data: { ...data, ...(changed ? { changed } : {}), written }, changed };
         }
-        items.push({ changed: false, result: {}, error });
+        items.push({ changed: own.length > 0, result: {}, error });
       }
     }
     const changed = items.some((i) => i.changed);
@@ -203,11 +213,37 @@ export default defineModule({
   },
 });
 
+const DONE: Record<NonNullable<KcoreItem['method']>, string> = { create: 'created', update: 'patched', replace: 'replaced', apply: 'applied', delete: 'deleted' };
+
+/** `m` when it names a method of {@link KcoreItem}. */
+function methodOf(m: unknown): KcoreItem['method'] {
+  return typeof m === 'string' && m in DONE ? (m as KcoreItem['method']) : undefined;
+}
+
+/** `v` when it is an object or a list of objects (a result), else `{}`. */
+function isRecordish(v: unknown): KcoreItem['result'] {
+  if (Array.isArray(v)) return v.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x));
+  return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+}
+
+/** The objects definition `def` wrote, as its `item` says (see `WrittenResult`). */
+function writtenOf(def: Record<string, unknown>, item: KcoreItem): WrittenEntry[] {
+  const action = DONE[item.method ?? 'update'];
+  const md = (o: Record<string, unknown>): Record<string, unknown> => (typeof o.metadata === 'object' && o.metadata !== null ? (o.metadata as Record<string, unknown>) : {});
+  const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+  const entry = (o: Record<string, unknown>): WrittenEntry => {
+    const namespace = str(md(o).namespace) ?? str(md(def).namespace);
+    return { kind: str(o.kind) ?? String(def.kind), apiVersion: str(o.apiVersion) ?? String(def.apiVersion), name: str(md(o).name) ?? str(md(def).name) ?? '', ...(namespace ? { namespace } : {}), action };
+  };
+  const shown = Array.isArray(item.result) ? item.result : [item.result];
+  return shown.length ? shown.map(entry) : [entry(def)];
+}
+
 function summary(items: KcoreItem[], check: boolean): string {
   if (items.length === 0) return 'no objects';
   const counts = new Map<string, number>();
   for (const i of items) {
-    const what = i.error ? 'failed' : !i.changed ? 'unchanged' : `${check ? 'would be ' : ''}${{ create: 'created', update: 'patched', replace: 'replaced', apply: 'applied', delete: 'deleted' }[i.method ?? 'update']}`;
+    const what = i.error ? 'failed' : !i.changed ? 'unchanged' : `${check ? 'would be ' : ''}${DONE[i.method ?? 'update']}`;
     counts.set(what, (counts.get(what) ?? 0) + 1);
   }
   return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');

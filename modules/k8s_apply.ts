@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { defineModule, kubeFor, applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, ApplyConflictError, KubeApiError, loadSources, parseManifests, toObjects, parseDriftRules, driftOf, secretValues, waitFor, errorMessage, labelOf, Default, DriftResult, StringEnum, Type, type Args, type Static, type DiffEntry, type ModuleContext, type ModuleResult, type ObjectResult, type WaitTarget, type KubeObject } from 'kplay/sdk';
+import { defineModule, kubeFor, unreachableAfter, WrittenResult, writtenNote, type WrittenEntry, applyObjects, deleteObjects, OWNER_LABEL, pruneObjects, ApplyConflictError, KubeApiError, loadSources, parseManifests, toObjects, parseDriftRules, driftOf, secretValues, waitFor, errorMessage, labelOf, Default, DriftResult, StringEnum, Type, type Args, type Static, type DiffEntry, type ModuleContext, type ModuleResult, type ObjectResult, type WaitTarget, type KubeObject } from 'kplay/sdk';
 
 const LABEL_VALUE = '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 
@@ -108,6 +108,7 @@ const result = Type.Object({
   objects: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'The objects as applied (the server\'s answer; Secret values masked).' }),
   counts: Type.Record(Type.String(), Type.Integer(), { description: 'Objects per action, e.g. `{created: 1, configured: 0, unchanged: 4, deleted: 0}`.' }),
   drift: Type.Optional(DriftResult),
+  written: Type.Optional(WrittenResult),
   warnings: Type.Optional(
     Type.Array(Type.String(), {
       description:
@@ -128,7 +129,7 @@ Manual edits are drift: fields last changed by an imperative kubectl command (\`
 
 The apiserver's warnings to a dry-run or write (deprecated APIs and fields, admission webhooks) are task warnings, one per object, as kubectl prints its \`Warning:\` lines. A field the kind's schema does not declare (a typo) fails the task naming the object and the field: server-side apply refuses it.
 
-Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, action one of created/configured/unchanged/deleted), \`objects\` (the applied objects, Secret values masked), \`counts\` and, when the server warned, \`warnings\`.`,
+Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, action one of created/configured/unchanged/deleted), \`objects\` (the applied objects, Secret values masked), \`counts\` and, when the server warned, \`warnings\`. A task that fails after writing some objects (a later object refused by a webhook or as invalid, a 413, its readiness wait) is \`changed\` all the same and registers \`written\`, what it wrote (also named in its message); \`resources\`, \`objects\` and \`counts\` then hold those objects.`,
   usesCluster: true,
   declaresState: true,
   checkMode: 'supported',
@@ -168,12 +169,14 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
     }
 
     const client = await kubeFor(ctx);
-    const common = { defaultNamespace: args.namespace, checkMode: ctx.checkMode, signal: ctx.signal, mask: (s: string) => ctx.mask(s), log: (m: string) => ctx.log.info(m) };
     const warnings: string[] = [];
     const warn = (m: string): void => {
       warnings.push(m);
       ctx.log.warn(m);
     };
+    // Every write answered, in the order answered: when a later object fails, what the task changed.
+    const written: ObjectResult[] = [];
+    const common = { defaultNamespace: args.namespace, checkMode: ctx.checkMode, signal: ctx.signal, mask: (s: string) => ctx.mask(s), log: (m: string) => ctx.log.info(m), onWritten: (r: ObjectResult) => written.push(r) };
     let results: ObjectResult[];
     try {
       if (state === 'absent') results = await deleteObjects(client, objects, common);
@@ -185,7 +188,7 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
         }
       }
     } catch (e) {
-      return failure(e, ctx, warnings.length ? { resources: [], objects: [], counts: {}, warnings } : undefined);
+      return failure(e, ctx, written, warnings);
     }
 
     const data = resultData(results);
@@ -209,9 +212,9 @@ Registers \`resources\` (\`[{kind, apiVersion, name, namespace, action}]\`, acti
       if (targets.length) {
         try {
           const w = await waitFor(client, targets, { type: 'ready' }, { timeoutMs: args.wait_timeout * 1000, signal: ctx.signal, progress: (m) => ctx.log.progress(m) });
-          if (!w.ok) return { status: 'failed', msg: `${summary}; ${w.msg}`, data, diff };
+          if (!w.ok) return { status: 'failed', msg: `${summary}; ${w.msg}`, data: { ...data, ...writtenData(written) }, diff, changed };
         } catch (e) {
-          return failure(e, ctx, data);
+          return failure(e, ctx, written, warnings, { data, diff });
         }
       }
     }
@@ -239,17 +242,37 @@ async function loadObjects(args: K8sApplyArgs, ctx: ModuleContext): Promise<Kube
  */
 const UNDECLARED_FIELD = /failed to create typed patch object .*field not declared in schema/;
 
-function failure(e: unknown, ctx: ModuleContext, data?: K8sApplyResult): ModuleResult<K8sApplyResult> {
-  if (e instanceof ApplyConflictError) return { status: 'failed', msg: ctx.mask(e.message), data: { ...(data ?? {}), conflicts: e.conflicts } };
+/**
+ * The failed result of an apply that threw `e`. The objects `written` before it are changes of
+ * the cluster all the same: the result is `changed` with them (`written`, and `resources`,
+ * `objects`, `counts` of them), and its message names them. `done`: the result of the set when
+ * only what came after it failed (the readiness wait).
+ */
+function failure(e: unknown, ctx: ModuleContext, written: readonly ObjectResult[], warnings: readonly string[], done?: { data: K8sApplyResult; diff?: DiffEntry[] }): ModuleResult<K8sApplyResult> {
+  if (e instanceof Error && e.name === 'UnreachableError') throw unreachableAfter(e, writtenEntries(written));
+  const data: Record<string, unknown> = { ...(done?.data ?? resultData(written)), ...writtenData(written), ...(warnings.length ? { warnings: [...warnings] } : {}) };
+  const changed = written.length > 0 || (done?.data.resources.some((r) => r.action !== 'unchanged') ?? false);
+  const diff = done?.diff ?? (ctx.diffMode && written.length ? written.map((r) => r.plan.diff) : undefined);
+  const out = (msg: string, extra: Record<string, unknown> = {}): ModuleResult<K8sApplyResult> => ({ status: 'failed', msg: ctx.mask(`${msg}${done ? '' : writtenNote(writtenEntries(written))}`), data: { ...data, ...extra }, ...(diff ? { diff } : {}), ...(changed ? { changed } : {}) });
+  if (e instanceof ApplyConflictError) return out(e.message, { conflicts: e.conflicts });
   if (e instanceof KubeApiError) {
     const hint = UNDECLARED_FIELD.test(e.message) ? ' — the manifest has a field its kind does not declare (a typo, or a field of another API version or of a newer CRD): correct the manifest; nothing of this object was written' : '';
-    return { status: 'failed', msg: ctx.mask(`${e.message}${hint}`), data };
+    return out(`${e.message}${hint}`);
   }
-  if (e instanceof Error && e.name === 'UnreachableError') throw e;
-  return { status: 'failed', msg: ctx.mask(`k8s_apply: ${errorMessage(e)}`), data };
+  return out(`k8s_apply: ${errorMessage(e)}`);
 }
 
-function resultData(results: ObjectResult[]): K8sApplyResult {
+/** The entries of `written` (see `WrittenResult`). */
+function writtenEntries(written: readonly ObjectResult[]): WrittenEntry[] {
+  return written.map((r) => ({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, ...(r.ref.namespace ? { namespace: r.ref.namespace } : {}), action: r.action }));
+}
+
+/** What a failed result registers of the writes made before the failure. */
+function writtenData(written: readonly ObjectResult[]): { written: WrittenEntry[] } {
+  return { written: writtenEntries(written) };
+}
+
+function resultData(results: readonly ObjectResult[]): K8sApplyResult {
   const counts: Record<string, number> = { created: 0, configured: 0, unchanged: 0, deleted: 0 };
   for (const r of results) counts[r.action] = (counts[r.action] ?? 0) + 1;
   return {

@@ -223,7 +223,7 @@ export class RunRecorder {
           cluster: e.cluster,
           task: e.task,
           status: e.status,
-          changed: e.status === 'changed',
+          changed: e.status === 'changed' || e.changed === true,
           item: e.item,
           msg: cap(e.msg, 500),
           diff: changedDiff?.map((d) => d.label),

@@ -6,6 +6,7 @@
  */
 
 import type { Args, Static, TObject, TSchema } from './args.js';
+import { writtenNote, type WrittenEntry } from './results.js';
 
 /** A JSON Schema object (draft-07 subset accepted by ajv in strict mode). */
 export type JsonSchema = { [key: string]: unknown };
@@ -222,4 +223,17 @@ export function defineModule<S extends TSchema, R extends TObject>(def: ModuleDe
 /** Thrown (only) when a cluster cannot be reached: the executor marks it unreachable (exit 4). */
 export class UnreachableError extends Error {
   override name = 'UnreachableError';
+  /** What the task had written to the cluster before it became unreachable: changes all the same (see `WrittenResult`). */
+  written?: readonly WrittenEntry[];
+}
+
+/**
+ * `e` (a cluster became unreachable) as the {@link UnreachableError} of a task that had `written`
+ * these objects before: its message names them, its `written` holds them. `e` itself when none.
+ */
+export function unreachableAfter(e: Error, written: readonly WrittenEntry[]): Error {
+  if (!written.length) return e;
+  const out = new UnreachableError(`${e.message}${writtenNote(written)}`, { cause: e });
+  out.written = [...written];
+  return out;
 }

@@ -13,6 +13,8 @@ import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult } from '../core/module.js';
 import { templar } from '../template/index.js';
+import { writtenNote, type WrittenEntry } from '../core/results.js';
+import { isRecord } from '../core/shape.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
 import { jobId, startAsyncJob } from './async-jobs.js';
@@ -66,7 +68,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
   const where = { where: task.pos };
   // `no_log` may be a template: until it is rendered, nothing of this task is shown
   let kw: TaskKeywords = { hide: task.noLog !== undefined && task.noLog !== false, check: opts.check, diff: opts.diff, environment: {} };
-  const report = (status: ResultStatus, r: { msg?: string; data?: Obj; diff?: DiffEntry[]; item?: string; ignored?: boolean; loopSummary?: boolean }): void => {
+  const report = (status: ResultStatus, r: { msg?: string; data?: Obj; diff?: DiffEntry[]; item?: string; ignored?: boolean; loopSummary?: boolean; changed?: boolean }): void => {
     const hide = kw.hide;
     opts.emit({
       type: 'task_result',
@@ -78,6 +80,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       item: hide && r.item !== undefined ? 'None' : r.item,
       msg: hide ? (status === 'failed' || status === 'unreachable' ? HIDDEN : undefined) : r.msg,
       ignored: r.ignored || undefined,
+      changed: (status === 'failed' || status === 'unreachable') && r.changed ? true : undefined,
       diff: hide ? undefined : r.diff,
       data: hide ? undefined : r.data,
       duration_ms: Date.now() - started,
@@ -101,7 +104,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
         else if (pr.truthy(task.ignoreErrors, vars)) {
           ignored = true;
           status = 'failed';
-          reg = { changed: false, failed: true, msg: result.msg };
+          reg = { changed: reg.changed === true, failed: true, msg: result.msg };
         }
       } catch (e) {
         result = { status: 'unreachable', msg: `${result.msg ?? ''} (and ignore_unreachable/ignore_errors could not be evaluated: ${errorMessage(e)})` };
@@ -119,7 +122,9 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       const secretReg = kw.hide ? [`the no_log task '${taskName}'`] : regSecrets.size ? [...regSecrets] : undefined;
       opts.masker.provenance.setVar(cs.name, task.register, secretReg);
     }
-    if (doReport) report(status, { msg: result.msg, data: 'data' in result ? result.data : undefined, diff: 'diff' in result ? result.diff : undefined, ignored, loopSummary });
+    // a failed or unreachable result that wrote something before it ended changed the cluster all the same
+    const changedAnyway = (status === 'failed' || status === 'unreachable') && reg.changed === true;
+    if (doReport) report(status, { msg: result.msg, data: 'data' in result ? result.data : undefined, diff: 'diff' in result ? result.diff : undefined, ignored, loopSummary, changed: changedAnyway });
     if (status === 'unreachable' && ignored) {
       cs.count('ignored');
       cs.count('ok');
@@ -144,10 +149,9 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       cs.count('ok');
     } else if (status === 'skipped') cs.count('skipped');
     else cs.count('ok');
-    if (status === 'changed') {
-      for (const n of task.notify) cs.notified.add(n);
-      if (pr.opts.registry.get(task.module)?.usesCluster && !kw.check) cs.clusterChanged = true;
-    }
+    if (status === 'changed') for (const n of task.notify) cs.notified.add(n);
+    // the run record goes into the cluster also when the task failed after writing
+    if ((status === 'changed' || changedAnyway) && pr.opts.registry.get(task.module)?.usesCluster && !kw.check) cs.clusterChanged = true;
     if (ignored && status !== 'unreachable') status = 'failed';
     return { status, ignored, registered: reg };
   };
@@ -198,9 +202,10 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       results.push(reg);
       const failedItem = r.status === 'failed';
       if (failedItem) anyFailed = true;
-      if (r.status === 'changed') anyChanged = true;
+      const itemChanged = r.status === 'changed' || (r.status === 'failed' && r.changed === true);
+      if (itemChanged) anyChanged = true;
       if (r.status === 'ok') anyOk = true;
-      report(r.status, { msg: r.msg, data: 'data' in r ? r.data : undefined, diff: 'diff' in r ? r.diff : undefined, item: label });
+      report(r.status, { msg: r.msg, data: 'data' in r ? r.data : undefined, diff: 'diff' in r ? r.diff : undefined, item: label, changed: itemChanged });
       // Like Ansible, a failed item does not stop the other items.
     }
     vars = pr.scopeFor(cs, task, extra);
@@ -210,7 +215,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     const reg: Obj = { results, changed: anyChanged, failed: anyFailed, skipped: status === 'skipped', msg };
     return finish(summary, reg, true, true);
   } catch (e) {
-    if (e instanceof UnreachableError) return finish({ status: 'unreachable', msg: e.message }, { changed: false, unreachable: true, msg: e.message }, true);
+    if (e instanceof UnreachableError) return finish({ status: 'unreachable', msg: e.message }, { changed: e.written !== undefined && e.written.length > 0, unreachable: true, msg: e.message, ...(e.written ? { written: e.written } : {}) }, true);
     return fail(errorMessage(e));
   }
 }
@@ -394,8 +399,8 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     if (e instanceof SecretSinkError) return { status: 'failed', msg: e.message };
     return { status: 'failed', msg: `module ${mod.name} failed unexpectedly: ${errorMessage(e)}`, cause: e instanceof Error ? e.stack : undefined };
   }
-  if (cs.lockLost.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return lost();
-  if (task.timeout && signal.aborted && !opts.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return timeoutMsg();
+  if (cs.lockLost.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return keepingWrites(lost(), result);
+  if (task.timeout && signal.aborted && !opts.signal.aborted && result.status !== 'ok' && result.status !== 'changed') return keepingWrites(timeoutMsg(), result);
   // `KPLAY_CHECK_RESULTS=1` (the test suite sets it): check what modules return against their `result` schema
   if (setting('checkResults') && (result.status === 'ok' || result.status === 'changed')) {
     const wrong = resultMismatch(mod, result.data ?? {});
@@ -423,4 +428,20 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
 function labelOf(item: unknown): string {
   const s = typeof item === 'string' ? item : JSON.stringify(item);
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
+/**
+ * `failure` (kplay's own wording of why a task ended: the lock lost, its timeout) keeping what the
+ * module's failed result `r` says it wrote before: `changed` and `written` (see `WrittenResult`).
+ */
+function keepingWrites(failure: ModuleResult, r: ModuleResult): ModuleResult {
+  if (failure.status !== 'failed' || r.status !== 'failed' || r.changed !== true) return failure;
+  const written = r.data?.written;
+  const entries = Array.isArray(written) ? written.filter(isWrittenEntry) : [];
+  return { ...failure, msg: `${failure.msg}${writtenNote(entries)}`, changed: true, ...(written !== undefined ? { data: { written } } : {}) };
+}
+
+/** True for an entry of `WrittenResult`. */
+function isWrittenEntry(v: unknown): v is WrittenEntry {
+  return isRecord(v) && typeof v.kind === 'string' && typeof v.name === 'string' && typeof v.action === 'string' && typeof v.apiVersion === 'string';
 }

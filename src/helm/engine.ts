@@ -14,7 +14,8 @@ import { applyObjects, removeAdditions } from '../k8s/apply/index.js';
 import { parseDriftRules, type DriftRule } from '../k8s/drift.js';
 import { parseManifests } from '../k8s/manifests.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../k8s/types.js';
-import type { DiffEntry, ModuleContext, ModuleResult } from '../core/module.js';
+import { unreachableAfter, UnreachableError, type DiffEntry, type ModuleContext, type ModuleResult } from '../core/module.js';
+import { writtenNote, type WrittenEntry } from '../core/results.js';
 import { chartDifferences, chartDigestDescription, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, recordedChartDigest, type LocalChart } from './chart.js';
 import { HelmCli, type ChartDownload, type ChartRef, type HelmTarget } from './cli.js';
 import { HelmError } from './errors.js';
@@ -22,7 +23,7 @@ import { isKept, parseRendered, removedObjects, withHelmOwnership } from './mani
 import type { ChartMeta, ReleaseInfo } from './release.js';
 import { storageKind, type StoredChart } from './storage.js';
 import { runRollback } from './rollback.js';
-import { dataOf, deleteEntries, describeHelmError, fail, readRelease, recoverPending, releaseLabel, releaseText, rethrowUnreachable, statusAfter, storedObjects, TaskFailure, withNamespaces, type ReleaseData, type Target } from './target.js';
+import { dataOf, deleteEntries, describeHelmError, fail, noteRevisions, readRelease, recoverPending, releaseLabel, releaseText, rethrowUnreachable, statusAfter, storedObjects, TaskFailure, withNamespaces, type ReleaseData, type Target } from './target.js';
 import { changedValueKeys, secretValues, valuesEqual, type Values } from './values.js';
 import { cachedHelmVersion } from './version-cache.js';
 import { serverChecksFields, type HelmVersion } from './version.js';
@@ -152,7 +153,8 @@ async function runPresent(args: EngineArgs, ctx: ModuleContext, t: Target): Prom
   const done: string[] = []; // changes already made (pending recovery)
   const diffs: DiffEntry[] = [];
 
-  const pending = await recoverPending(args, t, await readRelease(t, signal), { checkMode: ctx.checkMode, signal, info: (m) => ctx.log.info(m) });
+  const first = await readRelease(t, signal);
+  const pending = await recoverPending(args, t, first, { checkMode: ctx.checkMode, signal, info: (m) => ctx.log.info(m) });
   if (pending.kind === 'failed') return { status: 'failed', msg: pending.msg };
   const release = pending.release;
   done.push(...pending.done);
@@ -200,7 +202,7 @@ async function runPresent(args: EngineArgs, ctx: ModuleContext, t: Target): Prom
   if (release && !releaseSame && !args.skip_crds && args.upgrade_crds) {
     const crds = await chartCrds(ref, pinned, localChart, t, signal);
     if (crds.length) {
-      const res = await applyObjects(await t.client(), crds, { fieldManager: 'helm', force: true, defaultNamespace: ns, checkMode: ctx.checkMode, signal, mask: (s) => ctx.mask(s), log: (m) => ctx.log.info(m) });
+      const res = await applyObjects(await t.client(), crds, { fieldManager: 'helm', force: true, defaultNamespace: ns, checkMode: ctx.checkMode, signal, mask: (s) => ctx.mask(s), log: (m) => ctx.log.info(m), onWritten: (r) => t.written.push({ kind: r.ref.kind, apiVersion: r.ref.apiVersion, name: r.ref.name, action: r.action }) });
       const changedCrds = res.filter((r) => r.action !== 'unchanged');
       if (changedCrds.length) {
         done.push(`${ctx.checkMode ? 'would apply' : 'applied'} changed CRDs: ${changedCrds.map((r) => r.ref.name).join(', ')}`);
@@ -293,6 +295,7 @@ async function runPresent(args: EngineArgs, ctx: ModuleContext, t: Target): Prom
   if (client && createNamespace && installs && helm.major >= 4) {
     try {
       await createReleaseNamespace(client, ns, signal);
+      t.written.push({ kind: 'Namespace', apiVersion: 'v1', name: ns, action: 'applied' });
     } catch (e) {
       rethrowUnreachable(e, ctx.cluster.name);
       return { status: 'failed', msg: ctx.mask(`create_namespace: cannot create namespace ${ns}: ${e instanceof Error ? e.message : String(e)}`) };
@@ -320,7 +323,10 @@ async function runPresent(args: EngineArgs, ctx: ModuleContext, t: Target): Prom
   } catch (e) {
     rethrowUnreachable(e, ctx.cluster.name);
     if (!(e instanceof HelmError)) throw e;
-    const { release: now, text: state } = await statusAfter(helm, name, ns);
+    const after = await statusAfter(helm, name, ns);
+    const { release: now, text: state } = after;
+    // a failed upgrade (or install) that made a revision changed the cluster: the history says so
+    noteRevisions(t, first, after);
     const msg = e.interrupted
       ? `interrupted: helm was stopped (SIGTERM) and has exited; ${state}`
       : `${describeHelmError(e)}${args.atomic ? ` — atomic: ${state}` : `; ${state}`}`;
@@ -370,6 +376,7 @@ async function runAbsent(args: EngineArgs, ctx: ModuleContext, t: Target): Promi
   } catch (e) {
     rethrowUnreachable(e, ctx.cluster.name);
     if (!(e instanceof HelmError)) throw e;
+    noteRevisions(t, release, await statusAfter(helm, name, ns));
     return { status: 'failed', msg: ctx.mask(e.interrupted ? `interrupted: helm uninstall was stopped (SIGTERM) and has exited` : describeHelmError(e)), data };
   }
   const kept = objects.length - removed.length;
@@ -401,14 +408,28 @@ export async function runRelease(args: EngineArgs, ctx: ModuleContext, target: E
   let cli: Promise<HelmCli> | undefined;
   let started: HelmCli | undefined;
   const helm = (): Promise<HelmCli> => (cli ??= helmFor(ctx, binary, { kubeContext, kubeconfig }).then((h) => (started = h)));
-  const t: Target = { name: args.name, ns: args.namespace, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(setting('helmDriver')) };
+  const t: Target = { name: args.name, ns: args.namespace, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(setting('helmDriver')), written: [] };
   try {
     const result = args.state === 'absent' ? await runAbsent(args, ctx, t) : args.state === 'rollback' ? await runRollback(args, ctx, t) : await runPresent(args, ctx, t);
-    return { result, helm: started };
+    return { result: withWritten(result, t.written, ctx), helm: started };
   } catch (e) {
-    if (e instanceof TaskFailure) return { result: { status: 'failed', msg: ctx.mask(e.message) }, helm: started };
-    rethrowUnreachable(e, ctx.cluster.name);
-    if (e instanceof HelmError) return { result: { status: 'failed', msg: ctx.mask(e.interrupted ? `interrupted: ${e.what} was stopped` : describeHelmError(e)) }, helm: started };
+    if (e instanceof UnreachableError) throw unreachableAfter(e, t.written);
+    if (e instanceof TaskFailure) return { result: withWritten({ status: 'failed', msg: ctx.mask(e.message) }, t.written, ctx), helm: started };
+    try {
+      rethrowUnreachable(e, ctx.cluster.name);
+    } catch (u) {
+      throw u instanceof Error ? unreachableAfter(u, t.written) : u;
+    }
+    if (e instanceof HelmError) return { result: withWritten({ status: 'failed', msg: ctx.mask(e.interrupted ? `interrupted: ${e.what} was stopped` : describeHelmError(e)) }, t.written, ctx), helm: started };
     throw e;
   }
+}
+
+/**
+ * A failed `result` of a task that had `written` things first (CRDs, the namespace, a failed
+ * revision): changed all the same, saying what it wrote (`written`, and in its message).
+ */
+function withWritten<D extends ReleaseData>(result: ModuleResult<D>, written: readonly WrittenEntry[], ctx: ModuleContext): ModuleResult<D> {
+  if (result.status !== 'failed' || ctx.checkMode) return result;
+  return { ...result, msg: ctx.mask(`${result.msg}${writtenNote(written)}`), data: { ...(result.data ?? {}), written: [...written] }, ...(written.length ? { changed: true } : {}) };
 }

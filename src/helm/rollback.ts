@@ -10,7 +10,7 @@ import { HelmError } from './errors.js';
 import { isKept, removedObjects } from './manifests.js';
 import type { ReleaseInfo } from './release.js';
 import { readStoredHistory } from './storage.js';
-import { dataOf, deleteEntries, describeHelmError, readRelease, recoverPending, releaseLabel, releaseText, rethrowUnreachable, statusAfter, storedObjects, withNamespaces, type ReleaseData, type Target } from './target.js';
+import { dataOf, deleteEntries, describeHelmError, noteRevisions, readRelease, recoverPending, releaseLabel, releaseText, rethrowUnreachable, statusAfter, storedObjects, withNamespaces, type ReleaseData, type Target } from './target.js';
 import { secretValues, valuesEqual } from './values.js';
 
 /** What a rollback needs from the task's arguments. */
@@ -165,7 +165,9 @@ export async function runRollback(args: RollbackArgs, ctx: ModuleContext, t: Tar
   } catch (e) {
     rethrowUnreachable(e, cluster);
     if (!(e instanceof HelmError)) throw e;
-    const { release: now, text: state } = await statusAfter(helm, name, ns);
+    const after = await statusAfter(helm, name, ns);
+    const { release: now, text: state } = after;
+    noteRevisions(t, first, after);
     const msg = e.interrupted ? `interrupted: helm rollback was stopped (SIGTERM) and has exited; ${state}` : `${prefix}${describeHelmError(e)}; ${state}`;
     return { status: 'failed', msg: ctx.mask(msg), data: { ...dataOf(now, undefined, name, ns, targetObjects), ...rollback }, diff };
   }

@@ -8,6 +8,7 @@ import { resolveNamespace, labelOf, objectRef, type ObjectDrift } from '../k8s/o
 import { diffEntry, maskObject } from '../k8s/normalize.js';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
 import { UnreachableError, type DiffEntry } from '../core/module.js';
+import type { WrittenEntry } from '../core/results.js';
 import type { HelmCli } from './cli.js';
 import { HelmError } from './errors.js';
 import { objectSummaries, parseRendered, withHelmOwnership } from './manifests.js';
@@ -82,12 +83,12 @@ export function rethrowUnreachable(e: unknown, cluster: string): void {
 }
 
 /** Status of a release read after a failure, with a short deadline and no dependency on the (maybe aborted) task signal. */
-export async function statusAfter(helm: HelmCli, name: string, ns: string): Promise<{ release?: ReleaseInfo; text: string }> {
+export async function statusAfter(helm: HelmCli, name: string, ns: string): Promise<{ release?: ReleaseInfo; text: string; known: boolean }> {
   try {
     const release = await helm.status(name, ns, { signal: AbortSignal.timeout(30_000) });
-    return { release, text: release ? `release ${ns}/${name} is now ${release.status} (revision ${release.revision})` : `release ${ns}/${name} is not installed` };
+    return { release, known: true, text: release ? `release ${ns}/${name} is now ${release.status} (revision ${release.revision})` : `release ${ns}/${name} is not installed` };
   } catch (e) {
-    return { text: `the status of release ${ns}/${name} could not be read: ${e instanceof Error ? e.message : String(e)}` };
+    return { known: false, text: `the status of release ${ns}/${name} could not be read: ${e instanceof Error ? e.message : String(e)}` };
   }
 }
 
@@ -101,6 +102,29 @@ export interface Target {
   helm: () => Promise<HelmCli>;
   /** How releases are stored (`HELM_DRIVER`); `undefined`: read them with helm. */
   storage: StorageKind | undefined;
+  /**
+   * What the task wrote so far, in order (CRDs, the namespace, helm's revisions): a failed task
+   * reports them as changes (see `WrittenResult`).
+   */
+  written: WrittenEntry[];
+}
+
+/**
+ * Note in `t.written` what helm wrote to the release as its history shows it: each revision after
+ * `before` up to `now` (helm's storage record of it: `sh.helm.release.v1.<name>.v<N>`), or the
+ * release gone or changed in place. `known: false` (its status could not be read): nothing.
+ */
+export function noteRevisions(t: Target, before: ReleaseInfo | undefined, after: { release?: ReleaseInfo; known: boolean }): void {
+  if (!after.known) return;
+  const now = after.release;
+  const record = (revision: number, action: string): WrittenEntry => ({ kind: t.storage ?? 'Secret', apiVersion: 'v1', name: `sh.helm.release.v1.${t.name}.v${revision}`, namespace: t.ns, action });
+  if (!now) {
+    if (before) t.written.push(record(before.revision, 'deleted'));
+    return;
+  }
+  const from = before?.revision ?? 0;
+  if (now.revision > from) for (let r = from + 1; r <= now.revision; r++) t.written.push(record(r, 'created'));
+  else if (before && now.status !== before.status) t.written.push(record(now.revision, 'configured'));
 }
 
 /** The newest revision of the release: from its storage record (no helm process), else from `helm status` + `helm get values`. */

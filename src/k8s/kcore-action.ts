@@ -101,7 +101,10 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
         const o = args.delete_options ?? {};
         await client.delete(tref, { dryRun: ctx.checkMode, signal: ctx.signal, propagationPolicy: o.propagationPolicy, gracePeriodSeconds: ctx.checkMode ? undefined : o.gracePeriodSeconds, preconditions: ctx.checkMode ? undefined : o.preconditions, onResponse: (b) => (answer = b) });
       } catch (e) {
-        throw apiFailure('Failed to delete object', e);
+        const failure = apiFailure('Failed to delete object', e);
+        // the objects deleted before this one (by selectors) are changes all the same
+        if (failure instanceof KcoreObjectFailure && results.length && !ctx.checkMode) Object.assign(failure.extra, { changed: true, result: results, method: 'delete' });
+        throw failure;
       }
       // the apiserver's answer (the object being deleted, or a Status), the dry-run's in check mode
       results.push(isRecord(answer) ? show(answer) : {});

@@ -46,6 +46,11 @@ export type RunEvent =
       msg?: string;
       /** Failure was ignored (`ignore_errors`). */
       ignored?: boolean;
+      /**
+       * A failed (or unreachable) result that changed something all the same: writes made before
+       * the failure (ansible-core's `changed: true` on a failed result). Absent otherwise.
+       */
+      changed?: boolean;
       diff?: DiffEntry[];
       /** Module result data (shown with -v; hidden by no_log). */
       data?: Record<string, unknown>;

@@ -4,8 +4,8 @@
  * errors, masking, YAML loading, and processes that never outlive kplay ({@link runProcess},
  * {@link tether}, an abortable {@link sleep}).
  */
-export { defineModule, UnreachableError } from '../core/module.js';
-export { DriftResult } from '../core/results.js';
+export { defineModule, unreachableAfter, UnreachableError } from '../core/module.js';
+export { DriftResult, WrittenResult, writtenNote, type WrittenEntry } from '../core/results.js';
 export { checkArgs } from '../plugins/check.js';
 export { checkOptions as checkArgumentSpec } from '../playbook/argspec.js';
 export { Default, StringEnum, Type, type Args, type Static, type TDefault, type TObject, type TSchema } from '../core/args.js';

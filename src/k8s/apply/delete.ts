@@ -7,7 +7,7 @@ import { diffEntry, maskObject, normalize } from '../normalize.js';
 import { phases, sortForDelete } from '../order.js';
 import { labelOf, objectRef, resolveNamespace } from '../object-plan.js';
 import type { KubeClient, KubeObject, ObjectPlan } from '../types.js';
-import { isUnknownKind, type ApplySetOptions, type ObjectResult } from './types.js';
+import { allSettledOrThrow, isUnknownKind, type ApplySetOptions, type ObjectResult } from './types.js';
 
 /** Delete `objects` in reverse apply order (idempotent: absent objects are `unchanged`). */
 export async function deleteObjects(client: KubeClient, objects: KubeObject[], opts: Omit<ApplySetOptions, 'fieldManager' | 'force'>): Promise<ObjectResult[]> {
@@ -17,7 +17,7 @@ export async function deleteObjects(client: KubeClient, objects: KubeObject[], o
   // phases in reverse order
   const groups = phases(ordered.map((obj) => ({ obj }))).reverse();
   for (const g of groups) {
-    const done = await Promise.all(
+    const done = await allSettledOrThrow(
       g.items.map(({ obj }) =>
         limit(async (): Promise<ObjectResult> => {
           let resolved: KubeObject;
@@ -39,7 +39,7 @@ export async function deleteObjects(client: KubeClient, objects: KubeObject[], o
 }
 
 /** Delete one (namespace-resolved) object. */
-export async function deleteOne(client: KubeClient, obj: KubeObject, opts: { checkMode: boolean; signal?: AbortSignal; mask?: (s: string) => string; log?: (m: string) => void }): Promise<ObjectResult> {
+export async function deleteOne(client: KubeClient, obj: KubeObject, opts: Pick<ApplySetOptions, 'checkMode' | 'signal' | 'mask' | 'log' | 'onWritten'>): Promise<ObjectResult> {
   const ref = objectRef(obj);
   const live = await client.get(ref, opts.signal);
   if (!live || live.metadata.deletionTimestamp) {
@@ -53,5 +53,7 @@ export async function deleteOne(client: KubeClient, obj: KubeObject, opts: { che
     if (ref.kind === 'CustomResourceDefinition') client.learnKinds(ref.name, []);
     opts.log?.(`deleted ${labelOf(ref)}`);
   }
-  return { ref, action: 'deleted', plan, object: masked };
+  const r: ObjectResult = { ref, action: 'deleted', plan, object: masked };
+  if (!opts.checkMode) opts.onWritten?.(r);
+  return r;
 }

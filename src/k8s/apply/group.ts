@@ -11,7 +11,7 @@ import type { KubeClient, KubeObject, ListResult, ObjectPlan, ObjectRef, WatchOp
 import { crdWatchStart, isCrdV1, listCrdVersions, readCrds } from './crd-reads.js';
 import { smallCrdsFirst, writeServed, type CrdKind } from './crds.js';
 import { removeAdditions } from './removals.js';
-import { isUnknownKind, type ApplySetOptions, type ObjectAction, type ObjectResult } from './types.js';
+import { allSettledOrThrow, isUnknownKind, type ApplySetOptions, type ObjectAction, type ObjectResult } from './types.js';
 
 /**
  * A plan for an object that cannot be dry-run yet (its CRD or namespace is created by the same
@@ -197,7 +197,8 @@ export async function applyGroup(
         firstOfCrd.set(crd, p);
         return p;
       };
-      await Promise.all(
+      // every write answered before a failure is thrown: the writes that succeeded are known (onWritten)
+      await allSettledOrThrow(
         smallCrdsFirst([...toWrite]).map(([r, obj]) =>
           inTurn(obj, () =>
             limit(async () => {
@@ -210,10 +211,13 @@ export async function applyGroup(
               const write = (): Promise<KubeObject> =>
                 client.apply(r.plan.toApply ?? obj, { fieldManager: opts.fieldManager, force: opts.force || r.plan.reclaimed !== undefined, signal: opts.signal, onWarning, onAttempts });
               const applied = removesOnlyAdditions(r.plan) ? undefined : state.newKinds.has(`${obj.apiVersion}|${obj.kind}`) ? await writeServed(write, state.servedBy, opts.signal) : await write();
+              // written: a change of the cluster, whatever happens to the rest of the set
+              if (applied) opts.onWritten?.(r);
               if (r.plan.reclaimed) opts.log?.(`took back ${r.plan.reclaimed.join(', ')} on ${labelOf(r.ref)} (manual edit)`);
               let stored = applied;
               if (r.plan.additions?.length) {
                 stored = await removeAdditions(client, r.ref, r.plan.additions, { signal: opts.signal, current: applied });
+                if (!applied) opts.onWritten?.(r);
                 opts.log?.(`removed ${r.plan.additions.map((a) => `${a.path} (${a.manager})`).join(', ')} from ${labelOf(r.ref)}`);
               }
               if (!stored) throw new Error(`internal: nothing written for ${labelOf(r.ref)}`);

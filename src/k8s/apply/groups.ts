@@ -12,7 +12,7 @@ import { withoutAggregatedRules } from './aggregated-rules.js';
 import { crdKinds, waitServed, watchCrds, type CrdKind, type CrdWait } from './crds.js';
 import { applyGroup, warnOnce, type GroupState, type GroupTurn } from './group.js';
 import { readAhead, readAheadCustom } from './read-ahead.js';
-import type { ApplySetOptions, ObjectResult } from './types.js';
+import { allSettledOrThrow, type ApplySetOptions, type ObjectResult } from './types.js';
 
 /**
  * The apply groups: what must exist before what, and nothing more (each group is applied with
@@ -288,15 +288,4 @@ function inOrder(objects: readonly KubeObject[], lanes: [KubeObject[], ObjectRes
     });
   }
   return objects.flatMap((o) => byObject.get(o) ?? []);
-}
-
-/**
- * All the promises' values; when some reject, the first rejection — but only after every one has
- * settled (nothing is left running behind the error).
- */
-async function allSettledOrThrow<T>(promises: Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(promises);
-  const failed = settled.find((l): l is PromiseRejectedResult => l.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.flatMap((l) => (l.status === 'fulfilled' ? [l.value] : []));
 }

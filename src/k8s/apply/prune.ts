@@ -54,6 +54,8 @@ export interface PruneOptions {
   signal?: AbortSignal;
   mask?: (s: string) => string;
   log?: (msg: string) => void;
+  /** Called with each object deleted, once its delete is answered (see `ApplySetOptions.onWritten`). */
+  onWritten?: (r: ObjectResult) => void;
 }
 
 /**

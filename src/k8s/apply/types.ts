@@ -46,7 +46,25 @@ export interface ApplySetOptions {
    * "kubernetes.io/os" instead`, each once per apply, masked.
    */
   warn?: (msg: string) => void;
+  /**
+   * Called with each object's result as soon as its write (an apply, a delete, the removal of
+   * fields added by hand) has been answered: what the cluster holds whatever happens next. When
+   * a later object of the set fails, these are the changes the failed task made.
+   */
+  onWritten?: (r: ObjectResult) => void;
 }
 
 /** True for the error of a kind the cluster does not serve (discovery knows no such kind). */
 export const isUnknownKind = (e: unknown): boolean => e instanceof KubeApiError && e.verb === 'DISCOVER';
+
+/**
+ * All the promises' values; when some reject, the first rejection — but only after every one has
+ * settled (nothing is left running behind the error, and every write that went out is answered,
+ * so a failed set knows all it wrote).
+ */
+export async function allSettledOrThrow<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.flatMap((l) => (l.status === 'fulfilled' ? [l.value] : []));
+}
