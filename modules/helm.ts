@@ -39,6 +39,7 @@ import {
   type ModuleContext,
   type Values,
   setting,
+  withoutBom,
 } from 'kplay/sdk';
 
 const schema = Type.Object(
@@ -141,7 +142,7 @@ function valuesFor(args: HelmArgs, ctx: ModuleContext, name: string, ns: string,
           return fail(`values file ${f}: cannot read it: ${e instanceof Error ? e.message : String(e)}`);
         }
         try {
-          for (const s of valuesSecrets(YAML.parse(text, { version: '1.1' }))) ctx.addSecret(s);
+          for (const s of valuesSecrets(YAML.parse(withoutBom(text), { version: '1.1' }))) ctx.addSecret(s);
         } catch {
           // helm parses the file below and reports what is wrong with it
         }

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
-import { TaskFailure, runRelease, isMap, mergeValues, valuesSecrets as secretValues, valuesFromSet, defineModule, Default, DriftResult, StringEnum, Type, type Args, type EngineArgs, type Values, type ModuleContext, setting } from 'kplay/sdk';
+import { TaskFailure, withoutBom, runRelease, isMap, mergeValues, valuesSecrets as secretValues, valuesFromSet, defineModule, Default, DriftResult, StringEnum, Type, type Args, type EngineArgs, type Values, type ModuleContext, setting } from 'kplay/sdk';
 
 const schema = Type.Object(
   {
@@ -147,7 +147,7 @@ async function desiredValues(args: HelmReleaseArgs, ctx: ModuleContext): Promise
     const rendered = await ctx.render(text);
     let parsed: unknown;
     try {
-      parsed = YAML.parse(rendered, { merge: true });
+      parsed = YAML.parse(withoutBom(rendered), { merge: true });
     } catch (e) {
       return fail(`values file ${f}: invalid YAML after rendering: ${e instanceof Error ? e.message : String(e)}`);
     }

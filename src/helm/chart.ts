@@ -19,6 +19,7 @@ import { filesDigest, loadChartDir, type LoadedFile, type LoadedSubchart } from 
 import { chartStringOf, parseHelmYaml } from './yaml.js';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { withoutBom } from '../load/bom.js';
 
 /** A local chart directory as kplay compares it. */
 export interface LocalChart extends ChartMeta {
@@ -84,7 +85,7 @@ function parseChartMeta(text: string, file: string): ChartMeta & { dependencyKey
 const parsedMeta = new Map<string, ChartMeta & { dependencyKeys: string[]; apiVersion: string }>();
 
 function parseChartMetaText(text: string, file: string): ChartMeta & { dependencyKeys: string[]; apiVersion: string } {
-  const doc = YAML.parseDocument(text, { version: '1.1', merge: true, uniqueKeys: false });
+  const doc = YAML.parseDocument(withoutBom(text), { version: '1.1', merge: true, uniqueKeys: false });
   if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0]?.message ?? 'invalid YAML'}`);
   const field = (key: string): string => {
     const n: unknown = doc.get(key, true);

@@ -7,6 +7,7 @@
  * text it is. Values come out as helm stores them in a release (JSON types).
  */
 import YAML, { type ScalarTag, type Tags } from 'yaml';
+import { withoutBom } from '../load/bom.js';
 
 const INT = 'tag:yaml.org,2002:int';
 const FLOAT = 'tag:yaml.org,2002:float';
@@ -144,7 +145,7 @@ export interface HelmYaml {
  * @throws Error with YAML's message (line and column) for invalid YAML.
  */
 export function parseHelmYaml(text: string): HelmYaml {
-  const docs = YAML.parseAllDocuments(text, { version: '1.1', schema: 'yaml-1.1', customTags: helmTags, merge: true, uniqueKeys: false });
+  const docs = YAML.parseAllDocuments(withoutBom(text), { version: '1.1', schema: 'yaml-1.1', customTags: helmTags, merge: true, uniqueKeys: false });
   const list = Array.isArray(docs) ? docs : [docs];
   for (const d of list) if (d.errors.length) throw new Error(d.errors[0]?.message ?? 'invalid YAML');
   const values = list.map((d) => d.toJS({ maxAliasCount: 1000 }) as unknown).filter((v) => v !== null && v !== undefined);

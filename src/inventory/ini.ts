@@ -17,6 +17,7 @@
  * for a group never defined, or a `[g:children]` naming a group never defined, is an error, as
  * are unknown section types and malformed lines (all with file:line).
  */
+import { withoutBom } from '../load/bom.js';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { NAME_PATTERN } from './schema.js';
 import { parseIniValue } from './pyliteral.js';
@@ -102,7 +103,7 @@ export function parseIniInventory(text: string, file: string): Record<string, In
   const pendingChildren = new Map<string, { line: number; parent: string }>();
   let current = 'all';
   let state: 'hosts' | 'vars' | 'children' = 'hosts';
-  const lines = text.split(/\r?\n/);
+  const lines = withoutBom(text).split(/\r?\n/);
   for (const [idx, raw] of lines.entries()) {
     const lineNo = idx + 1;
     const at: SourcePos = { file, line: lineNo, col: 1 };

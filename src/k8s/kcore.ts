@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
+import { withoutBom } from '../load/bom.js';
 import { fastLoadAll } from '../load/fast-yaml.js';
 import { isRecord } from '../core/shape.js';
 import { Default, StringEnum, Type } from '../core/args.js';
@@ -74,7 +75,8 @@ export function asList(v: string | readonly string[] | undefined): string[] {
 }
 
 /** Every YAML document of `text`, empty ones dropped (PyYAML's `safe_load_all` + `filter(None, …)`). */
-export function loadAllDocuments(text: string, source: string): unknown[] {
+export function loadAllDocuments(given: string, source: string): unknown[] {
+  const text = withoutBom(given);
   const fast = fastLoadAll(text);
   const docs = fast ?? YAML.parseAllDocuments(text, { uniqueKeys: true, merge: true }).map((d, i) => {
     const err = d.errors[0];

@@ -6,6 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { KubeObject } from './types.js';
+import { withoutBom } from '../load/bom.js';
 import { fastLoadAll } from '../load/fast-yaml.js';
 import { cachedParse, parseCacheOf, type ParseCache } from '../load/parse-cache.js';
 import { isRecord } from '../core/shape.js';
@@ -59,7 +60,8 @@ export function sourceComment(text: string): string | undefined {
  * ({@link dropNulls}). Errors name `source`, the document number (and, for helm output, the template
  * file from its `# Source:` comment) and the object.
  */
-export function parseManifests(text: string, source: string): KubeObject[] {
+export function parseManifests(given: string, source: string): KubeObject[] {
+  const text = withoutBom(given);
   // Most manifests take the fast path (js-yaml, same values; see load/fast-yaml.ts). A document
   // that is not a valid object is parsed again below, so its error names the helm template.
   const fast = fastLoadAll(text);

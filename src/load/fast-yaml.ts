@@ -14,6 +14,7 @@
  */
 import jsyaml from 'js-yaml';
 import { parse as yamlParse } from 'yaml';
+import { withoutBom } from './bom.js';
 
 // Plain scalar resolution of `yaml`'s core schema (yaml/dist/schema/core), in its order.
 const NULL = /^(?:~|[Nn]ull|NULL)?$/;
@@ -152,7 +153,8 @@ export function fastLoadAll(text: string): unknown[] | undefined {
  * One document of plain data (a kubeconfig), as `yaml`'s `parse` gives it: through the fast path
  * when it applies, else `yaml` (which also throws the errors, e.g. for several documents).
  */
-export function parseData(text: string): unknown {
+export function parseData(given: string): unknown {
+  const text = withoutBom(given);
   const docs = fastLoadAll(text);
   return docs?.length === 1 ? docs[0] : yamlParse(text);
 }

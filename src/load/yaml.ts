@@ -22,6 +22,7 @@ import {
   type ScalarTag,
 } from 'yaml';
 import { InputError, type SourcePos } from './errors.js';
+import { withoutBom } from './bom.js';
 import { fastLoadAllWithOffsets } from './fast-yaml.js';
 import { decryptBytes, decryptText, isVaultText, rememberVaulted, VaultError, vaultSecrets } from '../core/vault.js';
 
@@ -150,7 +151,8 @@ function countLines(text: string): LineCounter {
  * (`fast-yaml.ts`, ~5x faster on a cold start); everything else, and every error, by `yaml`.
  * `fast: false` forces `yaml` (the tests compare both).
  */
-export function parseYaml(text: string, file: string, opts: { fast?: boolean } = {}): Loaded {
+export function parseYaml(given: string, file: string, opts: { fast?: boolean } = {}): Loaded {
+  const text = withoutBom(given);
   if (opts.fast !== false) {
     const fast = fastLoadAllWithOffsets(text, maxDepth());
     if (fast) {

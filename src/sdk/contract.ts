@@ -5,6 +5,7 @@
  * {@link tether}, an abortable {@link sleep}).
  */
 export { defineModule, unreachableAfter, UnreachableError } from '../core/module.js';
+export { withoutBom } from '../load/bom.js';
 export { DriftResult, WrittenResult, writtenNote, type WrittenEntry } from '../core/results.js';
 export { checkArgs } from '../plugins/check.js';
 export { checkOptions as checkArgumentSpec } from '../playbook/argspec.js';

@@ -372,9 +372,13 @@ class BlockParser {
   }
 }
 
-/** Parse template text into nodes. */
+/**
+ * Parse template text into nodes. Line breaks are read as Jinja's lexer reads them: `\r\n` and a
+ * lone `\r` are `\n` (its `newline_sequence`, as ansible-core sets it), so a template saved with
+ * Windows line endings renders with `\n` — text, tags, comments and string literals alike.
+ */
 export function parseTemplate(text: string): TNode[] {
-  return new BlockParser(lex(text)).body([]).nodes;
+  return new BlockParser(lex(text.replace(/\r\n?/g, '\n'))).body([]).nodes;
 }
 
 /** `^{{ expr }}$` → the expression's source and its offset; undefined when the text is more than one expression. */
@@ -388,8 +392,12 @@ export function singleExpression(text: string): { src: string; at: number } | un
   return { src, at: 2 + (m[1]?.length ?? 0) };
 }
 
-/** The number of newlines the template text ends with: a string result gets back what Jinja dropped (ansible-core's preserve_trailing_newlines). */
+/**
+ * The number of newlines the template text ends with: a string result gets back what Jinja dropped
+ * (ansible-core's preserve_trailing_newlines). Counted as ansible-core counts them, `\n` alone:
+ * `a\r\n\r\n` ends with one.
+ */
 export function trailingNewlines(text: string): number {
-  const m = /\n*$/.exec(text.replace(/\r\n/g, '\n'));
+  const m = /\n*$/.exec(text);
   return m ? m[0].length : 0;
 }
