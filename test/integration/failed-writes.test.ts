@@ -83,7 +83,7 @@ describe('a set of objects of which a later one is refused', () => {
       { kind: 'Namespace', apiVersion: 'v1', name: ns, action: 'created' },
       { kind: 'ConfigMap', apiVersion: 'v1', name: 'first', namespace: ns, action: 'created' },
     ]);
-    expect(results.find((e) => e.task === 'show')?.msg).toBe(`True True first,${ns}`);
+    expect(results.find((e) => e.task === 'show')?.msg).toBe(`True True ${ns},first`);
     const large = results.find((e) => e.task === 'too large');
     expect(large?.status, r.out).toBe('failed');
     expect(large?.changed).toBe(true);
