@@ -11,12 +11,13 @@ import { kplay, repoRoot } from '../helpers/cli.js';
 /** Every exported name of each section; `type X` for type-only exports. Sorted, case-insensitive. */
 const API: Record<string, string[]> = {
   contract: [
-    'type AnyModule', 'type Args', 'checkArgs', 'checkArgumentSpec', 'type ClusterRef', 'Default',
+    'type AnyModule', 'type Args', 'checkArgs', 'checkArgumentSpec', 'type ClusterRef', 'decryptFileData', 'Default',
     'defineModule', 'type DiffEntry', 'DriftResult', 'errorMessage', 'type JsonSchema', 'loadYamlDoc', 'MASK',
     'type ModuleAdapters', 'type ModuleContext', 'type ModuleDefinition', 'type ModuleExample',
     'type ModuleLogger', 'type ModuleResult', 'type ModuleStatus', 'type ProcessOptions',
     'type ProcessResult', 'type ResultData', 'runProcess', 'setting', 'type SettingName', 'sleep', 'spawnTethered', 'type Static',
-    'StringEnum', 'type TDefault', 'tether', 'type TObject', 'type TSchema', 'Type', 'UnreachableError',
+    'StringEnum', 'type TDefault', 'tether', 'type TObject', 'type TSchema', 'Type', 'unreachableAfter', 'UnreachableError',
+    'withoutBom', 'type WrittenEntry', 'writtenNote', 'WrittenResult',
   ],
   k8s: [
     'ApplyConflictError', 'applyObjects', 'asList', 'authSecrets', 'buildDefinitions', 'conditionMet',
