@@ -293,6 +293,18 @@ describe('helm_release', () => {
     const h = await history();
     expect(h[h.length - 2]?.status).toBe('failed');
     expect(h[h.length - 1]?.description).toMatch(/Rollback to/);
+    // the failed upgrade changed the cluster (two revisions, as the history says): the task is
+    // changed, names them, and the run is recorded in the cluster (issue 51 item 3)
+    const failed = jsonEvents(r.stdout).find((e) => e.type === 'task_result' && e.task === 'webapp');
+    expect(failed?.changed).toBe(true);
+    const record = (n: number): string => `sh.helm.release.v1.${release}.v${n}`;
+    const from = before?.revision ?? 0;
+    expect((res?.data?.written as { name: string; action: string; kind: string }[] | undefined)?.map((w) => `${w.action} ${w.kind} ${w.name}`)).toEqual([`created Secret ${record(from + 1)}`, `created Secret ${record(from + 2)}`]);
+    expect(res?.msg).toMatch(/written before the failure \(2\)/);
+    const runId = String(jsonEvents(r.stdout).find((e) => e.type === 'run_start')?.run_id ?? '');
+    const cm = JSON.parse((await kubectl(['-n', 'kplay-system', 'get', 'configmap', `kplay-run-${runId}`.toLowerCase(), '-o', 'json'], { context: 'sandbox-1' })).stdout) as { data: Record<string, string> };
+    const rec = JSON.parse(cm.data['record.json'] ?? '{}') as { tasks: { task: string; cluster: string; status: string; changed: boolean }[] };
+    expect(rec.tasks.find((t) => t.task === 'webapp' && t.cluster === 'sandbox-1')).toMatchObject({ status: 'failed', changed: true });
     expect((await deployment()).spec.template.spec.containers[0]?.resources?.limits?.cpu).toBeUndefined();
   });
 
