@@ -3,14 +3,19 @@
  */
 import { Type } from './args.js';
 
+/** One object and what is (or would be) done to it: the keys every per-object result starts with. */
+const objectAction = () => ({
+  kind: Type.String(),
+  apiVersion: Type.String(),
+  name: Type.String(),
+  namespace: Type.Optional(Type.String()),
+  action: Type.String(),
+});
+
 /** Drift of objects against their source, as `k8s_apply` and `helm_release` register it (`drift`). */
 export const DriftResult = Type.Array(
   Type.Object({
-    kind: Type.String(),
-    apiVersion: Type.String(),
-    name: Type.String(),
-    namespace: Type.Optional(Type.String()),
-    action: Type.String(),
+    ...objectAction(),
     fields: Type.Array(Type.Unknown()),
     hidden: Type.Array(Type.Unknown()),
   }),
@@ -25,19 +30,10 @@ export const DriftResult = Type.Array(
  * the cluster answered, also — above all — on a failed task, whose earlier writes are changes all
  * the same.
  */
-export const WrittenResult = Type.Array(
-  Type.Object({
-    kind: Type.String(),
-    apiVersion: Type.String(),
-    name: Type.String(),
-    namespace: Type.Optional(Type.String()),
-    action: Type.String(),
-  }),
-  {
-    description:
-      'Every object the task wrote, in the order the cluster answered: `kind`, `apiVersion`, `name`, `namespace`, `action` (created/configured/deleted/…). On a failed task, what it changed before the failure (the task is then also `changed`).',
-  },
-);
+export const WrittenResult = Type.Array(Type.Object(objectAction()), {
+  description:
+    'Every object the task wrote, in the order the cluster answered: `kind`, `apiVersion`, `name`, `namespace`, `action` (created/configured/deleted/…). On a failed task, what it changed before the failure (the task is then also `changed`).',
+});
 
 /** One entry of {@link WrittenResult}. */
 export interface WrittenEntry {
