@@ -5,7 +5,7 @@
  */
 import { settleAsyncJobs } from './async-jobs.js';
 import { matchClusters } from '../inventory/patterns.js';
-import { noMatchHint, playClusters } from '../playbook/targets.js';
+import { playClusters } from '../playbook/targets.js';
 import type { Play } from '../playbook/types.js';
 import { templar } from '../template/index.js';
 import { emptyStats, type ClusterStats } from '../report/events.js';
@@ -107,14 +107,16 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
   const touched = new Set<string>();
   opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString() });
   const said = new Set<string>();
+  let unmatchedPlays = 0;
   for (const [playIndex, play] of opts.playbook.plays.entries()) {
     if (shared.stopReason || opts.signal.aborted) break;
-    const hostsShown = Array.isArray(play.hosts) ? play.hosts.join(':') : play.hosts;
-    const matched = playClusters(inv, play.hosts);
-    if (matched === undefined) {
-      // As ansible-playbook: a pattern that matches nothing is a warning, and the play is skipped.
-      const near = noMatchHint(inv, play.hosts);
-      opts.emit({ type: 'warning', msg: `Could not match supplied host pattern, ignoring: ${hostsShown} (play '${play.name}' skipped${near ? `; ${near}` : ''})` });
+    const { clusters: matched, unmatched } = playClusters(inv, play.hosts);
+    // As ansible-playbook: each term that matches nothing is a warning, and the rest of the pattern runs
+    for (const u of unmatched) opts.emit({ type: 'warning', msg: `Could not match supplied host pattern, ignoring: ${u.text}${u.hint ? ` (${u.hint})` : ''}` });
+    if (matched.length === 0) {
+      const hostsShown = Array.isArray(play.hosts) ? play.hosts.join(',') : play.hosts;
+      opts.emit({ type: 'warning', msg: `play '${play.name}': skipping: no hosts matched (hosts: ${hostsShown})` });
+      unmatchedPlays++;
       continue;
     }
     let names = ordered(matched, play.order);
@@ -172,7 +174,8 @@ export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
           ? EXIT.failed
           : EXIT.ok;
   const elapsedMs = Date.now() - t0;
-  opts.emit({ type: 'recap', clusters: stats, elapsed_ms: elapsedMs, exit_code: exitCode, interrupted });
+  const plays = opts.playbook.plays.length;
+  opts.emit({ type: 'recap', clusters: stats, elapsed_ms: elapsedMs, exit_code: exitCode, interrupted, ...(plays > 0 && unmatchedPlays === plays ? { no_hosts_matched: plays } : {}) });
   return { exitCode, stats, interrupted, stopReason: shared.stopReason, elapsedMs, clusters: [...touched].map((n) => states.get(n) as ClusterState) };
 }
 

@@ -55,12 +55,34 @@ export function inventoryVars(inv: Inventory, cluster: string): Record<string, u
   return vars;
 }
 
-/** Members of a group, transitively (for `all`: every cluster), in inventory order. */
-export function groupMembers(inv: Inventory, group: string): string[] {
-  return [...inv.clusters.values()].filter((c) => c.groups.includes(group)).map((c) => c.name);
+/**
+ * A group's clusters in ansible-core's order (`Group.get_hosts`, also the `groups` magic var): its own,
+ * then its child groups', level by level (breadth first), each cluster once; never the implicit localhost.
+ */
+export function groupMembers(inv: Inventory, name: string): string[] {
+  const start = inv.groups.get(name);
+  if (!start) return [];
+  const ordered = [start.name, ...start.children];
+  const seen = new Set(ordered);
+  let level = start.children;
+  while (level.length) {
+    const next: string[] = [];
+    for (const g of level) {
+      for (const c of inv.groups.get(g)?.children ?? []) {
+        if (seen.has(c)) continue;
+        seen.add(c);
+        ordered.push(c);
+        next.push(c);
+      }
+    }
+    level = next;
+  }
+  const out = new Set<string>();
+  for (const g of ordered) for (const c of inv.groups.get(g)?.clusters ?? []) if (!inv.clusters.get(c)?.implicit) out.add(c);
+  return [...out];
 }
 
-/** Group name → member cluster names (transitive, inventory order), for every group incl. `all` and `ungrouped`. */
+/** Group name → member cluster names (groupMembers' order), for every group incl. `all` and `ungrouped`. */
 export function groupsMap(inv: Inventory): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const g of inv.groups.keys()) setVar(out, g, groupMembers(inv, g));

@@ -1,25 +1,27 @@
 /**
- * Host patterns (`hosts:` of a play, `--limit`), Ansible style:
+ * Host patterns (`hosts:` of a play, `--limit`), as ansible-core's InventoryManager reads them:
  *
- * - a term is a cluster name, a group name, `all` (or `*`), or a glob (`*`, `?`, `[abc]`,
- *   `[!abc]`: Python's fnmatch, src/core/fnmatch.ts) matched against cluster and group names (a
- *   matching group contributes its members);
- * - terms are separated by `:` or `,`, or given as a YAML list (whose items may themselves hold
- *   several terms); `&term` intersects, `!term` excludes;
- * - evaluation: the union of the plain terms (or every cluster when there are none), then each
- *   intersection, then each exclusion. The result is in inventory order, without duplicates.
- *
+ * - terms are split where ansible-core splits them (src/inventory/split-pattern.ts): on commas when
+ *   there is one, else on `:` and white space unless the whole pattern is one address (`fe80::1`,
+ *   `host:22`); a YAML list's items are split alike; empty terms are dropped;
+ * - a term is a cluster name, a group name, `all`, a glob (`*`, `?`, `[abc]`, `[!abc]`: Python's
+ *   fnmatch, src/core/fnmatch.ts) or `~regex`, matched against group names (a matching group
+ *   contributes its members) and, when no group matched or the term is a glob/regex/holds a dot,
+ *   against cluster names; a subscript (`g[0]`, `g[-1]`, `g[1:3]`, `g[2:]`) picks from the matches;
+ *   `&term` intersects, `!term` excludes;
+ * - evaluation: the plain terms in the order written (or `all` when there are none), then each
+ *   intersection, then each exclusion; the result is in that order, without duplicates.
  * - Ansible's implicit localhost (InventoryCluster.implicit) is matched only by the exact names
- *   `localhost` and `127.0.0.1`: `all`, `*`, globs, groups and an exclusion-only pattern
+ *   `localhost`, `127.0.0.1` and `::1`: `all`, `*`, globs, groups and an exclusion-only pattern
  *   never select it (as in ansible-core).
  *
- * Errors (InputError): an empty or malformed term, a plain or `&` term that matches nothing
- * (with a "did you mean" suggestion), and a pattern whose result is empty. An exclusion that
- * matches nothing is fine.
+ * selectClusters returns the terms that matched nothing (a play warns about each and runs the
+ * rest, as ansible-playbook does); matchClusters, for `--limit` and commands, refuses them.
  */
 import { fnmatchRegex } from '../core/fnmatch.js';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { LOCALHOST_NAMES } from './connection.js';
+import { splitHostPattern } from './split-pattern.js';
 import { groupMembers } from './host-vars.js';
 import { didYouMean, listSome } from '../load/suggest.js';
 import type { Inventory } from './types.js';
@@ -28,57 +30,22 @@ import type { Inventory } from './types.js';
 export interface PatternTerm {
   /** `union` (plain), `intersect` (`&`), or `exclude` (`!`). */
   op: 'union' | 'intersect' | 'exclude';
-  /** The name or glob, without its operator (and without a subscript). */
+  /** The name, glob or `~regex`, without its operator (and without a subscript). */
   text: string;
   /**
    * Ansible's subscript (`webservers[0]`, `webservers[-1]`, `webservers[0:2]`, `webservers[1:]`):
    * `[index]` or `[start, end]` (inclusive; end -1 = the last), applied to the term's matches.
    */
   subscript?: [number, number | undefined];
+  /** The term as written, operator and subscript included (for messages). */
+  raw: string;
 }
-
-/** `name[3]`, `name[-1]`, `name[0:2]`, `name[1:]` (ansible-core's PATTERN_WITH_SUBSCRIPT; `[x-y]` is gone). */
-const SUBSCRIPT_RE = /^(.+)\[(?:(-?[0-9]+)|([0-9]+):([0-9]*))\]$/;
-
-/** An IPv6 address (`::1`, `fe80::1`): one term, its colons are not separators. */
-const IPV6_RE = /^[0-9A-Fa-f]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f.]*$/;
 
 /**
- * The terms of one pattern string as ansible-core's `split_host_pattern` finds them: with a comma,
- * split on commas only; an IPv6 address is one term; otherwise split on colons outside `[...]`.
+ * `name[3]`, `name[-1]`, `name[0:2]`, `name[1:]` — ansible-core's PATTERN_WITH_SUBSCRIPT, which
+ * still reads the removed `[x-y]` form as `[x:y]` (with a warning there; the same range here).
  */
-function splitTerms(part: string): string[] {
-  if (part.includes(',')) return part.split(',');
-  if (IPV6_RE.test(part.trim())) return [part];
-  const out: string[] = [];
-  let cur = '';
-  let depth = 0;
-  for (const ch of part) {
-    if (ch === '[') depth++;
-    else if (ch === ']' && depth > 0) depth--;
-    if (ch === ':' && depth === 0) {
-      out.push(cur);
-      cur = '';
-    } else cur += ch;
-  }
-  out.push(cur);
-  return out;
-}
-
-/** The members a subscript selects (Python indexing; out of range selects nothing). */
-function applySubscript(members: string[], sub: PatternTerm['subscript']): string[] {
-  if (!sub) return members;
-  const [start, end] = sub;
-  const at = (i: number): number => (i < 0 ? members.length + i : i);
-  if (end === undefined || end === 0) {
-    const m = members[at(start)];
-    return m === undefined ? [] : [m];
-  }
-  const last = end === -1 ? members.length - 1 : end;
-  return members.slice(at(start), last + 1);
-}
-
-const TERM_RE = /^[A-Za-z0-9_.\-*?[\]!^]+$/;
+const SUBSCRIPT_RE = /^(.+)\[(?:(-?[0-9]+)|([0-9]+)[:-]([0-9]*))\]\n?$/su;
 
 /** The clusters of the inventory that patterns like `all` see (everything but the implicit localhost). */
 function explicitClusters(inv: Inventory): string[] {
@@ -90,7 +57,25 @@ export function showPattern(pattern: string | readonly string[]): string {
   return typeof pattern === 'string' ? pattern : `[${pattern.join(', ')}]`;
 }
 
-/** Split a host pattern into terms. Throws an InputError on an empty or malformed term. */
+/** One term as ansible-core's `_match_one_pattern` reads it: operator, subscript (not of a `~regex`). */
+function parseTerm(piece: string, shown: string, where: SourcePos | undefined): PatternTerm {
+  const op = piece.startsWith('&') ? 'intersect' : piece.startsWith('!') ? 'exclude' : 'union';
+  const text = op === 'union' ? piece : piece.slice(1);
+  if (text === '') {
+    throw new InputError(`host pattern '${shown}': '${piece}' must be followed by a cluster or group name`, where, `e.g. 'prod:${piece}eu'`);
+  }
+  const sub = text.startsWith('~') ? null : SUBSCRIPT_RE.exec(text);
+  if (!sub) return { op, text, raw: piece };
+  const [, base = '', idx, start, end] = sub;
+  return { op, text: base, raw: piece, subscript: idx !== undefined ? [Number(idx), undefined] : [Number(start), end ? Number(end) : -1] };
+}
+
+/**
+ * Split a host pattern into terms, exactly where ansible-core splits it (src/inventory/split-pattern.ts):
+ * `c1:c2:c4` is three names, `fe80::1` one address, `a,b:c` the terms `a` and `b:c`; white space
+ * separates too, and empty terms are dropped. Throws an InputError for an empty pattern (Ansible:
+ * "Hosts list cannot be empty"), a non-string list item, and an operator with nothing after it.
+ */
 export function parsePattern(pattern: string | readonly string[], where?: SourcePos): PatternTerm[] {
   const shown = showPattern(pattern);
   const parts: unknown[] = typeof pattern === 'string' ? [pattern] : Array.isArray(pattern) ? [...pattern] : [pattern];
@@ -99,65 +84,53 @@ export function parsePattern(pattern: string | readonly string[], where?: Source
   for (const part of parts) {
     if (typeof part !== 'string') throw new InputError(`host pattern ${shown}: every item must be a string, got ${JSON.stringify(part)}`, where);
     if (part.trim() === '') throw new InputError(`empty host pattern${typeof pattern === 'string' ? '' : ` item in ${shown}`}`, where, "use 'all' for every cluster");
-    for (const raw of splitTerms(part)) {
-      const piece = raw.trim();
-      if (piece === '') {
-        throw new InputError(`host pattern '${shown}' has an empty term`, where, "remove the doubled, leading or trailing ':' or ','");
-      }
-      const op = piece.startsWith('&') ? 'intersect' : piece.startsWith('!') ? 'exclude' : 'union';
-      const text = op === 'union' ? piece : piece.slice(1).trim();
-      if (text === '') {
-        throw new InputError(`host pattern '${shown}': '${piece}' must be followed by a cluster or group name`, where, `e.g. 'prod:${piece}eu'`);
-      }
-      if (text.startsWith('&') || text.startsWith('!')) {
-        throw new InputError(`host pattern '${shown}': bad term '${piece}' (one operator per term)`, where, "write '&name' to intersect or '!name' to exclude");
-      }
-      if (!TERM_RE.test(text) && !IPV6_RE.test(text) && !SUBSCRIPT_RE.test(text)) {
-        throw new InputError(
-          `host pattern '${shown}': bad term '${piece}'`,
-          where,
-          'terms are cluster or group names, optionally with globs (*, ?, [abc]), separated by : or , (prefix & to intersect, ! to exclude)',
-        );
-      }
-      const sub = SUBSCRIPT_RE.exec(text);
-      if (sub && !IPV6_RE.test(text)) {
-        const [, base = '', idx, start, end] = sub;
-        terms.push({ op, text: base, subscript: idx !== undefined ? [Number(idx), undefined] : [Number(start), end ? Number(end) : -1] });
-      } else terms.push({ op, text });
-    }
+    for (const piece of splitHostPattern(part)) terms.push(parseTerm(piece, shown, where));
   }
   return terms;
 }
 
-/** True if `text` contains glob characters. */
-function isGlob(text: string): boolean {
-  return /[*?[]/.test(text);
+/** The members a subscript selects (Python indexing); a single index out of range is an error, as in Ansible. */
+function applySubscript(members: string[], term: PatternTerm, where: SourcePos | undefined): string[] {
+  const sub = term.subscript;
+  if (!sub || members.length === 0) return members;
+  const [start, end] = sub;
+  const at = (i: number): number => (i < 0 ? members.length + i : i);
+  if (end === undefined || end === 0) {
+    const m = members[at(start)];
+    if (m === undefined) throw new InputError(`No hosts matched the subscripted pattern '${term.text}[${start}]'`, where, `'${term.text}' has ${members.length} member(s): index 0 to ${members.length - 1}, or -1 for the last`);
+    return [m];
+  }
+  const last = end === -1 ? members.length - 1 : end;
+  return members.slice(Math.max(0, at(start)), last + 1);
 }
 
-/** The clusters one term matches, and whether the term named anything at all. */
-function resolveTerm(inv: Inventory, text: string): { known: boolean; members: string[] } {
-  if (text === 'all' || text === '*') return { known: true, members: explicitClusters(inv) };
-  if (inv.groups.has(text)) return { known: true, members: groupMembers(inv, text) };
-  if (inv.clusters.has(text)) return { known: true, members: [text] };
-  // Ansible: `127.0.0.1` (and `localhost`) reach the inventory's localhost, else the implicit one.
-  if (LOCALHOST_NAMES.includes(text) && inv.clusters.has('localhost')) return { known: true, members: ['localhost'] };
-  if (!isGlob(text)) return { known: false, members: [] };
-  const re = fnmatchRegex(text);
-  const out = new Set<string>();
-  let known = false;
-  for (const name of inv.groups.keys()) {
-    if (re.test(name)) {
-      known = true;
-      for (const m of groupMembers(inv, name)) out.add(m);
-    }
+/** The RegExp of a term: `~regex` (Python's `re.match`: anchored at the start) or an fnmatch glob. */
+function termRegex(text: string, where: SourcePos | undefined): RegExp {
+  if (!text.startsWith('~')) return fnmatchRegex(text);
+  try {
+    return new RegExp(`^(?:${text.slice(1).replace(/\(\?P</g, '(?<').replace(/\(\?P=(\w+)\)/g, '\\k<$1>')})`, 'u');
+  } catch {
+    throw new InputError(`Invalid host list pattern: ${text}`, where, 'after ~ comes a regular expression matched against cluster and group names');
   }
-  for (const name of explicitClusters(inv)) {
-    if (re.test(name)) {
-      known = true;
-      out.add(name);
-    }
+}
+
+/**
+ * What one term (without operator and subscript) matches, as ansible-core's `_enumerate_matches`:
+ * the members of every group it matches; names of clusters too when no group matched or the term is
+ * a glob, a `~regex` or holds a dot; else Ansible's implicit localhost for `localhost`/`127.0.0.1`/`::1`.
+ * `known` is false when nothing matched (Ansible warns "Could not match supplied host pattern").
+ */
+function enumerateMatches(inv: Inventory, text: string, where: SourcePos | undefined): { known: boolean; members: string[] } {
+  const re = termRegex(text, where);
+  const members: string[] = [];
+  const groups = [...inv.groups.keys()].filter((g) => re.test(g));
+  for (const g of groups) members.push(...groupMembers(inv, g));
+  if (groups.length === 0 || text.startsWith('~') || /[.?*[]/.test(text)) members.push(...explicitClusters(inv).filter((c) => re.test(c)));
+  if (members.length === 0 && LOCALHOST_NAMES.includes(text)) {
+    const local = inv.clusters.has('localhost') ? 'localhost' : inv.clusters.has(text) ? text : undefined;
+    if (local) return { known: true, members: [local] };
   }
-  return { known, members: [...out] };
+  return { known: members.length > 0 || groups.length > 0 || text === 'all', members };
 }
 
 function knownNames(inv: Inventory): string {
@@ -166,34 +139,75 @@ function knownNames(inv: Inventory): string {
   return `known groups: ${listSome([...inv.groups.keys()])}; known clusters: ${names.length ? listSome(names) : none}`;
 }
 
+/** What a host pattern selects, and the terms that matched nothing (each one warned about by Ansible). */
+export interface Selection {
+  /** The clusters, in ansible-core's order: as the terms name them, each once. */
+  clusters: string[];
+  /** Terms that matched no cluster or group, `!` ones included (ansible-core warns of each: "Could not match supplied host pattern, ignoring: …"). */
+  unmatched: PatternTerm[];
+}
+
+/** A term without its operator: what ansible-core caches a term's matches under. */
+function termKey(t: PatternTerm): string {
+  return t.op === 'union' ? t.raw : t.raw.slice(1);
+}
+
 /**
- * The clusters a host pattern selects, in inventory order (see the module header for the
- * syntax). `where` positions errors (e.g. at the play's `hosts:` key).
+ * The clusters a host pattern selects, as ansible-core's `InventoryManager.get_hosts` evaluates it:
+ * the plain terms in the order written (each adding the clusters not yet selected; none written means
+ * `all`), then every `&` term, then every `!` term. A term naming a cluster selects it even when a
+ * group has the same name. Terms that match nothing are returned in `unmatched`, not thrown.
  */
-export function matchClusters(inv: Inventory, pattern: string | string[], where?: SourcePos): string[] {
-  const shown = showPattern(pattern);
+export function selectClusters(inv: Inventory, pattern: string | readonly string[], where?: SourcePos): Selection {
   const terms = parsePattern(pattern, where);
-  const resolve = (t: PatternTerm): string[] => {
-    const { known, members: all } = resolveTerm(inv, t.text);
-    const members = applySubscript(all, t.subscript);
-    if (!known && t.op !== 'exclude') {
-      const what = isGlob(t.text) ? `'${t.text}' matches no cluster or group name` : `no cluster or group named '${t.text}'`;
-      const hint = isGlob(t.text) ? undefined : didYouMean(t.text, [...inv.groups.keys(), ...explicitClusters(inv)]);
-      throw new InputError(`host pattern '${shown}': ${what}`, where, hint ?? knownNames(inv));
+  const rank = { union: 0, intersect: 1, exclude: 2 } as const;
+  const ordered = [...terms].sort((a, b) => rank[a.op] - rank[b.op]);
+  if (!ordered.some((t) => t.op === 'union')) ordered.unshift({ op: 'union', text: 'all', raw: 'all' });
+  const unmatched: PatternTerm[] = [];
+  let selected: string[] = [];
+  for (const t of ordered) {
+    const plainCluster = t.op === 'union' && !t.subscript && inv.clusters.has(t.text) && !inv.clusters.get(t.text)?.implicit;
+    let members: string[];
+    if (plainCluster) members = [t.text];
+    else {
+      const found = enumerateMatches(inv, t.text, where);
+      // ansible-core warns once per term (its pattern cache), whatever the operator
+      if (!found.known && !unmatched.some((u) => termKey(u) === termKey(t))) unmatched.push(t);
+      members = applySubscript(found.members, t, where);
     }
-    return members;
-  };
-  const unions = terms.filter((t) => t.op === 'union');
-  const selected = new Set<string>(unions.length === 0 ? explicitClusters(inv) : []);
-  for (const t of unions) for (const m of resolve(t)) selected.add(m);
-  for (const t of terms.filter((x) => x.op === 'intersect')) {
-    const keep = new Set(resolve(t));
-    for (const m of [...selected]) if (!keep.has(m)) selected.delete(m);
+    if (t.op === 'union') {
+      const have = new Set(selected);
+      for (const m of members) {
+        if (have.has(m)) continue;
+        have.add(m);
+        selected.push(m);
+      }
+    } else {
+      const these = new Set(members);
+      selected = selected.filter((c) => (t.op === 'intersect' ? these.has(c) : !these.has(c)));
+    }
   }
-  for (const t of terms.filter((x) => x.op === 'exclude')) for (const m of resolve(t)) selected.delete(m);
-  const result = [...inv.clusters.keys()].filter((c) => selected.has(c));
-  if (result.length === 0) throw new InputError(`host pattern '${shown}' matches no clusters`, where, knownNames(inv));
-  return result;
+  return { clusters: selected, unmatched };
+}
+
+/**
+ * The clusters a host pattern selects (selectClusters), strictly: a plain or `&` term that matches
+ * nothing is an InputError with a "did you mean" (kplay's `--limit` and commands naming clusters
+ * refuse a typo rather than warn as ansible-core does), and so is an empty result.
+ * `where` positions errors (e.g. at the play's `hosts:` key).
+ */
+export function matchClusters(inv: Inventory, pattern: string | readonly string[], where?: SourcePos): string[] {
+  const shown = showPattern(pattern);
+  const { clusters, unmatched } = selectClusters(inv, pattern, where);
+  const bad = unmatched.find((t) => t.op !== 'exclude');
+  if (bad) {
+    const glob = /[*?[~]/.test(bad.text);
+    const what = glob ? `'${bad.text}' matches no cluster or group name` : `no cluster or group named '${bad.text}'`;
+    const hint = glob ? undefined : didYouMean(bad.text, [...inv.groups.keys(), ...explicitClusters(inv)]);
+    throw new InputError(`host pattern '${shown}': ${what}`, where, hint ?? knownNames(inv));
+  }
+  if (clusters.length === 0) throw new InputError(`host pattern '${shown}' matches no clusters`, where, knownNames(inv));
+  return clusters;
 }
 
 /** Check every play's host pattern and the limit before anything runs (a bad pattern is an InputError). */

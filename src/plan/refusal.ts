@@ -56,7 +56,7 @@ export function approvalRequired(playbook: Playbook, inv: Inventory, limit: stri
   const truthy = (v: unknown): boolean => v === true || v === 'true' || v === 'yes';
   const out = new Map<string, string>();
   for (const play of playbook.plays) {
-    for (const c of playClusters(inv, play.hosts) ?? []) {
+    for (const c of playClusters(inv, play.hosts).clusters) {
       if (limited && !limited.has(c)) continue;
       if (truthy(inventoryVars(inv, c).require_approval)) out.set(c, 'require_approval in its inventory vars');
       else if (truthy(play.vars.require_approval) && !out.has(c)) out.set(c, `require_approval in play "${play.name ?? play.hosts.toString()}"`);

@@ -63,7 +63,15 @@ export type RunEvent =
   | { type: 'log'; level: 'info' | 'debug' | 'warn'; cluster: string; task: string; msg: string }
   | { type: 'progress'; cluster: string; task: string; msg: string }
   | { type: 'play_aborted'; play: string; reason: string }
-  | { type: 'recap'; clusters: Record<string, ClusterStats>; elapsed_ms: number; exit_code: number; interrupted: boolean };
+  | {
+      type: 'recap';
+      clusters: Record<string, ClusterStats>;
+      elapsed_ms: number;
+      exit_code: number;
+      interrupted: boolean;
+      /** Set when every play of the run was skipped because its `hosts:` matched no cluster: how many plays. */
+      no_hosts_matched?: number;
+    };
 
 /** Every event type, for exhaustive mapped types. */
 export type RunEventType = RunEvent['type'];

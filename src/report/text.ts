@@ -143,6 +143,10 @@ export function textReporter(o: ReporterOptions): Reporter {
       out('');
       const secs = (e.elapsed_ms / 1000).toFixed(1);
       out(`${e.interrupted ? c.red('interrupted — ') : ''}elapsed ${secs}s, exit code ${e.exit_code}`);
+      if (e.no_hosts_matched) {
+        const n = e.no_hosts_matched;
+        out(c.bold.red(`NOTHING RAN: ${n === 1 ? 'the only play' : `all ${n} plays`} skipped — no hosts matched (check each play's hosts:, --limit and the inventory)`));
+      }
     },
   };
   return {

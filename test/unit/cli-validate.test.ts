@@ -34,8 +34,11 @@ describe('kplay validate / run: static errors', () => {
     expect(v.stderr).toContain('prdo');
     expect(v.stderr).toContain('prod');
     const r = await kplay(['run', fx('bad-pattern.yml'), '-i', inv]);
-    expect(r.stdout + r.stderr).toContain("Could not match supplied host pattern, ignoring: prdo (play 'pattern typo' skipped; did you mean 'prod'?)");
+    expect(r.stdout + r.stderr).toContain("Could not match supplied host pattern, ignoring: prdo (did you mean 'prod'?)");
+    expect(r.stdout + r.stderr).toContain("play 'pattern typo': skipping: no hosts matched (hosts: prdo)");
     expect(r.code).toBe(0);
+    // a run in which no play found a host says so last, loudly: it did nothing
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe("NOTHING RAN: the only play skipped — no hosts matched (check each play's hosts:, --limit and the inventory)");
   });
 
   it('a missing playbook or inventory file is a clear error', async () => {

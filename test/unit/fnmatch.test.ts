@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fnmatchRegex } from '../../src/core/fnmatch.js';
 import { matchClusters } from '../../src/inventory/patterns.js';
+import { splitHostPattern } from '../../src/inventory/split-pattern.js';
 import { loadInventory } from '../../src/inventory/resolve.js';
 import { fnmatchRegex as sdkFnmatchRegex } from '../../src/sdk/index.js';
 import { LOOKUPS } from '../../src/template/lookups.js';
@@ -71,7 +72,9 @@ describe('host patterns use it', () => {
   writeFileSync(file, `all:\n  clusters:\n${clusters.map((c) => `    '${c}': { context: ctx }`).join('\n')}\n`);
   const TERM = /^[A-Za-z0-9_.\-*?[\]!^]+$/;
 
-  it.each(PYTHON.filter(([p]) => TERM.test(p) && !p.startsWith('!')))('%j selects the clusters Python matches', async (pattern, want) => {
+  // only globs that ansible-core's split_host_pattern keeps whole reach the matcher (`[]a]` is cut to `[]a` there)
+  const whole = (p: string): boolean => JSON.stringify(splitHostPattern(p)) === JSON.stringify([p]);
+  it.each(PYTHON.filter(([p]) => TERM.test(p) && !p.startsWith('!') && whole(p)))('%j selects the clusters Python matches', async (pattern, want) => {
     const inv = await loadInventory(file, { cwd: dir, env: {} });
     const expected = clusters.filter((c) => want.includes(c));
     if (expected.length === 0) expect(() => matchClusters(inv, pattern)).toThrow(/matches no cluster or group name/);
