@@ -33,7 +33,8 @@ export type RetryClass = 'read' | 'apply' | 'idempotent' | 'unsafe' | 'none';
 
 /** What happened on one attempt (input of the retry policy). */
 export type AttemptOutcome =
-  | { kind: 'status'; status: number; retryAfterSeconds?: number }
+  /** `permanent`: the answer says the request itself is wrong (see {@link isPermanent500}), whatever its status. */
+  | { kind: 'status'; status: number; retryAfterSeconds?: number; permanent?: boolean }
   | { kind: 'error'; code?: string; sent: boolean; timeout?: boolean };
 
 /** Retry tuning. */
@@ -60,6 +61,7 @@ export function retryDelay(cls: RetryClass, outcome: AttemptOutcome, attempt: nu
   let retry = false;
   if (outcome.kind === 'status') {
     const s = outcome.status;
+    if (outcome.permanent) return undefined;
     if (s === 429) retry = true;
     else if (s === 500) retry = cls === 'read' || cls === 'apply';
     else if (s === 502 || s === 503 || s === 504) retry = cls !== 'unsafe';
@@ -320,7 +322,7 @@ export class Transport {
           this.stats.retries++;
           continue;
         }
-        outcome = { kind: 'status', status: res.status, retryAfterSeconds: parseRetryAfter(headerOf(res.headers, 'retry-after')) };
+        outcome = { kind: 'status', status: res.status, retryAfterSeconds: parseRetryAfter(headerOf(res.headers, 'retry-after')), permanent: res.status === 500 && isPermanent500(res.body) };
       } catch (e) {
         if (req.signal?.aborted) throw abortReason(req.signal);
         if (!(e instanceof TransportError)) throw e;
@@ -491,6 +493,15 @@ export function withSecureContext(o: https.AgentOptions): https.AgentOptions {
 }
 
 const secureContexts = new WeakMap<https.AgentOptions, tls.SecureContext>();
+
+/**
+ * A 500 that no repeat can change: server-side apply cannot type the patch (a manifest field the
+ * kind's schema does not declare answers `failed to create typed patch object …`), the same
+ * every time — not a webhook or etcd that failed this once.
+ */
+export function isPermanent500(body: string): boolean {
+  return /failed to create typed patch object/.test(body);
+}
 
 /** The `reason` of a Status body (`InternalError`), else the HTTP status text. */
 function statusReason(res: TransportResponse): string {

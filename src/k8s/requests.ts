@@ -145,7 +145,7 @@ export class KubeRequests {
         // the transport's own backoff stops at the same bound, and so does each attempt — a
         // whole request, however its bytes trickle in (a slow-loris front end), ends by then.
         const deadline = state.reached ? (state.downSince ?? attemptStarted) + this.outageBudgetMs : undefined;
-        const bounded = deadline === undefined ? req : { ...req, deadline, timeoutMs: Math.min(req.timeoutMs ?? this.transport.opts.timeoutMs ?? 60_000, Math.max(SPENT_ATTEMPT_MS, deadline - attemptStarted)) };
+        const bounded = deadline === undefined ? req : { ...req, deadline, timeoutMs: Math.min(req.timeoutMs ?? this.transport.opts.timeoutMs ?? 60_000, Math.max(Math.min(SPENT_ATTEMPT_MS, this.outageBudgetMs), deadline - attemptStarted)) };
         res = await this.transport.request(bounded);
         state.reached = true;
         state.downSince = undefined;

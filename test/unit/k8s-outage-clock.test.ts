@@ -2,7 +2,8 @@
 // unreachable for KPLAY_OUTAGE_SECONDS, every later request on that connection — the next task's,
 // a lock renewal, the run record — fails at its first refused connect instead of starting a new
 // wait; an answered request ends the outage. The local HTTP server is a FAKE standing in for an
-// apiserver that goes away (connections refused): a real one cannot be stopped on demand here.
+// apiserver that goes away (connections refused), or for a front end that trickles its answer (a
+// slow loris): a real one cannot be stopped, or made to trickle, on demand here.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -86,6 +87,34 @@ describe("the transport's own backoff", () => {
       expect(connects).toBe(1 + 4); // without a deadline: the first attempt and 3 retries
     } finally {
       await new Promise<void>((r) => dropper.close(() => r()));
+    }
+  });
+});
+
+describe('a whole request (issue 51)', () => {
+  it('is bounded by the outage bound however its bytes trickle in, naming the cluster and the phase; once spent, a later request gets one short try', async () => {
+    let trickle = false;
+    server = http.createServer((_req, res) => {
+      if (!trickle) return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"gitVersion":"v1.34.4"}');
+      // headers at once, then a byte every 50 ms, never the end
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{');
+      const drip = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(drip));
+    });
+    const port = await new Promise<number>((resolve) => server?.listen(0, '127.0.0.1', () => resolve((server?.address() as AddressInfo).port)));
+    const { c, attempts } = client(port);
+    try {
+      await c.call(version);
+      trickle = true;
+      const first = attempts();
+      await expect(c.call(version)).rejects.toThrow(/^cluster c1 did not answer in time at http:\/\/127\.0\.0\.1:\d+: GET http:\/\/127\.0\.0\.1:\d+\/version: timeout after \d+ ms reading the response body \(HTTP 200, \d+ bytes in [\d.]+ s: the apiserver, or a proxy or load balancer in front of it, sends it too slowly\) \(kept trying for \d+ s; KPLAY_OUTAGE_SECONDS sets how long\)$/);
+      expect(attempts() - first).toBe(1); // one attempt, bounded by the whole outage bound (1 s), not 60 s
+      const second = attempts();
+      await expect(c.call(version)).rejects.toThrow(/did not answer in time/);
+      expect(attempts() - second).toBe(1); // the bound is spent: one short try, no new wait
+    } finally {
+      server.closeAllConnections();
     }
   });
 });

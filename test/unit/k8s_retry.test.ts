@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseRetryAfter, retryDelay, TokenBucket, Transport } from '../../src/k8s/http.js';
+import { isPermanent500, parseRetryAfter, retryDelay, TokenBucket, Transport } from '../../src/k8s/http.js';
 
 describe('retryDelay', () => {
   const zero = (): number => 0;
@@ -29,6 +29,10 @@ describe('retryDelay', () => {
     expect(retryDelay('apply', { kind: 'status', status: 422 }, 1)).toBeUndefined();
     expect(retryDelay('idempotent', { kind: 'status', status: 500 }, 1)).toBeUndefined(); // DELETE: a second copy answers 404
     expect(retryDelay('unsafe', { kind: 'status', status: 500 }, 1)).toBeUndefined();
+    // a manifest field the kind does not declare: SSA answers 500 the same every time
+    expect(isPermanent500('{"kind":"Status","code":500,"message":"failed to create typed patch object (ns/x; /v1, Kind=ConfigMap): .spec: field not declared in schema"}')).toBe(true);
+    expect(retryDelay('apply', { kind: 'status', status: 500, permanent: true }, 1)).toBeUndefined();
+    expect(isPermanent500('{"kind":"Status","code":500,"message":"Internal error occurred: failed calling webhook \\"v.example.com\\": context deadline exceeded"}')).toBe(false);
   });
   it('retries a create after a network error only when the request was not sent', () => {
     expect(retryDelay('unsafe', { kind: 'error', code: 'ECONNREFUSED', sent: false }, 1)).toBeDefined();
