@@ -4,11 +4,12 @@ import { opt } from './options.js';
 import { Command, CommanderError, Option } from 'commander';
 import { driftCommand, type DriftFlags } from './drift.js';
 import { EXIT } from '../core/exit.js';
-import { checkSettings, setting } from '../core/settings.js';
+import { ansibleCfgWarning, checkSettings, setting } from '../core/settings.js';
 import { historyCommand } from './history.js';
 import { registerFleetStatus } from './fleet.js';
 import { inventoryCommand } from './inventory.js';
 import { modulesCommand } from './modules.js';
+import { configCommand } from './config.js';
 import { reportCommand } from './report.js';
 import { guardPipes } from './pipes.js';
 import { DEFAULT_MAX_INPUT_BYTES, setMaxInputBytes } from '../load/yaml.js';
@@ -37,6 +38,8 @@ program
     } catch (e) {
       throw new CommanderError(reportError(e), 'kplay.settings', e instanceof Error ? e.message : String(e));
     }
+    const cfgWarning = ansibleCfgWarning();
+    if (cfgWarning) process.stderr.write(`[WARNING]: ${cfgWarning}\n`);
     // The input size cap: --max-input-bytes, else KPLAY_MAX_INPUT_BYTES, else 8 MiB.
     const flag: unknown = action.opts().maxInputBytes;
     setMaxInputBytes(typeof flag === 'string' && flag !== String(DEFAULT_MAX_INPUT_BYTES) ? Number(flag) : setting('maxInputBytes'));
@@ -220,6 +223,16 @@ program
   .addOption(opt('modulePath'))
   .action(async (name: string | undefined, flags) => {
     process.exitCode = await modulesCommand(name, flags);
+  });
+
+program
+  .command('config')
+  .description('show kplay\'s settings as ansible-config does: `config dump` lists each value and its origin (kplay\'s variable, ANSIBLE_*, the ansible.cfg read, or the default)')
+  .command('dump')
+  .description('every setting, its value and where it came from (as `ansible-config dump`)')
+  .option('--only-changed, --changed-only', 'only the settings that are not at their default')
+  .action((flags: { onlyChanged?: boolean }) => {
+    process.exitCode = configCommand(flags);
   });
 
 program

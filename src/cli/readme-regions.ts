@@ -6,7 +6,7 @@
  * inside each marker, an inline one (within a sentence) does not.
  */
 import { EXIT_CODES, type ExitName } from '../core/exit.js';
-import { DEFAULT_FORKS, SETTINGS, type SettingName } from '../core/settings.js';
+import { DEFAULT_FORKS, SETTINGS, type AnsibleName, type SettingName } from '../core/settings.js';
 
 /** A table cell: `|` escaped, on one line. */
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -16,9 +16,11 @@ export function settingsMarkdown(): string {
   const rows = (Object.keys(SETTINGS) as SettingName[]).map((name) => {
     const s = SETTINGS[name];
     const def = s.defaultDoc ?? `\`${String(s.default)}\``;
-    return `| \`${s.env}\` | ${cell(s.type)} | ${cell(def)} | ${s.flag ? `\`${s.flag}\`` : ''} | ${cell(s.doc)} |`;
+    const a: AnsibleName<unknown> | undefined = s.ansible;
+    const ansible = a ? `\`${a.name}\`: \`[${a.ini[0]}] ${a.ini[1]}\`${a.env === s.env ? '' : `, \`${a.env}\``}` : '';
+    return `| \`${s.env}\` | ${ansible} | ${cell(s.type)} | ${cell(def)} | ${s.flag ? `\`${s.flag}\`` : ''} | ${cell(s.doc)} |`;
   });
-  return ['| variable | value | default | flag (wins) | what it does |', '|---|---|---|---|---|', ...rows].join('\n');
+  return ['| variable | Ansible name (ansible.cfg, variable) | value | default | flag (wins) | what it does |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
 /** The exit codes table. */

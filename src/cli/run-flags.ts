@@ -9,6 +9,7 @@ import type { RunEvent } from '../report/events.js';
 import { shardSpec, type ShardFlags, type ShardSpec } from '../fleet/spec.js';
 import { interruptController, listOption, RunCrashedError } from './common.js';
 import type { LoadFlags, Loaded } from '../run/inputs.js';
+import { DEFAULT_FORKS, setting } from '../core/settings.js';
 
 
 /** Flags of `kplay run` (and `kplay drift`); `--shard I/N` and the fleet flags are src/fleet/spec.ts's. */
@@ -59,7 +60,8 @@ function positiveInt(value: string | undefined, flag: string, dflt: number): num
  * An error after a task ran for real (not `--check`) is thrown as a {@link RunCrashedError}: clusters may have changed.
  */
 export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void, loaded: Loaded): Promise<ManagedRunResult> {
-  const forks = Number(flags.forks);
+  // --forks, else ANSIBLE_FORKS / `forks` of ansible.cfg, else kplay's default
+  const forks = flags.forks === String(DEFAULT_FORKS) ? setting('forks') : Number(flags.forks);
   if (!Number.isInteger(forks) || forks < 1) throw new InputError(`--forks must be a positive integer, got '${flags.forks}'`);
   const shard = flags.resumeState ? flags.shardSpec : (flags.shardSpec ?? shardSpec(flags));
   const intr = interruptController(() => undefined);

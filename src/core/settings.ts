@@ -10,6 +10,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { ansibleCfg, iniValue, unfrackPath, unquote, IniError, type AnsibleCfg } from './ansible-config.js';
 
 /** Environment variables as a map (`process.env`, or a task's environment merged over it). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -42,6 +43,24 @@ export interface SettingSpec<T> {
   doc: string;
   /** The value from the variable's text; throws an Error saying what is accepted. */
   parse: (raw: string) => T;
+  /** The same setting as ansible-core names it: read after `env`, from its `ANSIBLE_*` variable, then ansible.cfg. */
+  ansible?: AnsibleName<T>;
+}
+
+/** A setting's name in ansible-core's configuration (lib/ansible/config/base.yml). */
+export interface AnsibleName<T> {
+  /** ansible-core's name, as `ansible-config dump` prints it (`DEFAULT_ROLES_PATH`). */
+  name: string;
+  /** Its environment variable. */
+  env: string;
+  /** Its ansible.cfg section and key. */
+  ini: readonly [section: string, key: string];
+  /** The value from the text, with `base` the directory relative paths are resolved from (the ansible.cfg's, or the working directory for a variable). */
+  parse: (raw: string, base: string) => T;
+  /** The default when neither kplay's variable nor Ansible's sources set it (Ansible's, where it depends on `HOME`); else `default`. */
+  default?: (env: Env) => T;
+  /** What kplay does not do with it (ignored settings say why). */
+  note?: string;
 }
 
 const spec = <T>(s: SettingSpec<T>): SettingSpec<T> => s;
@@ -71,6 +90,29 @@ function number(fallback: number, o: { min: number; above?: boolean; integer?: b
     if (!Number.isFinite(v) || (o.integer && !Number.isInteger(v)) || (o.above ? v <= o.min : v < o.min)) throw new Error(`use ${kind} ${bound}`);
     return v;
   };
+}
+
+/** ansible-core's `pathspec`: `:`-separated, each path with `~`/`$VAR` expanded and made absolute against `base`. */
+const pathspec = (raw: string, base: string): string[] => raw.split(path.delimiter).map((p) => unfrackPath(p.replace('{{CWD}}', process.cwd()), base));
+/** ansible-core's `pathlist`: `,`-separated, trimmed, each path resolved as in {@link pathspec}. */
+const pathlist = (raw: string, base: string): string[] => raw.split(',').map((p) => unfrackPath(unquote(p.trim()), base));
+/** ansible-core's `path`: one path resolved as in {@link pathspec}. */
+const onePath = (raw: string, base: string): string => unfrackPath(raw, base);
+/** ansible-core's `boolean` (not strict): `y`/`yes`/`on`/`1`/`true`/`t` (any case) are true, anything else false. */
+const ansibleBool = (raw: string): boolean => ['y', 'yes', 'on', '1', 'true', 't'].includes(raw.trim().toLowerCase());
+/** ansible-core's `integer`: a whole number (`5`, `5.0`). */
+function ansibleInt(min: number): (raw: string) => number {
+  return (raw) => {
+    const v = Number(raw.trim());
+    if (raw.trim() === '' || !Number.isInteger(v) || v < min) throw new Error(`use a whole number at least ${min}`);
+    return v;
+  };
+}
+/** Ansible's default for a path list under `ANSIBLE_HOME` (default `~/.ansible`). */
+const underAnsibleHome = (sub: string, rest: string[]) => (env: Env): string[] => [path.join(env.ANSIBLE_HOME ? unfrackPath(env.ANSIBLE_HOME, process.cwd(), env) : path.join(env.HOME || os.homedir(), '.ansible'), sub), ...rest];
+/** An Ansible setting kplay accepts and does not act on: its text is kept as it is. */
+function ignoredAnsible(name: string, env: string, key: string, why: string): SettingSpec<string | undefined> {
+  return { env, type: 'Ansible setting (ignored)', default: undefined, defaultDoc: '(Ansible\'s)', doc: `Accepted and ignored: ${why}`, parse: verbatim, ansible: { name, env, ini: ['defaults', key], parse: verbatim, note: why } };
 }
 
 /** Clusters worked on in parallel when nothing says otherwise (`--forks`, `runManaged`'s `forks`). */
@@ -126,10 +168,100 @@ export const SETTINGS = {
     env: 'KPLAY_ROLES_PATH',
     type: 'paths (`:`-separated; `;` on Windows)',
     default: [],
-    defaultDoc: '(none)',
-    doc: 'More directories roles are looked for in (after the ones next to the playbook and the role).',
-    parse: (raw) => raw.split(path.delimiter).filter(Boolean),
+    defaultDoc: '`~/.ansible/roles:/usr/share/ansible/roles:/etc/ansible/roles` (Ansible\'s)',
+    doc: 'Directories roles are looked for in, after `roles/` next to the playbook (and the roles next to the role using one) and before the playbook directory, as ansible-core searches them. Relative paths from ansible.cfg are relative to that file.',
+    parse: (raw) => raw.split(path.delimiter).filter(Boolean).map((p) => path.resolve(p)),
+    ansible: { name: 'DEFAULT_ROLES_PATH', env: 'ANSIBLE_ROLES_PATH', ini: ['defaults', 'roles_path'], parse: pathspec, default: underAnsibleHome('roles', ['/usr/share/ansible/roles', '/etc/ansible/roles']) },
   }),
+  collectionsPath: spec<string[]>({
+    env: 'ANSIBLE_COLLECTIONS_PATH',
+    type: 'paths (`:`-separated)',
+    default: [],
+    defaultDoc: '`~/.ansible/collections:/usr/share/ansible/collections` (Ansible\'s)',
+    doc: 'Where collection roles (`namespace.collection.role`) are looked for: `<dir>/ansible_collections/<namespace>/<collection>/roles/<role>` (and `<dir>` itself when it is an `ansible_collections` directory). Unlike ansible-core, kplay does not also search Python\'s `sys.path`.',
+    parse: (raw) => pathspec(raw, process.cwd()),
+    ansible: { name: 'COLLECTIONS_PATHS', env: 'ANSIBLE_COLLECTIONS_PATH', ini: ['defaults', 'collections_path'], parse: pathspec, default: underAnsibleHome('collections', ['/usr/share/ansible/collections']) },
+  }),
+  inventory: spec<string[]>({
+    env: 'ANSIBLE_INVENTORY',
+    type: 'paths (`,`-separated)',
+    default: [],
+    defaultDoc: '(none: Ansible\'s `/etc/ansible/hosts` is not read)',
+    flag: '-i',
+    doc: 'The inventory when `-i` is not given (kplay reads the first; Ansible merges them all). Relative paths from ansible.cfg are relative to that file.',
+    parse: (raw) => pathlist(raw, process.cwd()),
+    ansible: { name: 'DEFAULT_HOST_LIST', env: 'ANSIBLE_INVENTORY', ini: ['defaults', 'inventory'], parse: pathlist },
+  }),
+  forks: spec<number>({
+    env: 'ANSIBLE_FORKS',
+    type: 'count',
+    default: DEFAULT_FORKS,
+    flag: '--forks',
+    doc: `Clusters worked on in parallel when \`--forks\` is not given (kplay's default is ${DEFAULT_FORKS}; Ansible's 5).`,
+    parse: ansibleInt(1),
+    ansible: { name: 'DEFAULT_FORKS', env: 'ANSIBLE_FORKS', ini: ['defaults', 'forks'], parse: ansibleInt(1) },
+  }),
+  gathering: spec<string>({
+    env: 'ANSIBLE_GATHERING',
+    type: '`implicit`, `explicit` or `smart`',
+    default: 'explicit',
+    defaultDoc: '`explicit` (Ansible\'s is `implicit`)',
+    doc: 'Whether a play without `gather_facts:` gathers facts: `implicit` and `smart` do, `explicit` does not. kplay\'s default differs from Ansible\'s: its facts are the controller\'s, which a Kubernetes play rarely reads.',
+    parse: (raw) => {
+      if (!['implicit', 'explicit', 'smart'].includes(raw)) throw new Error('use implicit, explicit or smart');
+      return raw;
+    },
+    ansible: { name: 'DEFAULT_GATHERING', env: 'ANSIBLE_GATHERING', ini: ['defaults', 'gathering'], parse: (raw) => unquote(raw) },
+  }),
+  forceHandlers: spec<boolean>({
+    env: 'ANSIBLE_FORCE_HANDLERS',
+    type: 'boolean',
+    default: false,
+    defaultDoc: '`False`',
+    doc: 'Run notified handlers even on a cluster where a later task failed, for plays without `force_handlers:` (as `--force-handlers`).',
+    parse: ansibleBool,
+    ansible: { name: 'DEFAULT_FORCE_HANDLERS', env: 'ANSIBLE_FORCE_HANDLERS', ini: ['defaults', 'force_handlers'], parse: ansibleBool },
+  }),
+  anyErrorsFatal: spec<boolean>({
+    env: 'ANSIBLE_ANY_ERRORS_FATAL',
+    type: 'boolean',
+    default: false,
+    defaultDoc: '`False`',
+    doc: 'A failure on one cluster ends the play on all, for plays and blocks without `any_errors_fatal:`.',
+    parse: ansibleBool,
+    ansible: { name: 'ANY_ERRORS_FATAL', env: 'ANSIBLE_ANY_ERRORS_FATAL', ini: ['defaults', 'any_errors_fatal'], parse: ansibleBool },
+  }),
+  duplicateDictKey: spec<string>({
+    env: 'ANSIBLE_DUPLICATE_YAML_DICT_KEY',
+    type: '`warn`, `error` or `ignore`',
+    default: 'warn',
+    doc: 'What a YAML map with a key twice does: `warn` (keep the last and say so), `error`, `ignore` (keep the last).',
+    parse: (raw) => {
+      if (!['warn', 'error', 'ignore'].includes(raw)) throw new Error('use warn, error or ignore');
+      return raw;
+    },
+    ansible: { name: 'DUPLICATE_YAML_DICT_KEY', env: 'ANSIBLE_DUPLICATE_YAML_DICT_KEY', ini: ['defaults', 'duplicate_dict_key'], parse: (raw) => unquote(raw) },
+  }),
+  library: spec<string[]>({
+    env: 'ANSIBLE_LIBRARY',
+    type: 'paths (`:`-separated)',
+    default: [],
+    defaultDoc: '(none)',
+    flag: '-M',
+    doc: 'More module directories, after `-M`: kplay loads the kplay modules (JavaScript) there; Ansible\'s Python modules are not run.',
+    parse: (raw) => pathspec(raw, process.cwd()),
+    ansible: { name: 'DEFAULT_MODULE_PATH', env: 'ANSIBLE_LIBRARY', ini: ['defaults', 'library'], parse: pathspec },
+  }),
+  filterPlugins: ignoredAnsible('DEFAULT_FILTER_PLUGIN_PATH', 'ANSIBLE_FILTER_PLUGINS', 'filter_plugins', 'filters are built into kplay; Python filter plugins are not loaded.'),
+  testPlugins: ignoredAnsible('DEFAULT_TEST_PLUGIN_PATH', 'ANSIBLE_TEST_PLUGINS', 'test_plugins', 'tests are built into kplay; Python test plugins are not loaded.'),
+  lookupPlugins: ignoredAnsible('DEFAULT_LOOKUP_PLUGIN_PATH', 'ANSIBLE_LOOKUP_PLUGINS', 'lookup_plugins', 'lookups are built into kplay; Python lookup plugins are not loaded.'),
+  actionPlugins: ignoredAnsible('DEFAULT_ACTION_PLUGIN_PATH', 'ANSIBLE_ACTION_PLUGINS', 'action_plugins', 'kplay runs its own modules; Python action plugins are not loaded.'),
+  callbackPlugins: ignoredAnsible('DEFAULT_CALLBACK_PLUGIN_PATH', 'ANSIBLE_CALLBACK_PLUGINS', 'callback_plugins', 'output is chosen with `-o`.'),
+  stdoutCallback: ignoredAnsible('DEFAULT_STDOUT_CALLBACK', 'ANSIBLE_STDOUT_CALLBACK', 'stdout_callback', 'output is chosen with `-o` (`text`, `json`, …).'),
+  hostKeyChecking: ignoredAnsible('HOST_KEY_CHECKING', 'ANSIBLE_HOST_KEY_CHECKING', 'host_key_checking', 'kplay makes no SSH connections.'),
+  retryFilesEnabled: ignoredAnsible('RETRY_FILES_ENABLED', 'ANSIBLE_RETRY_FILES_ENABLED', 'retry_files_enabled', 'kplay resumes from its run record (`--resume`) instead.'),
+  pythonInterpreter: ignoredAnsible('INTERPRETER_PYTHON', 'ANSIBLE_PYTHON_INTERPRETER', 'interpreter_python', 'kplay runs no Python.'),
+  timeout: ignoredAnsible('DEFAULT_TIMEOUT', 'ANSIBLE_TIMEOUT', 'timeout', 'kplay makes no SSH connections; see `KPLAY_OUTAGE_SECONDS` for the apiserver.'),
   helm: spec({
     env: 'KPLAY_HELM',
     type: 'program',
@@ -265,6 +397,7 @@ export const SETTINGS = {
     flag: '--vault-password-file',
     doc: "Ansible's `vault_password_file`: the vault password (or, when executable, a script printing it) tried after the `--vault-id`s and `--vault-password-file`s, under the default vault id. See [Vault](#ansible-vault).",
     parse: optional,
+    ansible: { name: 'DEFAULT_VAULT_PASSWORD_FILE', env: 'ANSIBLE_VAULT_PASSWORD_FILE', ini: ['defaults', 'vault_password_file'], parse: onePath },
   }),
   vaultIdentityList: spec<string[]>({
     env: 'ANSIBLE_VAULT_IDENTITY_LIST',
@@ -274,6 +407,7 @@ export const SETTINGS = {
     flag: '--vault-id',
     doc: "Ansible's `vault_identity_list`: vault ids (`label@source`) tried before those of `--vault-id`.",
     parse: (raw) => raw.split(',').map((x) => x.trim()).filter(Boolean),
+    ansible: { name: 'DEFAULT_VAULT_IDENTITY_LIST', env: 'ANSIBLE_VAULT_IDENTITY_LIST', ini: ['defaults', 'vault_identity_list'], parse: (raw) => raw.split(',').map((x) => unquote(x.trim())).filter(Boolean) },
   }),
   vaultIdentity: spec({
     env: 'ANSIBLE_VAULT_IDENTITY',
@@ -281,6 +415,7 @@ export const SETTINGS = {
     default: 'default',
     doc: "Ansible's `vault_identity`: the vault id of a password given without one (`--vault-password-file`, `--ask-vault-pass`).",
     parse: (raw) => raw || 'default',
+    ansible: { name: 'DEFAULT_VAULT_IDENTITY', env: 'ANSIBLE_VAULT_IDENTITY', ini: ['defaults', 'vault_identity'], parse: (raw) => unquote(raw) || 'default' },
   }),
   vaultIdMatch: spec({
     env: 'ANSIBLE_VAULT_ID_MATCH',
@@ -289,6 +424,7 @@ export const SETTINGS = {
     defaultDoc: '`0`',
     doc: "Ansible's `vault_id_match`: a vault text naming a vault id is decrypted only with that id's password (by default every password is tried, the matching one first).",
     parse: boolean,
+    ansible: { name: 'DEFAULT_VAULT_ID_MATCH', env: 'ANSIBLE_VAULT_ID_MATCH', ini: ['defaults', 'vault_id_match'], parse: ansibleBool },
   }),
   askVaultPass: spec({
     env: 'ANSIBLE_ASK_VAULT_PASS',
@@ -298,6 +434,7 @@ export const SETTINGS = {
     flag: '--ask-vault-pass',
     doc: "Ansible's `ask_vault_pass`: ask for the vault password on the terminal, as `--ask-vault-pass`.",
     parse: boolean,
+    ansible: { name: 'DEFAULT_ASK_VAULT_PASS', env: 'ANSIBLE_ASK_VAULT_PASS', ini: ['defaults', 'ask_vault_pass'], parse: ansibleBool },
   }),
   debug: spec({
     env: 'KPLAY_DEBUG',
@@ -316,27 +453,79 @@ export type SettingValue<K extends SettingName> = ReturnType<(typeof SETTINGS)[K
 
 const parsed = new Map<string, unknown>();
 
+/** Where a setting's value came from: `default`, `env: VAR`, or the ansible.cfg file's path (as `ansible-config dump` says). */
+export type SettingOrigin = 'default' | `env: ${string}` | string;
+
+/** A setting's value and its origin. */
+export interface SettingSource<T> {
+  /** The value. */
+  value: T;
+  /** Where it came from. */
+  origin: SettingOrigin;
+}
+
+/** Parse `raw` with `parse` (once per setting, origin and value), naming `where` in the error. */
+function parseOnce<T>(name: string, origin: string, raw: string, where: { variable: string; label: string }, parse: (raw: string) => T): T {
+  const key = `${name}\0${origin}\0${raw}`;
+  if (parsed.has(key)) return parsed.get(key) as T;
+  let value: T;
+  try {
+    value = parse(raw);
+  } catch (e) {
+    const accepted = e instanceof Error ? e.message : String(e);
+    throw new SettingError(where.variable, `${where.label}='${raw}' is not valid: ${accepted}`);
+  }
+  parsed.set(key, value);
+  return value;
+}
+
 /**
- * The value of a setting from `env` (default `process.env`): its default when the variable is
- * unset, else the variable parsed (once per distinct value).
+ * The value of a setting from `env` (default `process.env`) and where it came from. Precedence,
+ * highest first: kplay's own variable (`KPLAY_*`), then for a setting Ansible has too its
+ * `ANSIBLE_*` variable, then the ansible.cfg ansible-core would read (see ./ansible-config.ts), then
+ * the default (Ansible's, for those). A command-line flag wins over all of these; its caller applies it.
+ * An empty `ANSIBLE_*` variable of a number or boolean gives the default, as in ansible-core.
+ * @throws SettingError naming the variable or ansible.cfg key when its value is not accepted.
+ */
+export function settingSource<K extends SettingName>(name: K, env: Env = process.env, cwd = process.cwd()): SettingSource<SettingValue<K>> {
+  const s: SettingSpec<SettingValue<K>> = SETTINGS[name];
+  const raw = env[s.env];
+  const a = s.ansible;
+  if (raw !== undefined && !(a && s.env === a.env)) return { value: parseOnce(name, `env: ${s.env}`, raw, { variable: s.env, label: `environment variable ${s.env}` }, s.parse), origin: `env: ${s.env}` };
+  if (!a) return { value: s.default, origin: 'default' };
+  const fromEnv = env[a.env];
+  if (fromEnv !== undefined && !(fromEnv === '' && typeof s.default !== 'string' && !Array.isArray(s.default))) {
+    // a setting read from Ansible's own variable parses it as it always did; ansible.cfg text as ansible-core does
+    const parse = s.env === a.env ? s.parse : (r: string): SettingValue<K> => a.parse(r, cwd);
+    return { value: parseOnce(name, `env: ${a.env}`, fromEnv, { variable: a.env, label: `environment variable ${a.env}` }, parse), origin: `env: ${a.env}` };
+  }
+  let cfg: AnsibleCfg;
+  try {
+    cfg = ansibleCfg(env, cwd);
+  } catch (e) {
+    if (e instanceof IniError) throw new SettingError('ANSIBLE_CONFIG', `${e.message}; fix the file or point ANSIBLE_CONFIG at another`);
+    throw e;
+  }
+  const fromCfg = cfg.file ? iniValue(cfg.sections, a.ini[0], a.ini[1]) : undefined;
+  if (cfg.file && fromCfg !== undefined) {
+    const where = { variable: a.env, label: `${a.ini[1]} (section [${a.ini[0]}] of ${cfg.file})` };
+    return { value: parseOnce(name, cfg.file, fromCfg, where, (r) => a.parse(Array.isArray(s.default) ? r : unquote(r), cfg.file as string)), origin: cfg.file };
+  }
+  return { value: a.default ? a.default(env) : s.default, origin: 'default' };
+}
+
+/**
+ * The value of a setting (see {@link settingSource} for where it is read from, in which order).
  * @throws SettingError naming the variable when its value is not accepted.
  * @example const dir = setting('recordDir'); // $KPLAY_RECORD_DIR or '.kplay/runs'
  */
 export function setting<K extends SettingName>(name: K, env: Env = process.env): SettingValue<K> {
-  const s: SettingSpec<SettingValue<K>> = SETTINGS[name];
-  const raw = env[s.env];
-  if (raw === undefined) return s.default;
-  const key = `${name}\0${raw}`;
-  if (parsed.has(key)) return parsed.get(key) as SettingValue<K>;
-  let value: SettingValue<K>;
-  try {
-    value = s.parse(raw);
-  } catch (e) {
-    const accepted = e instanceof Error ? e.message : String(e);
-    throw new SettingError(s.env, `environment variable ${s.env}='${raw}' is not valid: ${accepted}`);
-  }
-  parsed.set(key, value);
-  return value;
+  return settingSource(name, env).value;
+}
+
+/** The warning ansible-core gives when it skips `./ansible.cfg` of a world-writable working directory, if it does. */
+export function ansibleCfgWarning(env: Env = process.env, cwd = process.cwd()): string | undefined {
+  return ansibleCfg(env, cwd).warning;
 }
 
 /**

@@ -6,6 +6,7 @@
  * the plays; their task lists are read by `tasks.ts` with the parsers of `nodes/`.
  */
 import { isRecord } from '../core/shape.js';
+import { setting } from '../core/settings.js';
 import path from 'node:path';
 import { InputError, type SourcePos } from '../load/errors.js';
 import { validateOrThrow } from '../load/schema.js';
@@ -83,7 +84,8 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   checkDebugger(raw);
   checkConnection(raw);
   if (raw.strategy === 'debug') throw new InputError("strategy: 'debug' (Ansible's task debugger) is not supported by kplay", posOf(raw, 'strategy'), 'remove it; run with -vv to see each result');
-  const inherit = inheritedKeywords(raw, NOTHING_INHERITED, knownAction(opts));
+  // ANSIBLE_ANY_ERRORS_FATAL / any_errors_fatal in ansible.cfg: the default of plays, blocks and tasks
+  const inherit = inheritedKeywords(raw, setting('anyErrorsFatal') ? { ...NOTHING_INHERITED, anyErrorsFatal: true } : NOTHING_INHERITED, knownAction(opts));
   const scope: Scope = { baseDir, tags, blockVars: [], stack, handler: false, roles, inherit };
   const serial = raw.serial === undefined ? undefined : Array.isArray(raw.serial) ? (raw.serial as (number | string)[]) : [raw.serial as number | string];
   const name = typeof raw.name === 'string' ? raw.name : `play ${index + 1}`;
@@ -125,13 +127,13 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   const play: Play = {
     name,
     hosts: raw.hosts as string | string[],
-    gatherFacts: staticBool(raw, 'gather_facts') ?? false,
+    gatherFacts: staticBool(raw, 'gather_facts') ?? setting('gathering') !== 'explicit',
     order: typeof raw.order === 'string' ? (raw.order as Play['order']) : 'inventory',
     noEffect: Object.keys(raw).filter((k) => NO_EFFECT.has(k)),
     serial,
     maxFailPercentage: typeof raw.max_fail_percentage === 'number' ? raw.max_fail_percentage : undefined,
     anyErrorsFatal: inherit.anyErrorsFatal === true,
-    forceHandlers: staticBool(raw, 'force_handlers') === true,
+    forceHandlers: staticBool(raw, 'force_handlers') ?? setting('forceHandlers'),
     prompts,
     vars: { ...promptVars, ...(isRecord(raw.vars) ? raw.vars : {}) },
     varsFiles,

@@ -313,6 +313,8 @@ async function npmModulePackages(dir: string): Promise<string[]> {
 export interface RegistryOptions {
   /** Extra directories (`--module-path`). */
   modulePaths?: string[];
+  /** Ansible's module directories (`ANSIBLE_LIBRARY`, `library` in ansible.cfg): loaded after `modulePaths`; a missing one is skipped, as ansible-core does. */
+  libraryPaths?: string[];
   /** Directories to look for `kplay.config.json` and `node_modules/kplay-module-*` (playbook dir, cwd). */
   searchDirs?: string[];
   /**
@@ -332,6 +334,7 @@ export async function loadRegistry(opts: RegistryOptions = {}): Promise<ModuleRe
   const paths = [...(opts.modulePaths ?? []).map((p) => path.resolve(p))];
   for (const d of dirs) paths.push(...(await configModulePaths(d)));
   for (const p of [...new Set(paths)]) await loadDir(reg, p, true);
+  for (const p of opts.libraryPaths ?? []) if (!paths.includes(path.resolve(p))) await loadDir(reg, path.resolve(p), false);
   const seenPkgs = new Set<string>();
   for (const d of dirs) {
     for (const pkgDir of await npmModulePackages(d)) {

@@ -14,6 +14,7 @@ import { loadPlaybook } from '../playbook/parse.js';
 import type { Playbook } from '../playbook/types.js';
 import { Masker } from '../core/mask.js';
 import { vaultSecrets } from '../core/vault.js';
+import { setting } from '../core/settings.js';
 import { loadRegistry, type ModuleRegistry } from '../plugins/registry.js';
 
 /** Flags shared by commands that load a playbook. */
@@ -114,14 +115,16 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
   for (const v of vaultSecrets()) masker.add(v.secret.toString('utf8'));
   const pbDir = path.dirname(path.resolve(playbookFile));
   // built-in modules are imported as the playbook names them (lazy): a run loads only its own
-  const registry = await loadRegistry({ modulePaths: flags.modulePath, searchDirs: [pbDir, cwd], lazy: true });
+  const registry = await loadRegistry({ modulePaths: flags.modulePath, libraryPaths: setting('library'), searchDirs: [pbDir, cwd], lazy: true });
   const playbook = await loadPlaybook(playbookFile, { registry });
   playbook.secrets.forEach((s) => masker.addDeclared(s));
   for (const p of playbook.plays) masker.addByName(p.vars);
   const extraVars = await parseExtraVars(flags.extraVars, cwd, masker);
   let inventory: Inventory | undefined;
-  if (flags.inventory || requireInventory) {
-    inventory = await loadInventoryFlag(flags.inventory, { cwd, playbookDir: pbDir, patterns: playbook.plays.map((p) => p.hosts) });
+  // no -i: ANSIBLE_INVENTORY or `inventory` of ansible.cfg (the first of its list), as ansible-playbook reads them
+  const invRef = flags.inventory ?? setting('inventory')[0];
+  if (invRef || requireInventory) {
+    inventory = await loadInventoryFlag(invRef, { cwd, playbookDir: pbDir, patterns: playbook.plays.map((p) => p.hosts) });
     inventory.secrets.forEach((s) => masker.add(s));
     inventory.declaredSecrets?.forEach((s) => masker.addDeclared(s));
   }

@@ -1,22 +1,26 @@
 // The settings table (src/core/settings.ts): each variable is read through one accessor that gives
 // the default when unset, parses once, and names the variable when a value is bad.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { kplay } from '../helpers/cli.js';
-import { checkSettings, DEFAULT_MAX_INPUT_BYTES, SETTINGS, setting, SettingError, type SettingName } from '../../src/core/settings.js';
+import { checkSettings, DEFAULT_MAX_INPUT_BYTES, SETTINGS, setting, SettingError, settingSource, type SettingName } from '../../src/core/settings.js';
 
 describe('settings', () => {
   it('give their defaults when the variable is unset', () => {
-    const env = {};
+    const env = { HOME: '/home/ops' };
     expect(setting('recordDir', env)).toBe('.kplay/runs');
     expect(setting('outageSeconds', env)).toBe(60);
     expect(setting('execTimeoutSeconds', env)).toBe(30);
     expect(setting('maxYamlDepth', env)).toBe(64);
     expect(setting('maxInputBytes', env)).toBe(DEFAULT_MAX_INPUT_BYTES);
     expect(setting('helm', env)).toBe('helm');
-    expect(setting('rolesPath', env)).toEqual([]);
+    // Ansible's default roles path, under $HOME (an ansible.cfg without roles_path)
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kplay-settings-'));
+    writeFileSync(path.join(dir, 'empty.cfg'), '[defaults]\n');
+    expect(settingSource('rolesPath', { ...env, ANSIBLE_CONFIG: path.join(dir, 'empty.cfg') }, dir)).toEqual({ value: ['/home/ops/.ansible/roles', '/usr/share/ansible/roles', '/etc/ansible/roles'], origin: 'default' });
     expect(setting('checkResults', env)).toBe(false);
     expect(setting('debug', env)).toBe(false);
     expect(setting('noColor', env)).toBe(false);
