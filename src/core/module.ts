@@ -103,11 +103,11 @@ export interface ModuleContext {
   /** Directory of the playbook (or task file) that holds the task; resolve relative paths against it. */
   baseDir: string;
   /**
-   * Resolve a relative path the way Ansible looks for `src`/`template` files: in a role's task,
-   * `<role>/<kind>/<rel>`, `<role>/<rel>`, then the task file's directory; elsewhere the task
-   * file's directory. Returns the first that exists (the last candidate when none does, so the
-   * error names a real place). Absolute paths are returned as they are.
-   * For `vars` (include_vars), outside a role `<dir>/vars/<rel>` is looked at before `<dir>/<rel>`.
+   * Resolve a relative path the way ansible-core's actions look for `src`/`template` files
+   * (`path_dwim_relative_stack`): for each directory of the task's `ansible_search_path` (its role
+   * and the roles that brought it in, the task file's directory, the playbook directory),
+   * `<dir>/<kind>/<rel>` then `<dir>/<rel>`. Returns the first that exists (the last candidate
+   * when none does, so the error names a real place). Absolute paths are returned as they are.
    * @example ctx.findFile('web.yaml', 'files')
    */
   findFile(rel: string, kind: 'files' | 'templates' | 'vars'): string;

@@ -5,6 +5,7 @@
  * set — counting one `included` result per item as ansible-playbook does.
  */
 import path from 'node:path';
+import { includeFile } from '../core/dwim.js';
 import { errorMessage, formatPos } from '../load/errors.js';
 import type { RoleCollector } from '../playbook/nodes/context.js';
 import { expandRole, includeRoleScope, includeScope, loadTaskFile } from '../playbook/tasks.js';
@@ -42,12 +43,15 @@ export class Includes {
 
   async runInclude(node: IncludeNode, clusters: ClusterState[]): Promise<void> {
     const targets = await this.resolveTargets(node, clusters, `include_tasks: ${node.file}`, 'include_tasks', async (scope) => {
-      const file = path.resolve(node.baseDir, await templar.renderString(node.file, scope, { where: node.pos }));
+      const target = await templar.renderString(node.file, scope, { where: node.pos });
+      const parents: string[] = [];
+      for (const p of node.parents) parents.push(await templar.renderString(p, scope, { where: node.pos }));
+      const file = includeFile({ target, ...(node.role ? { roleDir: node.role.dir } : {}), handler: node.handler, parents, playbookDir: this.host.roles.playbookDir, dynamic: true });
       const cache = this.includeCache.get(node) ?? new Map<string, Promise<TaskNode[]>>();
       this.includeCache.set(node, cache);
       let p = cache.get(file);
       if (!p) {
-        p = loadTaskFile(file, includeScope(node, this.host.roles), { registry: this.host.opts.registry }, node.pos);
+        p = loadTaskFile(file, { ...includeScope(node, this.host.roles), includes: [target, ...parents] }, { registry: this.host.opts.registry }, node.pos);
         cache.set(file, p);
       }
       return { key: file, target: await p, msg: `included: ${path.relative(process.cwd(), file) || file}` };

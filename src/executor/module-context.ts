@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { pathDwimRelativeStack } from '../core/dwim.js';
 import type { ModuleContext } from '../core/module.js';
 import type { ModuleTask } from '../playbook/types.js';
 import { templar } from '../template/index.js';
@@ -30,7 +31,7 @@ export function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, 
     environment: kw.environment,
     signal,
     baseDir: task.baseDir,
-    findFile: (rel, kind) => findFile(rel, kind, task.baseDir, task.role?.dir),
+    findFile: (rel, kind) => findFile(rel, kind, vars, { baseDir: task.baseDir, roleDir: task.role?.dir }),
     // under no_log a module's own lines are hidden too (warnings say only that there was one)
     log: kw.hide
       ? {
@@ -67,14 +68,20 @@ export function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, 
   };
 }
 
-/** See {@link ModuleContext.findFile}. A glob counts as found when the directory before its first wildcard exists. */
-export function findFile(rel: string, kind: 'files' | 'templates' | 'vars', baseDir: string, roleDir: string | undefined): string {
+/**
+ * See {@link ModuleContext.findFile}: `rel` as ansible-core's action plugins find a needle
+ * (`path_dwim_relative_stack` over the task's search path, see src/core/dwim.ts); the last
+ * candidate when none exists. A glob counts as found when the directory before its first wildcard exists.
+ */
+export function findFile(rel: string, kind: 'files' | 'templates' | 'vars', vars: Obj, task: { baseDir: string; roleDir?: string | undefined }): string {
   if (path.isAbsolute(rel)) return rel;
-  const own = kind === 'vars' ? [path.resolve(baseDir, kind, rel), path.resolve(baseDir, rel)] : [path.resolve(baseDir, rel)];
-  const candidates = roleDir ? [path.join(roleDir, kind, rel), path.join(roleDir, rel), ...own] : own;
+  const sp = vars.ansible_search_path;
+  const paths = Array.isArray(sp) && sp.every((d): d is string => typeof d === 'string') ? sp : [...(task.roleDir ? [task.roleDir] : []), task.baseDir];
+  const base = typeof vars.playbook_dir === 'string' ? vars.playbook_dir : task.baseDir;
   const exists = (p: string): boolean => {
     const wild = p.search(/[*?[{]/);
     return existsSync(wild < 0 ? p : path.dirname(p.slice(0, wild + 1)));
   };
-  return candidates.find(exists) ?? (candidates[candidates.length - 1] as string);
+  const tried: string[] = [];
+  return pathDwimRelativeStack(paths, kind, rel, { base, exists, tried }) ?? (tried[tried.length - 1] as string);
 }

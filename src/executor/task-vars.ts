@@ -6,6 +6,7 @@
  * per run; {@link RunVars.taskVars} adds what does (the cluster, the play, the task's block, role
  * and own vars, facts, extra vars, Ansible's names for the same things).
  */
+import path from 'node:path';
 import { groupsMap, groupVarLayers, inventoryVars } from '../inventory/host-vars.js';
 import type { Inventory } from '../inventory/types.js';
 import type { Play, RoleUse, TaskNode } from '../playbook/types.js';
@@ -46,6 +47,20 @@ export interface TaskVars {
   merged: Obj;
   /** Magic variables, and facts whose value won: data, never rendered as templates. */
   final: Set<string>;
+}
+
+/**
+ * `ansible_search_path` of a task, as ansible-core builds it (`Task.get_search_path` and the task
+ * executor): the directories of its role and of the roles that brought that one in (innermost
+ * first), the directory of the file holding the task, and the playbook directory.
+ */
+export function searchPath(node: Pick<TaskNode, 'role' | 'pos' | 'baseDir'>, playbookDir: string): string[] {
+  const out: string[] = [];
+  for (let r = node.role; r; r = r.parent) if (!out.includes(r.dir)) out.push(r.dir);
+  const dir = node.pos?.file ? path.dirname(node.pos.file) : node.baseDir;
+  if (!out.includes(dir)) out.push(dir);
+  if (!out.includes(playbookDir)) out.push(playbookDir);
+  return out;
 }
 
 /** The variables of a run: run-wide magic variables, computed once, and each task's scope. */
@@ -103,6 +118,7 @@ export class RunVars {
       ansible_play_role_names: t.playRoleNames,
       role_names: t.playRoleNames,
       ...(node.role ? { role_name: node.role.name, role_path: node.role.dir, ansible_role_name: node.role.name } : {}),
+      ansible_search_path: searchPath(node, typeof this.magic.playbook_dir === 'string' ? this.magic.playbook_dir : node.baseDir),
     };
     const roles = roleLayers(t.publicRoles, node.role);
     const merged = mergeVars({

@@ -4,7 +4,7 @@
  * directory kplay was started in (the module's cwd under ansible-playbook), and `creates`/`removes`
  * are globs.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import type { ModuleContext } from '../core/module.js';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,11 +74,10 @@ export function globExists(pattern: string): boolean {
 
 /**
  * A controller-side source file (`copy`/`uri` `src`, `template` `src`) as Ansible searches for it:
- * `files/` (or `templates/`) first — a role's, then next to the playbook or task file — then the
- * path itself ({@link ModuleContext.findFile}). Returns the last candidate when none exists.
+ * for each directory of the task's search path (its role, its file's directory, the playbook's),
+ * its `files/` (or `templates/`) then itself ({@link ModuleContext.findFile}). Returns the last
+ * candidate when none exists.
  */
 export function findSource(ctx: Pick<ModuleContext, 'findFile'>, rel: string, kind: 'files' | 'templates'): string {
-  if (path.isAbsolute(rel)) return rel;
-  const inKind = ctx.findFile(path.join(kind, rel), kind);
-  return existsSync(inKind) ? inKind : ctx.findFile(rel, kind);
+  return path.isAbsolute(rel) ? rel : ctx.findFile(rel, kind);
 }

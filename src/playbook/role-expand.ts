@@ -56,7 +56,7 @@ export async function expandRole(spec: RoleSpec, c: TaskCommon, scope: Scope, ct
   };
   templar.check(spec.params, { where: pos });
   templar.check(spec.useVars, { where: pos });
-  const inner: Scope = { ...scope, role, tags: c.tags, stack: [...scope.stack, dir], handler: false, inherit: inheritOf(c) };
+  const inner: Scope = { ...scope, role, includes: [], tags: c.tags, stack: [...scope.stack, dir], handler: false, inherit: inheritOf(c) };
   // dependencies (meta/main.yml) run first, each once per play
   const depBlocks: TaskNode[] = [];
   const deps = meta.dependencies;

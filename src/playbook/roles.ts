@@ -15,11 +15,6 @@ import { templar } from '../template/index.js';
 
 type Obj = Record<string, unknown>;
 
-/** Where roles are looked for, besides paths and the places relative to the playbook. */
-function rolesPathEnv(): string[] {
-  return setting('rolesPath');
-}
-
 function isDir(p: string): boolean {
   try {
     return statSync(p).isDirectory();
@@ -39,23 +34,42 @@ function nodeModulesDirs(dir: string): string[] {
 }
 
 /**
- * Find a role's directory. Searched in order: a path (`./roles/web`, `/opt/roles/web`, relative
- * to the playbook), `roles/<name>` next to the playbook, the directory holding the role that uses
- * it (sibling roles, for `dependencies`), `$KPLAY_ROLES_PATH`, the playbook directory, then npm
- * packages `kplay-role-<name>` (or `<name>` when it is a package name) in `node_modules` of the
- * playbook directory and its parents, and of the working directory.
+ * The directory of collection role `ns.coll.role` (a name of three or more dotted parts): under
+ * `collections/` next to the playbook, then each collections path (`ANSIBLE_COLLECTIONS_PATH`,
+ * `collections_path` in ansible.cfg), as `<dir>/ansible_collections/<ns>/<coll>/roles/<role>`.
+ */
+function collectionRoleCandidates(name: string, playbookDir: string): string[] {
+  const parts = name.split('.');
+  if (parts.length < 3 || !parts.every((p) => /^[A-Za-z_][\w]*$/.test(p))) return [];
+  const [ns, coll, ...rest] = parts as [string, string, ...string[]];
+  const roots = [path.join(playbookDir, 'collections'), ...setting('collectionsPath')];
+  return roots.flatMap((r) => {
+    const base = path.basename(r) === 'ansible_collections' ? r : path.join(r, 'ansible_collections');
+    return [path.join(base, ns, coll, 'roles', ...rest)];
+  });
+}
+
+/**
+ * Find a role's directory, in ansible-core's order: a collection role (`ns.coll.role`, see
+ * {@link collectionRoleCandidates}); then `roles/<name>` next to the playbook, each directory of
+ * the roles path (`KPLAY_ROLES_PATH`, else `ANSIBLE_ROLES_PATH`, else `roles_path` of ansible.cfg,
+ * else Ansible's default), the directory holding the role that depends on it (and, a kplay
+ * extension, that role's own `roles/`), the playbook directory, and the name as a path from the
+ * working directory. Last, npm packages `kplay-role-<name>` (or `<name>` when it is a package
+ * name) in `node_modules` of the playbook directory and its parents, and of the working directory.
  */
 export function findRole(name: string, where: { playbookDir: string; parentRoleDir?: string }, pos: SourcePos | undefined): string {
   const tried: string[] = [];
   const candidates: string[] = [];
-  if (name.startsWith('.') || path.isAbsolute(name)) candidates.push(path.resolve(where.playbookDir, name));
+  if (path.isAbsolute(name)) candidates.push(name);
   else {
+    candidates.push(...collectionRoleCandidates(name, where.playbookDir));
     candidates.push(path.join(where.playbookDir, 'roles', name));
+    for (const d of setting('rolesPath')) candidates.push(path.resolve(d, name));
     if (where.parentRoleDir) candidates.push(path.join(path.dirname(where.parentRoleDir), name), path.join(where.parentRoleDir, 'roles', name));
-    for (const d of rolesPathEnv()) candidates.push(path.resolve(d, name));
-    candidates.push(path.join(where.playbookDir, name));
+    candidates.push(path.join(where.playbookDir, name), path.resolve(name));
     const pkgNames = /(^|\/)kplay-role-[^/]+$/.test(name) ? [name] : [`kplay-role-${name}`];
-    for (const nm of [...nodeModulesDirs(where.playbookDir), ...nodeModulesDirs(process.cwd())]) for (const p of pkgNames) candidates.push(path.join(nm, p));
+    if (!name.startsWith('.')) for (const nm of [...nodeModulesDirs(where.playbookDir), ...nodeModulesDirs(process.cwd())]) for (const p of pkgNames) candidates.push(path.join(nm, p));
   }
   for (const c of [...new Set(candidates)]) {
     tried.push(c);
@@ -64,7 +78,7 @@ export function findRole(name: string, where: { playbookDir: string; parentRoleD
   throw new InputError(
     `role '${name}' not found`,
     pos,
-    `looked in: ${tried.slice(0, 6).join(', ')}${tried.length > 6 ? `, … (${tried.length} places)` : ''}; put it in roles/${name}/ next to the playbook, set KPLAY_ROLES_PATH, or npm install kplay-role-${name}`,
+    `looked in: ${tried.slice(0, 6).join(', ')}${tried.length > 6 ? `, … (${tried.length} places)` : ''}; put it in roles/${name}/ next to the playbook, set roles_path in ansible.cfg (or ANSIBLE_ROLES_PATH / KPLAY_ROLES_PATH), or npm install kplay-role-${name}`,
   );
 }
 

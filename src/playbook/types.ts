@@ -138,6 +138,10 @@ export interface BlockNode extends TaskCommon {
 export interface IncludeNode extends TaskCommon {
   kind: 'include';
   file: string;
+  /** The file names of the includes/imports this one is inside, innermost first, up to its role (see {@link IncludeSite.parents}). */
+  parents: readonly string[];
+  /** In a role's `handlers/`: the file is looked for in `handlers/` instead of `tasks/`. */
+  handler: boolean;
   /** What the include's parents pass on: the included tasks inherit that, not the include's own keywords (as in Ansible). */
   parentInherit: Inherited;
   loop?: unknown;

@@ -340,6 +340,9 @@ export class Templar {
   private pluginContext(scope: Scope, host: TemplateHost | undefined): PluginContext {
     const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
     const dirs = (): string[] => {
+      // ansible-core's lookups search `ansible_search_path` (the role, the task file's directory, the playbook's)
+      const sp = scope.has('ansible_search_path') ? toPlain(scope.lookup('ansible_search_path')) : undefined;
+      if (Array.isArray(sp) && sp.length > 0 && sp.every((d): d is string => typeof d === 'string')) return sp;
       const out: string[] = [];
       for (const k of ['role_path', 'playbook_dir']) {
         const d = str(scope.has(k) ? scope.lookup(k) : undefined);
@@ -357,6 +360,7 @@ export class Templar {
         return toPlain(this.renderInScope(template, s, host, undefined));
       },
       searchPaths: host?.searchPaths ?? dirs(),
+      inRole: str(scope.has('role_path') ? scope.lookup('role_path') : undefined) !== undefined,
       fileRoots: host?.fileRoots ?? [...dirs(), ...[str(scope.has('inventory_dir') ? scope.lookup('inventory_dir') : undefined)].filter((d): d is string => d !== undefined)],
       env: process.env,
       addSecret: host?.addSecret ?? (() => undefined),

@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { pathDwimRelativeStack } from '../core/dwim.js';
 import { fnmatchRegex } from '../core/fnmatch.js';
 import type { Kwargs, PluginContext } from './plugins.js';
 import { ExprError, isMap, truthy } from './values.js';
@@ -16,18 +17,13 @@ export function expandUser(p: string): string {
   return p === '~' || p.startsWith('~/') ? path.join(homedir(), p.slice(1)) : p;
 }
 
-/** Ansible's `find_file_in_search_path`: `<path>/<subdir>/<name>`, then `<path>/<name>`, for each search path. */
-export function findFile(ctx: PluginContext, subdir: string, name: string): string | undefined {
-  const given = expandUser(name);
-  const candidates = path.isAbsolute(given) ? [given] : ctx.searchPaths.flatMap((base) => [path.join(base, subdir, given), path.join(base, given)]);
-  for (const c of candidates) {
-    try {
-      if (statSync(c).isFile()) return c;
-    } catch {
-      // not there: next candidate
-    }
-  }
-  return undefined;
+/**
+ * Ansible's `find_file_in_search_path`: the search path (`ansible_search_path`) as
+ * `path_dwim_relative_stack` walks it, `<dir>/<subdir>/<name>` then `<dir>/<name>` for each, the
+ * playbook directory's last. `tried` gets every candidate.
+ */
+export function findFile(ctx: PluginContext, subdir: string, name: string, tried: string[] = []): string | undefined {
+  return pathDwimRelativeStack(ctx.searchPaths, subdir, name, { base: basedir(ctx), ...(ctx.inRole ? { isRole: true } : {}), tried });
 }
 
 /** The directory relative commands run in and relative paths resolve against (the playbook's). */
@@ -65,8 +61,7 @@ export function fileglob(term: string, ctx: PluginContext): string[] {
   const name = path.basename(term);
   const dirs: string[] = [];
   if (name !== term) {
-    const dir = expandUser(path.dirname(term));
-    const found = path.isAbsolute(dir) ? dir : ctx.searchPaths.flatMap((b) => [path.join(b, 'files', dir), path.join(b, dir)]).find((d) => existsSync(d));
+    const found = findFile(ctx, 'files', path.dirname(term));
     if (found) dirs.push(found);
   } else dirs.push(...ctx.searchPaths.flatMap((b) => [path.join(b, 'files'), b]));
   for (const d of dirs) {

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { decryptFileData } from '../load/yaml.js';
 import type { Kwargs, LookupDef, PluginContext } from './plugins.js';
 import { ExprError, Undef, isMap, truthy, typeName } from './values.js';
@@ -17,6 +17,9 @@ import { rstrip, lstrip, splitlines } from './filters/pytext.js';
 import { checkKwargs, convertBoolLoose, flat1 } from './lookup-args.js';
 import { basedir, fileglob, findFile, firstFound } from './lookup-files.js';
 import { password, sequence } from './lookup-generators.js';
+
+/** A regular file (not a directory, not missing). */
+const isFile = (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isFile() === true;
 
 function runShell(cmd: string, ctx: PluginContext): { code: number; stdout: Buffer } {
   try {
@@ -107,8 +110,9 @@ const BASE: Record<string, LookupDef> = {
       checkKwargs('file', kwargs, ['lstrip', 'rstrip']);
       return terms.map((t) => {
         const term = text(t);
-        const found = findFile(ctx, 'files', term);
-        if (!found) throw new ExprError(`Unable to access the file '${term}'.`, undefined, `File not found: looked in ${ctx.searchPaths.map((p) => `${p}/files, ${p}`).join('; ')}`);
+        const tried: string[] = [];
+        const found = findFile(ctx, 'files', term, tried);
+        if (!found || !isFile(found)) throw new ExprError(`Unable to access the file '${term}'.`, undefined, `File not found: looked for ${tried.join(', ')}`);
         let content = readVaulted(found, ctx);
         if (truthy(kwargs.lstrip ?? false)) content = lstrip(content);
         if (truthy(kwargs.rstrip ?? true)) content = rstrip(content);

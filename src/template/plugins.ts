@@ -15,6 +15,8 @@ export interface PluginContext {
   readonly render: (template: string, extra?: Record<string, unknown>) => unknown;
   /** Directories searched for relative paths of `file`/`template` lookups, in order (role files, playbook dir). */
   readonly searchPaths: readonly string[];
+  /** The task is in a role (`role_path` is set): ansible-core's lookups then search a role's `tasks/` subdirectories as a role's. */
+  readonly inRole?: boolean;
   /** Roots outside which no file may be read (the playbook's directory tree). */
   readonly fileRoots: readonly string[];
   /** Environment variables as the task sees them. */

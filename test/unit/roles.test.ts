@@ -54,10 +54,10 @@ describe('roles', () => {
   it("a role's task finds src files in files/ and templates in templates/, as Ansible does", () => {
     const role = path.join(site, 'roles/app');
     const tasks = path.join(role, 'tasks');
-    expect(findFile('cm.yaml', 'files', tasks, role)).toBe(path.join(role, 'files/cm.yaml'));
-    expect(findFile('files/cm.yaml', 'files', tasks, role)).toBe(path.join(role, 'files/cm.yaml'));
-    expect(findFile('*.yaml', 'files', tasks, role)).toBe(path.join(role, 'files/*.yaml'));
-    expect(findFile('missing.yaml', 'templates', tasks, role)).toBe(path.join(tasks, 'missing.yaml'));
-    expect(findFile('x.yaml', 'files', site, undefined)).toBe(path.join(site, 'x.yaml'));
+    expect(findFile('cm.yaml', 'files', {}, { baseDir: tasks, roleDir: role })).toBe(path.join(role, 'files/cm.yaml'));
+    expect(findFile('files/cm.yaml', 'files', {}, { baseDir: tasks, roleDir: role })).toBe(path.join(role, 'files/cm.yaml'));
+    expect(findFile('*.yaml', 'files', {}, { baseDir: tasks, roleDir: role })).toBe(path.join(role, 'files/*.yaml'));
+    expect(findFile('missing.yaml', 'templates', {}, { baseDir: tasks, roleDir: role })).toBe(path.join(tasks, 'missing.yaml'));
+    expect(findFile('x.yaml', 'files', {}, { baseDir: site })).toBe(path.join(site, 'x.yaml'));
   });
 });

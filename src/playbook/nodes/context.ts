@@ -52,6 +52,8 @@ export interface Scope {
   handler: boolean;
   /** The role whose files are being loaded. */
   role?: RoleUse;
+  /** The file names of the includes/imports being read, innermost first, since the role (or play) began. */
+  includes?: readonly string[];
   roles: RoleCollector;
   /** Keywords the play and enclosing blocks pass on (no_log, environment, module_defaults, …). */
   inherit: Inherited;

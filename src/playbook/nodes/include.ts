@@ -3,7 +3,7 @@
  * and `import_tasks:` (read now, as a block), with Ansible's `{file: …}` and `args: {file: …}` forms.
  */
 import { isRecord } from '../../core/shape.js';
-import path from 'node:path';
+import { includeFile, type IncludeSite } from '../../core/dwim.js';
 import { InputError } from '../../load/errors.js';
 import { posOf } from '../../load/yaml.js';
 import { templar, Templar } from '../../template/index.js';
@@ -11,6 +11,11 @@ import { INCLUDE_KEYS } from '../syntax.js';
 import type { BlockNode, IncludeNode, TaskNode } from '../types.js';
 import { common, inheritOf, loopControlOf, unknownKeyError, validateKeywords } from './common.js';
 import { allowedWith, loopOf, type NodeInput, type Obj, type Scope } from './context.js';
+
+/** Where an include in `scope` is, for {@link includeFile}. */
+export function site(target: string, scope: Pick<Scope, 'role' | 'handler' | 'includes' | 'roles'>, dynamic: boolean): IncludeSite {
+  return { target, ...(scope.role ? { roleDir: scope.role.dir } : {}), handler: scope.handler, parents: scope.includes ?? [], playbookDir: scope.roles.playbookDir, dynamic };
+}
 
 /** Read an `include_tasks` / `import_tasks` task. */
 export async function parseInclude(raw: Obj, at: NodeInput): Promise<TaskNode> {
@@ -31,17 +36,19 @@ export async function parseInclude(raw: Obj, at: NodeInput): Promise<TaskNode> {
   if (dynamic) {
     templar.check(fileRaw, { where: posOf(raw, 'include_tasks') });
     if (loop !== undefined) templar.check(loop, { where: posOf(raw, 'loop') });
-    const node: IncludeNode = { ...c, kind: 'include', file: fileRaw, loop, loopLookup, loopControl, parentInherit: scope.inherit };
-    if (!Templar.isTemplated(fileRaw)) {
+    const parents = scope.includes ?? [];
+    const node: IncludeNode = { ...c, kind: 'include', file: fileRaw, parents, handler: scope.handler, loop, loopLookup, loopControl, parentInherit: scope.inherit };
+    if (!Templar.isTemplated(fileRaw) && !parents.some((p) => Templar.isTemplated(p))) {
       // Check the file statically now (it is loaded again, per cluster, at run time).
-      await ctx.file(path.resolve(scope.baseDir, fileRaw), { ...scope, tags: c.tags }, posOf(raw, 'include_tasks') ?? pos);
+      const file = includeFile(site(fileRaw, scope, true));
+      await ctx.file(file, { ...scope, tags: c.tags, includes: [fileRaw, ...parents] }, posOf(raw, 'include_tasks') ?? pos);
     }
     return node;
   }
   if (Templar.isTemplated(fileRaw)) throw new InputError('import_tasks is static and cannot be templated; use include_tasks', posOf(raw, 'import_tasks'));
   if (loop !== undefined) throw new InputError('import_tasks cannot loop; use include_tasks', posOf(raw, withLoop?.key ?? 'loop'));
-  const target = path.resolve(scope.baseDir, fileRaw);
-  const inner: Scope = { ...scope, tags: c.tags, blockVars: c.vars ? [...scope.blockVars, c.vars] : scope.blockVars, inherit: inheritOf(c) };
+  const target = includeFile(site(fileRaw, scope, false));
+  const inner: Scope = { ...scope, includes: [fileRaw, ...(scope.includes ?? [])], tags: c.tags, blockVars: c.vars ? [...scope.blockVars, c.vars] : scope.blockVars, inherit: inheritOf(c) };
   const tasks = await ctx.file(target, inner, posOf(raw, 'import_tasks') ?? pos);
   const node: BlockNode = { ...c, name: c.name ?? `import_tasks: ${fileRaw}`, kind: 'block', block: tasks, rescue: [], always: [] };
   return node;
