@@ -17,12 +17,27 @@ function unfrack(p: string): string {
   return path.resolve(out);
 }
 
+/** Python's `os.path.join`: a later absolute part starts the path again. */
+function join(...parts: string[]): string {
+  let out = '';
+  for (const p of parts) out = p.startsWith('/') ? p : out === '' || out.endsWith('/') ? out + p : `${out}/${p}`;
+  return out;
+}
+
+/** Python's `os.path.dirname`: `''` for a bare name. */
+function dirname(p: string): string {
+  const i = p.lastIndexOf('/');
+  if (i < 0) return '';
+  const head = p.slice(0, i + 1);
+  return /^\/+$/.test(head) ? head : head.replace(/\/+$/, '');
+}
+
 const absoluteOrHome = (p: string): boolean => p.startsWith('/') || p.startsWith('~');
 
 /** A path whose last part is `tasks` (ansible-core's `RE_TASKS`). */
 const endsInTasks = (p: string): boolean => /(?:^|\/)tasks\/?$/.test(p);
 
-const anyExists = (dir: string, files: readonly string[]): boolean => files.some((f) => existsSync(path.join(dir, f)));
+const anyExists = (dir: string, files: readonly string[]): boolean => files.some((f) => existsSync(join(dir, f)));
 const MAINS = ['main.yml', 'main.yaml', 'main'];
 const TASKED = ['tasks/main.yml', 'tasks/main.yaml', 'tasks/main', 'meta/main.yml', 'meta/main.yaml', 'meta/main'];
 
@@ -34,7 +49,7 @@ export function isRolePath(p: string): boolean {
 
 /** `path_dwim`: `given` against `base` (the playbook directory) unless absolute. */
 export function pathDwim(base: string, given: string): string {
-  return absoluteOrHome(given) ? unfrack(given) : unfrack(path.join(base, given));
+  return absoluteOrHome(given) ? unfrack(given) : unfrack(join(base, given));
 }
 
 /**
@@ -49,13 +64,13 @@ export function pathDwimRelative(dir: string, sub: string, source: string, base:
 /** The candidates {@link pathDwimRelative} tries, in order. */
 export function dwimRelativeCandidates(dir: string, sub: string, source: string, base: string, isRole = false): string[] {
   if (absoluteOrHome(source)) return [unfrack(source)];
-  const out = [path.join(dir, sub, source)];
+  const out = [join(dir, sub, source)];
   let root = unfrack(dir);
   const role = isRole || isRolePath(dir);
   if (role && endsInTasks(dir)) root = unfrack(path.dirname(dir));
-  out.push(unfrack(path.join(root, sub, source)));
-  if (role && !source.endsWith(sub)) out.push(unfrack(path.join(root, 'tasks', source)));
-  out.push(unfrack(path.join(sub, source)), unfrack(path.join(root, source)), pathDwim(base, path.join(sub, source)), pathDwim(base, source));
+  out.push(unfrack(join(root, sub, source)));
+  if (role && !source.endsWith(sub)) out.push(unfrack(join(root, 'tasks', source)));
+  out.push(unfrack(join(sub, source)), unfrack(join(root, source)), pathDwim(base, join(sub, source)), pathDwim(base, source));
   return out;
 }
 
@@ -90,12 +105,12 @@ export function pathDwimRelativeStack(paths: readonly string[], sub: string, sou
   for (const p of paths) {
     const up = unfrack(p);
     const parent = path.dirname(up);
-    if (parent.endsWith('/tasks') && (o.isRole || isRolePath(p))) tried.push(path.join(path.dirname(parent), sub, source), path.join(parent, source));
-    if (firstPart !== sub) tried.push(path.join(up, sub, source));
-    tried.push(path.join(up, source));
+    if (parent.endsWith('/tasks') && (o.isRole || isRolePath(p))) tried.push(join(path.dirname(parent), sub, source), join(parent, source));
+    if (firstPart !== sub) tried.push(join(up, sub, source));
+    tried.push(join(up, source));
   }
-  if (firstPart !== sub) tried.push(path.join(o.base, sub, source));
-  tried.push(path.join(o.base, source));
+  if (firstPart !== sub) tried.push(join(o.base, sub, source));
+  tried.push(join(o.base, source));
   return tried.slice(start).find(exists);
 }
 
@@ -130,10 +145,10 @@ export function includeFile(site: IncludeSite): string {
   let file: string | undefined;
   let cumulative: string | undefined;
   for (const parent of site.parents) {
-    const parentDir = path.dirname(parent);
-    cumulative = cumulative === undefined ? parentDir : path.isAbsolute(cumulative) ? cumulative : path.join(parentDir, cumulative);
+    const parentDir = dirname(parent);
+    cumulative = cumulative === undefined ? parentDir : path.isAbsolute(cumulative) ? cumulative : join(parentDir, cumulative);
     if (roleDir) {
-      const nested = path.join(roleDir, sub, cumulative);
+      const nested = join(roleDir, sub, cumulative);
       if (site.dynamic) {
         const candidates = [pathDwimRelative(roleDir, sub, target, playbookDir, true), pathDwimRelative(nested, sub, target, playbookDir, true)];
         file = candidates.find((c) => existsSync(c)) ?? candidates[1];

@@ -55,8 +55,8 @@ export interface AnsibleName<T> {
   env: string;
   /** Its ansible.cfg section and key. */
   ini: readonly [section: string, key: string];
-  /** The value from the text, with `base` the directory relative paths are resolved from (the ansible.cfg's, or the working directory for a variable). */
-  parse: (raw: string, base: string) => T;
+  /** The value from the text, with `base` the directory relative paths are resolved from (the ansible.cfg's, or the working directory for a variable) and `env` the variables `$VAR` and `~` expand from. */
+  parse: (raw: string, base: string, env: Env) => T;
   /** The default when neither kplay's variable nor Ansible's sources set it (Ansible's, where it depends on `HOME`); else `default`. */
   default?: (env: Env) => T;
   /** What kplay does not do with it (ignored settings say why). */
@@ -93,11 +93,11 @@ function number(fallback: number, o: { min: number; above?: boolean; integer?: b
 }
 
 /** ansible-core's `pathspec`: `:`-separated, each path with `~`/`$VAR` expanded and made absolute against `base`. */
-const pathspec = (raw: string, base: string): string[] => raw.split(path.delimiter).map((p) => unfrackPath(p.replace('{{CWD}}', process.cwd()), base));
+const pathspec = (raw: string, base: string, env: Env = process.env): string[] => raw.split(path.delimiter).map((p) => unfrackPath(p.replace('{{CWD}}', process.cwd()), base, env));
 /** ansible-core's `pathlist`: `,`-separated, trimmed, each path resolved as in {@link pathspec}. */
-const pathlist = (raw: string, base: string): string[] => raw.split(',').map((p) => unfrackPath(unquote(p.trim()), base));
+const pathlist = (raw: string, base: string, env: Env = process.env): string[] => raw.split(',').map((p) => unfrackPath(unquote(p.trim()), base, env));
 /** ansible-core's `path`: one path resolved as in {@link pathspec}. */
-const onePath = (raw: string, base: string): string => unfrackPath(raw, base);
+const onePath = (raw: string, base: string, env: Env): string => unfrackPath(raw, base, env);
 /** ansible-core's `boolean` (not strict): `y`/`yes`/`on`/`1`/`true`/`t` (any case) are true, anything else false. */
 const ansibleBool = (raw: string): boolean => ['y', 'yes', 'on', '1', 'true', 't'].includes(raw.trim().toLowerCase());
 /** ansible-core's `integer`: a whole number (`5`, `5.0`). */
@@ -496,7 +496,7 @@ export function settingSource<K extends SettingName>(name: K, env: Env = process
   const fromEnv = env[a.env];
   if (fromEnv !== undefined && !(fromEnv === '' && typeof s.default !== 'string' && !Array.isArray(s.default))) {
     // a setting read from Ansible's own variable parses it as it always did; ansible.cfg text as ansible-core does
-    const parse = s.env === a.env ? s.parse : (r: string): SettingValue<K> => a.parse(r, cwd);
+    const parse = s.env === a.env ? s.parse : (r: string): SettingValue<K> => a.parse(r, cwd, env);
     return { value: parseOnce(name, `env: ${a.env}`, fromEnv, { variable: a.env, label: `environment variable ${a.env}` }, parse), origin: `env: ${a.env}` };
   }
   let cfg: AnsibleCfg;
@@ -509,7 +509,7 @@ export function settingSource<K extends SettingName>(name: K, env: Env = process
   const fromCfg = cfg.file ? iniValue(cfg.sections, a.ini[0], a.ini[1]) : undefined;
   if (cfg.file && fromCfg !== undefined) {
     const where = { variable: a.env, label: `${a.ini[1]} (section [${a.ini[0]}] of ${cfg.file})` };
-    return { value: parseOnce(name, cfg.file, fromCfg, where, (r) => a.parse(Array.isArray(s.default) ? r : unquote(r), cfg.file as string)), origin: cfg.file };
+    return { value: parseOnce(name, cfg.file, fromCfg, where, (r) => a.parse(Array.isArray(s.default) ? r : unquote(r), cfg.file as string, env)), origin: cfg.file };
   }
   return { value: a.default ? a.default(env) : s.default, origin: 'default' };
 }

@@ -3,12 +3,12 @@
  * collects (masked) lines, and rendering / condition evaluation by the engine's own templar
  * (Jinja2 as ansible-core 2.19 evaluates it).
  */
-import path from 'node:path';
 import { templar } from '../../src/template/index.js';
 import { Masker } from '../../src/core/mask.js';
 import type { ClusterRef, ModuleContext, ModuleDefinition, ModuleLogger, ModuleResult } from '../../src/core/module.js';
 import type { Static, TObject, TSchema } from '../../src/core/args.js';
 import { checkArgs } from '../../src/plugins/check.js';
+import { findFile } from '../../src/executor/module-context.js';
 
 /** Log lines collected per level (already masked). */
 export interface CollectedLogs {
@@ -84,7 +84,8 @@ export function makeCtx(overrides: CtxOverrides = {}): TestContext {
     environment: overrides.environment ?? {},
     signal: overrides.signal ?? abort.signal,
     baseDir: overrides.baseDir ?? process.cwd(),
-    findFile: (rel: string) => path.resolve(overrides.baseDir ?? process.cwd(), rel),
+    // as a task outside a role finds it (ansible-core's search path: the task's directory)
+    findFile: (rel, kind) => findFile(rel, kind, vars, { baseDir: overrides.baseDir ?? process.cwd() }),
     log,
     logs,
     masker,
