@@ -55,6 +55,11 @@ describe('a byte-order mark at the start of a file', () => {
     const doc = kubeconfigDoc(kc);
     expect(doc !== 'unreadable' && doc?.['current-context']).toBe('c');
   });
+
+  it('from_yaml and from_yaml_all of a file read as text (lookup keeps the BOM, PyYAML skips it)', async () => {
+    expect(await templar.renderValue('{{ s | from_yaml }}', { s: `${BOM}- a\r\n- b\r\n` })).toEqual(['a', 'b']);
+    expect(await templar.renderValue('{{ s | from_yaml_all | list }}', { s: `${BOM}- a\n` })).toEqual([['a']]);
+  });
 });
 
 describe('templates with CRLF line endings', () => {

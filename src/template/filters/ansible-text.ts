@@ -5,6 +5,7 @@
  */
 import { createHash, getHashes } from 'node:crypto';
 import { parseAllDocuments, isAlias, isMap as isYamlMap, isScalar, isSeq, type Document, type Node as YamlNode, type Scalar } from 'yaml';
+import { withoutBom } from '../../load/bom.js';
 import type { FilterDef } from '../plugins.js';
 import { ExprError, PyFloat, isMap, mkFloat, typeName } from '../values.js';
 import { intArg, opt, req } from './args.js';
@@ -232,7 +233,8 @@ function yamlValue(node: YamlNode | null | undefined, doc: Document, depth: numb
 
 /** `yaml.load_all(text)` with YAML 1.1 types as PyYAML's SafeLoader reads them. */
 export function loadYamlAll(s: string): unknown[] {
-  const docs = parseAllDocuments(s, { version: '1.1', schema: 'failsafe', merge: false, uniqueKeys: false });
+  // PyYAML skips a byte-order mark at the start (`lookup('file', 'saved-on-windows.yml') | from_yaml`)
+  const docs = parseAllDocuments(withoutBom(s), { version: '1.1', schema: 'failsafe', merge: false, uniqueKeys: false });
   const list = Array.isArray(docs) ? docs : [docs];
   const out: unknown[] = [];
   for (const d of list) {
