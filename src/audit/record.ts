@@ -20,7 +20,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -103,11 +103,30 @@ async function previousLinks(dir: string, runId: string, clusters: string[]): Pr
     const mine = (await headsDownTo(newer === -1 ? names.length : newer))
       .filter((h) => h.chain && c in h.chain && (!known || h.run_id > known.head.run_id))
       .map((h) => ({ ...h, prev: h.chain ? (asLink(h.chain[c]) ?? null) : undefined }));
-    if (known) mine.push({ run_id: known.head.run_id, file: known.file, chain: undefined, prev: known.prev });
-    const last = chainOrder(mine).at(-1);
+    // With a head, the end is the head or a record linked after it (moved by no head: an older
+    // kplay's): followed from the head along the links, never the last of `mine` in chain order —
+    // a record named after the head may come before it in the chain (it started later but took
+    // the lock earlier), and its predecessor is then not among those read (a fork, issue 50).
+    const last = known ? fromHead({ run_id: known.head.run_id, file: known.file }, mine) : chainOrder(mine).at(-1);
     if (last) out[c] = { run_id: last.run_id, sha256: known && last.run_id === known.head.run_id ? known.head.sha256 : (await readHashed(last.file)).sha256 };
   }
   return out;
+}
+
+/**
+ * The end of a chain that reaches `head`: `head`, or the last record of `after` linked to it,
+ * link by link (where two link to one record — a fork verification reports — the later one in
+ * chain order).
+ */
+function fromHead<T extends { run_id: string; prev: ChainLink | null | undefined }>(head: { run_id: string; file: string }, after: readonly (T & { file: string })[]): { run_id: string; file: string } {
+  const order = chainOrder(after);
+  let end: { run_id: string; file: string } = head;
+  for (const seen = new Set([head.run_id]); ; ) {
+    const next = order.filter((h) => h.prev?.run_id === end.run_id && !seen.has(h.run_id)).at(-1);
+    if (!next) return end;
+    seen.add(next.run_id);
+    end = next;
+  }
 }
 
 /** A local record's text and its digest. */
@@ -312,8 +331,13 @@ export class RunRecorder {
     ];
     const body = `${lines.join('\n')}\n`;
     const text = `${body}${JSON.stringify({ type: 'digest', sha256: sha256(body) })}\n`;
-    await writeFile(file, text, { mode: 0o600 });
+    // The heads first, then the record whole (written aside, renamed): a run killed in between
+    // leaves heads naming a record that does not exist, which the next run ignores (it reads the
+    // records) — never a record the heads do not name, which the next run would link past.
     await writeHeads(dir, Object.keys(chain), { run_id: this.header.run_id, sha256: sha256(text) });
+    const aside = `${file}.${process.pid}.tmp`;
+    await writeFile(aside, text, { mode: 0o600 });
+    await rename(aside, file);
     return file;
   }
 

@@ -1,6 +1,6 @@
 // The audit trail is hash-chained: editing, removing, inserting or reordering a local run record
 // makes `kplay history verify` fail (exit 3) naming the record; untouched records verify.
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -208,6 +208,36 @@ describe('chain heads (the end of each cluster\'s chain, kept next to the record
     dropHeads();
     await record('20261123T100300000-dddddd', ['c1']);
     expect(await link('20261123T100300000-dddddd', 'c1')).toBe('20261123T100200000-cccccc');
+  });
+
+  it('links in write order when runs write in another order than they started (issue 50: a fork)', async () => {
+    // four runs that started 1, 2, 3, 4 took the cluster's lock 4, 1, 3, 2: the last one found
+    // the head (3) and a record named after it (4) that comes *before* it in the chain, and linked
+    // to 4 — which 1 already follows (REORDERED)
+    const id = (n: number): string => `20261123T10000${n}000-run${n}00`;
+    for (const n of [4, 1, 3, 2]) await record(id(n), ['c1']);
+    expect(await link(id(4), 'c1')).toBe(null);
+    expect(await link(id(1), 'c1')).toBe(id(4));
+    expect(await link(id(3), 'c1')).toBe(id(1));
+    expect(await link(id(2), 'c1')).toBe(id(3));
+    const r = await verify();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+  });
+
+  it('never leaves a record its head does not name (a run stopped between the two writes)', async () => {
+    await record('20261123T100000000-aaaaaa', ['c1']);
+    // the head cannot be replaced (a directory in its place): the run stops there, before its
+    // record — a record the head does not name would be linked past by the next run (a fork
+    // when it started earlier than the head's run)
+    unlinkSync(headOf('c1'));
+    mkdirSync(headOf('c1'));
+    await expect(record('20261123T099900000-killed', ['c1'])).rejects.toThrow();
+    expect(readdirSync(dir).filter((f) => f.includes('killed'))).toEqual([]);
+    rmSync(headOf('c1'), { recursive: true });
+    await record('20261123T100100000-bbbbbb', ['c1']);
+    expect(await link('20261123T100100000-bbbbbb', 'c1')).toBe('20261123T100000000-aaaaaa');
+    const r = await verify();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
   });
 
   it('takes records written after the head that did not move it (started earlier, or written by an older kplay)', async () => {
