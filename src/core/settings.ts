@@ -154,7 +154,7 @@ export const SETTINGS = {
     env: 'KPLAY_OUTAGE_SECONDS',
     type: 'seconds',
     default: 60,
-    doc: 'How long kplay rides out an apiserver that answered before and went away, before the cluster is unreachable (exit 4).',
+    doc: 'How long kplay rides out an apiserver that answered before and went away — refusing connections, or not answering a request whole in time (a slow-loris front end) — counted from the first failed request, before the cluster is unreachable (exit 4); each attempt is bounded by what is left of it.',
     parse: number(60, { min: 0 }),
   }),
   execTimeoutSeconds: spec({
