@@ -180,6 +180,18 @@ export function decryptText(text: string): string {
   return decryptBytes(text).toString('utf8');
 }
 
+/**
+ * The internal filter an inline `!vault` value that could not be decrypted becomes
+ * (`{{ 'why' | kplay.vault_undecryptable }}`): it fails with ansible-core's message where the
+ * value is used, as ansible-core decrypts inline values only when they are used.
+ */
+export const UNDECRYPTABLE_FILTER = 'kplay.vault_undecryptable';
+
+/** The template standing for an inline vault value that could not be decrypted, failing with `message` when rendered. */
+export function undecryptable(message: string): string {
+  return `{{ ${JSON.stringify(message)} | ${UNDECRYPTABLE_FILTER} }}`;
+}
+
 const vaulted = new Set<string>();
 
 /** Remember `plaintext` as the value of an inline `!vault` scalar (for the `vault_encrypted` test). */

@@ -5,7 +5,8 @@
  * Safety: duplicate keys are errors, alias expansion is capped (billion-laughs), nesting
  * depth is capped, and `!secret` marks a scalar whose value must be masked in all output.
  * Ansible Vault: an inline `!vault |` scalar is decrypted (its plaintext is a secret, like
- * `!secret`), and so is a whole vault-encrypted file (every string in it is a secret).
+ * `!secret`; one that no given password opens fails where it is used), and so is a whole
+ * vault-encrypted file (every string in it is a secret; one that cannot be decrypted fails here).
  */
 import { DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_YAML_DEPTH, setting } from '../core/settings.js';
 import { readFile, stat } from 'node:fs/promises';
@@ -24,7 +25,7 @@ import {
 import { InputError, type SourcePos } from './errors.js';
 import { withoutBom } from './bom.js';
 import { fastLoadAllWithOffsets } from './fast-yaml.js';
-import { decryptBytes, decryptText, isVaultText, rememberVaulted, VaultError, vaultSecrets } from '../core/vault.js';
+import { decryptBytes, decryptText, isVaultText, rememberVaulted, undecryptable, VaultError, vaultSecrets } from '../core/vault.js';
 
 /** Maximum alias dereferences per document. */
 export const MAX_ALIASES = 100;
@@ -174,7 +175,15 @@ export function parseYaml(given: string, file: string, opts: { fast?: boolean } 
   const vaultTag: ScalarTag = {
     tag: '!vault',
     resolve(str: string): string {
-      const plain = decryptText(str.trim());
+      let plain: string;
+      try {
+        plain = decryptText(str.trim());
+      } catch (e) {
+        // as ansible-core: without any vault secret the load fails; with secrets of which none
+        // opens it, an inline value fails where it is used (`ignore_errors`, `rescue` apply)
+        if (e instanceof VaultError && vaultSecrets().length > 0) return undecryptable(`Attempt to use undecryptable variable: ${e.message} (${file})`);
+        throw e;
+      }
       secrets.push(plain);
       rememberVaulted(plain);
       return plain;

@@ -5,6 +5,7 @@ import { REGISTRY } from './registry.js';
 function names(map: ReadonlyMap<string, unknown>): string[] {
   const byDef = new Map<unknown, string[]>();
   for (const [name, def] of map) {
+    if (name.startsWith('kplay.')) continue; // kplay's internal ones (src/core/vault.ts), not plug-ins
     const list = byDef.get(def) ?? [];
     list.push(name);
     byDef.set(def, list);

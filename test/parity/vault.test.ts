@@ -155,16 +155,16 @@ describe('a playbook with vaulted group_vars, vars_files, include_vars, lookups,
   };
 
   /** The `show …` messages of an ansible-playbook run, from its default output (`TASK [show …]`, then `ok: [localhost] => {"msg": …}` or `skipping:`). */
-  const ansible = async (pb: string, args: string[]): Promise<{ code: number; messages: string[]; stdout: string; stderr: string }> => {
-    const r = await run('ansible-playbook', ['-i', path.join(root, 'pb/inventory.yml'), ...args, pb], { ANSIBLE_STDOUT_CALLBACK: 'ansible.builtin.default' });
+  const ansible = async (pb: string, args: string[], inv = path.join(root, 'pb/inventory.yml')): Promise<{ code: number; messages: string[]; stdout: string; stderr: string }> => {
+    const r = await run('ansible-playbook', ['-i', inv, ...args, pb], { ANSIBLE_STDOUT_CALLBACK: 'ansible.builtin.default' });
     const messages: string[] = [];
     for (const m of r.stdout.matchAll(/^TASK \[(show[^\]]*)\] \*+\n(?:(skipping): \[localhost\]|ok: \[localhost\] => \{\n\s+"msg": (".*")\n\})/gm)) {
       messages.push(`${m[1] ?? ''}: ${m[2] ? 'skipped' : String(JSON.parse(m[3] ?? '""'))}`);
     }
     return { ...r, messages };
   };
-  const kplayRun = async (pb: string, args: string[]): Promise<{ code: number | null; messages: string[]; stdout: string; stderr: string }> => {
-    const r = await kplay(['run', pb, '-i', path.join(root, 'pb/inventory.yml'), ...args, '-o', 'json'], { cwd: root, env: { HOME: path.join(root, 'home'), KUBECONFIG: path.join(root, 'home/none'), KPLAY_RECORD_DIR: path.join(root, 'records') } });
+  const kplayRun = async (pb: string, args: string[], inv = path.join(root, 'pb/inventory.yml')): Promise<{ code: number | null; messages: string[]; stdout: string; stderr: string }> => {
+    const r = await kplay(['run', pb, '-i', inv, ...args, '-o', 'json'], { cwd: root, env: { HOME: path.join(root, 'home'), KUBECONFIG: path.join(root, 'home/none'), KPLAY_RECORD_DIR: path.join(root, 'records') } });
     const messages = jsonEvents(r.stdout)
       .filter((e) => e.type === 'task_result' && String(e.task).startsWith('show'))
       .map((e) => `${String(e.task)}: ${e.status === 'skipped' ? 'skipped' : String(e.msg)}`);
@@ -204,6 +204,21 @@ describe('a playbook with vaulted group_vars, vars_files, include_vars, lookups,
     expect(a3.stderr).toContain(`The vault password file ${path.join(root, 'missing.pass')} was not found`);
     expect(k3.stderr).toContain(`The vault password file ${path.join(root, 'missing.pass')} was not found`);
     expect(k3.code).not.toBe(0);
+  });
+
+  it('an inline value no given password opens fails where it is used (ignore_errors applies), the same way', async () => {
+    const wrong = write('wrong2.pass', 'nope\n');
+    const inline = `${(await encryptString('prod', prodPass, 'locked', 'locked-value-6')).trimEnd().replace(/^/gm, '    ')}\n`;
+    // away from pb/ (its group_vars need the right passwords)
+    const inv = write('lazy/inventory.yml', 'all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_python_interpreter: "{{ ansible_playbook_python }}"\n');
+    const pb = write('lazy/lazy.yml', `- hosts: localhost\n  gather_facts: false\n  vars:\n${inline}  tasks:\n    - name: show before\n      debug:\n        msg: before\n    - name: show locked\n      debug:\n        msg: "{{ locked }}"\n      ignore_errors: true\n    - name: show after\n      debug:\n        msg: after\n`);
+    const [a, k] = [await ansible(pb, ['--vault-password-file', wrong], inv), await kplayRun(pb, ['--vault-password-file', wrong], inv)];
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    expect(k.code, k.stderr).toBe(0);
+    expect(a.stdout).toContain('Attempt to use undecryptable variable: Decryption failed (no vault secrets were found that could decrypt).');
+    expect(k.stdout).toContain('Attempt to use undecryptable variable: Decryption failed (no vault secrets were found that could decrypt).');
+    expect(a.messages).toEqual(['show before: before', 'show after: after']);
+    expect(k.messages.filter((m) => !m.startsWith('show locked'))).toEqual(a.messages);
   });
 });
 

@@ -14,6 +14,7 @@ import { loadVaultSecrets, vaultIdSlugs } from '../../src/load/vault-ids.js';
 import { FILTERS, TESTS } from '../../src/template/filters/index.js';
 import type { PluginContext } from '../../src/template/plugins.js';
 import { Undef } from '../../src/template/values.js';
+import { templar } from '../../src/template/index.js';
 
 const { root: tmp, write } = scratch('kplay-vault-');
 afterEach(() => setVaultSecrets([]));
@@ -86,7 +87,7 @@ describe('vault in the YAML loader', () => {
     expect(wasVaulted('x')).toBe(false);
   });
 
-  it('a !vault scalar without a secret that opens it: an error at its line and column, naming the file', () => {
+  it('a !vault scalar without any vault secret: an error at its line and column, naming the file (ansible-core fails before the play too)', () => {
     const text = `a: 1\nb: !vault ${inline(UNI_12)}`;
     let e: unknown;
     try {
@@ -98,8 +99,15 @@ describe('vault in the YAML loader', () => {
     expect((e as InputError).message).toBe('Attempting to decrypt but no vault secrets found on v.yml');
     expect((e as InputError).pos).toEqual({ file: 'v.yml', line: 2, col: 4 });
     expect((e as InputError).hint).toContain('--vault-password-file');
+  });
+
+  it('a !vault scalar none of the given passwords opens fails where it is used, with ansible-core\'s message', async () => {
     setVaultSecrets([pw1]);
-    expect(() => parseYaml(text, 'v.yml')).toThrow('Decryption failed (no vault secrets were found that could decrypt) on v.yml');
+    const { docs, secrets } = parseYaml(`a: 1\nb: !vault |\n  ${UNI_12.trimEnd().split('\n').join('\n  ')}\n`, 'v.yml');
+    expect(secrets).toEqual([]);
+    const b = (docs[0] as { b: string }).b;
+    await expect(templar.render(b, {})).rejects.toThrow('Attempt to use undecryptable variable: Decryption failed (no vault secrets were found that could decrypt). (v.yml)');
+    await expect(templar.render(b, {})).rejects.toThrow(InputError);
   });
 
   it('a whole vault-encrypted YAML file: decrypted, every value in it a secret', async () => {

@@ -16,7 +16,7 @@ import { JINJA_LIST_FILTERS } from './jinja-lists.js';
 import { JINJA_STRING_FILTERS } from './jinja-strings.js';
 import { KUBERNETES_FILTERS } from './kubernetes.js';
 import { LIQUID_FILTERS as LIQUID, LIQUID_ONLY_FILTERS } from './liquid.js';
-import { VAULT_FILTERS } from './vault.js';
+import { UNDECRYPTABLE, VAULT_FILTERS } from './vault.js';
 
 const table = new Map<string, FilterDef>();
 
@@ -64,6 +64,8 @@ function add(names: readonly string[], defIn: FilterDef): void {
 for (const group of [JINJA_STRING_FILTERS, JINJA_LIST_FILTERS, ANSIBLE_TEXT_FILTERS, ANSIBLE_DATA_FILTERS, ANSIBLE_MISC_FILTERS, VAULT_FILTERS]) {
   for (const [name, def] of Object.entries(group)) add([name, `ansible.builtin.${name}`], def);
 }
+// kplay's own, not a plug-in (an inline vault value that could not be decrypted)
+for (const [name, def] of Object.entries(UNDECRYPTABLE)) add([name], def);
 const dflt = JINJA_LIST_FILTERS.default;
 if (dflt) add(['d', 'ansible.builtin.d'], dflt);
 const count = JINJA_LIST_FILTERS.count;

@@ -3,7 +3,8 @@
  * with the id `filter_default` unless `vault_id` says otherwise, as ansible-core writes it) and
  * decrypt one with a password. The password and the plaintext `unvault` returns are secrets.
  */
-import { isVaultText, vaultDecrypt, vaultEncrypt } from '../../core/vault.js';
+import { isVaultText, UNDECRYPTABLE_FILTER, vaultDecrypt, vaultEncrypt } from '../../core/vault.js';
+import { InputError } from '../../load/errors.js';
 import type { FilterDef } from '../plugins.js';
 import { ExprError, typeName } from '../values.js';
 import { opt, req } from './args.js';
@@ -46,5 +47,13 @@ export const VAULT_FILTERS: Record<string, FilterDef> = {
     }
     ctx.addSecret(plain);
     return plain;
+  }),
+};
+
+/** The internal filter of an inline vault value that could not be decrypted (see {@link UNDECRYPTABLE_FILTER}): fails with its message. */
+export const UNDECRYPTABLE: Record<string, FilterDef> = {
+  [UNDECRYPTABLE_FILTER]: filter({ fn: 'vault_undecryptable', params: [] }, (v) => {
+    // an InputError keeps its own message where the value is used (not the placeholder template's text)
+    throw new InputError(text(v), undefined, 'check the vault passwords given: --vault-id LABEL@SOURCE, --vault-password-file FILE, --ask-vault-pass');
   }),
 };
