@@ -19,7 +19,7 @@ const PrometheusProvider = Type.Object(
   {
     additionalProperties: false,
     description:
-      'Query Prometheus; `result` is a number for one series, a list of numbers for several (in Prometheus\' order); `NaN`, `+Inf` and `-Inf` samples are the numbers they name. No series is no data (see `no_data`); an unreachable server, an error answer or a range result is an error measurement.',
+      'Query Prometheus; `result` is a number for one series, a list of numbers for several (in Prometheus\' order); `NaN`, `+Inf` and `-Inf` samples are the numbers they name. No series is no data (see `no_data`); an unreachable server, an error answer or a range result is an error measurement. The first measurement waits for Prometheus to have scraped every active target after the batch started, and no series counts as no data only once every target was scraped a full scrape interval after the gate started (both waits end with the gate\'s window, at least 30 s).',
   },
 );
 
@@ -351,6 +351,8 @@ export default defineModule({
     const since = ctx.batchStarted ?? started;
     const states = args.metrics.map(() => analysisGate.kubeState());
     const intervalMs = args.interval * 1000;
+    // a Prometheus metric waits for data that can exist, at most for the gate's window
+    const watches = args.metrics.map(() => analysisGate.scrapeWatch(since, started, args.initial_delay * 1000 + intervalMs * args.count));
     const out = await analysisGate.runAnalysis(
       {
         metrics: args.metrics,
@@ -364,7 +366,7 @@ export default defineModule({
       {
         read: (i) => {
           const m = args.metrics[i]!;
-          if (m.prometheus) return analysisGate.readPrometheus(m.prometheus, ctx);
+          if (m.prometheus) return analysisGate.readPrometheusWatched(m.prometheus, ctx, watches[i]!);
           if (m.kubernetes) return analysisGate.readKubernetes(m.kubernetes, ctx, states[i]!, since);
           if (m.web) return analysisGate.readWeb(m.web, ctx);
           return analysisGate.readTraffic(m.http!, ctx, intervalMs);

@@ -48,9 +48,12 @@ export function promReading(answer: PromAnswer): Reading {
   return { kind: 'error', reason: `prometheus: the query returned a ${String(resultType)}; use an instant vector or a scalar (e.g. wrap a range in rate(...[1m]) or avg_over_time(...[5m]))` };
 }
 
-/** Send the query to `/api/v1/query`; never throws for an unreachable server (an error reading). */
-export async function readPrometheus(p: PrometheusArgs, ctx: ModuleContext): Promise<Reading> {
-  const url = `${p.address.replace(/\/+$/, '')}/api/v1/query?query=${encodeURIComponent(p.query)}`;
+/** A JSON answer of the Prometheus HTTP API, or why there is none (an error reading's reason). */
+export type PromGet = { ok: true; body: unknown } | { ok: false; reason: string };
+
+/** GET `apiPath` (e.g. `/api/v1/query?query=…`) of the server; never throws for an unreachable server. */
+export async function promGet(p: PrometheusArgs, ctx: ModuleContext, apiPath: string): Promise<PromGet> {
+  const url = `${p.address.replace(/\/+$/, '')}${apiPath}`;
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (p.token !== undefined) headers.Authorization = `Bearer ${p.token}`;
   const caPath = p.ca_cert === undefined ? undefined : ctx.findFile(p.ca_cert, 'files');
@@ -69,14 +72,19 @@ export async function readPrometheus(p: PrometheusArgs, ctx: ModuleContext): Pro
       ...(caPath === undefined ? {} : { caPath }),
     });
   } catch (e) {
-    return { kind: 'error', reason: ctx.mask(`prometheus: ${errorMessage(e)}`) };
+    return { ok: false, reason: ctx.mask(`prometheus: ${errorMessage(e)}`) };
   }
-  if (res.status < 0) return { kind: 'error', reason: ctx.mask(`prometheus unreachable: ${res.msg}`) };
-  let answer: PromAnswer;
+  if (res.status < 0) return { ok: false, reason: ctx.mask(`prometheus unreachable: ${res.msg}`) };
   try {
-    answer = JSON.parse(res.body.toString('utf8')) as PromAnswer;
+    return { ok: true, body: JSON.parse(res.body.toString('utf8')) as unknown };
   } catch {
-    return { kind: 'error', reason: `prometheus answered ${res.status} without JSON (is ${ctx.mask(p.address)} a Prometheus server?)` };
+    return { ok: false, reason: `prometheus answered ${res.status} without JSON (is ${ctx.mask(p.address)} a Prometheus server?)` };
   }
-  return promReading(answer);
+}
+
+/** Send the query to `/api/v1/query`; never throws for an unreachable server (an error reading). */
+export async function readPrometheus(p: PrometheusArgs, ctx: ModuleContext): Promise<Reading> {
+  const got = await promGet(p, ctx, `/api/v1/query?query=${encodeURIComponent(p.query)}`);
+  if (!got.ok) return { kind: 'error', reason: got.reason };
+  return promReading(typeof got.body === 'object' && got.body !== null ? (got.body as PromAnswer) : {});
 }

@@ -3,6 +3,7 @@
 // stand-in exporter per cluster. A bad error ratio on the first cluster fails the gate there:
 // rescue rolls that cluster back, and `any_errors_fatal` stops the rollout before the others.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -230,5 +231,84 @@ describe('analysis gate on Kubernetes signals', () => {
     expect(out).toContain('analysis failed after 1 measurement(s)');
     expect(out).toContain('signals [1]');
     expect(out).toMatch(/sandbox-2 +: ok=2 .*failed=0 .*ignored=1/);
+  });
+});
+
+describe('analysis gate: no judging before the data can exist (issue 50)', () => {
+  type Gate = { verdict?: string; since: string; started: string; reason?: string; measurements: { at: string; value: unknown; verdict: string; reason?: string }[] };
+  /** A one-cluster play: `arm` (a GET to `armUrl`) then the gate on `query`, through a fresh Prometheus. */
+  const play = (armUrl: string, query: string): string =>
+    [
+      '- hosts: sandbox-1',
+      '  tasks:',
+      `    - { name: arm, uri: { url: "${armUrl}" } }`,
+      '    - name: gate',
+      '      analysis:',
+      '        interval: 0.5',
+      '        count: 2',
+      '        metrics:',
+      '          - name: error-ratio',
+      '            prometheus: { address: "{{ prometheus_url }}", query: \'' + query + '\' }',
+      '            success_condition: result < 0.01',
+    ].join('\n');
+  let fresh: PrometheusInstance;
+  let exporter: Exporter;
+  let armer: http.Server;
+  let armUrl = '';
+
+  beforeAll(async () => {
+    // the exporter serves no series until the play's `arm` task asks: at the batch start there is
+    // no data at all, as for a release whose series are new, or a Prometheus that just started
+    exporter = await startExporter(0.001);
+    exporter.ratios.delete('a');
+    armer = http.createServer((_req, res) => {
+      exporter.ratios.set('a', 0.001);
+      res.end('armed');
+    });
+    await new Promise<void>((resolve) => armer.listen(0, '127.0.0.1', resolve));
+    armUrl = `http://127.0.0.1:${(armer.address() as { port: number }).port}/`;
+    fresh = await startPrometheus({ 'sandbox-1': new URL(exporter.server.url).host });
+  }, 120_000);
+  afterAll(async () => {
+    await fresh?.stop();
+    await exporter?.server.close();
+    armer?.closeAllConnections();
+    await new Promise((r) => armer?.close(r));
+  });
+
+  async function gate(query: string): Promise<{ code: number | null; out: string; data: Gate }> {
+    const pb = path.join(tmp, `fresh-${Math.random().toString(16).slice(2, 8)}.yml`);
+    writeFileSync(pb, play(armUrl, query));
+    const r = await kplay(['run', pb, '-i', inventory, '--no-lock', '--output', 'json', '-e', `prometheus_url=${fresh.url}`], { timeoutMs: 120_000 });
+    const ev = jsonEvents(r.stdout).find((e) => e.type === 'task_result' && e.task === 'gate');
+    return { code: r.code, out: r.stdout + r.stderr, data: ev?.data as Gate };
+  }
+
+  it('the first measurement waits for a scrape that can hold the metric, and judges its real value', async () => {
+    const { code, out, data } = await gate('app_error_ratio{cluster="sandbox-1"}');
+    expect(code, out.slice(-3000)).toBe(0);
+    expect(data.verdict).toBe('successful');
+    expect(data.measurements.map((m) => [m.verdict, m.value])).toEqual([
+      ['successful', 0.001],
+      ['successful', 0.001],
+    ]);
+    // the scenario happened: Prometheus stored the metric's first sample only after the batch started
+    const first = (await samples(fresh.url, 'app_error_ratio{cluster="sandbox-1"}'))[0];
+    expect(first!.ms).toBeGreaterThan(Date.parse(data.since));
+    expect(Date.parse(data.measurements[0]!.at)).toBeGreaterThan(first!.ms);
+  });
+
+  it('a metric that never appears is "no data" after a full scrape interval, and the reason says what it waited for', async () => {
+    const { code, out, data } = await gate('app_error_ratio{cluster="nowhere"}');
+    expect(code, out.slice(-3000)).not.toBe(0);
+    expect(data.verdict).toBe('inconclusive');
+    expect(data.measurements).toHaveLength(1);
+    const m = data.measurements[0]!;
+    expect(m.verdict).toBe('inconclusive');
+    expect(m.reason).toMatch(/^no data: the query returned no series \(waited [\d.]+ s for a scrape of every target a full scrape interval after the gate started \(1 target\(s\)\)\)$/);
+    // Prometheus' own clock: the target was scraped a full interval after the gate started, before that measurement
+    const ups = await samples(fresh.url, 'up');
+    expect(ups.some((u) => u.ms >= Date.parse(data.started) + SCRAPE_INTERVAL_S * 1000 && u.ms <= Date.parse(m.at))).toBe(true);
+    expect(out).toContain('analysis inconclusive after 1 measurement(s)');
   });
 });

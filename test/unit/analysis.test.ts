@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import analysis from '../../modules/analysis.js';
-import { judge, jsonSafe, kubeSignals, kubeState, p95, promNumber, promReading, runAnalysis, type AnalysisDeps, type AnalysisPlan, type Reading } from '../../src/analysis/index.js';
+import { judge, jsonSafe, kubeSignals, kubeState, p95, promDurationMs, promNumber, promReading, runAnalysis, scrapeTargets, type AnalysisDeps, type AnalysisPlan, type Reading } from '../../src/analysis/index.js';
 import { compileSchema } from '../../src/load/schema.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { startHttp } from '../helpers/http.js';
@@ -81,6 +81,36 @@ describe('analysis conditions (kplay expression engine)', () => {
     const ok = await judge(noData, 'result < 1', undefined, condition, 'successful');
     expect(ok).toEqual({ verdict: 'successful', reason: 'no data (no_data: successful)' });
     expect((await judge(err, 'result < 1', undefined, condition, 'successful')).verdict).toBe('error');
+  });
+});
+
+describe('scrape targets (when a query\'s data can exist)', () => {
+  it('reads Prometheus durations', () => {
+    expect(promDurationMs('1s')).toBe(1000);
+    expect(promDurationMs('1m30s')).toBe(90_000);
+    expect(promDurationMs('500ms')).toBe(500);
+    expect(promDurationMs('1h')).toBe(3_600_000);
+    expect(promDurationMs('soon')).toBeUndefined();
+    expect(promDurationMs(15)).toBeUndefined();
+  });
+  it('takes lastScrape and scrapeInterval of the active targets; a never-scraped target is 0; a non-Prometheus answer says so', () => {
+    const body = {
+      status: 'success',
+      data: {
+        activeTargets: [
+          { scrapeUrl: 'http://a/metrics', lastScrape: '2026-12-01T10:00:01.5Z', scrapeInterval: '1s' },
+          { scrapeUrl: 'http://b/metrics', lastScrape: '0001-01-01T00:00:00Z', scrapeInterval: '1m' },
+          'junk',
+        ],
+      },
+    };
+    expect(scrapeTargets(body)).toEqual([
+      { url: 'http://a/metrics', lastScrapeMs: Date.parse('2026-12-01T10:00:01.5Z'), intervalMs: 1000 },
+      { url: 'http://b/metrics', lastScrapeMs: 0, intervalMs: 60_000 },
+    ]);
+    expect(scrapeTargets({ status: 'success', data: { activeTargets: [] } })).toEqual([]);
+    expect(scrapeTargets({ hello: 1 })).toMatch(/no active targets list/);
+    expect(scrapeTargets(null)).toMatch(/no active targets list/);
   });
 });
 
@@ -241,7 +271,9 @@ describe('analysis module', () => {
       const batchStarted = new Date('2026-01-01T00:00:00Z');
       const ok = await runModule(analysis, args, { ...makeCtx(), batchStarted });
       expect(ok.status).toBe('ok');
-      expect(queries[0]).toBe('/api/v1/query rate(x[1m]) Bearer tok');
+      // the gate first asks for the scrape targets (this fake has none to offer: no wait), with the token too
+      expect(queries[0]).toBe('/api/v1/targets  Bearer tok');
+      expect(queries.find((q) => q.startsWith('/api/v1/query'))).toBe('/api/v1/query rate(x[1m]) Bearer tok');
       const okData = (ok as { data: { since: string; started: string; metrics: unknown[] } }).data;
       expect(okData.since).toBe('2026-01-01T00:00:00.000Z');
       expect(Date.parse(okData.started)).toBeGreaterThan(batchStarted.getTime());
