@@ -106,6 +106,8 @@ describe('playbooks/upgrade-gated.yml: a bad release caught on the first cluster
     const gates = jsonEvents(r.stdout).filter((e: Ev) => e.type === 'task_result' && String(e.task).startsWith('Error rate gate'));
     expect(gates.map((g) => [g.cluster, g.status])).toEqual(CLUSTERS.map((c) => [c, 'ok']));
     for (const g of gates) expect((g.data as { verdict?: string }).verdict).toBe('successful');
+    // every measurement judged a real error rate (no "no data" passed or failed along the way)
+    for (const g of gates) for (const m of (g.data as { measurements: { verdict: string; value: unknown }[] }).measurements) expect([m.verdict, typeof m.value]).toEqual(['successful', 'number']);
     for (const c of CLUSTERS) {
       expect((await history(c)).map((h) => `${h.revision}:${h.chart}:${h.status}`)).toEqual(['1:webapp-1.0.0:superseded', '2:webapp-1.1.0:deployed']);
       expect(await serverState(adminPort, c)).toBe('ready');
@@ -125,8 +127,12 @@ describe('playbooks/upgrade-gated.yml: a bad release caught on the first cluster
     // the gate saw the errors and failed
     const gate = ev.find((e: Ev) => e.type === 'task_result' && String(e.task).startsWith('Error rate gate'));
     expect(gate?.status).toBe('failed');
-    const gateData = gate?.data as { verdict?: string; measurements?: { at: string; value: unknown; verdict: string }[] };
+    const gateData = gate?.data as { verdict?: string; reason?: string; measurements?: { at: string; value: unknown; verdict: string; reason?: string }[] };
     expect(gateData.verdict).toBe('failed');
+    // ...for the reason it names: the error rate, not an empty query (issue 50)
+    expect(gateData.reason).toBe('error-rate: 2 failed measurement(s) exceed failure_limit 1');
+    expect(gate?.msg).toMatch(/; last: success_condition "result < max_error_rate" is false\)$/);
+    expect(String(gate?.msg)).not.toContain('no data');
     // it stopped at the second failed measurement (failure_limit: 1), before its 5-measurement window ended
     const measured = gateData.measurements ?? [];
     expect(measured.filter((m) => m.verdict === 'failed')).toHaveLength(2);
