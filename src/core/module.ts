@@ -172,6 +172,19 @@ export interface ModuleDefinition<S extends TSchema = TSchema, R extends TObject
    * the property this value goes to.
    */
   freeForm?: string;
+  /**
+   * Other names of arguments, alias → argument, as the module's Ansible `argument_spec` declares
+   * them (`assert`'s `msg` is `fail_msg`): an alias given is renamed before the arguments are
+   * checked (the alias wins over the argument when both are given, as in Ansible).
+   * @example aliases: { msg: 'fail_msg' }
+   */
+  aliases?: Readonly<Record<string, string>>;
+  /**
+   * Every argument key is a variable name (`set_fact`): keys may be templated (rendered when the
+   * task runs, as ansible-core's set_fact does) and are checked as ansible-core checks variable
+   * names; free-form `key=value` pairs take any key. @default false
+   */
+  variableKeys?: boolean;
   /** Whether the module can report what it would change without changing it. */
   checkMode: 'supported' | 'unsupported';
   /** Whether the module returns `diff` entries with `--diff` (shown as unified diffs). */

@@ -12,11 +12,12 @@ import { posOfPath } from '../load/yaml.js';
 import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult } from '../core/module.js';
-import { templar } from '../template/index.js';
+import { templar, Templar } from '../template/index.js';
 import { writtenNote, type WrittenEntry } from '../core/results.js';
-import { isRecord } from '../core/shape.js';
 import { moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
+import { variableNameProblem, withAliases } from '../playbook/aliases.js';
+import { isRecord } from '../core/shape.js';
 import { jobId, startAsyncJob } from './async-jobs.js';
 import { extendScope } from './lazyvars.js';
 import { lookupHost, withLookups } from './lookups.js';
@@ -356,6 +357,12 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     }
     args = { ...rendered, ...(args as Obj) };
   }
+  args = withAliases(mod, args);
+  if (mod.variableKeys && isRecord(args)) {
+    const named = await variableKeys(args, vars, task);
+    if (typeof named === 'string') return { status: 'failed', msg: named };
+    args = named;
+  }
   // `wait: yes`, `force: on`: Ansible's boolean spellings where the module declares a boolean
   args = ansibleBooleans(mod.schema, args);
   const checked = validateArgs(mod.schema, args, { defaults: true });
@@ -424,6 +431,20 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   return result;
 }
 
+/**
+ * set_fact's keys as ansible-core reads them when the task runs: each rendered (`"{{ k }}": v`)
+ * and checked as a variable name; a bad one is the task's failure, in ansible-core's words.
+ */
+async function variableKeys(args: Obj, vars: Obj, task: ModuleTask): Promise<Obj | string> {
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(args)) {
+    const name: unknown = Templar.isTemplated(k) ? await templar.renderValue(k, vars, { where: task.pos }) : k;
+    const problem = variableNameProblem(name);
+    if (problem) return `Task failed: ${problem}`;
+    out[String(name)] = v;
+  }
+  return out;
+}
 
 function labelOf(item: unknown): string {
   const s = typeof item === 'string' ? item : JSON.stringify(item);

@@ -144,11 +144,21 @@ function isKeyword(k: string): boolean {
   return k in TASK_KEYWORDS || BLOCK_KEYS.has(k) || k.startsWith('with_');
 }
 
-/**
- * Ansible's `key=value key2="v 2"` free-form arguments: the pairs (only those whose key `take`s),
- * and the rest as written (`_raw_params`). Quotes and `{{ … }}` keep spaces inside a token.
- */
-export function parseKv(s: string, take: (key: string) => boolean = () => true): { kv: Obj; rest: string } {
+/** The escapes ansible-core decodes in a `key=value` token (`\\n`, `\\t`, `\\"`, `\\xHH`, `\\uHHHH`, …). */
+const ESCAPE = /\\(U[0-9a-fA-F]{8}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[\\'"abfnrtv])/g;
+const SIMPLE_ESCAPES: Record<string, string> = { '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
+function decodeEscapes(s: string): string {
+  return s.replace(ESCAPE, (_m, e: string) => SIMPLE_ESCAPES[e] ?? String.fromCodePoint(Number.parseInt(e.slice(1), 16)));
+}
+
+/** ansible-core's `unquote`: one pair of matching outer quotes removed. */
+function unquote(s: string): string {
+  return s.length > 1 && (s[0] === '"' || s[0] === "'") && s[s.length - 1] === s[0] && s[s.length - 2] !== '\\' ? s.slice(1, -1) : s;
+}
+
+/** Split a free-form string into tokens as ansible-core's `split_args`: quotes and `{{ … }}` / `{% … %}` keep spaces inside a token. */
+function splitArgs(s: string): string[] {
   const tokens: string[] = [];
   let cur = '';
   let quote = '';
@@ -181,17 +191,34 @@ export function parseKv(s: string, take: (key: string) => boolean = () => true):
     cur += ch;
   }
   if (cur) tokens.push(cur);
+  return tokens;
+}
+
+/**
+ * Ansible's `key=value key2="v 2"` free-form arguments, as ansible-core's `parse_kv` reads them:
+ * a token splits at its first `=` not escaped with `\\` (past the first character), the key
+ * trimmed and the value unquoted, escapes (`\\n`, `\\"`) decoded; the pairs whose key `take`s are
+ * returned, the other tokens as written are the rest (`_raw_params`). Keys may be templated
+ * (`"{{ k }}={{ v }}"`).
+ */
+export function parseKv(s: string, take: (key: string) => boolean = () => true): { kv: Obj; rest: string } {
   const kv: Obj = {};
   const rest: string[] = [];
-  for (const t of tokens) {
-    const m = /^([A-Za-z_][A-Za-z0-9_]*)=([^]*)$/.exec(t);
-    if (!m || !take(m[1] as string)) {
-      rest.push(t);
+  for (const token of splitArgs(s)) {
+    const x = decodeEscapes(token);
+    let at = -1;
+    for (let i = x.indexOf('=', 1); i > 0; i = x.indexOf('=', i + 1)) {
+      if (x[i - 1] !== '\\') {
+        at = i;
+        break;
+      }
+    }
+    const key = at > 0 ? x.slice(0, at).trim() : '';
+    if (at < 0 || !take(key)) {
+      rest.push(token);
       continue;
     }
-    let v = m[2] as string;
-    if (v.length >= 2 && (v[0] === '"' || v[0] === "'") && v[v.length - 1] === v[0]) v = v.slice(1, -1);
-    kv[m[1] as string] = v;
+    kv[key] = unquote(x.slice(at + 1).trim());
   }
   return { kv, rest: rest.join(' ') };
 }

@@ -9,6 +9,7 @@ import { describeAjvError, validateArgs } from '../load/schema.js';
 import { copyPos, posOf, posOfPath } from '../load/yaml.js';
 import type { AnyModule } from '../core/module.js';
 import { templar, Templar } from '../template/index.js';
+import { withAliases } from './aliases.js';
 import { ansibleBooleans } from './booleans.js';
 import { parseKv } from './keywords.js';
 import { type Obj } from './nodes/context.js';
@@ -31,7 +32,8 @@ function freeFormArgs(mod: AnyModule, value: string): Obj | undefined {
   const { kv, rest } = parseKv(value);
   const keys = Object.keys(kv);
   if (keys.length === 0) return undefined;
-  if (!keys.every((k) => k in props)) return undefined;
+  // a module whose keys are its own (set_fact's variables) takes every pair; the others only their arguments
+  if (!mod.variableKeys && !keys.every((k) => k in props || k in (mod.aliases ?? {}))) return undefined;
   if (rest === '') return kv;
   return mod.freeForm ? { ...kv, [mod.freeForm]: rest } : undefined;
 }
@@ -48,15 +50,17 @@ export function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: str
   const withDefaults = (given: Obj): Obj => {
     const merged: Obj = defaults ? (Object.assign({}, ...defaults.filter(isRecord), given) as Obj) : given;
     if (merged !== given) copyPos(given, merged);
-    return ansibleBooleans(mod.schema, merged) as Obj;
+    const named = withAliases(mod, merged) as Obj;
+    if (named !== merged) copyPos(merged, named);
+    return ansibleBooleans(mod.schema, named) as Obj;
   };
   if (value === null || value === undefined) args = extra ? { ...extra } : {};
   else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-    if (typeof value === 'string' && /^\s*\{\{[^]*\}\}\s*$/.test(value) && !mod.freeForm) {
+    const split = typeof value === 'string' ? freeFormArgs(mod, value) : undefined;
+    if (!split && typeof value === 'string' && /^\s*\{\{[^]*\}\}\s*$/.test(value) && !mod.freeForm) {
       templar.check(value, { where });
       return value; // the whole argument map comes from a template
     }
-    const split = typeof value === 'string' ? freeFormArgs(mod, value) : undefined;
     if (!mod.freeForm && !split) throw new InputError(`${mod.name}: arguments must be a map`, where, `see \`kplay modules ${mod.name}\``);
     args = { ...(extra ?? {}), ...(split ?? { [mod.freeForm as string]: value }) };
     templar.check(args, { where });
@@ -92,6 +96,8 @@ export function staticValidate(mod: AnyModule, args: unknown, where: SourcePos |
       if (Templar.isTemplated(cur)) return false;
     }
     if (Templar.isTemplated(cur)) return false;
+    // set_fact's keys are templated when the task runs
+    if (mod.variableKeys && e.keyword === 'additionalProperties' && Templar.isTemplated(String((e.params as Obj).additionalProperty))) return false;
     // oneOf/anyOf summaries are noise when a branch error is also present.
     return !(e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if');
   });

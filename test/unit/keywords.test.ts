@@ -25,6 +25,27 @@ describe('parseKv', () => {
     expect(parseKv('msg="hello world" var=x')).toEqual({ kv: { msg: 'hello world', var: 'x' }, rest: '' });
     expect(parseKv('msg={{ a ~ " b" }} other')).toEqual({ kv: { msg: '{{ a ~ " b" }}' }, rest: 'other' });
   });
+  it('reads key=value as ansible-core 2.19 parse_kv does (values printed by it)', () => {
+    // each expectation is what ansible.parsing.splitter.parse_kv returns for the string
+    const cases: [string, Record<string, string>][] = [
+      [`a=b c="{{ v }} x" d='q r'`, { a: 'b', c: '{{ v }} x', d: 'q r' }],
+      ['{{ k }}={{ v }}', { '{{ k }}': '{{ v }}' }],
+      ['msg="a=b"', { msg: 'a=b' }],
+      ['x\\=y=1', { 'x\\=y': '1' }],
+      ['a="1\\n2"', { a: '1\n2' }],
+      ['a=b  c = d', { a: 'b', _raw_params: 'c = d' }],
+      ['inc.yml', { _raw_params: 'inc.yml' }],
+      [`k="{{ a | default('x y') }}"`, { k: "{{ a | default('x y') }}" }],
+      ['a= b', { a: '', _raw_params: 'b' }],
+      ['=x', { _raw_params: '=x' }],
+      [`a='it''s'`, { a: "it''s" }],
+      ['a="x\\"y"', { a: 'x"y' }],
+    ];
+    for (const [s, want] of cases) {
+      const { kv, rest } = parseKv(s);
+      expect(rest === '' ? kv : { ...kv, _raw_params: rest }, s).toEqual(want);
+    }
+  });
   it('takes only the keys asked for; the rest stays as written', () => {
     expect(parseKv('echo a=b chdir=/tmp', (k) => k === 'chdir')).toEqual({ kv: { chdir: '/tmp' }, rest: 'echo a=b' });
   });
