@@ -4,6 +4,7 @@ import { defineModule, Default, Type } from 'kplay/sdk';
 export default defineModule({
   name: 'assert',
   summary: 'Assert that conditions hold',
+  aliases: { msg: 'fail_msg' },
   schema: Type.Object(
     {
       that: Type.Union([Type.String(), Type.Boolean(), Type.Array(Type.Union([Type.String(), Type.Boolean()]), { minItems: 1 })], {

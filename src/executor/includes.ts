@@ -47,6 +47,7 @@ export class Includes {
       const parents: string[] = [];
       for (const p of node.parents) parents.push(await templar.renderString(p, scope, { where: node.pos }));
       const file = includeFile({ target, ...(node.role ? { roleDir: node.role.dir } : {}), handler: node.handler, parents, playbookDir: this.host.roles.playbookDir, dynamic: true });
+      const named = target;
       const cache = this.includeCache.get(node) ?? new Map<string, Promise<TaskNode[]>>();
       this.includeCache.set(node, cache);
       let p = cache.get(file);
@@ -54,7 +55,8 @@ export class Includes {
         p = loadTaskFile(file, { ...includeScope(node, this.host.roles), includes: [target, ...parents] }, { registry: this.host.opts.registry }, node.pos);
         cache.set(file, p);
       }
-      return { key: file, target: await p, msg: `included: ${path.relative(process.cwd(), file) || file}` };
+      // what ansible-core registers for an include
+      return { key: file, target: await p, msg: `included: ${path.relative(process.cwd(), file) || file}`, registered: { changed: false, include: named, include_args: {} } };
     });
     for (const t of targets.values()) await this.runIncluded(t.target, t.clusters, node.loop === undefined ? undefined : t.items, node.loopControl);
   }
@@ -71,7 +73,7 @@ export class Includes {
     clusters: ClusterState[],
     label: string,
     module: 'include_tasks' | 'include_role',
-    resolve: (scope: Obj) => Promise<{ key: string; target: T | undefined; msg: string }>,
+    resolve: (scope: Obj) => Promise<{ key: string; target: T | undefined; msg: string; registered?: Obj }>,
   ): Promise<Map<string, { target: T; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>> {
     const targets = new Map<string, { target: T; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
     if (!this.host.selected(node.tags)) return targets;
@@ -88,7 +90,7 @@ export class Includes {
           cs.count('skipped');
           continue;
         }
-        const { key, target, msg } = await resolve(scope);
+        const { key, target, msg, registered } = await resolve(scope);
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
           const host = await lookupHost([node.loop], scope, this.host.lookupContext(cs, scope, task));
@@ -102,6 +104,7 @@ export class Includes {
         entry.items.set(cs.name, items);
         targets.set(key, entry);
         this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'ok', msg, duration_ms: Date.now() - started });
+        if (node.register) cs.facts[node.register] = registered ?? { changed: false };
         if (items === undefined) cs.count('ok');
         else if (items.length === 0) cs.count('skipped');
         else cs.count('ok', items.length);
@@ -152,7 +155,7 @@ export class Includes {
         this.includeRoleCache.set(key, p);
       }
       const block = await p;
-      return { key, target: block, msg: `included: role ${block?.role?.name ?? name}` };
+      return { key, target: block, msg: `included: role ${block?.role?.name ?? name}`, registered: { changed: false, include_args: node.includeArgs } };
     });
     for (const t of targets.values()) {
       if (node.public && t.target.role && !this.host.roles.publicRoles.includes(t.target.role)) this.host.roles.publicRoles.push(t.target.role);

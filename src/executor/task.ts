@@ -14,7 +14,7 @@ import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult } from '../core/module.js';
 import { templar, Templar } from '../template/index.js';
 import { writtenNote, type WrittenEntry } from '../core/results.js';
-import { moduleDefaultsFor } from '../playbook/keywords.js';
+import { DELEGATE_HINT, delegateProblem, moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
 import { variableNameProblem, withAliases } from '../playbook/aliases.js';
 import { isRecord } from '../core/shape.js';
@@ -163,6 +163,10 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
   const regSecrets = new Set<string>();
   try {
     kw = await taskKeywords(task, pr, vars);
+    if (task.delegateTo !== undefined) {
+      const problem = delegateProblem(await templar.renderString(task.delegateTo, vars, where), cs.name);
+      if (problem) return fail(`${problem} (${DELEGATE_HINT})`);
+    }
     if (task.name) ownName = await templar.renderString(task.name, vars, where).catch(() => task.name);
     // Like Ansible, a looped task's `when` is evaluated per item (it may use `item`).
     // a condition may read the cluster (`when: query('kubernetes.core.k8s', …) | length > 0`)

@@ -55,7 +55,7 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
   const allKeywords = Object.keys(TASK_KEYWORDS);
   const moduleTasks = sorted.map((m) => {
     // a string is the free-form argument or Ansible's `key=value` form; null: the arguments are in `args:`
-    const argSchema: JsonSchema = { anyOf: [{ type: 'string' }, { type: 'null' }, templatableArgs(m.schema)] };
+    const argSchema: JsonSchema = { anyOf: [{ type: 'string' }, { type: 'null' }, templatableArgs(withAliasProperties(m))] };
     moduleDefs[moduleDef(m.name)] = { description: m.summary, ...stripSchemaMeta(argSchema) };
     const names = [m.name, ...qualifiedNames(m.name)];
     return {
@@ -157,6 +157,14 @@ export function templatable(schema: JsonSchema): JsonSchema {
   if (acceptsAnyString || untyped) return out;
   const { description, default: dflt, ...rest } = out;
   return { ...(description !== undefined ? { description } : {}), ...(dflt !== undefined ? { default: dflt } : {}), anyOf: [rest, ref('templated')] };
+}
+
+/** A module's argument schema with its aliases as properties too (each as the argument it stands for). */
+function withAliasProperties(m: AnyModule): JsonSchema {
+  const props = m.schema.properties as Record<string, JsonSchema> | undefined;
+  if (!m.aliases || !props) return m.schema;
+  const extra = Object.fromEntries(Object.entries(m.aliases).flatMap(([alias, to]) => (props[to] ? [[alias, { ...props[to], description: `Alias of \`${to}\`.` }]] : [])));
+  return { ...m.schema, properties: { ...props, ...extra } };
 }
 
 /** A module's argument schema for editors: every argument may also be a template string. */

@@ -276,17 +276,31 @@ function actionForm(v: unknown, where: SourcePos | undefined): { module: string;
   throw new InputError('`action` needs a module name', where, 'write `action: <module> key=value …` or `action: {module: <name>, …}`');
 }
 
-/** `delegate_to`: the controller (or the cluster itself) runs as usual; another host is refused. */
-export function checkDelegate(raw: Obj): void {
+/** The hosts `delegate_to` may name in kplay: the controller, or (`self`) the cluster the task runs for. */
+export function delegateProblem(d: string, self: string | undefined): string | undefined {
+  if (d === 'localhost' || d === '127.0.0.1' || d === '::1' || d === self) return undefined;
+  return `delegate_to: '${d}' is not supported: kplay runs every task on the controller for the cluster it targets`;
+}
+
+/** What to do instead of delegating to another host. */
+export const DELEGATE_HINT = 'use `delegate_to: localhost` (the same thing in kplay), or target that cluster with the play\'s `hosts:` / `run_once`';
+
+/**
+ * `delegate_to`: the controller (or the cluster itself) runs as usual; another host is refused.
+ * A template is rendered (and checked) when the task runs: returned to be kept on the task.
+ */
+export function checkDelegate(raw: Obj): string | undefined {
   const d = raw.delegate_to;
-  if (d === undefined || d === null) return;
+  if (d === undefined || d === null) return undefined;
   if (typeof d !== 'string') throw new InputError('delegate_to: expected a host name', posOf(raw, 'delegate_to'));
-  if (d === 'localhost' || d === '127.0.0.1' || d === '::1' || d === '{{ inventory_hostname }}' || d === '{{inventory_hostname}}') return;
-  throw new InputError(
-    `delegate_to: '${d}' is not supported: kplay runs every task on the controller for the cluster it targets`,
-    posOf(raw, 'delegate_to'),
-    'use `delegate_to: localhost` (the same thing in kplay), or target that cluster with the play\'s `hosts:` / `run_once`',
-  );
+  if (d === '{{ inventory_hostname }}' || d === '{{inventory_hostname}}') return undefined;
+  if (Templar.isTemplated(d)) {
+    templar.check(d, { where: posOf(raw, 'delegate_to') });
+    return d;
+  }
+  const problem = delegateProblem(d, undefined);
+  if (problem) throw new InputError(problem, posOf(raw, 'delegate_to'), DELEGATE_HINT);
+  return undefined;
 }
 
 /** `connection: kubernetes.core.kubectl` runs tasks inside containers: refused; other connections are accepted with no effect. */

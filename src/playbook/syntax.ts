@@ -105,7 +105,7 @@ export const BlockKeywords = Type.Object({
 
 /** `include_tasks` / `import_tasks` (one of the two). */
 export const IncludeKeywords = Type.Object({
-  ...pick(['name', 'when', 'tags', 'vars', 'loop', 'loop_control']),
+  ...pick(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'register']),
   include_tasks: Type.Optional(Type.String({ description: 'Task file to include at run time (may be templated).' })),
   import_tasks: Type.Optional(Type.String({ description: 'Task file to import when the playbook loads.' })),
   ...pick(['args']),
@@ -115,7 +115,8 @@ export const IncludeKeywords = Type.Object({
 /** The options of `include_role` / `import_role`. */
 export const RoleOptions = Type.Object(
   {
-    name: Type.String({ description: 'Role name or path.' }),
+    name: Type.Optional(Type.String({ description: 'Role name or path (required, or its other name `role`).' })),
+    role: Type.Optional(Type.String({ description: 'Another name of `name` (ansible-core\'s).' })),
     tasks_from: Type.Optional(Type.String({ description: 'Task file of the role to run instead of tasks/main.yml.' })),
     vars_from: Type.Optional(Type.String({ description: 'Vars file instead of vars/main.yml.' })),
     defaults_from: Type.Optional(Type.String({ description: 'Defaults file instead of defaults/main.yml.' })),
@@ -128,11 +129,16 @@ export const RoleOptions = Type.Object(
   { additionalProperties: false },
 );
 
+/** The options of a role task, or Ansible's free form of them (`name=web tasks_from=setup.yml`). */
+function roleOptionsOrFreeForm() {
+  return Type.Union([RoleOptions, Type.String({ description: 'The options as `key=value` pairs (Ansible\'s free form): `name=web tasks_from=setup.yml`.' })]);
+}
+
 /** `include_role` / `import_role` (one of the two). */
 export const RoleTaskKeywords = Type.Object({
-  ...pick(['name', 'when', 'tags', 'vars', 'loop', 'loop_control']),
-  include_role: Type.Optional(RoleOptions),
-  import_role: Type.Optional(RoleOptions),
+  ...pick(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'register']),
+  include_role: Type.Optional(roleOptionsOrFreeForm()),
+  import_role: Type.Optional(roleOptionsOrFreeForm()),
   ...INHERITED_KEYWORDS,
 });
 
@@ -164,7 +170,7 @@ export const PlayKeywords = Type.Object(
     gather_subset: Type.Optional(noEffect('Which facts to gather.')),
     gather_timeout: Type.Optional(noEffect('Timeout for gathering facts.')),
     fact_path: Type.Optional(noEffect('Directory of local facts.')),
-    strategy: Type.Optional(StringEnum(['linear', 'free', 'host_pinned', 'debug'], { description: '`linear` (kplay\'s way). `debug` is refused (no task debugger). `free` and `host_pinned` are accepted and run as `linear`: every cluster finishes a task before the next starts (results are the same; only the order of the output differs).' })),
+    strategy: Type.Optional(Type.Union([StringEnum(['linear', 'free', 'host_pinned', 'debug']), Type.String({ pattern: '\\{\\{' })], { description: '`linear` (kplay\'s way). `debug` is refused (no task debugger). `free` and `host_pinned` are accepted and run as `linear`: every cluster finishes a task before the next starts (results are the same; only the order of the output differs). A template (`strategy: "{{ s }}"`) is accepted the same way.' })),
     order: Type.Optional(StringEnum(['inventory', 'reverse_inventory', 'sorted', 'reverse_sorted', 'shuffle'], { description: 'Order in which the clusters run. @default inventory' })),
     force_handlers: Type.Optional(boolish('Run the handlers notified on a cluster also when a later task of the same section (pre_tasks, tasks, post_tasks) failed there, before the cluster leaves the play (as Ansible does).')),
     vars_prompt: Type.Optional(

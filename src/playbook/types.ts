@@ -81,6 +81,8 @@ export interface TaskCommon {
   anyErrorsFatal?: boolean;
   /** At most this many clusters run the task at once (`throttle:`; a number or a template). */
   throttle?: Declared<'throttle'>;
+  /** A templated `delegate_to`, rendered when the task runs: the controller or the cluster itself runs it, another host fails the task. */
+  delegateTo?: string;
   /** Directory relative paths are resolved against (the file that holds the node). */
   baseDir: string;
   /** The role this node belongs to (its variables apply; relative paths search the role). */
@@ -142,6 +144,8 @@ export interface IncludeNode extends TaskCommon {
   parents: readonly string[];
   /** In a role's `handlers/`: the file is looked for in `handlers/` instead of `tasks/`. */
   handler: boolean;
+  /** `register:` the include's result (`{changed: false, include: <file>, include_args: {}}`, as ansible-core registers it). */
+  register?: string;
   /** What the include's parents pass on: the included tasks inherit that, not the include's own keywords (as in Ansible). */
   parentInherit: Inherited;
   loop?: unknown;
@@ -162,6 +166,10 @@ export interface IncludeRoleNode extends TaskCommon {
   parentInherit: Inherited;
   /** Role name (may be templated). */
   roleName: string;
+  /** `register:` the include's result (`{changed: false, include_args: <the options>}`, as ansible-core registers it). */
+  register?: string;
+  /** The options as written (what `include_args` registers). */
+  includeArgs: Record<string, unknown>;
   /** `tasks_from`, `vars_from`, `defaults_from`, `handlers_from`. */
   from: { tasks?: string; vars?: string; defaults?: string; handlers?: string };
   /** Expose the role's defaults and vars to the rest of the play after it ran. @default false */

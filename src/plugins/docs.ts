@@ -34,7 +34,8 @@ export function moduleMarkdown(m: AnyModule, level = 3): string {
     lines.push('| argument | type | required | default | description |', '|---|---|---|---|---|');
     for (const [name, p] of Object.entries(props)) {
       const def = p.default === undefined ? '' : `\`${JSON.stringify(p.default)}\``;
-      lines.push(`| \`${name}\` | ${typeOf(p)} | ${required.has(name) ? 'yes' : ''} | ${def} | ${oneLine(p.description)} |`);
+      const aka = Object.entries(m.aliases ?? {}).filter(([, to]) => to === name).map(([a]) => `\`${a}\``);
+      lines.push(`| \`${name}\` | ${typeOf(p)} | ${required.has(name) ? 'yes' : ''} | ${def} | ${oneLine(p.description)}${aka.length ? ` Alias: ${aka.join(', ')}.` : ''} |`);
     }
     lines.push('');
   }

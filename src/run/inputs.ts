@@ -6,7 +6,9 @@
  */
 import path from 'node:path';
 import { InputError } from '../load/errors.js';
-import { loadYamlDoc, parseYaml } from '../load/yaml.js';
+import { loadYamlDoc, parseYaml, posOf } from '../load/yaml.js';
+import { lazyScope } from '../executor/lazyvars.js';
+import { Templar, templar } from '../template/index.js';
 import { loadInventory, loadNoInventory } from '../inventory/resolve.js';
 import { withImplicitLocalhost } from '../inventory/localhost.js';
 import type { Inventory } from '../inventory/types.js';
@@ -104,6 +106,22 @@ export async function loadInventoryFlag(
 }
 
 /**
+ * Templated `hosts:` (`hosts: "{{ target }}"`) rendered as ansible-playbook renders them when the
+ * play loads: with the play's variables, its `vars_files` and the extra vars (no inventory
+ * variables). An undefined variable is an error at the play, as in Ansible.
+ */
+export function renderPlayHosts(playbook: Playbook, extraVars: Record<string, unknown>): void {
+  for (const play of playbook.plays) {
+    if (!(Array.isArray(play.hosts) ? play.hosts.some((h) => Templar.isTemplated(h)) : Templar.isTemplated(play.hosts))) continue;
+    const scope = lazyScope({ ...play.vars, ...play.varsFromFiles, ...extraVars, playbook_dir: playbook.dir });
+    const rendered = templar.renderValueSync(play.hosts, scope, { where: posOf(play.hosts) ?? play.pos });
+    if (typeof rendered === 'string') play.hosts = rendered;
+    else if (Array.isArray(rendered)) play.hosts = rendered.map(String);
+    else throw new InputError(`hosts: the template gave ${JSON.stringify(rendered)}, not a host pattern`, play.pos);
+  }
+}
+
+/**
  * Load registry, playbook (all static checks), inventory and extra vars. Throws InputError.
  * Without `-i`: `requireInventory` (run, plan, drift) runs on Ansible's implicit localhost only
  * (with Ansible's warning); otherwise (validate) there is no inventory to check patterns against.
@@ -120,6 +138,7 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
   playbook.secrets.forEach((s) => masker.addDeclared(s));
   for (const p of playbook.plays) masker.addByName(p.vars);
   const extraVars = await parseExtraVars(flags.extraVars, cwd, masker);
+  renderPlayHosts(playbook, extraVars);
   let inventory: Inventory | undefined;
   // no -i: ANSIBLE_INVENTORY or `inventory` of ansible.cfg (the first of its list), as ansible-playbook reads them
   const invRef = flags.inventory ?? setting('inventory')[0];

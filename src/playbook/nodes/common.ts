@@ -23,7 +23,7 @@ export function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions
   const when = conditionList(raw.when);
   for (const c of when) templar.checkCondition(c, { where: posOf(raw, 'when') });
   if (isRecord(raw.vars)) templar.check(raw.vars, { where: posOf(raw, 'vars') });
-  checkDelegate(raw);
+  const delegateTo = checkDelegate(raw);
   checkDebugger(raw);
   checkConnection(raw);
   for (const key of Object.keys(raw)) if (NO_EFFECT.has(key) && raw[key] !== null) scope.roles.noEffect.add(key);
@@ -45,6 +45,7 @@ export function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions
     moduleDefaults: k.moduleDefaults,
     anyErrorsFatal: k.anyErrorsFatal,
     throttle: k.throttle,
+    delegateTo,
     baseDir: scope.baseDir,
     role: scope.role,
     pos,

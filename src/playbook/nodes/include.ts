@@ -7,6 +7,7 @@ import { includeFile, type IncludeSite } from '../../core/dwim.js';
 import { InputError } from '../../load/errors.js';
 import { posOf } from '../../load/yaml.js';
 import { templar, Templar } from '../../template/index.js';
+import { parseKv } from '../keywords.js';
 import { INCLUDE_KEYS } from '../syntax.js';
 import type { BlockNode, IncludeNode, TaskNode } from '../types.js';
 import { common, inheritOf, loopControlOf, unknownKeyError, validateKeywords } from './common.js';
@@ -27,6 +28,16 @@ export async function parseInclude(raw: Obj, at: NodeInput): Promise<TaskNode> {
   const dynamic = 'include_tasks' in raw;
   const key = dynamic ? 'include_tasks' : 'import_tasks';
   let fileRaw = raw[key];
+  // `include_tasks: file=x.yml` (Ansible's free form: `key=value` pairs, the rest is the file)
+  if (typeof fileRaw === 'string') {
+    const { kv, rest } = parseKv(fileRaw);
+    if (Object.keys(kv).length > 0) {
+      const opts: Obj = rest ? { ...kv, _raw_params: rest } : kv;
+      const bad = Object.keys(opts).filter((k) => k !== 'file' && k !== '_raw_params');
+      if (bad.length) throw new InputError(`Invalid options for ${key}: ${bad.join(',')}`, posOf(raw, key) ?? pos, 'the options are `file` (or the file name alone); give variables with `vars:`');
+      fileRaw = typeof opts._raw_params === 'string' ? opts._raw_params : opts.file;
+    }
+  }
   // `include_tasks: {file: x.yml}` (Ansible's long form) and `args: {file: …}`
   if (isRecord(fileRaw) && typeof fileRaw.file === 'string') fileRaw = fileRaw.file;
   if ((fileRaw === null || fileRaw === undefined) && isRecord(raw.args) && typeof raw.args.file === 'string') fileRaw = raw.args.file;
@@ -37,7 +48,7 @@ export async function parseInclude(raw: Obj, at: NodeInput): Promise<TaskNode> {
     templar.check(fileRaw, { where: posOf(raw, 'include_tasks') });
     if (loop !== undefined) templar.check(loop, { where: posOf(raw, 'loop') });
     const parents = scope.includes ?? [];
-    const node: IncludeNode = { ...c, kind: 'include', file: fileRaw, parents, handler: scope.handler, loop, loopLookup, loopControl, parentInherit: scope.inherit };
+    const node: IncludeNode = { ...c, kind: 'include', file: fileRaw, register: typeof raw.register === 'string' ? raw.register : undefined, parents, handler: scope.handler, loop, loopLookup, loopControl, parentInherit: scope.inherit };
     if (!Templar.isTemplated(fileRaw) && !parents.some((p) => Templar.isTemplated(p))) {
       // Check the file statically now (it is loaded again, per cluster, at run time).
       const file = includeFile(site(fileRaw, scope, true));

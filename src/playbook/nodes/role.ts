@@ -4,13 +4,35 @@
  */
 import { isRecord } from '../../core/shape.js';
 import { InputError } from '../../load/errors.js';
-import { posOf } from '../../load/yaml.js';
+import { copyPosRenamed, posOf } from '../../load/yaml.js';
 import { templar, Templar } from '../../template/index.js';
+import { ansibleBool } from '../booleans.js';
+import { parseKv } from '../keywords.js';
 import { expandRole } from '../role-expand.js';
 import { ROLE_OPTIONS, ROLE_TASK_KEYS } from '../syntax.js';
 import type { IncludeRoleNode, TaskCommon, TaskNode } from '../types.js';
 import { common, loopControlOf, unknownKeyError, validateKeywords } from './common.js';
 import { allowedWith, loopOf, type NodeInput, type Obj, type Scope } from './context.js';
+
+/**
+ * The options of a role task as written: a map, or Ansible's free form `name=web tasks_from=x.yml`
+ * (read as ansible-core's parse_kv; a word that is no `key=value` pair is kept as `_raw_params`, an
+ * unknown option). `role` is ansible-core's other name of `name`.
+ */
+function roleOptions(v: unknown): unknown {
+  let o = v;
+  if (typeof v === 'string') {
+    const { kv, rest } = parseKv(v);
+    // the boolean options as ansible-core converts them (`public=yes`)
+    for (const k of ['public', 'allow_duplicates', 'rolespec_validate']) if (typeof kv[k] === 'string') kv[k] = ansibleBool(kv[k] as string) ?? kv[k];
+    o = rest ? { ...kv, _raw_params: rest } : kv;
+  }
+  if (!isRecord(o) || !('role' in o)) return o;
+  const { role, ...others } = o;
+  const named: Obj = { name: role, ...others };
+  copyPosRenamed(o, named, new Map([['role', 'name']]));
+  return named;
+}
 
 /** Read an `import_role` / `include_role` task. */
 export async function parseRoleTask(raw: Obj, at: NodeInput): Promise<TaskNode> {
@@ -20,7 +42,7 @@ export async function parseRoleTask(raw: Obj, at: NodeInput): Promise<TaskNode> 
   validateKeywords(raw, pos);
   const dynamic = 'include_role' in raw;
   const key = dynamic ? 'include_role' : 'import_role';
-  const o = raw[key];
+  const o = roleOptions(raw[key]);
   if (!isRecord(o)) throw new InputError(`\`${key}\` needs a map with \`name: <role>\``, posOf(raw, key) ?? pos);
   for (const k of Object.keys(o)) if (!ROLE_OPTIONS.has(k)) throw new InputError(`${key}: unknown option '${k}'`, posOf(o, k), `allowed: ${[...ROLE_OPTIONS].join(', ')}`);
   if (typeof o.name !== 'string' || !o.name) throw new InputError(`\`${key}\` needs \`name: <role>\``, posOf(raw, key) ?? pos);
@@ -44,6 +66,8 @@ export async function parseRoleTask(raw: Obj, at: NodeInput): Promise<TaskNode> 
     ...c,
     kind: 'include_role',
     roleName: o.name,
+    register: typeof raw.register === 'string' ? raw.register : undefined,
+    includeArgs: typeof raw[key] === 'string' ? parseKv(raw[key]).kv : { ...o },
     from,
     public: o.public === true,
     allowDuplicates: o.allow_duplicates !== false,
