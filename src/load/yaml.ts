@@ -2,8 +2,10 @@
  * Safe YAML loading that remembers where every map key and list item came from, so that
  * schema, template and runtime errors can point at `file:line:col`.
  *
- * Safety: duplicate keys are errors, alias expansion is capped (billion-laughs), nesting
- * depth is capped, and `!secret` marks a scalar whose value must be masked in all output.
+ * Safety: alias expansion is capped (billion-laughs), nesting depth is capped, and `!secret`
+ * marks a scalar whose value must be masked in all output. A duplicate key is what ansible-core's
+ * `duplicate_dict_key` says (default `warn`: the last value is kept, with ansible-core's warning;
+ * `error`; `ignore`).
  * Ansible Vault: an inline `!vault |` scalar is decrypted (its plaintext is a secret, like
  * `!secret`; one that no given password opens fails where it is used), and so is a whole
  * vault-encrypted file (every string in it is a secret; one that cannot be decrypted fails here).
@@ -22,7 +24,7 @@ import {
   type Node as YamlNode,
   type ScalarTag,
 } from 'yaml';
-import { InputError, type SourcePos } from './errors.js';
+import { formatPos, InputError, type SourcePos } from './errors.js';
 import { withoutBom } from './bom.js';
 import { fastLoadAllWithOffsets } from './fast-yaml.js';
 import { decryptBytes, decryptText, isVaultText, rememberVaulted, undecryptable, VaultError, vaultSecrets } from '../core/vault.js';
@@ -36,6 +38,24 @@ const DEPTH_HINT = 'flatten the structure, or raise the limit with KPLAY_MAX_YAM
 export { DEFAULT_MAX_INPUT_BYTES };
 
 let maxInputBytes = DEFAULT_MAX_INPUT_BYTES;
+
+/** What a duplicate map key is (ansible-core's `duplicate_dict_key`). */
+export type DuplicateKeyMode = 'warn' | 'error' | 'ignore';
+let duplicateKeys: DuplicateKeyMode = 'warn';
+/** Where load warnings go (stderr unless set). */
+let warnSink: (msg: string) => void = (msg) => process.stderr.write(`WARNING: ${msg}\n`);
+
+/** Set what a duplicate map key is (ansible-core's `duplicate_dict_key`: `warn`, `error`, `ignore`). */
+export function setDuplicateKeyMode(mode: DuplicateKeyMode): void {
+  duplicateKeys = mode;
+}
+
+/** Send YAML load warnings (a duplicate key) to `sink` instead of stderr; returns the previous sink. */
+export function setYamlWarningSink(sink: (msg: string) => void): (msg: string) => void {
+  const previous = warnSink;
+  warnSink = sink;
+  return previous;
+}
 
 /** Set the input file size cap (`--max-input-bytes`, `KPLAY_MAX_INPUT_BYTES`). */
 export function setMaxInputBytes(n: number): void {
@@ -206,7 +226,7 @@ export function parseYaml(given: string, file: string, opts: { fast?: boolean } 
       lineCounter,
       // YAML merge keys (`<<: *base`), which Ansible's loader (and Kubernetes') supports.
       merge: true,
-      uniqueKeys: true,
+      uniqueKeys: duplicateKeys === 'error',
       prettyErrors: false,
       customTags: [secretTag, vaultTag],
     });
@@ -292,13 +312,23 @@ function record(node: YamlNode, value: unknown, at: (o: number) => SourcePos, de
   const keys = new Map<string | number, SourcePos>();
   positions.set(value, { self, keys });
   if (isMap(node)) {
-    for (const pair of node.items) {
+    const keyOf = (k: unknown): string | undefined => (isScalar(k) ? String(k.value) : undefined);
+    const last = new Map<string, number>();
+    node.items.forEach((pair, i) => {
+      const k = keyOf(pair.key);
+      if (k !== undefined) last.set(k, i);
+    });
+    for (const [i, pair] of node.items.entries()) {
       const keyNode = pair.key as YamlNode | null;
-      const key = isScalar(keyNode) ? String(keyNode.value) : undefined;
+      const key = keyOf(keyNode);
       if (key === undefined) continue;
-      keys.set(key, at(keyNode?.range?.[0] ?? 0));
+      const here = at(keyNode?.range?.[0] ?? 0);
+      // ansible-core's words (its default, `warn`); the last value is the one kept
+      if (keys.has(key) && key !== '<<' && duplicateKeys === 'warn') warnSink(`${formatPos(here)}: Found duplicate mapping key '${key}'. Using last defined value only.`);
+      keys.set(key, here);
       const child = (value as Record<string, unknown>)[key];
-      if (pair.value) record(pair.value as YamlNode, child, at, depth + 1);
+      // a value a later duplicate replaced is not the one loaded: its positions are not recorded
+      if (pair.value && last.get(key) === i) record(pair.value as YamlNode, child, at, depth + 1);
     }
   } else if (isSeq(node)) {
     node.items.forEach((item, i) => {

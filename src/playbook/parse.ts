@@ -8,11 +8,12 @@
 import { isRecord } from '../core/shape.js';
 import { setting } from '../core/settings.js';
 import path from 'node:path';
-import { InputError, type SourcePos } from '../load/errors.js';
+import { existsSync } from 'node:fs';
+import { formatPos, InputError, type SourcePos } from '../load/errors.js';
 import { validateOrThrow } from '../load/schema.js';
 import { loadYamlDoc, posOf } from '../load/yaml.js';
 import { closest } from '../load/suggest.js';
-import { templar, Templar } from '../template/index.js';
+import { templar, Templar, UndefinedInputError } from '../template/index.js';
 import { checkConnection, checkDebugger, inheritedKeywords, NOTHING_INHERITED, staticBool, yaml11Bool } from './keywords.js';
 import { checkedHandlers, common, d0, roleEntryKeywords, withoutNulls } from './nodes/common.js';
 import { knownAction, NO_EFFECT, posFallback, roleCollector, toList, type LoadOptions, type Obj, type Scope } from './nodes/context.js';
@@ -91,19 +92,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   const name = typeof raw.name === 'string' ? raw.name : `play ${index + 1}`;
   if (raw.vars !== undefined) templar.check(raw.vars, { where: posOf(raw, 'vars') });
   const { vars: promptVars, prompts } = varsPrompt(raw);
-  const varsFiles = Array.isArray(raw.vars_files) ? (raw.vars_files as string[]) : [];
-  const filesVars: Obj = {};
-  for (const [i, vf] of varsFiles.entries()) {
-    const where = posOf(raw.vars_files, i) ?? pos;
-    if (Templar.isTemplated(vf)) throw new InputError(`vars_files entries cannot be templated: ${vf}`, where, 'use a fixed path relative to the playbook');
-    const vfPath = path.resolve(baseDir, vf);
-    const { value, secrets: s } = await loadYamlDoc(vfPath, where);
-    secrets.push(...s);
-    if (value === null) continue;
-    if (!isRecord(value)) throw new InputError('a vars file must be a map of variables', posOf(value) ?? { file: vfPath, line: 1, col: 1 });
-    templar.check(value);
-    Object.assign(filesVars, value);
-  }
+  const { files: varsFiles, vars: filesVars } = await loadVarsFiles(raw, baseDir, opts, secrets, { ...promptVars, ...(isRecord(raw.vars) ? raw.vars : {}) });
   const section = async (key: string, handler = false): Promise<TaskNode[]> => {
     const list = raw[key];
     if (list === undefined || list === null) return [];
@@ -151,6 +140,42 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   play.noEffect = [...new Set([...play.noEffect, ...roles.noEffect])];
   checkNotifications(play);
   return play;
+}
+
+/**
+ * A play's `vars_files`, as ansible-core reads them: each entry a file, or a list of files of
+ * which the first found is read; an entry is templated with the play's variables, the files read
+ * so far and the extra vars (one with an undefined variable is skipped with ansible-core's
+ * warning); a file that is not there is skipped, as ansible-playbook 2.19 skips it.
+ */
+async function loadVarsFiles(raw: Obj, baseDir: string, opts: LoadOptions, secrets: string[], playVars: Obj): Promise<{ files: string[]; vars: Obj }> {
+  const entries = Array.isArray(raw.vars_files) ? (raw.vars_files as unknown[]) : [];
+  const files: string[] = [];
+  const vars: Obj = {};
+  for (const [i, entry] of entries.entries()) {
+    const where = posOf(raw.vars_files, i) ?? posOf(raw) ?? posFallback(baseDir);
+    const candidates = Array.isArray(entry) ? (entry as unknown[]) : [entry];
+    try {
+      for (const c of candidates) {
+        if (typeof c !== 'string') throw new InputError(`Invalid \`vars_files\` value of type '${Array.isArray(c) ? 'list' : typeof c}'.`, where, 'A `vars_files` value should either be a string or list of strings.');
+        const name = Templar.isTemplated(c) ? await templar.renderString(c, { ...playVars, ...vars, ...(opts.extraVars ?? {}), playbook_dir: baseDir }, { where }) : c;
+        const vfPath = path.resolve(baseDir, name);
+        if (!existsSync(vfPath)) continue;
+        const { value, secrets: s } = await loadYamlDoc(vfPath, where);
+        secrets.push(...s);
+        files.push(name);
+        if (value === null) break;
+        if (!isRecord(value)) throw new InputError('a vars file must be a map of variables', posOf(value) ?? { file: vfPath, line: 1, col: 1 });
+        templar.check(value);
+        Object.assign(vars, value);
+        break;
+      }
+    } catch (e) {
+      if (!(e instanceof UndefinedInputError)) throw e;
+      opts.warn?.(`skipping vars_files item due to an undefined variable (${formatPos(where)})`);
+    }
+  }
+  return { files, vars };
 }
 
 /**

@@ -192,7 +192,7 @@ export const PlayKeywords = Type.Object(
       ),
     ),
     vars: Type.Optional(VarsMap),
-    vars_files: Type.Optional(Type.Array(Type.String(), { description: 'YAML files of variables, relative to the playbook.' })),
+    vars_files: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Array(Type.String())]), { description: 'YAML files of variables, relative to the playbook; an entry that is a list reads the first of its files found. Entries may be templated (play vars, the files read before, `-e`); a file that is not there, or an entry with an undefined variable (with a warning), is skipped, as ansible-playbook 2.19 does.' })),
     tags: Type.Optional(stringOrList('Tags inherited by every task of the play.')),
     pre_tasks: Type.Optional(taskList()),
     roles: Type.Optional(

@@ -134,10 +134,10 @@ export async function loadAll(playbookFile: string, flags: LoadFlags, requireInv
   const pbDir = path.dirname(path.resolve(playbookFile));
   // built-in modules are imported as the playbook names them (lazy): a run loads only its own
   const registry = await loadRegistry({ modulePaths: flags.modulePath, libraryPaths: setting('library'), searchDirs: [pbDir, cwd], lazy: true });
-  const playbook = await loadPlaybook(playbookFile, { registry });
+  const extraVars = await parseExtraVars(flags.extraVars, cwd, masker);
+  const playbook = await loadPlaybook(playbookFile, { registry, extraVars, warn: (msg) => process.stderr.write(`WARNING: ${msg}\n`) });
   playbook.secrets.forEach((s) => masker.addDeclared(s));
   for (const p of playbook.plays) masker.addByName(p.vars);
-  const extraVars = await parseExtraVars(flags.extraVars, cwd, masker);
   renderPlayHosts(playbook, extraVars);
   let inventory: Inventory | undefined;
   // no -i: ANSIBLE_INVENTORY or `inventory` of ansible.cfg (the first of its list), as ansible-playbook reads them

@@ -19,3 +19,4 @@ export { runProcess, type ProcessOptions, type ProcessResult } from '../core/pro
 export { sleep } from '../core/sleep.js';
 /** kplay's settings from the environment (`setting('helm')` is `$KPLAY_HELM` or `helm`), parsed and checked once. */
 export { setting, type SettingName } from '../core/settings.js';
+export { UndefinedInputError } from '../template/index.js';

@@ -18,13 +18,20 @@ describe('kplay validate / run: static errors', () => {
     ['bad-unknown-module.yml', /bad-unknown-module\.yml:7:7: unknown module or keyword 'debgu'[^]*did you mean: debug/],
     ['bad-arg.yml', /bad-arg\.yml:7:9: pause: unknown key 'secnds'/],
     ['bad-template.yml', /bad-template\.yml:6:9: template error in "{{ foo \| nosuchfilter }}": no filter named 'nosuchfilter'/],
-    ['bad-dup.yml', /bad-dup\.yml:3:3: YAML error: duplicate key "hosts" \(first defined at line 2, column 3\)/],
   ])('%s → exit 1 with file:line:col', async (file, re) => {
     for (const cmd of [['validate', fx(file)], ['run', fx(file), '-i', inv]]) {
       const r = await kplay(cmd);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(re);
       expect(r.stdout).not.toContain('PLAY [');
+    }
+  });
+
+  it('a duplicate key warns as ansible-core does and keeps the last value (#49)', async () => {
+    for (const cmd of [['validate', fx('bad-dup.yml'), '-i', inv], ['run', fx('bad-dup.yml'), '-i', inv]]) {
+      const r = await kplay(cmd);
+      expect(r.stderr).toMatch(/bad-dup\.yml:3:3: Found duplicate mapping key 'hosts'\. Using last defined value only\./);
+      expect(r.code).toBe(0);
     }
   });
 

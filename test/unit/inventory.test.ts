@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/load/errors.js';
+import { setDuplicateKeyMode } from '../../src/load/yaml.js';
 import { graph } from '../../src/inventory/graph.js';
 import { groupMembers, groupsMap, groupVarLayers, inventoryVars } from '../../src/inventory/host-vars.js';
 import { loadInventory } from '../../src/inventory/resolve.js';
@@ -294,9 +295,14 @@ describe('loadInventory: errors', () => {
     expect(inv.clusters.get('prod-eu-1')).toMatchObject({ name: 'prod-eu-1', groups: ['all', 'prod'], vars: {} });
   });
 
-  it('a duplicate key is an error at the duplicate', async () => {
-    const e = await inputError(load('duplicate-key.yml'));
-    expect(e.describe()).toMatch(new RegExp(`^${fx('duplicate-key.yml')}:4:5: YAML error: duplicate key .* \\(first defined at line \\d+, column 5\\)`));
+  it('a duplicate key is an error at the duplicate with duplicate_dict_key=error (the default warns, as ansible-core)', async () => {
+    setDuplicateKeyMode('error');
+    try {
+      const e = await inputError(load('duplicate-key.yml'));
+      expect(e.describe()).toMatch(new RegExp(`^${fx('duplicate-key.yml')}:4:5: YAML error: duplicate key .* \\(first defined at line \\d+, column 5\\)`));
+    } finally {
+      setDuplicateKeyMode('warn');
+    }
   });
 
   it('a top-level group other than all is a child of all (Ansible)', async () => {

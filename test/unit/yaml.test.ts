@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/load/errors.js';
 import { validateOrThrow } from '../../src/load/schema.js';
-import { loadYamlDoc, parseYaml, posOf, posOfPath } from '../../src/load/yaml.js';
+import { loadYamlDoc, parseYaml, posOf, posOfPath, setDuplicateKeyMode, setYamlWarningSink } from '../../src/load/yaml.js';
 
 const describeErr = (fn: () => unknown): string => {
   try {
@@ -25,8 +25,24 @@ describe('parseYaml', () => {
     expect(posOfPath(docs[0], ['list', 1, 'y'])).toEqual({ file: 'f.yml', line: 4, col: 5 });
   });
 
-  it('rejects duplicate keys at the duplicate', () => {
-    expect(describeErr(() => parseYaml('a: 1\nb: 2\na: 3\n', 'd.yml'))).toMatch(/^d\.yml:3:1: YAML error: duplicate key "a" \(first defined at line 1, column 1\)/);
+  it('a duplicate key: ansible-core\'s warning and the last value (its default `warn`); `error` rejects it at the duplicate; `ignore` says nothing', () => {
+    const said: string[] = [];
+    const previous = setYamlWarningSink((m) => said.push(m));
+    try {
+      const { docs } = parseYaml('a: 1\nb: 2\na:\n  x: 3\n', 'd.yml');
+      expect(docs[0]).toEqual({ a: { x: 3 }, b: 2 });
+      expect(posOf(docs[0], 'a')).toEqual({ file: 'd.yml', line: 3, col: 1 });
+      expect(posOfPath(docs[0], ['a', 'x'])).toEqual({ file: 'd.yml', line: 4, col: 3 });
+      expect(said).toEqual(["d.yml:3:1: Found duplicate mapping key 'a'. Using last defined value only."]);
+      setDuplicateKeyMode('error');
+      expect(describeErr(() => parseYaml('a: 1\nb: 2\na: 3\n', 'd.yml'))).toMatch(/^d\.yml:3:1: YAML error: duplicate key "a" \(first defined at line 1, column 1\)/);
+      setDuplicateKeyMode('ignore');
+      expect(parseYaml('a: 1\na: 3\n', 'd.yml').docs[0]).toEqual({ a: 3 });
+      expect(said).toHaveLength(1);
+    } finally {
+      setDuplicateKeyMode('warn');
+      setYamlWarningSink(previous);
+    }
   });
 
   it('caps alias expansion (billion laughs)', () => {

@@ -62,6 +62,10 @@ export interface Scope {
 /** What loading needs from the rest of kplay. */
 export interface LoadOptions {
   registry: ModuleRegistry;
+  /** The extra vars (`-e`): templated `vars_files` entries are rendered with them, as ansible-playbook does. */
+  extraVars?: Record<string, unknown>;
+  /** Where a warning of the load goes (ansible-core's `[WARNING]`s: a skipped `vars_files` entry, a duplicate key). */
+  warn?: (msg: string) => void;
 }
 
 /** How a parser reads what a node contains (given by the reader in `tasks.ts`). */
