@@ -56,7 +56,7 @@ export class Includes {
         cache.set(file, p);
       }
       // what ansible-core registers for an include
-      return { key: file, target: await p, msg: `included: ${path.relative(process.cwd(), file) || file}`, registered: { changed: false, include: named, include_args: {} } };
+      return { key: file, target: await p, msg: `included: ${path.relative(process.cwd(), file) || file}`, registered: { include: named, include_args: {}, changed: false } };
     });
     for (const t of targets.values()) await this.runIncluded(t.target, t.clusters, node.loop === undefined ? undefined : t.items, node.loopControl);
   }
@@ -140,22 +140,25 @@ export class Includes {
     }
   }
 
-  private readonly includeRoleCache = new Map<string, Promise<BlockNode | undefined>>();
+  /** Expanded roles per include_role task and role (each task's own `vars:` are the role's parameters). */
+  private readonly includeRoleCache = new WeakMap<IncludeRoleNode, Map<string, Promise<BlockNode | undefined>>>();
 
   /** `include_role`: the role is found and loaded per cluster at run time (its name may be templated), then run like an include. */
   async runIncludeRole(node: IncludeRoleNode, clusters: ClusterState[]): Promise<void> {
     const targets = await this.resolveTargets(node, clusters, `include_role: ${node.roleName}`, 'include_role', async (scope) => {
       const name = await templar.renderString(node.roleName, scope, { where: node.pos });
       const key = `${name}\u0000${JSON.stringify(node.from)}`;
-      let p = this.includeRoleCache.get(key);
+      const cache = this.includeRoleCache.get(node) ?? new Map<string, Promise<BlockNode | undefined>>();
+      this.includeRoleCache.set(node, cache);
+      let p = cache.get(key);
       if (!p) {
         // the role's tasks inherit what the include's parents pass on, not the include's own keywords
         const c = { ...node, ...node.parentInherit, when: [], vars: undefined, name: undefined };
         p = expandRole({ name, from: node.from, useVars: {}, params: node.vars ?? {}, public: node.public, allowDuplicates: true, validate: node.validate }, c, includeRoleScope(node, this.host.roles), { registry: this.host.opts.registry }, node.pos, undefined, true);
-        this.includeRoleCache.set(key, p);
+        cache.set(key, p);
       }
       const block = await p;
-      return { key, target: block, msg: `included: role ${block?.role?.name ?? name}`, registered: { changed: false, include_args: node.includeArgs } };
+      return { key, target: block, msg: `included: role ${block?.role?.name ?? name}`, registered: { include_args: node.includeArgs, changed: false } };
     });
     for (const t of targets.values()) {
       if (node.public && t.target.role && !this.host.roles.publicRoles.includes(t.target.role)) this.host.roles.publicRoles.push(t.target.role);
