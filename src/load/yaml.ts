@@ -41,13 +41,19 @@ let maxInputBytes = DEFAULT_MAX_INPUT_BYTES;
 
 /** What a duplicate map key is (ansible-core's `duplicate_dict_key`). */
 export type DuplicateKeyMode = 'warn' | 'error' | 'ignore';
+let duplicateKeysOverride: DuplicateKeyMode | undefined;
+/** The mode of the parse under way (read once per parse). */
 let duplicateKeys: DuplicateKeyMode = 'warn';
 /** Where load warnings go (stderr unless set). */
 let warnSink: (msg: string) => void = (msg) => process.stderr.write(`WARNING: ${msg}\n`);
 
-/** Set what a duplicate map key is (ansible-core's `duplicate_dict_key`: `warn`, `error`, `ignore`). */
-export function setDuplicateKeyMode(mode: DuplicateKeyMode): void {
-  duplicateKeys = mode;
+/**
+ * Set what a duplicate map key is (ansible-core's `duplicate_dict_key`: `warn`, `error`,
+ * `ignore`), over the `duplicateDictKey` setting (`ANSIBLE_DUPLICATE_YAML_DICT_KEY`,
+ * ansible.cfg's `duplicate_dict_key`); `undefined`: the setting again.
+ */
+export function setDuplicateKeyMode(mode: DuplicateKeyMode | undefined): void {
+  duplicateKeysOverride = mode;
 }
 
 /** Send YAML load warnings (a duplicate key) to `sink` instead of stderr; returns the previous sink. */
@@ -173,6 +179,7 @@ function countLines(text: string): LineCounter {
  * `fast: false` forces `yaml` (the tests compare both).
  */
 export function parseYaml(given: string, file: string, opts: { fast?: boolean } = {}): Loaded {
+  duplicateKeys = duplicateKeysOverride ?? (setting('duplicateDictKey') as DuplicateKeyMode);
   const text = withoutBom(given);
   if (opts.fast !== false) {
     const fast = fastLoadAllWithOffsets(text, maxDepth());

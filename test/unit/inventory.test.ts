@@ -301,7 +301,7 @@ describe('loadInventory: errors', () => {
       const e = await inputError(load('duplicate-key.yml'));
       expect(e.describe()).toMatch(new RegExp(`^${fx('duplicate-key.yml')}:4:5: YAML error: duplicate key .* \\(first defined at line \\d+, column 5\\)`));
     } finally {
-      setDuplicateKeyMode('warn');
+      setDuplicateKeyMode(undefined);
     }
   });
 
