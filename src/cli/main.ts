@@ -83,6 +83,11 @@ withVaultOptions(program
   .option('--fleet-namespace <ns>', 'namespace of the fleet run\'s ConfigMap (also KPLAY_FLEET_NAMESPACE; default: the pod\'s namespace, else kplay-system)')
   .option('--fleet-context <context>', 'kubeconfig context of the management cluster (also KPLAY_FLEET_CONTEXT; default: current context, or in-cluster)')
   .option('--fleet-kubeconfig <file>', 'kubeconfig of the management cluster (also KPLAY_FLEET_KUBECONFIG)')
+  .option('--syntax-check', "load the playbook (every static check), print ansible-playbook's 'playbook: FILE' and exit; nothing runs")
+  .option('--list-hosts', 'print each play\'s pattern and the clusters it selects (with --limit), as ansible-playbook; nothing runs')
+  .option('--list-tasks', 'print the tasks that would run (with --tags/--skip-tags) and their tags, as ansible-playbook; nothing runs')
+  .option('--list-tags', 'print every tag of each play\'s tasks, as ansible-playbook; nothing runs')
+  .option('--flush-cache', "accepted for ansible-playbook's scripts: kplay keeps no fact cache between runs, so there is nothing to flush")
   .action(async (playbook: string | undefined, flags) => {
     process.exitCode = await runCommand(playbook, flags);
   });

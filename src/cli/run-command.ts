@@ -5,6 +5,7 @@
  * run is refused (exit 5) naming the cluster, task and object. Clusters that require approval
  * (`require_approval: true`) are only changed by an approved plan.
  */
+import { listCommand, wantsListing, type ListFlags } from './list.js';
 import type { JournalState } from '../audit/journal.js';
 import { resumeShard } from '../fleet/spec.js';
 import { EXIT, type ExitCode } from '../core/exit.js';
@@ -23,7 +24,7 @@ function refuse({ lines, hint }: Refusal): ExitCode {
   return EXIT.refused;
 }
 
-export async function runCommand(playbookArg: string | undefined, flags: RunFlags): Promise<ExitCode> {
+export async function runCommand(playbookArg: string | undefined, flags: RunFlags & ListFlags): Promise<ExitCode> {
   let loaded: Loaded | undefined;
   try {
     let plan: Plan | undefined;
@@ -60,6 +61,7 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
       };
     }
     if (!playbook) throw new InputError('no playbook given', undefined, 'kplay run PLAYBOOK -i INVENTORY, or kplay run --plan plan.json, or kplay run --resume RUN_ID');
+    if (wantsListing(flags)) return await listCommand(playbook, flags);
     loaded = await loadAll(playbook, flags, true);
     if (resumed) {
       await checkResumable(resumed, loaded);

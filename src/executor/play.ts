@@ -3,6 +3,7 @@
  * active cluster of the batch (in parallel, up to `--forks`) before the next task starts.
  * A failed cluster leaves the play; blocks rescue and always-run; handlers run when flushed.
  */
+import { tagsSelected } from '../playbook/tags.js';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { errorMessage, formatPos } from '../load/errors.js';
 import { roleCollector, type RoleCollector } from '../playbook/nodes/context.js';
@@ -239,17 +240,9 @@ export class PlayRun implements TaskHost {
     }
   }
 
-  /** `--tags` / `--skip-tags` selection, with Ansible's special tags. */
+  /** `--tags` / `--skip-tags` selection, with Ansible's special tags (src/playbook/tags.ts). */
   selected(tags: string[]): boolean {
-    const { tags: only, skipTags: skip } = this.opts;
-    const t = new Set(tags);
-    if (skip.some((s) => t.has(s) || (s === 'tagged' && t.size > 0) || (s === 'untagged' && t.size === 0) || s === 'all')) return false;
-    if (t.has('never') && !only.some((o) => t.has(o) && o !== 'all')) return false;
-    if (only.length === 0 || only.includes('all')) return true;
-    if (t.has('always')) return true;
-    if (only.includes('tagged') && t.size > 0) return true;
-    if (only.includes('untagged') && t.size === 0) return true;
-    return only.some((o) => t.has(o));
+    return tagsSelected(tags, this.opts.tags, this.opts.skipTags);
   }
 
   reachedStart(name: string): boolean {

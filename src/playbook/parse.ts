@@ -89,7 +89,8 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   const inherit = inheritedKeywords(raw, setting('anyErrorsFatal') ? { ...NOTHING_INHERITED, anyErrorsFatal: true } : NOTHING_INHERITED, knownAction(opts));
   const scope: Scope = { baseDir, tags, blockVars: [], stack, handler: false, roles, inherit };
   const serial = raw.serial === undefined ? undefined : Array.isArray(raw.serial) ? (raw.serial as (number | string)[]) : [raw.serial as number | string];
-  const name = typeof raw.name === 'string' ? raw.name : `play ${index + 1}`;
+  // ansible-core names a play without `name:` after its hosts (`Play.get_name`): `PLAY [web,db]`
+  const name = typeof raw.name === 'string' ? raw.name : Array.isArray(raw.hosts) && raw.hosts.every((h) => typeof h === 'string') ? raw.hosts.join(',') : typeof raw.hosts === 'string' && raw.hosts !== '' ? raw.hosts : `play ${index + 1}`;
   if (raw.vars !== undefined) templar.check(raw.vars, { where: posOf(raw, 'vars') });
   const { vars: promptVars, prompts } = varsPrompt(raw);
   const { files: varsFiles, vars: filesVars } = await loadVarsFiles(raw, baseDir, opts, secrets, { ...promptVars, ...(isRecord(raw.vars) ? raw.vars : {}) });
