@@ -82,6 +82,11 @@ describe('vault values are secrets in every output', () => {
     expect(ok.code, ok.stderr).toBe(0);
     const env = await kplay(['validate', pb], { cwd: root, env: { ...ENV, ANSIBLE_VAULT_PASSWORD_FILE: path.join(root, 'pass.txt') } });
     expect(env.code, env.stderr).toBe(0);
+    // ansible.cfg's vault_password_file (relative to the ansible.cfg), read as ansible-core reads it
+    const cfgDir = path.join(root, 'cfg');
+    write('cfg/ansible.cfg', '[defaults]\nvault_password_file = ../pass.txt\n');
+    const cfg = await kplay(['validate', pb], { cwd: cfgDir, env: ENV });
+    expect(cfg.code, cfg.stderr).toBe(0);
     const none = await kplay(['validate', pb], opts);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain(`ERROR: ${pb}:4:14: `);
