@@ -28,8 +28,12 @@ beforeAll(async () => {
   await kubectl(['create', 'namespace', ns], { context: CONTEXT });
   // a cluster kplay never touched: no kplay-system (once no run holds its lock), gone for good
   await vi.waitFor(async () => {
-    const lease = await kubectl(['-n', 'kplay-system', 'get', 'lease', 'kplay-lock', '-o', 'jsonpath={.spec.holderIdentity}'], { context: CONTEXT, check: false });
-    if (lease.code === 0 && lease.stdout.trim() !== '') throw new Error(`the cluster lock of ${CONTEXT} is held by ${lease.stdout.trim()}`);
+    const lease = await kubectl(['-n', 'kplay-system', 'get', 'lease', 'kplay-lock', '-o', 'json'], { context: CONTEXT, check: false });
+    if (lease.code !== 0) return;
+    const spec = ((JSON.parse(lease.stdout) as { spec?: LeaseSpec }).spec ?? {});
+    // held: a holder that renewed within the lease's duration (a killed run's lease expires)
+    const renewed = Date.parse(spec.renewTime ?? '');
+    if (spec.holderIdentity && renewed + (spec.leaseDurationSeconds ?? 60) * 1000 > Date.now()) throw new Error(`the cluster lock of ${CONTEXT} is held by ${spec.holderIdentity}`);
   }, { timeout: 240_000, interval: 1000 });
   await kubectl(['delete', 'namespace', 'kplay-system', '--ignore-not-found', '--wait=true', '--timeout=120s'], { context: CONTEXT });
   const gone = await kubectl(['get', 'namespace', 'kplay-system'], { context: CONTEXT, check: false });
@@ -43,6 +47,12 @@ afterAll(async () => {
 
 const cm = (name: string): unknown => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { by: name } });
 
+interface LeaseSpec {
+  holderIdentity?: string;
+  renewTime?: string;
+  leaseDurationSeconds?: number;
+}
+
 interface StoredRecord {
   run: { run_id: string; playbook: string };
   prev: { run_id: string; sha256: string } | null;
@@ -52,6 +62,8 @@ interface Started {
   done: Promise<KplayResult>;
   runId: string;
   child: ChildProcess;
+  /** What it printed so far. */
+  output: () => string;
 }
 
 /** Start run `i` (waiting on ConfigMap `gate`; `hold`: then, holding the lock, on one never made) and wait until it waits. */
@@ -62,13 +74,13 @@ async function start(i: number, gate: string, recordDir: string, hold = false): 
     { name: 'change', k8s_apply: { definition: cm(`conc-${i}`) } },
     ...(hold ? [{ name: 'hold', wait_for: { kind: 'ConfigMap', name: 'never', namespace: ns, timeout: 300 } }] : []),
   ] }]));
+  let seen = '';
   let ready!: (v: { runId: string; child: ChildProcess }) => void;
   const waiting = new Promise<{ runId: string; child: ChildProcess }>((r) => (ready = r));
   const done = kplay(['run', pb, '-i', inventory, '-o', 'json'], {
     env: { KPLAY_RECORD_DIR: recordDir },
     timeoutMs: 360_000,
     onSpawn: (child) => {
-      let seen = '';
       child.stdout?.on('data', (d: Buffer) => {
         seen += d.toString();
         if (seen.includes('"task":"wait for go"')) {
@@ -79,7 +91,7 @@ async function start(i: number, gate: string, recordDir: string, hold = false): 
     },
   });
   const { runId, child } = await waiting;
-  return { done, runId, child };
+  return { done, runId, child, output: () => seen };
 }
 
 describe('runs at once on a never-touched cluster, one killed (-9) holding the lock', () => {
@@ -91,22 +103,23 @@ describe('runs at once on a never-touched cluster, one killed (-9) holding the l
     const runs: Started[] = [];
     for (let i = 0; i < 4; i++) runs.push(await start(i, `go-${i}`, recordDir));
     for (let i = 4; i < 7; i++) runs.push(await start(i, 'go-rest', recordDir));
-    const victim = await start(7, 'go-rest', recordDir, true);
+    const victim = await start(7, 'go-victim', recordDir, true);
     for (const i of ordered) {
       await kubectl(['-n', ns, 'create', 'configmap', `go-${i}`], { context: CONTEXT });
       const r = await runs[i]?.done;
       expect(r?.code, r ? r.stdout + r.stderr : 'no run').toBe(0);
     }
-    // the rest at once; the victim is killed while it holds the lock (the others take it over)
-    let holding!: () => void;
-    const held = new Promise<void>((r) => (holding = r));
-    let seen = '';
-    victim.child.stdout?.on('data', (d: Buffer) => {
-      seen += d.toString();
-      if (seen.includes('"task":"hold"')) holding();
-    });
+    // the victim takes the lock and holds it; the rest, released at once, wait for it; the victim
+    // is killed (-9) and they take the lock over from it
+    await kubectl(['-n', ns, 'create', 'configmap', 'go-victim'], { context: CONTEXT });
+    await vi.waitFor(() => {
+      if (!victim.output().includes('"task":"hold"')) throw new Error('the victim does not hold the lock yet');
+    }, { timeout: 120_000, interval: 200 });
     await kubectl(['-n', ns, 'create', 'configmap', 'go-rest'], { context: CONTEXT });
-    await held;
+    await vi.waitFor(() => {
+      const idle = runs.slice(4).filter((r) => !r.output().includes(`waiting for the cluster lock held by run ${victim.runId}`));
+      if (idle.length) throw new Error(`${idle.length} run(s) not yet waiting for the victim's lock`);
+    }, { timeout: 120_000, interval: 200 });
     victim.child.kill('SIGKILL');
     expect((await victim.done).signal).toBe('SIGKILL');
     for (const run of runs.slice(4)) {
