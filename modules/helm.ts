@@ -20,6 +20,7 @@ import {
   mergeValues,
   parseGoDuration,
   releaseClient,
+  releaseHelm,
   runRelease,
   SetValuesProp,
   setValuesFlags,
@@ -160,7 +161,7 @@ function valuesFor(args: HelmArgs, ctx: ModuleContext, name: string, ns: string,
 async function listed(ctx: ModuleContext, binary: string, kubeContext: string, kubeconfig: string | undefined, name: string, ns: string, states: ListState[]): Promise<ListedRelease | undefined> {
   const kind = storageKind(setting('helmDriver'));
   if (kind) return listStoredRelease(await releaseClient(ctx, kubeContext, kubeconfig), kind, name, ns, states, ctx.signal);
-  return listReleaseWithHelm(await helmFor(ctx, binary, { kubeContext, kubeconfig }), name, ns, states, ctx.signal);
+  return listReleaseWithHelm(await releaseHelm(ctx, binary, kubeContext, kubeconfig), name, ns, states, ctx.signal);
 }
 
 function statusOf(r: ListedRelease | undefined): Values | null {
@@ -235,7 +236,8 @@ export default defineModule({
     }
     const { kubeContext, kubeconfig } = conn;
     try {
-      if (args.update_repo_cache) await (await helmFor(ctx, binary, { kubeContext, kubeconfig })).runOk('helm repo update', ['repo', 'update'], { signal: ctx.signal });
+      // `helm repo update` reads no cluster: no kubeconfig at all
+      if (args.update_repo_cache) await (await helmFor(ctx, binary, {})).runOk('helm repo update', ['repo', 'update'], { signal: ctx.signal });
       const extra = [
         ...(args.history_max !== undefined ? ['--history-max', String(args.history_max)] : []),
         ...(args.disable_hook ? ['--no-hooks'] : []),

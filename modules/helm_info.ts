@@ -12,7 +12,7 @@ import {
   HelmError,
   KubeApiError,
   helmConnection,
-  helmFor,
+  releaseHelm,
   isMap,
   LIST_STATES,
   listReleaseWithHelm,
@@ -106,7 +106,7 @@ export default defineModule({
     }
     try {
       const { kubeContext, kubeconfig } = conn;
-      const helm = () => helmFor(ctx, binary, { kubeContext, kubeconfig });
+      const helm = () => releaseHelm(ctx, binary, kubeContext, kubeconfig);
       const kind = storageKind(setting('helmDriver'));
       const found = kind ? await listStoredRelease(await releaseClient(ctx, kubeContext, kubeconfig), kind, name, ns, states, ctx.signal) : await listReleaseWithHelm(await helm(), name, ns, states, ctx.signal);
       if (!found) return { status: 'ok', registerMsg: false, msg: `release ${ns}/${name} not found${states.length ? ` (release_state: ${states.join(', ')})` : ''}`, data: {} };

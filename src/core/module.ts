@@ -60,6 +60,15 @@ export interface ClusterRef {
   kubeconfig?: string;
 }
 
+/**
+ * An adapter (see `ModuleContext.adapter`) that holds something only for the run — temporary
+ * files, say: the run calls `endOfRun` once it is over, also when it failed or was interrupted.
+ */
+export interface RunScopedAdapter {
+  /** Release what the adapter holds; called once, after the run's last task and background job. */
+  endOfRun(): Promise<void>;
+}
+
 /** Logger handed to modules: every line is masked for secrets before it is written. */
 export interface ModuleLogger {
   /** Shown with `-v`. */

@@ -92,12 +92,24 @@ function carryPlay(opts: RunOptions, resume: Resume, playIndex: number, cs: Clus
   if (withheld.length) opts.emit({ type: 'warning', cluster: cs.name, msg: `variables set in play ${playIndex + 1} held a secret or were too large for the journal, and are not carried into the resumed run: ${[...new Set(withheld)].join(', ')}` });
 }
 
-/** Execute the playbook. Never throws for task failures; static errors should be caught before. */
+/**
+ * Execute the playbook. Never throws for task failures; static errors should be caught before.
+ * When it is over — also after a failure or an interruption — the clusters' run-scoped adapters
+ * end (helm's private kubeconfigs are removed).
+ */
 export async function runPlaybook(opts: RunOptions): Promise<RunSummary> {
+  const states = new Map<string, ClusterState>();
+  for (const c of opts.inventory.clusters.values()) states.set(c.name, new ClusterState(c));
+  try {
+    return await runPlays(opts, states);
+  } finally {
+    await Promise.all([...states.values()].map((s) => s.endAdapters()));
+  }
+}
+
+async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Promise<RunSummary> {
   const t0 = Date.now();
   const inv = opts.inventory;
-  const states = new Map<string, ClusterState>();
-  for (const c of inv.clusters.values()) states.set(c.name, new ClusterState(c));
   const shared: RunShared = {
     opts,
     vars: new RunVars(inv, { check: opts.check, runId: opts.runId, playbookDir: opts.playbook.dir }),

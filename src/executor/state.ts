@@ -6,6 +6,7 @@ import type { TaskJournal } from '../audit/journal.js';
 import type { Inventory, InventoryCluster } from '../inventory/types.js';
 import type { Playbook, VarPrompt } from '../playbook/types.js';
 import type { Masker } from '../core/mask.js';
+import type { RunScopedAdapter } from '../core/module.js';
 import type { ClusterStats, RunEvent } from '../report/events.js';
 import { emptyStats } from '../report/events.js';
 import type { ModuleRegistry } from '../plugins/registry.js';
@@ -135,8 +136,22 @@ export class ClusterState {
   }
   private readonly adapterWaiters = new Map<string, ((adapter: unknown) => void)[]>();
 
+  /** End the run's adapters that hold something only for the run (see `RunScopedAdapter`); never throws. */
+  async endAdapters(): Promise<void> {
+    await Promise.all(
+      [...this.adapters.values()].map(async (p) => {
+        const a = await p.catch(() => undefined);
+        if (isRunScoped(a)) await a.endOfRun().catch(() => undefined);
+      }),
+    );
+  }
+
   /** Still taking tasks in this play. */
   get active(): boolean {
     return !this.failed && !this.unreachable && !this.ended;
   }
+}
+
+function isRunScoped(a: unknown): a is RunScopedAdapter {
+  return typeof a === 'object' && a !== null && 'endOfRun' in a && typeof a.endOfRun === 'function';
 }

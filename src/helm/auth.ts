@@ -16,6 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { isMap, type Values } from './values.js';
+import { openResolution } from '../k8s/pool.js';
+import { resolvedContextName, resolvedKubeconfig } from '../k8s/resolved.js';
 
 /** The connection arguments as the modules declare them (aliases already resolved). */
 export interface HelmAuthArgs {
@@ -120,12 +122,21 @@ export async function helmConnection(raw: HelmAuthArgs, fallback: { context: str
     return { kubeContext: a.context ?? (file === undefined ? fallback.context : await currentContext(kubeconfig)), kubeconfig, cleanup: async () => {} };
   }
   let base: Values | undefined;
+  let baseContext: string | undefined;
   if (isMap(a.kubeconfig)) base = a.kubeconfig;
-  else if (file !== undefined || (a.host === undefined && fallback.kubeconfig !== undefined)) {
-    const p = file ?? fallback.kubeconfig ?? '';
-    base = await readKubeconfig(p);
+  else if (file !== undefined) base = await readKubeconfig(file);
+  else if (a.host === undefined && fallback.kubeconfig !== undefined) {
+    // the inventory cluster with other settings: its context as the run resolved it, when it is connected
+    const resolved = a.context === undefined || a.context === fallback.context ? await openResolution({ name: fallback.context, ...fallback }) : undefined;
+    if (resolved) {
+      base = resolvedKubeconfig(resolved);
+      baseContext = resolvedContextName(resolved);
+    } else {
+      base = await readKubeconfig(fallback.kubeconfig);
+      baseContext = a.context ?? fallback.context;
+    }
   }
-  const { config, context } = overriddenKubeconfig(base, { ...a, context: a.context ?? (base === undefined || file !== undefined || isMap(a.kubeconfig) ? undefined : fallback.context) });
+  const { config, context } = overriddenKubeconfig(base, { ...a, context: baseContext ?? a.context });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kplay-kubeconfig-'));
   const out = path.join(dir, 'kubeconfig');
   await writeFile(out, JSON.stringify(config), { mode: 0o600, flag: 'wx' });

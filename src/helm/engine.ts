@@ -26,6 +26,7 @@ import { runRollback } from './rollback.js';
 import { dataOf, deleteEntries, describeHelmError, fail, noteRevisions, readRelease, recoverPending, releaseLabel, releaseText, rethrowUnreachable, statusAfter, storedObjects, TaskFailure, withNamespaces, type ReleaseData, type Target } from './target.js';
 import { changedValueKeys, secretValues, valuesEqual, type Values } from './values.js';
 import { cachedHelmVersion } from './version-cache.js';
+import { isolatedHelmEnv, PRIVATE_KUBECONFIGS, PrivateKubeconfigs } from './private-kubeconfig.js';
 import { serverChecksFields, type HelmVersion } from './version.js';
 
 /** What the engine is asked to do (the `helm_release` arguments, plus what kubernetes.core's `helm` adds). */
@@ -387,15 +388,38 @@ async function runAbsent(args: EngineArgs, ctx: ModuleContext, t: Target): Promi
  * The helm of a task, bound to a cluster: its version is detected once per binary (and cached
  * across runs), nothing else runs until the first command.
  */
-export async function helmFor(ctx: ModuleContext, binary: string, target: HelmTarget): Promise<HelmCli> {
+export async function helmFor(ctx: ModuleContext, binary: string, target: HelmTarget, env?: NodeJS.ProcessEnv): Promise<HelmCli> {
+  const version = await helmVersion(ctx, binary);
+  return new HelmCli(version, { binary, target, mask: (s) => ctx.mask(s), log: (m) => ctx.log.debug(m), ...(env ? { env } : {}) });
+}
+
+/** The version of helm `binary`, detected once per binary (and cached across runs); throws a HelmError when helm is missing or too old. */
+function helmVersion(ctx: ModuleContext, binary: string): Promise<HelmVersion> {
   const mask = (s: string): string => ctx.mask(s);
-  const version = await ctx.adapter<HelmVersion>(`helm-version:${binary}`, () => cachedHelmVersion(binary, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal })));
-  return new HelmCli(version, { binary, target, mask, log: (m) => ctx.log.debug(m) });
+  return ctx.adapter<HelmVersion>(`helm-version:${binary}`, () => cachedHelmVersion(binary, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal })));
+}
+
+/**
+ * The helm of a task bound to exactly the connection `client` resolved when it connected: a
+ * private kubeconfig of it (see private-kubeconfig.ts), without `KUBECONFIG`/`HELM_KUBE*` — so
+ * helm reaches the server kplay's client (and the run's lock) reaches, even when the kubeconfig
+ * file was rewritten since. `fallback` only for a client that has no resolved context (a test double).
+ */
+export async function helmForClient(ctx: ModuleContext, binary: string, client: KubeClient, fallback: HelmTarget): Promise<HelmCli> {
+  if (!client.resolved) return helmFor(ctx, binary, fallback);
+  const files = await ctx.adapter<PrivateKubeconfigs>(PRIVATE_KUBECONFIGS, () => Promise.resolve(new PrivateKubeconfigs()));
+  return helmFor(ctx, binary, files.target(client.resolved), isolatedHelmEnv(process.env));
 }
 
 /** The Kubernetes client of the cluster helm talks to (the task's own when the context and kubeconfig are the inventory's). */
 export function releaseClient(ctx: ModuleContext, kubeContext: string, kubeconfig: string | undefined): Promise<KubeClient> {
   return clientFor(ctx, kubeContext, kubeconfig);
+}
+
+/** The helm of a release's cluster (`kubeContext`/`kubeconfig` as the task names it), bound to its client's resolved connection ({@link helmForClient}). */
+export async function releaseHelm(ctx: ModuleContext, binary: string, kubeContext: string, kubeconfig: string | undefined): Promise<HelmCli> {
+  await helmVersion(ctx, binary); // a missing helm is said before anything connects
+  return helmForClient(ctx, binary, await clientFor(ctx, kubeContext, kubeconfig), { kubeContext, kubeconfig });
 }
 
 /**
@@ -407,7 +431,7 @@ export async function runRelease(args: EngineArgs, ctx: ModuleContext, target: E
   const { binary, kubeContext, kubeconfig } = target;
   let cli: Promise<HelmCli> | undefined;
   let started: HelmCli | undefined;
-  const helm = (): Promise<HelmCli> => (cli ??= helmFor(ctx, binary, { kubeContext, kubeconfig }).then((h) => (started = h)));
+  const helm = (): Promise<HelmCli> => (cli ??= releaseHelm(ctx, binary, kubeContext, kubeconfig).then((h) => (started = h)));
   const t: Target = { name: args.name, ns: args.namespace, client: () => clientFor(ctx, kubeContext, kubeconfig), helm, storage: storageKind(setting('helmDriver')), written: [] };
   try {
     const result = args.state === 'absent' ? await runAbsent(args, ctx, t) : args.state === 'rollback' ? await runRollback(args, ctx, t) : await runPresent(args, ctx, t);

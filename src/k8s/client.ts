@@ -13,6 +13,7 @@ import type { ApplyOptions, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient
 import { runWatch } from './watch.js';
 import { isRecord } from '../core/shape.js';
 import { acquireConnection, type ConnectOptions, type DiscoveryCache } from './pool.js';
+import type { ResolvedContext } from './resolved.js';
 import { isEndpointMissing, KubeRequests } from './requests.js';
 import { recordStats } from './stats.js';
 
@@ -51,6 +52,7 @@ export async function connect(cluster: ClusterRef, opts: ConnectOptions = {}): P
   const lease = await acquireConnection(cluster, opts);
   const client = new KubeClientImpl(cluster.name, lease.server, lease.transport, lease.discovery, lease.release);
   client.serverVersion = lease.version;
+  client.resolved = lease.resolved;
   recordStats(client);
   return client;
 }
@@ -62,6 +64,8 @@ const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=me
 export class KubeClientImpl extends KubeRequests implements KubeClient {
   /** `gitVersion` from /version. */
   serverVersion = '';
+  /** The kubeconfig context as resolved when the connection opened (what helm is handed). */
+  resolved: ResolvedContext | undefined;
 
   /**
    * @param discovery shared with the other clients of the same connection

@@ -21,6 +21,8 @@ import { UnreachableError, type ClusterRef, type ModuleContext } from '../core/m
 import { connect, kubeFor } from './client.js';
 import { defaultKubeconfig, readKubeconfig } from './kubeconfig.js';
 import type { KubeClient } from './types.js';
+import { openResolution } from './pool.js';
+import type { ResolvedContext } from './resolved.js';
 
 const str = (description: string): ReturnType<typeof Type.String> => Type.String({ description });
 const bool = (description: string): ReturnType<typeof Type.Boolean> => Type.Boolean({ description });
@@ -200,13 +202,19 @@ export type FindFile = (rel: string) => string;
  * and/or `context` select a kubeconfig context; else the task's cluster. The other settings
  * (`host`, `validate_certs`, `ca_cert`, `impersonate_user`, …) override what that context says.
  * Throws for settings kplay cannot honour (proxies) and for unknown contexts.
+ * @param resolved the task cluster's context as the run resolved it (an open connection's): the
+ *   base of settings that override the task's cluster, so that a kubeconfig rewritten since is not read
  */
-export function planConnection(auth: K8sAuth, cluster: ClusterRef, findFile: FindFile): ConnectionPlan {
+export function planConnection(auth: K8sAuth, cluster: ClusterRef, findFile: FindFile, resolved?: ResolvedContext): ConnectionPlan {
   const set = (...v: (string | undefined)[]): boolean => v.every((x) => x !== undefined && x !== '');
   const standalone = auth.host !== undefined && (set(auth.apiKey) || set(auth.username, auth.password) || set(auth.clientCert, auth.clientKey));
   const overrides = auth.host !== undefined || auth.apiKey !== undefined || auth.username !== undefined || auth.password !== undefined || auth.validateCerts !== undefined || auth.caCert !== undefined || auth.clientCert !== undefined || auth.clientKey !== undefined || auth.impersonateUser !== undefined || auth.impersonateGroups !== undefined || auth.proxy !== undefined || auth.proxyEnv !== undefined;
   if (standalone) return { kind: 'built', config: withOverrides({ cluster: {}, user: {} }, auth) };
   if (auth.kubeconfig === undefined && auth.context === undefined && !overrides) return { kind: 'task' };
+  if (resolved && overrides && auth.kubeconfig === undefined && (auth.context === undefined || auth.context === cluster.context)) {
+    // the task's cluster with other settings: from its context as the run resolved it, not as the file says now
+    return { kind: 'built', config: withOverrides({ cluster: { ...resolved.cluster }, user: { ...resolved.user }, namespace: resolved.namespace }, auth) };
+  }
 
   let doc: Record<string, unknown>;
   let file: string | undefined;
@@ -363,7 +371,7 @@ function writeKubeconfig(config: Record<string, unknown>): string {
 export async function kubeClientFor(ctx: ModuleContext, args: K8sAuthArgs, env: EnvMap): Promise<KubeClient> {
   const auth = resolveAuth(args, env);
   for (const s of authSecrets(auth)) ctx.addSecret(s);
-  const plan = planConnection(auth, ctx.cluster, (rel) => ctx.findFile(rel, 'files'));
+  const plan = planConnection(auth, ctx.cluster, (rel) => ctx.findFile(rel, 'files'), await openResolution(ctx.cluster));
   if (plan.kind === 'task') return kubeFor(ctx);
   const ref: ClusterRef = plan.kind === 'kubeconfig' ? { name: plan.context, context: plan.context, kubeconfig: plan.kubeconfig } : { name: auth.context ?? auth.host ?? ctx.cluster.name, context: 'kplay', kubeconfig: writeKubeconfig(plan.config) };
   if (plan.kind === 'kubeconfig' && path.resolve(plan.kubeconfig) === (ctx.cluster.kubeconfig && path.resolve(ctx.cluster.kubeconfig)) && plan.context === ctx.cluster.context) return kubeFor(ctx);

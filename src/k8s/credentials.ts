@@ -13,6 +13,7 @@ import type { ClusterRef } from '../core/module.js';
 import type { TransportAuth } from './http.js';
 import { parseExecConfig, runExecPlugin, type ExecConfig, type ExecCredential } from './exec-credential.js';
 import { contextEntries, kubeconfigDoc } from './kubeconfig.js';
+import { resolveContext, type ResolvedContext } from './resolved.js';
 import { errorMessage } from '../load/errors.js';
 import { isRecord } from '../core/shape.js';
 
@@ -24,6 +25,8 @@ export interface Credentials {
   auth: TransportAuth;
   /** The kubeconfig cluster's `proxy-url` (with kplay's `kplay-proxy-headers`). */
   proxy?: ProxySettings;
+  /** The context as resolved now (see resolved.ts): what helm is handed, so it reaches this server with these credentials. */
+  resolved: ResolvedContext;
 }
 
 /**
@@ -74,6 +77,8 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
   const exec = user.exec === undefined ? undefined : parseExecConfig(user.exec);
   if (user.exec !== undefined && !exec) return undefined;
   const dir = path.dirname(path.resolve(cluster.kubeconfig));
+  // the files the context names are read once, here: kplay's client and helm use the same bytes
+  const resolved = resolveContext(cluster.context, entries, dir);
   let cred: ExecCredential | undefined;
   const runPlugin = async (): Promise<ExecCredential> => {
     try {
@@ -83,22 +88,18 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
     }
   };
   if (exec) cred = await runPlugin();
-  const data = (inline: unknown, file: unknown): Buffer | undefined => {
-    if (typeof inline === 'string' && inline) return Buffer.from(inline, 'base64');
-    if (typeof file === 'string' && file) return readFileSync(path.resolve(dir, file));
-    return undefined;
-  };
+  const data = (inline: unknown): Buffer | undefined => (typeof inline === 'string' && inline ? Buffer.from(inline, 'base64') : undefined);
   const skipTLSVerify = kcluster['insecure-skip-tls-verify'] === true;
   const proxyHeaders = isRecord(kcluster['kplay-proxy-headers']) ? Object.fromEntries(Object.entries(kcluster['kplay-proxy-headers']).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
   const proxy: ProxySettings | undefined = typeof kcluster['proxy-url'] === 'string' && kcluster['proxy-url'] ? { url: kcluster['proxy-url'], headers: proxyHeaders } : undefined;
   const tls: https.AgentOptions = {
-    ca: data(kcluster['certificate-authority-data'], kcluster['certificate-authority']),
-    cert: cred?.cert ?? data(user['client-certificate-data'], user['client-certificate']),
-    key: cred?.key ?? data(user['client-key-data'], user['client-key']),
+    ca: data(resolved.cluster['certificate-authority-data']),
+    cert: cred?.cert ?? data(resolved.user['client-certificate-data']),
+    key: cred?.key ?? data(resolved.user['client-key-data']),
     servername: typeof kcluster['tls-server-name'] === 'string' ? kcluster['tls-server-name'] : undefined,
     rejectUnauthorized: !skipTLSVerify,
   };
-  const tokenFile = typeof user.tokenFile === 'string' ? path.resolve(dir, user.tokenFile) : undefined;
+  const tokenFile = typeof resolved.user.tokenFile === 'string' ? resolved.user.tokenFile : undefined;
   // impersonation (kubeconfig `as`/`as-groups`, kubectl's --as/--as-group)
   const impersonate: Record<string, string | string[]> = {};
   if (typeof user.as === 'string' && user.as) impersonate['Impersonate-User'] = user.as;
@@ -118,6 +119,7 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
       skipTLSVerify,
       tls,
       proxy,
+      resolved,
       auth: {
         headers: async (): Promise<Record<string, string | string[]>> => {
           if (stale || (cred?.expiresAt !== undefined && Date.now() > cred.expiresAt - 10_000)) {
@@ -134,7 +136,7 @@ async function fastCredentials(cluster: ClusterRef): Promise<Credentials | undef
   }
   // a token file is re-read (it may be rotated), like client-go does
   let cached = headers();
-  return { server: kcluster.server, skipTLSVerify, tls, proxy, auth: { headers: () => Promise.resolve(tokenFile ? (cached = headers()) : cached), invalidate: () => undefined } };
+  return { server: kcluster.server, skipTLSVerify, tls, proxy, resolved, auth: { headers: () => Promise.resolve(tokenFile ? (cached = headers()) : cached), invalidate: () => undefined } };
 }
 
 /** Credentials through `@kubernetes/client-node`'s `KubeConfig` (exec plugins, OIDC, default kubeconfig, in-cluster). */
@@ -142,8 +144,11 @@ async function clientNodeCredentials(cluster: ClusterRef): Promise<Credentials> 
   const { KubeConfig: KubeConfigClass } = await import('@kubernetes/client-node');
   const kc = new KubeConfigClass();
   try {
-    if (cluster.kubeconfig) kc.loadFromFile(cluster.kubeconfig);
-    else kc.loadFromDefault();
+    // the file's text read once: kplay's client and helm's kubeconfig come from the same text
+    if (cluster.kubeconfig) {
+      kc.loadFromString(readFileSync(cluster.kubeconfig, 'utf8'));
+      kc.makePathsAbsolute(path.dirname(path.resolve(cluster.kubeconfig)));
+    } else kc.loadFromDefault();
   } catch (e) {
     throw new ConnectFailure((name) => `cluster ${name}: cannot load kubeconfig${cluster.kubeconfig ? ` ${cluster.kubeconfig}` : ''}: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -162,7 +167,30 @@ async function clientNodeCredentials(cluster: ClusterRef): Promise<Credentials> 
   }
   const tls: https.AgentOptions = { ca: base.ca, cert: base.cert, key: base.key, pfx: base.pfx, passphrase: base.passphrase, servername: base.servername };
   tls.rejectUnauthorized = kcluster.skipTLSVerify ? false : true;
-  return { server: kcluster.server, skipTLSVerify: kcluster.skipTLSVerify, tls, auth: authProvider(kc, base), ...(kcluster.proxyUrl ? { proxy: { url: kcluster.proxyUrl } } : {}) };
+  let resolved: ResolvedContext;
+  try {
+    resolved = clientNodeResolved(kc, cluster.context);
+  } catch (e) {
+    throw new ConnectFailure((name) => `cluster ${name}: cannot read the credentials of context "${cluster.context}": ${errorMessage(e)}`);
+  }
+  return { server: kcluster.server, skipTLSVerify: kcluster.skipTLSVerify, tls, resolved, auth: authProvider(kc, base), ...(kcluster.proxyUrl ? { proxy: { url: kcluster.proxyUrl } } : {}) };
+}
+
+/**
+ * The context as `@kubernetes/client-node` loaded it (its paths already absolute), resolved: what
+ * kplay's client authenticates with is what helm is handed. In-cluster, client-node's
+ * `tokenFile` auth provider is the service account's token file.
+ */
+function clientNodeResolved(kc: KubeConfig, context: string): ResolvedContext {
+  const doc: unknown = JSON.parse(kc.exportConfig());
+  const entries = isRecord(doc) ? contextEntries(doc, context) : undefined;
+  if (!entries) throw new Error(`context "${context}" names no cluster or user`);
+  const provider = entries.user['auth-provider'];
+  if (isRecord(provider) && provider.name === 'tokenFile' && isRecord(provider.config) && typeof provider.config.tokenFile === 'string') {
+    const { 'auth-provider': _p, ...rest } = entries.user;
+    entries.user = { ...rest, tokenFile: provider.config.tokenFile };
+  }
+  return resolveContext(context, entries, process.cwd());
 }
 
 /** Auth headers from the kubeconfig, refreshed every minute (exec plugins/OIDC tokens expire) and after a 401. */

@@ -57,6 +57,8 @@ export interface ContextEntries {
   cluster: Record<string, unknown>;
   /** The context's `user` entry (its `user:` mapping); `{}` for a context that names no user. */
   user: Record<string, unknown>;
+  /** The context's `namespace`, if any. */
+  namespace?: string;
 }
 
 /**
@@ -73,7 +75,8 @@ export function contextEntries(doc: Record<string, unknown>, context: string): C
   if (!ctx) return undefined;
   const cluster = named(doc.clusters, ctx.cluster, 'cluster');
   const user = ctx.user === undefined ? {} : named(doc.users, ctx.user, 'user');
-  return cluster && user ? { cluster, user } : undefined;
+  if (!cluster || !user) return undefined;
+  return typeof ctx.namespace === 'string' && ctx.namespace !== '' ? { cluster, user, namespace: ctx.namespace } : { cluster, user };
 }
 
 /** Read a kubeconfig; `undefined` when there is no such file, `'unreadable'` when it cannot be parsed. */

@@ -1,7 +1,11 @@
 /**
  * The process-wide connection pool: inventory entries that reach the same apiserver with the
  * same kubeconfig, context and limits share one connection — its credentials, one reachability
- * probe (GET /version), one API discovery — while each client keeps its own transport.
+ * probe (GET /version), one API discovery — while each client keeps its own transport. A
+ * kubeconfig context is resolved (read, its files read, see resolved.ts) once while any
+ * connection of it is open, whatever the limits: a client made later in the run (other limits, a
+ * helm task's client) reaches the same server with the same credentials even if the kubeconfig
+ * was rewritten meanwhile.
  */
 import path from 'node:path';
 import { UnreachableError, type ClusterRef } from '../core/module.js';
@@ -9,6 +13,7 @@ import type { DiscoveryIndex } from './discovery.js';
 import { Transport, TransportError, type Reachability, type TransportResponse } from './http.js';
 import type { ResourceInfo } from './types.js';
 import { ConnectFailure, loadCredentials, type Credentials } from './credentials.js';
+import type { ResolvedContext } from './resolved.js';
 
 /** Options of `connect`. */
 export interface ConnectOptions {
@@ -55,6 +60,8 @@ interface Connection {
   reachability: Reachability;
   /** Clients not closed yet; when the last closes, the next connect probes again. */
   users: number;
+  /** Give the resolved credentials back (the last connection of a context: the next one resolves again). */
+  closed: () => void;
 }
 
 /** One client's share of a pooled connection (see {@link acquireConnection}). */
@@ -66,12 +73,55 @@ export interface ConnectionLease {
   discovery: DiscoveryCache;
   /** The client's own transport (its QPS budget). */
   transport: Transport;
+  /** The context as resolved when the connection opened (what helm is handed). */
+  resolved: ResolvedContext;
   /** Close the transport and give the lease back (once; later calls only close the transport). */
   release: () => void;
 }
 
 /** Open connections by kubeconfig file, context and transport options. */
 const connections = new Map<string, Promise<Connection>>();
+
+/** Resolved credentials by kubeconfig file and context, with how many open (or opening) connections use them. */
+const resolutions = new Map<string, { creds: Promise<Credentials>; connections: number }>();
+
+function contextKeyOf(cluster: ClusterRef): string {
+  return JSON.stringify([cluster.kubeconfig ? path.resolve(cluster.kubeconfig) : '', cluster.context]);
+}
+
+/**
+ * The context of `cluster` as an open connection of it resolved it; `undefined` when none is
+ * open (then nothing reached that cluster yet: reading the kubeconfig now diverges from nothing).
+ */
+export async function openResolution(cluster: ClusterRef): Promise<ResolvedContext | undefined> {
+  const r = resolutions.get(contextKeyOf(cluster));
+  return r ? r.creds.then((c) => c.resolved, () => undefined) : undefined;
+}
+
+/** The credentials of `cluster`: resolved by the first connection of its kubeconfig context, shared while one is open. */
+function credentialsOf(key: string, cluster: ClusterRef): { creds: Promise<Credentials>; done: () => void } {
+  let r = resolutions.get(key);
+  if (!r) {
+    const entry = { creds: loadCredentials(cluster), connections: 0 };
+    resolutions.set(key, entry);
+    // a failed resolution is not kept: the next connection tries again
+    entry.creds.catch(() => {
+      if (resolutions.get(key) === entry) resolutions.delete(key);
+    });
+    r = entry;
+  }
+  const entry = r;
+  entry.connections++;
+  let done = false;
+  return {
+    creds: entry.creds,
+    done: () => {
+      if (done) return;
+      done = true;
+      if (--entry.connections === 0 && resolutions.get(key) === entry) resolutions.delete(key);
+    },
+  };
+}
 
 /**
  * A lease on the connection of an inventory entry, opened (credentials, probe) by the first
@@ -81,14 +131,17 @@ const connections = new Map<string, Promise<Connection>>();
  * `UnreachableError` worded for `cluster`.
  */
 export async function acquireConnection(cluster: ClusterRef, opts: ConnectOptions): Promise<ConnectionLease> {
-  const key = JSON.stringify([cluster.kubeconfig ? path.resolve(cluster.kubeconfig) : '', cluster.context, opts.qps, opts.burst, opts.timeoutMs, opts.probeTimeoutMs]);
+  const contextKey = contextKeyOf(cluster);
+  const key = JSON.stringify([contextKey, opts.qps, opts.burst, opts.timeoutMs, opts.probeTimeoutMs]);
   let pending = connections.get(key);
   if (!pending) {
-    const opening = open(cluster, opts);
+    const creds = credentialsOf(contextKey, cluster);
+    const opening = creds.creds.then((c) => open(cluster, c, opts, creds.done));
     pending = opening;
     connections.set(key, opening);
     // a failed connection is not kept: the next entry (or task) tries again
     opening.catch(() => {
+      creds.done();
       if (connections.get(key) === opening) connections.delete(key);
     });
   }
@@ -107,14 +160,16 @@ export async function acquireConnection(cluster: ClusterRef, opts: ConnectOption
     transport.close();
     if (closed) return;
     closed = true;
-    if (--conn.users === 0 && connections.get(key) === pending) connections.delete(key);
+    if (--conn.users === 0 && connections.get(key) === pending) {
+      connections.delete(key);
+      conn.closed();
+    }
   };
-  return { server: conn.server, version: conn.version, discovery: conn.discovery, transport, release };
+  return { server: conn.server, version: conn.version, discovery: conn.discovery, transport, resolved: conn.creds.resolved, release };
 }
 
-/** Load the kubeconfig of a cluster, select its context, and check the server answers. */
-async function open(cluster: ClusterRef, opts: ConnectOptions): Promise<Connection> {
-  const creds = await loadCredentials(cluster);
+/** Open a connection with the context's resolved credentials, checking the server answers. `closed`: give the credentials back. */
+async function open(cluster: ClusterRef, creds: Credentials, opts: ConnectOptions, closed: () => void): Promise<Connection> {
   const { server, tls, auth, proxy } = creds;
   if (server.startsWith('http:') && !creds.skipTLSVerify) {
     // Same rule as client-node: plain HTTP only when explicitly insecure.
@@ -146,7 +201,7 @@ async function open(cluster: ClusterRef, opts: ConnectOptions): Promise<Connecti
     // 403 on /version (unusual RBAC): reachable anyway
   }
   transport.reachability.reached = true;
-  return { server, creds, version, discovery: { missing: new Set(), learned: new Map() }, spare: transport, reachability: transport.reachability, users: 0 };
+  return { server, creds, version, discovery: { missing: new Set(), learned: new Map() }, spare: transport, reachability: transport.reachability, users: 0, closed };
 }
 
 /** A network error as a connection failure says it. */

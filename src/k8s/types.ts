@@ -6,6 +6,7 @@
 import type { DiffEntry } from '../core/module.js';
 import type { DriftField, HiddenField } from './drift.js';
 import type { FieldAddition } from './fields.js';
+import type { ResolvedContext } from './resolved.js';
 
 /** One operation of an RFC 6902 JSON patch. */
 export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string } | { op: 'move' | 'copy'; from: string; path: string };
@@ -168,6 +169,12 @@ export interface KubeClient {
   readonly server: string;
   /** The cluster's `gitVersion` from the reachability probe (`v1.34.4`); `''` when `/version` did not say. */
   readonly serverVersion: string;
+  /**
+   * The kubeconfig context as resolved when the connection opened — server, CA, credentials,
+   * plugins, proxy (see resolved.ts); helm is handed exactly it. `undefined` for a client that
+   * did not connect through a kubeconfig context (a test double).
+   */
+  readonly resolved?: ResolvedContext;
   /** Discovery (cached per run; refreshed once when a kind is unknown). Throws a clear error for an unknown kind. */
   resource(apiVersion: string, kind: string): Promise<ResourceInfo>;
   /** Forget cached discovery (after CRDs were created). */

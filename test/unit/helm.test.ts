@@ -327,6 +327,8 @@ describe('helm_release module (no cluster needed)', () => {
     writeFileSync(fakeHelm, '#!/bin/sh\nif [ "$1" = version ]; then echo v3.14.4; exit 0; fi\necho "Error: release: not found" >&2; exit 1\n');
     chmodSync(fakeHelm, 0o755);
     const ctx2 = makeCtx({ cluster: { name: 'c1', context: 'c1' }, baseDir: dir });
+    // helm runs against the task client's connection: a client double without a resolved context (no cluster here)
+    void ctx2.adapter('k8s', () => Promise.resolve({ name: 'c1' }));
     expect(await runModule(mod, { name: 'web', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/'chart' is required/) });
     expect(await runModule(mod, { name: 'web', chart: './nope', helm_binary: fakeHelm }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/chart \.\/nope not found/) });
     expect(await runModule(mod, { name: 'web', chart: dir, helm_binary: fakeHelm, set: { 'a..b': 1 } }, ctx2)).toMatchObject({ status: 'failed', msg: expect.stringMatching(/set: invalid key path 'a\.\.b'/) });
