@@ -2,11 +2,13 @@
  * Cluster locks: before its first change on a cluster, a run takes the Lease
  * `kplay-system/kplay-lock` (holder = run id), renews it while running and releases it at the
  * end (and on Ctrl-C). A second run waits up to `--lock-timeout`, then fails naming the holder and
- * since when. A lease whose holder stopped renewing (crashed run) is taken over once it expired,
- * and at once when the holder ran on this host and its process is gone (a `kill -9`ed run).
+ * since when. A lease whose holder stopped renewing (crashed run) is taken over once the waiting
+ * run has seen it unrenewed for its lease duration on its own monotonic clock (lease-observer.ts:
+ * never by comparing the holder's renewTime with this machine's clock, which may be skewed), and
+ * at once when the holder ran on this host and its process is gone (a `kill -9`ed run).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, KubeObject } from '../k8s/types.js';
+import { LeaseObservation, leaseDurationMs, specOf, systemClock, type LockClock } from './lease-observer.js';
 import { KubeApiError } from '../k8s/errors.js';
 import { ensureSystemNamespace, SYSTEM_NAMESPACE } from './system.js';
 
@@ -31,8 +33,12 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Called once when the run starts waiting for another holder. */
   onWait?: (msg: string) => void;
-  /** Called when the lock of a dead run on this host is taken over. */
+  /** Called when the lock of a dead run is taken over. */
   onTakeOver?: (msg: string) => void;
+  /** Called (once) when the holder's clock looks skewed against this machine's. */
+  onSkew?: (msg: string) => void;
+  /** The clocks to judge by (tests only: a fake clock). @default this machine's */
+  clock?: LockClock;
 }
 
 function infoOf(lease: KubeObject): Partial<HolderInfo> {
@@ -75,25 +81,6 @@ export function microTime(d: Date = new Date()): string {
   return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
-interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-function specOf(lease: KubeObject): LeaseSpec {
-  return (lease.spec ?? {}) as LeaseSpec;
-}
-
-function expired(spec: LeaseSpec, now = Date.now()): boolean {
-  if (!spec.holderIdentity) return true;
-  const renew = Date.parse(spec.renewTime ?? spec.acquireTime ?? '');
-  if (Number.isNaN(renew)) return true;
-  return renew + (spec.leaseDurationSeconds ?? 60) * 1000 < now;
-}
-
 function describeHolder(lease: KubeObject): string {
   const spec = specOf(lease);
   const info = infoOf(lease);
@@ -129,18 +116,26 @@ export class ClusterLock {
     private readonly client: KubeClient,
     private readonly holder: HolderInfo,
     private readonly leaseSeconds: number,
+    private readonly clock: LockClock,
   ) {}
 
-  /** Take the lock, waiting for another holder up to `timeoutMs`. */
+  /**
+   * Take the lock, waiting for another holder up to `timeoutMs` — and, for a Lease that has not
+   * changed since it was first seen and looks dead by this machine's clock, until its lease
+   * duration has been observed (it is then taken over, or seen renewed).
+   */
   static async acquire(client: KubeClient, opts: LockOptions): Promise<ClusterLock> {
     const leaseSeconds = opts.leaseSeconds ?? 60;
-    const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+    const clock = opts.clock ?? systemClock;
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const deadline = clock.monotonicMs() + timeoutMs;
     await ensureSystemNamespace(client, opts.signal);
     const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace: SYSTEM_NAMESPACE };
+    const seen = new LeaseObservation(clock);
     let waited = false;
     for (;;) {
       opts.signal?.throwIfAborted();
-      const now = new Date();
+      const now = new Date(clock.wallMs());
       const desired = (prev?: KubeObject): KubeObject => ({
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
@@ -163,14 +158,19 @@ export class ClusterLock {
       try {
         if (!live) {
           const held = await client.create(desired(), { signal: opts.signal });
-          return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing(held);
+          return new ClusterLock(client, opts.holder, leaseSeconds, clock).startRenewing(held);
         }
         const spec = specOf(live);
-        const dead = spec.holderIdentity !== opts.holder.runId && !expired(spec) ? deadLocalHolder(live, opts.holder) : undefined;
-        if (spec.holderIdentity === opts.holder.runId || expired(spec) || dead) {
+        const skew = seen.observe(live);
+        if (skew) opts.onSkew?.(skew);
+        const mine = spec.holderIdentity === opts.holder.runId;
+        const gone = !mine && seen.expired(live);
+        const dead = !mine && !gone ? deadLocalHolder(live, opts.holder) : undefined;
+        if (mine || gone || dead) {
           const held = await client.replace(desired(live), { signal: opts.signal });
           if (dead) opts.onTakeOver?.(`took over the cluster lock of ${describeHolder(live)}: ${dead}`);
-          return new ClusterLock(client, opts.holder, leaseSeconds).startRenewing(held);
+          else if (gone && spec.holderIdentity) opts.onTakeOver?.(`took over the cluster lock of ${describeHolder(live)}: its Lease was not renewed for ${Math.round(leaseDurationMs(live) / 1000)} s (its lease duration), as observed by this machine`);
+          return new ClusterLock(client, opts.holder, leaseSeconds, clock).startRenewing(held);
         }
       } catch (e) {
         // Someone else created/updated it between our read and write: read again.
@@ -178,14 +178,17 @@ export class ClusterLock {
         throw e;
       }
       const holderText = describeHolder(live);
-      if (Date.now() >= deadline) {
-        throw new LockHeldError(`cluster is locked by ${holderText}; gave up after waiting ${Math.round((opts.timeoutMs ?? 60_000) / 1000)}s (--lock-timeout). If that run is dead, its lock expires ${specOf(live).leaseDurationSeconds ?? 60}s after its last renewal.`);
+      // a Lease unchanged since first seen that looks dead is waited on until it can be judged
+      const until = seen.looksStale(live) ? Math.max(deadline, seen.judgeableAt(live)) : deadline;
+      if (clock.monotonicMs() >= until) {
+        const d = Math.round(leaseDurationMs(live) / 1000);
+        throw new LockHeldError(`cluster is locked by ${holderText}; gave up after waiting ${Math.round(timeoutMs / 1000)}s (--lock-timeout). A dead run's lock is taken over once a waiting run has seen its Lease unrenewed for its lease duration (${d}s): if that run is dead, wait longer than that.`);
       }
       if (!waited) {
         waited = true;
-        opts.onWait?.(`waiting for the cluster lock held by ${holderText}`);
+        opts.onWait?.(seen.waitMessage(live, holderText));
       }
-      await sleep(Math.min(1000, Math.max(50, deadline - Date.now())), undefined, { signal: opts.signal });
+      await clock.sleep(Math.min(1000, Math.max(50, until - clock.monotonicMs())), opts.signal);
     }
   }
 
@@ -245,7 +248,7 @@ export class ClusterLock {
         this.markLost(live ? `taken over by ${describeHolder(live)}` : 'lease deleted');
         return;
       }
-      await this.client.replace({ ...live, spec: { ...specOf(live), renewTime: microTime() } });
+      await this.client.replace({ ...live, spec: { ...specOf(live), renewTime: microTime(new Date(this.clock.wallMs())) } });
     } catch {
       // The next tick tries again; the lease stays valid for leaseSeconds.
     }
@@ -265,7 +268,7 @@ export class ClusterLock {
       if (!live || specOf(live).holderIdentity !== this.holder.runId) return;
       try {
         const { holderIdentity: _h, ...rest } = specOf(live);
-        await this.client.replace({ ...live, spec: { ...rest, holderIdentity: '', renewTime: microTime() } });
+        await this.client.replace({ ...live, spec: { ...rest, holderIdentity: '', renewTime: microTime(new Date(this.clock.wallMs())) } });
         return;
       } catch (e) {
         if (e instanceof KubeApiError && e.status === 409) continue;

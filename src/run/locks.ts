@@ -38,6 +38,7 @@ export class LockObserver implements RunObserver {
       signal: this.signal,
       onWait: (msg: string) => this.emit({ type: 'warning', cluster: cs.name, msg }),
       onTakeOver: (msg: string) => this.emit({ type: 'warning', cluster: cs.name, msg }),
+      onSkew: (msg: string) => this.emit({ type: 'warning', cluster: cs.name, msg }),
     };
     if (!hasKubeContext(cs.inv.kubeconfig, cs.inv.context)) {
       // No cluster to hold a Lease in (a load-balancer-only entry): a local lock file.
