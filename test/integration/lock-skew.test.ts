@@ -59,14 +59,18 @@ async function hold(holder: string, skewMs: number, seconds: number, renew: bool
   const spec = (): Record<string, unknown> => ({ holderIdentity: holder, leaseDurationSeconds: seconds, acquireTime: microTime(new Date(Date.now() + skewMs)), renewTime: microTime(new Date(Date.now() + skewMs)), leaseTransitions: 0 });
   const metadata = { name: 'kplay-lock', namespace: 'kplay-system', annotations: { 'kplay.dev/holder-info': JSON.stringify({ runId: holder, user: 'operator', host: 'other-host', playbook: 'window.yml', pid: 4242 }) } };
   const deadline = Date.now() + 180_000;
+  let seen = { rv: '', at: Date.now() };
   for (;;) {
     const live = await client.get(ref);
     try {
+      if (live && live.metadata.resourceVersion !== seen.rv) seen = { rv: live.metadata.resourceVersion ?? '', at: Date.now() };
+      // another test's run holds it: wait for it to finish — or, if it stopped renewing (killed), for its lease duration
+      const dead = live !== undefined && Date.now() - seen.at > (Number((live.spec as { leaseDurationSeconds?: number } | undefined)?.leaseDurationSeconds) || 60) * 1000 + 2000;
       if (!live) await client.create({ ...ref, metadata, spec: spec() });
-      else if (holderOf(live) === '' || mine.has(holderOf(live))) await client.replace({ ...live, metadata: { ...live.metadata, ...metadata }, spec: spec() });
+      else if (holderOf(live) === '' || mine.has(holderOf(live)) || dead) await client.replace({ ...live, metadata: { ...live.metadata, ...metadata }, spec: spec() });
       else if (Date.now() > deadline) throw new Error(`the sandbox's lock stayed held by ${holderOf(live)}`);
       else {
-        await new Promise((r) => setTimeout(r, 500)); // another test's run holds it: wait for it to finish
+        await new Promise((r) => setTimeout(r, 500));
         continue;
       }
       break;
