@@ -174,6 +174,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task, whenHost))) {
       return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
     }
+    if (task.deferredError !== undefined) return fail(task.deferredError);
     const mod = opts.registry.get(task.module) as AnyModule;
     if (task.loop === undefined) {
       const r = task.async !== undefined ? await runAsync(task, mod, cs, pr, vars, kw, regSecrets) : await runOnce(task, mod, cs, pr, vars, kw, regSecrets);

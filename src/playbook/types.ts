@@ -106,6 +106,8 @@ export interface ModuleTask extends TaskCommon {
   module: string;
   /** Raw (untemplated) arguments, normalised to a map or a template string. */
   args: unknown;
+  /** An error in the arguments ansible-core raises only when the task runs (a malformed template): the task fails with it then. */
+  deferredError?: string;
   /** The items: a list or a template (`loop:`), or the terms of `with_<lookup>:` (see {@link loopLookup}). */
   loop?: unknown;
   /** `with_<lookup>: terms`: the items are `query('<lookup>', *terms)`, as in Ansible. */

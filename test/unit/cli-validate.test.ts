@@ -17,7 +17,6 @@ describe('kplay validate / run: static errors', () => {
   it.each([
     ['bad-unknown-module.yml', /bad-unknown-module\.yml:7:7: unknown module or keyword 'debgu'[^]*did you mean: debug/],
     ['bad-arg.yml', /bad-arg\.yml:7:9: pause: unknown key 'secnds'/],
-    ['bad-template.yml', /bad-template\.yml:6:9: template error in "{{ foo \| nosuchfilter }}": no filter named 'nosuchfilter'/],
   ])('%s → exit 1 with file:line:col', async (file, re) => {
     for (const cmd of [['validate', fx(file)], ['run', fx(file), '-i', inv]]) {
       const r = await kplay(cmd);
@@ -25,6 +24,16 @@ describe('kplay validate / run: static errors', () => {
       expect(r.stderr).toMatch(re);
       expect(r.stdout).not.toContain('PLAY [');
     }
+  });
+
+  it('a template error in a task\'s arguments: validate warns, run fails the task when it runs, as ansible-core raises it then (#49)', async () => {
+    const v = await kplay(['validate', fx('bad-template.yml'), '-i', inv]);
+    expect(v.stderr).toMatch(/WARNING: .*bad-template\.yml:6:9: template error in "{{ foo \| nosuchfilter }}": no filter named 'nosuchfilter' \(the task fails when it runs/);
+    expect(v.code).toBe(0);
+    const r = await kplay(['run', fx('bad-template.yml'), '-i', inv]);
+    expect(r.stdout).toContain('PLAY [');
+    expect(r.stdout + r.stderr).toMatch(/FAILED! => .*bad-template\.yml:6:9: template error in "{{ foo \| nosuchfilter }}": no filter named 'nosuchfilter'/);
+    expect(r.code).toBe(2);
   });
 
   it('a duplicate key warns as ansible-core does and keeps the last value (#49)', async () => {

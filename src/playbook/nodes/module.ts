@@ -36,7 +36,18 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
   await ctx.opts.registry.prepare(name);
   const c = common(raw, pos, scope, ctx.opts);
   const defaults = moduleDefaultsFor(c.moduleDefaults, name);
-  const args = normaliseArgs(mod, raw[name], raw, name, isRecord(raw.args) ? raw.args : undefined, defaults);
+  let args: unknown;
+  let deferredError: string | undefined;
+  try {
+    args = normaliseArgs(mod, raw[name], raw, name, isRecord(raw.args) ? raw.args : undefined, defaults);
+  } catch (e) {
+    // a malformed template in the arguments is an error ansible-core raises when the task runs
+    // (ignore_errors and rescue apply): the task fails then; loading says so as a warning
+    if (!(e instanceof InputError) || !/^(?:template|expression) error in /.test(e.message)) throw e;
+    deferredError = e.describe();
+    args = raw[name] ?? {};
+    ctx.opts.warn?.(`${deferredError.split('\n')[0] ?? ''} (the task fails when it runs, as in ansible-core)`);
+  }
   for (const k of ['until', 'failed_when', 'changed_when'] as const) {
     for (const cond of conditionList(raw[k])) templar.checkCondition(cond, { where: posOf(raw, k) });
   }
@@ -48,6 +59,7 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
     kind: 'task',
     module: name,
     args,
+    ...(deferredError !== undefined ? { deferredError } : {}),
     loop,
     loopLookup,
     loopControl: loopControlOf(raw),
