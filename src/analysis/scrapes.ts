@@ -1,9 +1,9 @@
 /**
  * When a Prometheus query's data can exist: the gate must not judge a metric before Prometheus
  * has scraped its targets after the batch started, nor call "no data" final before a full scrape
- * interval has passed. Decided on Prometheus' own clock, the `lastScrape` of its active targets
- * (`/api/v1/targets`): a query's series can come from any target, so every active target counts
- * (PromQL cannot be mapped to its targets in general).
+ * interval has passed. Decided on Prometheus' own clock: its active targets (`/api/v1/targets`)
+ * and the timestamps of their stored `up` samples (a query's series can come from any target, so
+ * every active target counts: PromQL cannot be mapped to its targets in general).
  */
 import { sleep } from '../core/sleep.js';
 import type { ModuleContext } from '../core/module.js';
@@ -18,6 +18,35 @@ export interface ScrapeTarget {
   lastScrapeMs: number;
   /** Its scrape interval in ms. */
   intervalMs: number;
+  /** Its target labels (those of its `up` series), as a key: sorted `name=value` pairs. */
+  key: string;
+}
+
+/** The key of a label set: its sorted `name="value"` pairs, without `__name__`. */
+export function labelKey(labels: unknown): string {
+  if (typeof labels !== 'object' || labels === null) return '';
+  return Object.entries(labels)
+    .filter(([k]) => k !== '__name__')
+    .map(([k, v]) => `${k}=${JSON.stringify(String(v))}`)
+    .sort()
+    .join(',');
+}
+
+/**
+ * The stored scrapes of a `timestamp(up)` answer: per target key, the timestamp (ms) of its last
+ * `up` sample. `up` is committed with the scrape's samples, so a scrape listed here is queryable
+ * (a target's `lastScrape` is reported before its samples are stored).
+ */
+export function storedScrapes(body: unknown): Map<string, number> | undefined {
+  const b = typeof body === 'object' && body !== null ? (body as { status?: unknown; data?: { resultType?: unknown; result?: unknown } }) : {};
+  if (b.status !== 'success' || b.data?.resultType !== 'vector' || !Array.isArray(b.data.result)) return undefined;
+  const out = new Map<string, number>();
+  for (const r of b.data.result as unknown[]) {
+    const x = typeof r === 'object' && r !== null ? (r as { metric?: unknown; value?: unknown }) : {};
+    const sec = Array.isArray(x.value) ? Number(x.value[1]) : Number.NaN;
+    if (Number.isFinite(sec)) out.set(labelKey(x.metric), Math.round(sec * 1000));
+  }
+  return out;
 }
 
 /** A Prometheus duration (`15s`, `1m30s`, `500ms`) in ms, or undefined. */
@@ -36,9 +65,9 @@ export function scrapeTargets(body: unknown): ScrapeTarget[] | string {
   const out: ScrapeTarget[] = [];
   for (const t of data.data.activeTargets as unknown[]) {
     if (typeof t !== 'object' || t === null) continue;
-    const x = t as { scrapeUrl?: unknown; lastScrape?: unknown; scrapeInterval?: unknown };
+    const x = t as { scrapeUrl?: unknown; lastScrape?: unknown; scrapeInterval?: unknown; labels?: unknown };
     const last = typeof x.lastScrape === 'string' ? Date.parse(x.lastScrape) : Number.NaN;
-    out.push({ url: String(x.scrapeUrl ?? '?'), lastScrapeMs: Number.isFinite(last) && last > 0 ? last : 0, intervalMs: promDurationMs(x.scrapeInterval) ?? 60_000 });
+    out.push({ url: String(x.scrapeUrl ?? '?'), lastScrapeMs: Number.isFinite(last) && last > 0 ? last : 0, intervalMs: promDurationMs(x.scrapeInterval) ?? 60_000, key: labelKey(x.labels) });
   }
   return out;
 }
@@ -88,8 +117,12 @@ async function waitForTargets(p: PrometheusArgs, ctx: ModuleContext, w: ScrapeWa
   const t0 = Date.now();
   for (;;) {
     const got = await promGet(p, ctx, '/api/v1/targets?state=active');
-    const targets = got.ok ? scrapeTargets(got.body) : got.reason;
-    if (typeof targets === 'string') return `did not wait for ${what}: ${targets}`;
+    const listed = got.ok ? scrapeTargets(got.body) : got.reason;
+    if (typeof listed === 'string') return `did not wait for ${what}: ${listed}`;
+    // a scrape counts once its samples are stored (its `up` sample), not when it is reported
+    const up = listed.length > 0 ? await promGet(p, ctx, `/api/v1/query?query=${encodeURIComponent('timestamp(up)')}`) : undefined;
+    const stored = up?.ok ? storedScrapes(up.body) : undefined;
+    const targets = stored ? listed.map((t) => ({ ...t, lastScrapeMs: Math.min(t.lastScrapeMs, stored.get(t.key) ?? 0) })) : listed;
     // a Prometheus that just started has no targets for a few seconds (service discovery); one
     // that has run for a while without any is fed otherwise (remote write): nothing to wait for
     if (targets.length === 0 && !(await justStarted(p, ctx))) return `did not wait for ${what}: Prometheus has no active scrape targets`;

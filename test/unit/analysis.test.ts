@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import analysis from '../../modules/analysis.js';
-import { judge, jsonSafe, kubeSignals, kubeState, p95, promDurationMs, promNumber, promReading, runAnalysis, scrapeTargets, type AnalysisDeps, type AnalysisPlan, type Reading } from '../../src/analysis/index.js';
+import { judge, jsonSafe, kubeSignals, kubeState, p95, labelKey, promDurationMs, promNumber, promReading, runAnalysis, scrapeTargets, storedScrapes, type AnalysisDeps, type AnalysisPlan, type Reading } from '../../src/analysis/index.js';
 import { compileSchema } from '../../src/load/schema.js';
 import { makeCtx, runModule } from '../helpers/ctx.js';
 import { startHttp } from '../helpers/http.js';
@@ -105,12 +105,19 @@ describe('scrape targets (when a query\'s data can exist)', () => {
       },
     };
     expect(scrapeTargets(body)).toEqual([
-      { url: 'http://a/metrics', lastScrapeMs: Date.parse('2026-12-01T10:00:01.5Z'), intervalMs: 1000 },
-      { url: 'http://b/metrics', lastScrapeMs: 0, intervalMs: 60_000 },
+      { url: 'http://a/metrics', lastScrapeMs: Date.parse('2026-12-01T10:00:01.5Z'), intervalMs: 1000, key: '' },
+      { url: 'http://b/metrics', lastScrapeMs: 0, intervalMs: 60_000, key: '' },
     ]);
     expect(scrapeTargets({ status: 'success', data: { activeTargets: [] } })).toEqual([]);
     expect(scrapeTargets({ hello: 1 })).toMatch(/no active targets list/);
     expect(scrapeTargets(null)).toMatch(/no active targets list/);
+  });
+  it('matches a target to its stored `up` sample (timestamp(up)) by its labels', () => {
+    const key = labelKey({ job: 'app', instance: '127.0.0.1:9' });
+    expect(key).toBe(labelKey({ instance: '127.0.0.1:9', job: 'app', __name__: 'up' }));
+    const stored = storedScrapes({ status: 'success', data: { resultType: 'vector', result: [{ metric: { instance: '127.0.0.1:9', job: 'app' }, value: [1796168470.1, '1796168469.595'] }] } });
+    expect(stored?.get(key)).toBe(1796168469595);
+    expect(storedScrapes({ status: 'error' })).toBeUndefined();
   });
 });
 
