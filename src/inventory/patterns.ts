@@ -25,6 +25,7 @@ import { splitHostPattern } from './split-pattern.js';
 import { groupMembers } from './host-vars.js';
 import { didYouMean, listSome } from '../load/suggest.js';
 import type { Inventory } from './types.js';
+import { useHostPatterns } from '../template/lookups.js';
 
 /** One parsed term of a host pattern. */
 export interface PatternTerm {
@@ -215,3 +216,27 @@ export function checkPatterns(inv: Inventory, hosts: (string | string[])[], limi
   for (const h of hosts) matchClusters(inv, h);
   if (limit) matchClusters(inv, limit);
 }
+
+/**
+ * The `inventory_hostnames` lookup's evaluation, as ansible-core's: an inventory made of the
+ * `groups` variable alone (each group holding its hosts directly, no children), then the pattern
+ * over it; a pattern that matches nothing gives no hosts.
+ */
+function hostnamesOf(groups: Record<string, string[]>, pattern: string[]): string[] {
+  const inv: Inventory = { source: 'groups', dir: '', clusters: new Map(), groups: new Map(), secrets: [] };
+  for (const [g, hosts] of Object.entries(groups)) {
+    inv.groups.set(g, { name: g, vars: {}, inlineVars: {}, fileVars: {}, playbookVars: {}, priority: 1, children: [], clusters: [...hosts], parents: [], depth: 0 });
+    for (const h of hosts) {
+      const c = inv.clusters.get(h) ?? { name: h, context: h, vars: {}, groups: [] };
+      if (!c.groups.includes(g)) c.groups.push(g);
+      inv.clusters.set(h, c);
+    }
+  }
+  try {
+    return selectClusters(inv, pattern).clusters;
+  } catch {
+    return [];
+  }
+}
+
+useHostPatterns(hostnamesOf);

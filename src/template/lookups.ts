@@ -17,6 +17,7 @@ import { rstrip, lstrip, splitlines } from './filters/pytext.js';
 import { checkKwargs, convertBoolLoose, flat1 } from './lookup-args.js';
 import { basedir, fileglob, findFile, firstFound } from './lookup-files.js';
 import { password, sequence } from './lookup-generators.js';
+import { iniLookup } from './lookup-ini.js';
 
 /** A regular file (not a directory, not missing). */
 const isFile = (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isFile() === true;
@@ -70,6 +71,24 @@ function k8sLookup(kwargs: Kwargs, ctx: PluginContext): unknown[] {
   const found = ctx.k8s.find(query);
   if (query.name !== undefined) return found.length > 0 ? [found[0]] : [];
   return found;
+}
+
+/** Evaluates a host pattern against the groups of the `groups` variable (set by the inventory layer). */
+export type HostPatterns = (groups: Record<string, string[]>, pattern: string[]) => string[];
+
+let hostPatterns: HostPatterns | undefined;
+
+/** Give the `inventory_hostnames` lookup its host-pattern evaluator (the inventory layer's, registered as it loads). */
+export function useHostPatterns(fn: HostPatterns): void {
+  hostPatterns = fn;
+}
+
+/** The `groups` variable as ansible-core's inventory_hostnames lookup reads it: group → host names. */
+function toGroups(v: unknown): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  if (!isMap(v)) return out;
+  for (const [g, hosts] of Object.entries(v)) out[g] = Array.isArray(hosts) ? hosts.map((h) => text(h)) : [];
+  return out;
 }
 
 const CONFIG: Readonly<Record<string, unknown>> = {
@@ -282,6 +301,15 @@ const BASE: Record<string, LookupDef> = {
   random_choice: { fn: (terms) => (terms.length === 0 ? [] : [terms[randomInt(terms.length)]]) },
   fileglob: { fn: (terms, _kwargs, ctx) => terms.flatMap((t) => fileglob(text(t), ctx)) },
   first_found: { fn: (terms, kwargs, ctx) => firstFound(terms, kwargs, ctx) },
+  ini: { fn: (terms, kwargs, ctx) => iniLookup(terms, kwargs, ctx) },
+  inventory_hostnames: {
+    fn: (terms, kwargs, ctx) => {
+      checkKwargs('inventory_hostnames', kwargs, []);
+      const groups = toGroups(ctx.variable('groups'));
+      if (!hostPatterns) throw new ExprError('the inventory_hostnames lookup is not available here: no inventory is loaded');
+      return hostPatterns(groups, terms.map((t) => text(t)));
+    },
+  },
   config: {
     fn: (terms, kwargs) => {
       checkKwargs('config', kwargs, ['on_missing', 'plugin_type', 'plugin_name', 'show_origin']);
