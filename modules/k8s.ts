@@ -310,7 +310,7 @@ async function renderTemplate(t: unknown, ctx: ModuleContext): Promise<unknown[]
 async function everyObject(client: KubeClient, apiVersion: string, kind: string, namespace: string | undefined, selectors: string[], signal: AbortSignal): Promise<Record<string, unknown>[]> {
   const info = await findResource(client, apiVersion, kind);
   if (!info) throw new Error(`Failed to find exact match for ${apiVersion}.${kind} by [kind, name, singularName, shortNames]`);
-  const list = await client.list(apiVersion, kind, { namespace: info.namespaced ? namespace : undefined, labelSelector: selectors.length ? selectors.join(',') : undefined, signal });
-  return list.items.map((o) => ({ ...o, apiVersion, kind }) as Record<string, unknown>);
+  const list = await client.list(apiVersion, info.kind, { namespace: info.namespaced ? namespace : undefined, labelSelector: selectors.length ? selectors.join(',') : undefined, signal });
+  return list.items.map((o) => ({ ...o, apiVersion, kind: info.kind }) as Record<string, unknown>);
 }
 

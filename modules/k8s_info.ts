@@ -73,7 +73,7 @@ export default defineModule({
           : cond.reason
             ? { type: 'check', describe: `condition ${cond.type}=${cond.status} (${cond.reason})`, check: (o) => Promise.resolve(conditionMet(cond, o)) }
             : { type: 'condition', condition: cond.type, status: cond.status };
-        const w = await waitFor(client, [{ apiVersion, kind: args.kind, name: args.name, namespace, labelSelector }], mode, {
+        const w = await waitFor(client, [{ apiVersion, kind: info.kind, name: args.name, namespace, labelSelector }], mode, {
           timeoutMs: args.wait_timeout * 1000,
           signal: ctx.signal,
           progress: (m) => ctx.log.progress(m),
@@ -82,10 +82,10 @@ export default defineModule({
       }
       let resources: KubeObject[];
       if (args.name) {
-        const o = await client.get({ apiVersion, kind: args.kind, name: args.name, namespace }, ctx.signal);
+        const o = await client.get({ apiVersion, kind: info.kind, name: args.name, namespace }, ctx.signal);
         resources = o ? [o] : [];
       } else {
-        resources = (await client.list(apiVersion, args.kind, { namespace, labelSelector, fieldSelector, signal: ctx.signal })).items;
+        resources = (await client.list(apiVersion, info.kind, { namespace, labelSelector, fieldSelector, signal: ctx.signal })).items;
       }
       for (const o of resources) {
         const md = o.metadata as Record<string, unknown>;

@@ -76,7 +76,7 @@ export default defineModule({
       const { info, apiVersion: found } = await kcoreResource(client, apiVersion, args.kind);
       apiVersion = found;
       if (info.namespaced && !args.namespace) return fail(`${args.kind} ${args.name}: Failed to retrieve requested object: a namespace is required for the namespaced kind ${apiVersion}.${args.kind}`);
-      ref = { apiVersion, kind: args.kind, name: args.name, namespace: info.namespaced ? args.namespace : undefined };
+      ref = { apiVersion, kind: info.kind, name: args.name, namespace: info.namespaced ? args.namespace : undefined };
       existing = await client.get(ref, ctx.signal);
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;

@@ -88,6 +88,7 @@ export default defineModule({
       const found = await kcoreResource(client, apiVersion, kind);
       const info = found.info;
       apiVersion = found.apiVersion;
+      kind = info.kind;
       const namespace = info.namespaced && typeof md.namespace === 'string' ? md.namespace : undefined;
       const name = typeof md.name === 'string' && md.name ? md.name : undefined;
       if (name) {

@@ -8,6 +8,7 @@
  * the nesting needs. `cluster_info=` reads /version or /apis.
  */
 import { kubeFor } from '../k8s/client.js';
+import { kcoreResource } from '../k8s/kcore-action.js';
 import { isRecord } from '../core/shape.js';
 import type { ModuleContext } from '../core/module.js';
 import type { TemplateHost } from '../template/engine.js';
@@ -90,11 +91,12 @@ async function read(client: Awaited<ReturnType<typeof kubeFor>>, q: K8sQuery, si
     const groups = isRecord(apis) && Array.isArray(apis.groups) ? apis.groups : [];
     return [['', ...groups.flatMap((g: unknown) => (isRecord(g) && typeof g.name === 'string' ? [g.name] : []))]];
   }
-  const info = await client.resource(q.apiVersion, q.kind);
+  // kubernetes.core's kind lookup: `kind` may be a plural, singular or short name (`cm`)
+  const { info, apiVersion } = await kcoreResource(client, q.apiVersion, q.kind);
   const namespace = info.namespaced ? q.namespace : undefined;
   if (q.name) {
-    const o = await client.get({ apiVersion: q.apiVersion, kind: q.kind, name: q.name, namespace: namespace ?? (info.namespaced ? 'default' : undefined) }, signal);
+    const o = await client.get({ apiVersion, kind: info.kind, name: q.name, namespace: namespace ?? (info.namespaced ? 'default' : undefined) }, signal);
     return o ? [o] : [];
   }
-  return (await client.list(q.apiVersion, q.kind, { namespace, labelSelector: q.labelSelector, fieldSelector: q.fieldSelector, signal })).items;
+  return (await client.list(apiVersion, info.kind, { namespace, labelSelector: q.labelSelector, fieldSelector: q.fieldSelector, signal })).items;
 }

@@ -9,6 +9,7 @@ import { applyObjects } from './apply/index.js';
 import { ApplyConflictError, KubeApiError } from './errors.js';
 import { asList, definitionHash, hideFields, selectorsMatch, waitLikeKcore, type WaitCondition } from './kcore.js';
 import { diffEntry, maskObject, normalize as normalizeObject, secretValues } from './normalize.js';
+import { findResource } from './kcore-kind.js';
 import { labelOf } from './object-plan.js';
 import type { KubeClient, KubeObject, ObjectRef, ResourceInfo } from './types.js';
 import { waitFor } from './wait.js';
@@ -55,17 +56,22 @@ export class KcoreObjectFailure extends Error {
   }
 }
 
+export { findResource } from './kcore-kind.js';
+
 /** HTTP reason phrases, as the Python client reports them in `reason`. */
 export const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
 /** What kubernetes.core's `perform_action` does for one definition. */
 export async function performAction(client: KubeClient, def: Record<string, unknown>, args: KcoreActionParams, mergeTypes: string[], ctx: ModuleContext): Promise<KcoreItem> {
-  const kind = typeof def.kind === 'string' ? def.kind : undefined;
+  const named = typeof def.kind === 'string' ? def.kind : undefined;
   const asked = typeof def.apiVersion === 'string' ? def.apiVersion : String(def.apiVersion);
-  const info = kind ? await findResource(client, asked, kind) : undefined;
-  if (!kind || !info) throw new KcoreObjectFailure(`Failed to find exact match for ${asked}.${String(kind)} by [kind, name, singularName, shortNames]`);
+  const info = named ? await findResource(client, asked, named) : undefined;
+  if (!named || !info) throw new KcoreObjectFailure(`Failed to find exact match for ${asked}.${String(named)} by [kind, name, singularName, shortNames]`);
   const apiVersion = asked === 'v1' ? groupVersion(info) : asked;
+  // the kind as discovery names it (a task may have named it `cm` or `configmaps`)
+  const kind = info.kind;
   def.apiVersion = apiVersion;
+  def.kind = kind;
   const md = def.metadata as Record<string, unknown>;
   if (args.append_hash) {
     const hash = definitionHash(def);
@@ -288,27 +294,6 @@ function apiFailure(prefix: string, e: unknown): Error {
   if (e instanceof KcoreObjectFailure || (e instanceof Error && e.name === 'UnreachableError')) return e;
   if (e instanceof KubeApiError) return new KcoreObjectFailure(`${prefix}: ${e.message}`, { reason: HTTP_REASON[e.status] ?? e.reason });
   return new KcoreObjectFailure(`${prefix}: ${errorMessage(e)}`);
-}
-
-/** Discovery of a kind (kubernetes.core's `find_resource`); `undefined` when the cluster does not serve it. */
-export async function findResource(client: KubeClient, apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
-  const found = await discovered(client, apiVersion, kind);
-  if (found || apiVersion !== 'v1') return found;
-  // kubernetes.core's client.resource: `v1` (its api_version default) is the core group first, then
-  // any group's v1 serving the kind when only one does (`kind: Deployment` alone is apps/v1)
-  const apis = (await client.getPath('/apis')) as { groups?: { name?: string; versions?: { version?: string }[] }[] } | undefined;
-  const groups = (apis?.groups ?? []).filter((g) => g.name && g.versions?.some((v) => v.version === 'v1'));
-  const matches = (await Promise.all(groups.map((g) => discovered(client, `${g.name as string}/v1`, kind)))).filter((i) => i !== undefined);
-  return matches.length === 1 ? matches[0] : undefined;
-}
-
-async function discovered(client: KubeClient, apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
-  try {
-    return await client.resource(apiVersion, kind);
-  } catch (e) {
-    if (e instanceof KubeApiError && e.verb === 'DISCOVER') return undefined;
-    throw e;
-  }
 }
 
 /**
