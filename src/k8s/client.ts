@@ -8,7 +8,8 @@
 import type { ClusterRef, ModuleContext } from '../core/module.js';
 import { AGGREGATED_ACCEPT, apiVersionOf, coreKind, DiscoveryIndex, groupVersionsOf, isAggregated, parseAggregated, parseResourceList, splitApiVersion } from './discovery.js';
 import { ApplyConflictError, KubeApiError, parseConflicts } from './errors.js';
-import { TransportError, type RetryClass, type Transport } from './http.js';
+import { TransportError, type Transport } from './http.js';
+import type { RetryClass } from './retry.js';
 import type { ApplyOptions, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ListResult, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
 import { isRecord } from '../core/shape.js';

@@ -1,144 +1,20 @@
 /**
  * HTTP transport of the Kubernetes client: keep-alive agents per cluster (one for requests, one
  * for watches, so a long-lived stream never holds a request's socket), a client-side
- * rate limit (token bucket), and retries with exponential backoff + jitter for what is safe to
- * retry. Plain node `http`/`https` so TLS (CA, client certificates) is fully under control.
+ * rate limit (token bucket, rate-limit.ts), and retries with exponential backoff + jitter for
+ * what is safe to retry (the per-verb policy: retry.ts). Plain node `http`/`https` so TLS (CA,
+ * client certificates; tls-context.ts) is fully under control.
  */
-import { sleep } from '../core/sleep.js';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as tls from 'node:tls';
 import type { ClientStats, RequestVerb } from './types.js';
 import { errCode } from './errors.js';
 import { proxyAgent, type ProxySettings } from './proxy.js';
-
-/**
- * How a request may be retried (decided per verb: what a second copy of the request does if the
- * first one took effect):
- * - `read`: GET/LIST/WATCH — everything transient is retried (429, 5xx, network errors, timeouts);
- * - `apply`: server-side apply (PATCH `application/apply-patch+yaml` with a field manager) — as a
- *   read: the same patch from the same manager gives the same object however often it lands, and
- *   a 500 (an admission webhook that timed out: `failed calling webhook … context deadline
- *   exceeded`) wrote nothing;
- * - `idempotent`: DELETE — 429, 502/503/504, network errors, not 500: a repeated delete whose
- *   first copy took effect answers 404, which reads as "was already absent" (another answer
- *   than the first copy's), so it is repeated only where the first copy most likely never
- *   reached the apiserver's storage;
- * - `unsafe`: POST create (no name-conflict check: `generateName` would make a second object),
- *   PUT, merge and JSON patches (a JSON patch's `add` to a list adds twice) — only 429 and
- *   errors that happened before the request was sent;
- * - `none`: never retried (reachability probes).
- */
-export type RetryClass = 'read' | 'apply' | 'idempotent' | 'unsafe' | 'none';
-
-/** What happened on one attempt (input of the retry policy). */
-export type AttemptOutcome =
-  /** `permanent`: the answer says the request itself is wrong (see {@link isPermanent500}), whatever its status. */
-  | { kind: 'status'; status: number; retryAfterSeconds?: number; permanent?: boolean }
-  | { kind: 'error'; code?: string; sent: boolean; timeout?: boolean };
-
-/** Retry tuning. */
-export interface RetryPolicy {
-  /** Attempts after the first one. @default 5 */
-  maxRetries: number;
-  /** First backoff in ms (doubled per attempt). @default 250 */
-  baseDelayMs: number;
-  /** Largest backoff in ms. @default 10000 */
-  maxDelayMs: number;
-}
-
-/** Default retry tuning. */
-export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 5, baseDelayMs: 250, maxDelayMs: 10_000 };
-
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'UND_ERR_SOCKET']);
-
-/**
- * The retry decision: the delay in ms before the next attempt, or `undefined` to give up.
- * `attempt` is the number of the attempt that just failed (1 = first). `random` is injectable for tests.
- */
-export function retryDelay(cls: RetryClass, outcome: AttemptOutcome, attempt: number, policy: RetryPolicy = DEFAULT_RETRY, random: () => number = Math.random): number | undefined {
-  if (attempt > policy.maxRetries || cls === 'none') return undefined;
-  let retry = false;
-  if (outcome.kind === 'status') {
-    const s = outcome.status;
-    if (outcome.permanent) return undefined;
-    if (s === 429) retry = true;
-    else if (s === 500) retry = cls === 'read' || cls === 'apply';
-    else if (s === 502 || s === 503 || s === 504) retry = cls !== 'unsafe';
-  } else {
-    const network = outcome.timeout === true || (outcome.code !== undefined && NETWORK_CODES.has(outcome.code));
-    if (network) retry = cls !== 'unsafe' || !outcome.sent;
-  }
-  if (!retry) return undefined;
-  // exponential backoff with full jitter, at least half of the step
-  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  const backoff = step / 2 + random() * (step / 2);
-  if (outcome.kind === 'status' && outcome.retryAfterSeconds !== undefined && outcome.retryAfterSeconds >= 0) {
-    // Honour Retry-After (capped at 60 s), plus a little jitter so clients do not stampede.
-    return Math.min(60_000, outcome.retryAfterSeconds * 1000) + random() * 100;
-  }
-  return backoff;
-}
-
-/** Parse a `Retry-After` header (seconds or HTTP date) into seconds. */
-export function parseRetryAfter(v: string | undefined, now = Date.now()): number | undefined {
-  if (!v) return undefined;
-  if (/^\d+(\.\d+)?$/.test(v.trim())) return Number(v.trim());
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? undefined : Math.max(0, (t - now) / 1000);
-}
-
-/** A token bucket: `qps` tokens per second, at most `burst` saved up. */
-export class TokenBucket {
-  private tokens: number;
-  private last = Date.now();
-  private queue: Promise<void> = Promise.resolve();
-
-  /**
-   * @param qps sustained requests per second (<= 0: unlimited)
-   * @param burst bucket size
-   */
-  constructor(
-    readonly qps: number,
-    readonly burst: number,
-  ) {
-    this.tokens = burst;
-  }
-
-  /** Wait until a token is available, then take it. */
-  take(signal?: AbortSignal): Promise<void> {
-    if (this.qps <= 0) return Promise.resolve();
-    const next = this.queue.then(async () => {
-      for (;;) {
-        const now = Date.now();
-        this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
-        this.last = now;
-        if (this.tokens >= 1) {
-          this.tokens -= 1;
-          return;
-        }
-        signal?.throwIfAborted();
-        await sleepOrThrow(Math.ceil(((1 - this.tokens) / this.qps) * 1000), signal);
-      }
-    });
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-}
-
-/** Sleep that rejects (with {@link abortReason}) when the signal aborts: retries and the QPS bucket stop with the request. */
-export async function sleepOrThrow(ms: number, signal?: AbortSignal): Promise<void> {
-  if (!(await sleep(ms, signal))) throw abortReason(signal);
-}
-
-/** The error to reject with when a signal aborted. */
-export function abortReason(signal: AbortSignal | undefined): Error {
-  const r: unknown = signal?.reason;
-  if (r instanceof Error) return r;
-  const e = new Error('aborted');
-  e.name = 'AbortError';
-  return e;
-}
+import { DEFAULT_RETRY, isPermanent500, parseRetryAfter, retryDelay, type AttemptOutcome, type RetryClass, type RetryPolicy } from './retry.js';
+import { abortReason, sleepOrThrow, TokenBucket } from './rate-limit.js';
+import { describePhase, type RequestPhase } from './request-phase.js';
+import { withSecureContext } from './tls-context.js';
 
 /** TLS and auth material for the transport. */
 export interface TransportAuth {
@@ -447,60 +323,6 @@ export class Transport {
     this.agent.destroy();
     this.streamAgent.destroy();
   }
-}
-
-/** Where a request is (for the message of a timeout): the bound is on the whole request, whatever arrives meanwhile. */
-interface RequestPhase {
-  at: 'connecting' | 'tls' | 'sending' | 'headers' | 'body';
-  /** The response's status, once its headers arrived. */
-  status?: number;
-}
-
-/** The phase a request timed out in, said for a person: `reading the response body (HTTP 200, 12 bytes in 60.0 s: …)`. */
-export function describePhase(p: RequestPhase, bodyBytes: number | undefined, elapsedMs: number): string {
-  switch (p.at) {
-    case 'connecting':
-      return 'connecting to the apiserver';
-    case 'tls':
-      return 'in the TLS handshake';
-    case 'sending':
-      return 'sending the request';
-    case 'headers':
-      return 'waiting for the response headers (the request was sent)';
-    case 'body':
-      return `reading the response body (HTTP ${p.status ?? 0}${bodyBytes !== undefined ? `, ${bodyBytes} bytes in ${(elapsedMs / 1000).toFixed(1)} s` : ''}: the apiserver, or a proxy or load balancer in front of it, sends it too slowly)`;
-  }
-}
-
-/**
- * TLS options with the CA, client certificate and key made into one `SecureContext` (one per
- * options object): without it, Node parses them again for every socket (~5 ms each; an apply
- * opens up to 16 sockets). When
- * they do not parse, the options are left as given, so the error surfaces on connect as before.
- */
-export function withSecureContext(o: https.AgentOptions): https.AgentOptions {
-  const { ca, cert, key, pfx, passphrase, ...rest } = o;
-  if (o.secureContext || (ca === undefined && cert === undefined && key === undefined && pfx === undefined)) return o;
-  // Inventory entries on one cluster share their credentials' options object: one context for all.
-  let secureContext = secureContexts.get(o);
-  try {
-    secureContext ??= tls.createSecureContext({ ca, cert, key, pfx, passphrase });
-  } catch {
-    return o;
-  }
-  secureContexts.set(o, secureContext);
-  return { ...rest, secureContext };
-}
-
-const secureContexts = new WeakMap<https.AgentOptions, tls.SecureContext>();
-
-/**
- * A 500 that no repeat can change: server-side apply cannot type the patch (a manifest field the
- * kind's schema does not declare answers `failed to create typed patch object …`), the same
- * every time — not a webhook or etcd that failed this once.
- */
-export function isPermanent500(body: string): boolean {
-  return /failed to create typed patch object/.test(body);
 }
 
 /** The `reason` of a Status body (`InternalError`), else the HTTP status text. */

@@ -7,7 +7,8 @@
 import { setting } from '../core/settings.js';
 import { UnreachableError } from '../core/module.js';
 import { isConnectError, KubeApiError, parseStatus, type KubeStatus } from './errors.js';
-import { sleepOrThrow, TransportError, type Transport, type TransportRequest, type TransportResponse } from './http.js';
+import { TransportError, type Transport, type TransportRequest, type TransportResponse } from './http.js';
+import { sleepOrThrow } from './rate-limit.js';
 import type { ClientStats } from './types.js';
 import { parseWarnings } from './warnings.js';
 

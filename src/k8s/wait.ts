@@ -5,7 +5,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { describeRef } from './client.js';
-import { abortReason } from './http.js';
+import { abortReason } from './rate-limit.js';
 import { hasPods, podFatalReason, readinessOf } from './readiness/index.js';
 import type { KubeClient, KubeObject } from './types.js';
 

@@ -9,7 +9,9 @@
  */
 import { createInterface } from 'node:readline';
 import type { KubeObject, WatchEvent, WatchOptions } from './types.js';
-import { abortReason, retryDelay, sleepOrThrow, TransportError, type Transport } from './http.js';
+import { TransportError, type Transport } from './http.js';
+import { abortReason, sleepOrThrow } from './rate-limit.js';
+import { retryDelay } from './retry.js';
 import { KubeApiError, parseStatus } from './errors.js';
 
 /**

@@ -4,7 +4,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isPermanent500, parseRetryAfter, retryDelay, TokenBucket, Transport } from '../../src/k8s/http.js';
+import { Transport } from '../../src/k8s/http.js';
+import { TokenBucket } from '../../src/k8s/rate-limit.js';
+import { isPermanent500, parseRetryAfter, retryDelay } from '../../src/k8s/retry.js';
 
 describe('retryDelay', () => {
   const zero = (): number => 0;

@@ -3,7 +3,8 @@
 // (certificates made with openssl), no fakes.
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Transport, TransportError, withSecureContext } from '../../src/k8s/http.js';
+import { Transport, TransportError } from '../../src/k8s/http.js';
+import { withSecureContext } from '../../src/k8s/tls-context.js';
 import { makePki, pem, startHttps, type TestPki, type TestServer } from '../helpers/http.js';
 
 let pki: TestPki;

@@ -7,7 +7,7 @@ import { KubeApiError } from '../errors.js';
 import { condition, failed, progressing, ready, type Readiness } from '../readiness/common.js';
 import { crdReadiness } from '../readiness/simple.js';
 import { WAIT_STALL_MS } from '../wait.js';
-import { abortReason, sleepOrThrow } from '../http.js';
+import { abortReason, sleepOrThrow } from '../rate-limit.js';
 import type { KubeClient, KubeObject, WatchOptions } from '../types.js';
 import { apiVersionOf, crdServedKinds } from '../discovery.js';
 import { LIST_MIN } from '../object-plan.js';
