@@ -2,7 +2,8 @@
  * What every command shares: reporters, signals, error → exit code mapping (loading a run's
  * inputs is src/run/inputs.ts).
  */
-import { setting, SettingError } from '../core/settings.js';
+import { setting } from '../core/settings.js';
+import { SettingError } from '../core/setting-spec.js';
 import { setMaxListeners } from 'node:events';
 import { boardReporter } from '../report/board.js';
 import { InputError, errorMessage } from '../load/errors.js';

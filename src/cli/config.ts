@@ -6,7 +6,8 @@
  */
 import { ansibleCfg } from '../core/ansible-config.js';
 import { EXIT, type ExitCode } from '../core/exit.js';
-import { SETTINGS, settingSource, type SettingName } from '../core/settings.js';
+import { settingSource } from '../core/settings.js';
+import { SETTINGS, type SettingName } from '../core/settings-table.js';
 import { reportError } from './common.js';
 
 /** A value as Python's `str()` prints it (ansible-config's `%s`): lists as `['a', 'b']`, booleans as `True`/`False`, nothing as `None`. */

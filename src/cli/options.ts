@@ -5,7 +5,7 @@
  * `kplay plan`) without declaring it again.
  */
 import { Option } from 'commander';
-import { DEFAULT_FORKS } from '../core/settings.js';
+import { DEFAULT_FORKS } from '../core/settings-table.js';
 import { DEFAULT_MAX_INPUT_BYTES } from '../load/yaml.js';
 
 /** A repeatable option's values, in order (`-e a -e b`). */

@@ -1,12 +1,13 @@
 /**
  * The README's sections generated from kplay's own tables (`npm run schemas` writes them,
- * `schemas --check` fails when they are stale): the environment variables (src/core/settings.ts),
+ * `schemas --check` fails when they are stale): the environment variables (src/core/settings-table.ts),
  * the exit codes (src/core/exit.ts) and the `--forks` default. Each lives between
  * `<!-- NAME:start … -->` and `<!-- NAME:end -->` markers; a block region keeps a blank line
  * inside each marker, an inline one (within a sentence) does not.
  */
 import { EXIT_CODES, type ExitName } from '../core/exit.js';
-import { DEFAULT_FORKS, SETTINGS, type AnsibleName, type SettingName } from '../core/settings.js';
+import { DEFAULT_FORKS, SETTINGS, type SettingName } from '../core/settings-table.js';
+import type { AnsibleName } from '../core/setting-spec.js';
 
 /** A table cell: `|` escaped, on one line. */
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');

@@ -9,7 +9,8 @@ import type { RunEvent } from '../report/events.js';
 import { shardSpec, type ShardFlags, type ShardSpec } from '../fleet/spec.js';
 import { interruptController, listOption, RunCrashedError } from './common.js';
 import type { LoadFlags, Loaded } from '../run/inputs.js';
-import { DEFAULT_FORKS, setting } from '../core/settings.js';
+import { setting } from '../core/settings.js';
+import { DEFAULT_FORKS } from '../core/settings-table.js';
 
 
 /** Flags of `kplay run` (and `kplay drift`); `--shard I/N` and the fleet flags are src/fleet/spec.ts's. */

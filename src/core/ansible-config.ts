@@ -3,7 +3,7 @@
  * working directory is world-writable, `~/.ansible.cfg`, `/etc/ansible/ansible.cfg`; the first
  * that exists wins, none are merged) and its INI text as Python's `configparser` parses it with
  * ansible-core's options (`inline_comment_prefixes=(';',)`, values read raw: no `%(x)s`
- * interpolation). The settings table (./settings.ts) reads values from it.
+ * interpolation). The settings (./settings.ts, table in ./settings-table.ts) read values from it.
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';

@@ -45,7 +45,7 @@ export interface RunOptions {
   tags: string[];
   skipTags: string[];
   startAtTask?: string;
-  /** Parallel clusters per task (runManaged and the CLI give `DEFAULT_FORKS` of src/core/settings.ts when nothing says). */
+  /** Parallel clusters per task (runManaged and the CLI give `DEFAULT_FORKS` of src/core/settings-table.ts when nothing says). */
   forks: number;
   runId: string;
   masker: Masker;

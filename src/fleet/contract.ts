@@ -21,7 +21,7 @@
  *   one process's do: `serial: [1, "10%"]` still runs one canary first).
  * - `shard.<I>`: the report of shard I: {@link ShardReport} (its run id, state, recap per cluster).
  */
-import { SETTINGS } from '../core/settings.js';
+import { SETTINGS } from '../core/settings-table.js';
 
 /** The kind of the coordination object. */
 export const FLEET_OBJECT = { apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', apiGroup: '' } as const;

@@ -3,7 +3,8 @@
  * environment an Indexed Job pod gets (see contract.ts, FLEET_ENV). Flags win over the environment.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { setting, type Env } from '../core/settings.js';
+import { setting } from '../core/settings.js';
+import type { Env } from '../core/setting-spec.js';
 import { InputError } from '../load/errors.js';
 import { DEFAULT_FLEET_NAMESPACE, FLEET_ENV, FLEET_RUN_ID_PATTERN, POD_NAMESPACE_FILE } from './contract.js';
 

@@ -4,7 +4,7 @@
  * parses the same text again. The cache maps a SHA-256 of the build and the text to the values the
  * parser gave, as JSON (~5 ms to read back). It is used only by a bundled build (`npm run build`
  * defines `KPLAY_BUILD_ID`, a new one per build, so a changed parser never reads an older one's
- * entries) and can be turned off with `KPLAY_PARSE_CACHE=0` (src/core/settings.ts).
+ * entries) and can be turned off with `KPLAY_PARSE_CACHE=0` (src/core/settings-table.ts).
  *
  * It lives in `$XDG_CACHE_HOME/kplay/manifests` (default `~/.cache/kplay/manifests`; directory
  * 0700, files 0600), holds at most {@link MAX_ENTRIES} entries (the least recently written go

@@ -10,7 +10,8 @@
  * `!secret`; one that no given password opens fails where it is used), and so is a whole
  * vault-encrypted file (every string in it is a secret; one that cannot be decrypted fails here).
  */
-import { DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_YAML_DEPTH, setting } from '../core/settings.js';
+import { setting } from '../core/settings.js';
+import { DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_YAML_DEPTH } from '../core/settings-table.js';
 import { readFile, stat } from 'node:fs/promises';
 import {
   Parser,

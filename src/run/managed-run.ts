@@ -7,7 +7,8 @@
  * `kplay drift` and programs using the SDK all run playbooks through here; commands only turn
  * flags into {@link ManagedRunOptions} and the outcome into an exit code.
  */
-import { DEFAULT_FORKS, setting } from '../core/settings.js';
+import { setting } from '../core/settings.js';
+import { DEFAULT_FORKS } from '../core/settings-table.js';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { JournalState } from '../audit/journal.js';

@@ -18,5 +18,6 @@ export { spawnTethered, tether } from '../core/tether.js';
 export { runProcess, type ProcessOptions, type ProcessResult } from '../core/process.js';
 export { sleep } from '../core/sleep.js';
 /** kplay's settings from the environment (`setting('helm')` is `$KPLAY_HELM` or `helm`), parsed and checked once. */
-export { setting, type SettingName } from '../core/settings.js';
+export { setting } from '../core/settings.js';
+export type { SettingName } from '../core/settings-table.js';
 export { UndefinedInputError } from '../template/index.js';

@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findAnsibleCfg, IniError, parseIni } from '../../src/core/ansible-config.js';
-import { settingSource, SettingError } from '../../src/core/settings.js';
+import { settingSource } from '../../src/core/settings.js';
+import { SettingError } from '../../src/core/setting-spec.js';
 import { configDump } from '../../src/cli/config.js';
 import { kplay } from '../helpers/cli.js';
 

@@ -15,7 +15,7 @@ vi.mock('../../src/executor/playbook-run.js', async (importOriginal) => {
 
 const { runCommand } = await import('../../src/cli/run-command.js');
 const { runManaged } = await import('../../src/run/managed-run.js');
-const { DEFAULT_FORKS } = await import('../../src/core/settings.js');
+const { DEFAULT_FORKS } = await import('../../src/core/settings-table.js');
 const { EXIT } = await import('../../src/core/exit.js');
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kplay-cli-exit-'));

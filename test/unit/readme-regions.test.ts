@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { exitCodesMarkdown, fillReadmeRegions, settingsMarkdown } from '../../src/cli/readme-regions.js';
 import { EXIT_CODES, type ExitName } from '../../src/core/exit.js';
-import { DEFAULT_FORKS, SETTINGS, type SettingName } from '../../src/core/settings.js';
+import { DEFAULT_FORKS, SETTINGS, type SettingName } from '../../src/core/settings-table.js';
 
 const readme = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md'), 'utf8');
 

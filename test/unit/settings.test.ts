@@ -1,4 +1,4 @@
-// The settings table (src/core/settings.ts): each variable is read through one accessor that gives
+// The settings table (src/core/settings-table.ts; read by src/core/settings.ts): each variable is read through one accessor that gives
 // the default when unset, parses once, and names the variable when a value is bad.
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -6,7 +6,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { kplay } from '../helpers/cli.js';
-import { checkSettings, DEFAULT_MAX_INPUT_BYTES, SETTINGS, setting, SettingError, settingSource, type SettingName } from '../../src/core/settings.js';
+import { checkSettings, setting, settingSource } from '../../src/core/settings.js';
+import { DEFAULT_MAX_INPUT_BYTES, SETTINGS, type SettingName } from '../../src/core/settings-table.js';
+import { SettingError } from '../../src/core/setting-spec.js';
 
 describe('settings', () => {
   it('give their defaults when the variable is unset', () => {
