@@ -6,7 +6,7 @@
  */
 import { BoundMethod, hasMethod } from './methods.js';
 import { percentFormat } from './pyformat.js';
-import { CapturedError, defined, ExprError, isFloat, isInt, isMap, isNumber, bigOf, mkFloat, mkInt, num, PyObject, TUPLES, pyStr, typeName, Undef } from './values.js';
+import { CapturedError, defined, ExprError, isFloat, isInt, isMap, isNumber, bigOf, mkFloat, mkInt, NAMED_FIELDS, num, PyObject, TUPLES, pyStr, typeName, Undef } from './values.js';
 
 /** Largest string/list an operator may build. */
 export const MAX_SIZE = 10_000_000;
@@ -34,6 +34,10 @@ export function getAttr(obj: unknown, name: string): unknown {
   if (isMap(obj)) {
     if (Object.prototype.hasOwnProperty.call(obj, name)) return obj[name];
     return new Undef(`object of type 'dict' has no attribute '${name}'`, name);
+  }
+  if (Array.isArray(obj)) {
+    const i = NAMED_FIELDS.get(obj)?.[name];
+    if (i !== undefined) return obj[i];
   }
   return new Undef(`object of type '${typeName(obj)}' has no attribute '${name}'`, name);
 }

@@ -136,6 +136,15 @@ export const RANGES = new WeakMap<unknown[], [number, number, number]>();
 /** Lists made by a tuple literal `(a, b)`: Python tells them from lists (`[1] == (1,)` is false, `'%s' % (a,)` formats its items). */
 export const TUPLES = new WeakSet<unknown[]>();
 
+/** Lists that stand for a Python namedtuple (Jinja's groupby `_GroupTuple`): field name → index, for `x.field`. */
+export const NAMED_FIELDS = new WeakMap<unknown[], Readonly<Record<string, number>>>();
+
+/** A list whose items are also read as attributes by name (`fields[i]` names item i), as a namedtuple's. */
+export function mkNamed(items: unknown[], fields: readonly string[]): unknown[] {
+  NAMED_FIELDS.set(items, Object.fromEntries(fields.map((f, i) => [f, i])));
+  return items;
+}
+
 /** A tuple: a list marked as made by a tuple literal. */
 export function mkTuple(items: unknown[]): unknown[] {
   TUPLES.add(items);

@@ -3,7 +3,7 @@
  * take an `attribute=` (`map`, `sort`, `selectattr`, `sum`, `groupby`, …): dotted paths, integer
  * parts as list indexes, and an undefined value (with Ansible's message) for what is missing.
  */
-import { Undef, isMap, typeName } from '../values.js';
+import { NAMED_FIELDS, Undef, isMap, typeName } from '../values.js';
 
 /** One part of an attribute path: a key, or an index when the part is all digits. */
 export type Part = string | number;
@@ -27,6 +27,8 @@ export function getItem(obj: unknown, part: Part): unknown {
     return missing(obj, part);
   }
   if (isMap(obj) && Object.prototype.hasOwnProperty.call(obj, part)) return obj[part];
+  const field = Array.isArray(obj) ? NAMED_FIELDS.get(obj)?.[part] : undefined;
+  if (field !== undefined && Array.isArray(obj)) return obj[field];
   return missing(obj, part);
 }
 

@@ -5,7 +5,7 @@
  * `int`, `float`, `round`.
  */
 import type { FilterDef } from '../plugins.js';
-import { CapturedError, ExprError, mkInt, PyFloat, Undef, isFloat, isMap, isNumber, mkFloat, num, pyCompare, pyEq, truthy, typeName } from '../values.js';
+import { CapturedError, ExprError, mkInt, mkNamed, PyFloat, Undef, isFloat, isMap, isNumber, mkFloat, num, pyCompare, pyEq, truthy, typeName } from '../values.js';
 import { attrGetter, ignoreCase, missing, multiAttrGetter } from './access.js';
 import { boolArg, exactlyOne, intArg, opt, req } from './args.js';
 import { filter, items, pyLength, text, touch } from './def.js';
@@ -177,7 +177,7 @@ function slices(value: unknown, count: number, fill: unknown): unknown[][] {
   return out;
 }
 
-/** ansible-core's `groupby` (Jinja's, as lists `[grouper, items]`; a missing attribute fails even with `default`). */
+/** ansible-core's `groupby` (Jinja's `_GroupTuple`s: lists `[grouper, items]` also read as `.grouper`/`.list`; a missing attribute fails even with `default`). */
 function groupby(value: unknown, attribute: unknown, caseSensitive: boolean): unknown[][] {
   const values = items(value);
   const key = attrGetter(attribute, caseSensitive ? {} : { postprocess: ignoreCase });
@@ -190,7 +190,7 @@ function groupby(value: unknown, attribute: unknown, caseSensitive: boolean): un
     else groups.push({ k, items: [v] });
   }
   const real = attrGetter(attribute);
-  return groups.map((g) => [caseSensitive ? g.k : real(g.items[0]), g.items]);
+  return groups.map((g) => mkNamed([caseSensitive ? g.k : real(g.items[0]), g.items], ['grouper', 'list']));
 }
 
 /** The sequence and number filters, by Jinja name. */
