@@ -16,7 +16,7 @@ const API: Record<string, string[]> = {
     'type ModuleAdapters', 'type ModuleContext', 'type ModuleDefinition', 'type ModuleExample',
     'type ModuleLogger', 'type ModuleResult', 'type ModuleStatus', 'type ProcessOptions',
     'type ProcessResult', 'type ResultData', 'runProcess', 'setting', 'type SettingName', 'sleep', 'spawnTethered', 'type Static',
-    'StringEnum', 'type TDefault', 'tether', 'type TObject', 'type TSchema', 'Type', 'unreachableAfter', 'UnreachableError',
+    'StringEnum', 'type TDefault', 'tether', 'type TObject', 'type TSchema', 'Type', 'UndefinedInputError', 'unreachableAfter', 'UnreachableError',
     'withoutBom', 'type WrittenEntry', 'writtenNote', 'WrittenResult',
   ],
   k8s: [
