@@ -36,7 +36,7 @@ export function loopVars(lc: LoopControl, items: readonly unknown[], i: number):
   if (lc.extended) {
     const n = items.length;
     out.ansible_loop = {
-      allitems: items,
+      ...(lc.noAllitems ? {} : { allitems: items }),
       index: i + 1,
       index0: i,
       revindex: n - i,

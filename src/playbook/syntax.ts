@@ -58,7 +58,7 @@ const LoopControl = Type.Object(
     index_var: Type.Optional(Type.String({ description: 'Variable holding the 0-based item index.' })),
     pause: Type.Optional(Type.Number({ minimum: 0, description: 'Seconds to wait between items.' })),
     extended: Type.Optional(Type.Union([Type.Boolean(), Type.String()], { description: 'Set `ansible_loop` per item (`index`, `index0`, `revindex`, `revindex0`, `first`, `last`, `length`, `allitems`, `previtem`, `nextitem`), as Ansible does.' })),
-    extended_allitems: Type.Optional(Type.Union([Type.Boolean(), Type.String()], { description: 'Accepted for Ansible compatibility (`allitems` is always set).' })),
+    extended_allitems: Type.Optional(Type.Union([Type.Boolean(), Type.String()], { description: 'With `extended: true`, whether `ansible_loop.allitems` is set (default true), as Ansible does.' })),
   },
   { description: 'Loop settings.', additionalProperties: false },
 );

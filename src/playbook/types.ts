@@ -98,6 +98,8 @@ export interface LoopControl {
   pause?: number;
   /** `extended: true`: `ansible_loop` (index, first, last, previtem, …) is set per item. */
   extended?: boolean;
+  /** `extended_allitems: false`: `ansible_loop.allitems` is left out. */
+  noAllitems?: boolean;
 }
 
 /** A task that runs one module. */

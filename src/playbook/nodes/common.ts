@@ -84,6 +84,7 @@ export function loopControlOf(raw: Obj): ModuleTask['loopControl'] {
     indexVar: typeof lc.index_var === 'string' ? lc.index_var : undefined,
     pause: typeof lc.pause === 'number' ? lc.pause : undefined,
     extended: yaml11Bool(lc.extended) === true ? true : undefined,
+    noAllitems: yaml11Bool(lc.extended_allitems) === false ? true : undefined,
   };
 }
 
