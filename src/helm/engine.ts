@@ -7,7 +7,6 @@
 import { setting } from '../core/settings.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { connect, kubeFor } from '../k8s/client.js';
 import { diffEntry, maskObject } from '../k8s/normalize.js';
 import { driftOf, labelOf, objectRef, planApply, removesOnlyAdditions } from '../k8s/object-plan.js';
 import { applyObjects, removeAdditions } from '../k8s/apply/index.js';
@@ -17,7 +16,7 @@ import type { KubeClient, KubeObject, ObjectPlan } from '../k8s/types.js';
 import { unreachableAfter, UnreachableError, type DiffEntry, type ModuleContext, type ModuleResult } from '../core/module.js';
 import { writtenNote, type WrittenEntry } from '../core/results.js';
 import { chartDifferences, chartDigestDescription, isChartDir, localCrdFiles, mayRenderLists, readLocalChart, recordedChartDigest, type LocalChart } from './chart.js';
-import { HelmCli, type ChartDownload, type ChartRef, type HelmTarget } from './cli.js';
+import type { ChartDownload, ChartRef, HelmCli } from './cli.js';
 import { HelmError } from './errors.js';
 import { isKept, parseRendered, removedObjects, withHelmOwnership } from './manifests.js';
 import type { ChartMeta, ReleaseInfo } from './release.js';
@@ -25,9 +24,8 @@ import { storageKind, type StoredChart } from './storage.js';
 import { runRollback } from './rollback.js';
 import { dataOf, deleteEntries, describeHelmError, fail, noteRevisions, readRelease, recoverPending, releaseLabel, releaseText, rethrowUnreachable, statusAfter, storedObjects, TaskFailure, withNamespaces, type ReleaseData, type Target } from './target.js';
 import { changedValueKeys, secretValues, valuesEqual, type Values } from './values.js';
-import { cachedHelmVersion } from './version-cache.js';
-import { isolatedHelmEnv, PRIVATE_KUBECONFIGS, PrivateKubeconfigs } from './private-kubeconfig.js';
-import { serverChecksFields, type HelmVersion } from './version.js';
+import { serverChecksFields } from './version.js';
+import { clientFor, releaseHelm } from './release-helm.js';
 
 /** What the engine is asked to do (the `helm_release` arguments, plus what kubernetes.core's `helm` adds). */
 export interface EngineArgs {
@@ -104,12 +102,6 @@ function chartRef(args: EngineArgs, ctx: ModuleContext): { ref: ChartRef; local:
   if (existsSync(local)) return { ref: { chart: local }, local: true };
   if (/^(\.{1,2}\/|\/|~)/.test(chart) || chart.endsWith('.tgz')) fail(`${args.module}: chart ${chart} not found (looked at ${local})`);
   return { ref: { chart, version: args.version, download: args.download }, local: false };
-}
-
-/** A client for the cluster helm talks to (the inventory's, unless kube_context/kubeconfig override it). */
-async function clientFor(ctx: ModuleContext, kubeContext: string, kubeconfig: string | undefined): Promise<KubeClient> {
-  if (kubeContext === ctx.cluster.context && kubeconfig === ctx.cluster.kubeconfig) return kubeFor(ctx);
-  return ctx.adapter<KubeClient>(`k8s:${kubeContext}:${kubeconfig ?? ''}`, () => connect({ name: ctx.cluster.name, context: kubeContext, kubeconfig }));
 }
 
 
@@ -382,44 +374,6 @@ async function runAbsent(args: EngineArgs, ctx: ModuleContext, t: Target): Promi
   }
   const kept = objects.length - removed.length;
   return { status: 'changed', msg: `uninstalled ${ns}/${name} (was revision ${release.revision})${kept ? `; ${kept} object(s) kept by helm.sh/resource-policy: keep` : ''}`, data: { ...data, status: 'uninstalled' }, diff };
-}
-
-/**
- * The helm of a task, bound to a cluster: its version is detected once per binary (and cached
- * across runs), nothing else runs until the first command.
- */
-export async function helmFor(ctx: ModuleContext, binary: string, target: HelmTarget, env?: NodeJS.ProcessEnv): Promise<HelmCli> {
-  const version = await helmVersion(ctx, binary);
-  return new HelmCli(version, { binary, target, mask: (s) => ctx.mask(s), log: (m) => ctx.log.debug(m), ...(env ? { env } : {}) });
-}
-
-/** The version of helm `binary`, detected once per binary (and cached across runs); throws a HelmError when helm is missing or too old. */
-function helmVersion(ctx: ModuleContext, binary: string): Promise<HelmVersion> {
-  const mask = (s: string): string => ctx.mask(s);
-  return ctx.adapter<HelmVersion>(`helm-version:${binary}`, () => cachedHelmVersion(binary, () => HelmCli.detectVersion({ binary, mask }, { signal: ctx.signal })));
-}
-
-/**
- * The helm of a task bound to exactly the connection `client` resolved when it connected: a
- * private kubeconfig of it (see private-kubeconfig.ts), without `KUBECONFIG`/`HELM_KUBE*` — so
- * helm reaches the server kplay's client (and the run's lock) reaches, even when the kubeconfig
- * file was rewritten since. `fallback` only for a client that has no resolved context (a test double).
- */
-export async function helmForClient(ctx: ModuleContext, binary: string, client: KubeClient, fallback: HelmTarget): Promise<HelmCli> {
-  if (!client.resolved) return helmFor(ctx, binary, fallback);
-  const files = await ctx.adapter<PrivateKubeconfigs>(PRIVATE_KUBECONFIGS, () => Promise.resolve(new PrivateKubeconfigs()));
-  return helmFor(ctx, binary, files.target(client.resolved), isolatedHelmEnv(process.env));
-}
-
-/** The Kubernetes client of the cluster helm talks to (the task's own when the context and kubeconfig are the inventory's). */
-export function releaseClient(ctx: ModuleContext, kubeContext: string, kubeconfig: string | undefined): Promise<KubeClient> {
-  return clientFor(ctx, kubeContext, kubeconfig);
-}
-
-/** The helm of a release's cluster (`kubeContext`/`kubeconfig` as the task names it), bound to its client's resolved connection ({@link helmForClient}). */
-export async function releaseHelm(ctx: ModuleContext, binary: string, kubeContext: string, kubeconfig: string | undefined): Promise<HelmCli> {
-  await helmVersion(ctx, binary); // a missing helm is said before anything connects
-  return helmForClient(ctx, binary, await clientFor(ctx, kubeContext, kubeconfig), { kubeContext, kubeconfig });
 }
 
 /**

@@ -13,7 +13,7 @@ export { isKept, objectSummaries, parseRendered, removedObjects, withHelmOwnersh
 export { readStoredRelease, storageKind, type StorageKind, type StoredChart } from '../helm/storage.js';
 export { lastGoodRevision, PENDING_STATUSES, type ChartMeta, type ReleaseInfo } from '../helm/release.js';
 export { runRelease, TaskFailure, type EngineArgs, type EngineOutcome, type EngineTarget, type ReleaseData } from '../helm/engine.js';
-export { helmFor, helmForClient, releaseClient, releaseHelm } from '../helm/engine.js';
+export { helmFor, helmForClient, releaseClient, releaseHelm } from '../helm/release-helm.js';
 export { helmConnection, overriddenKubeconfig, withAuthEnv, type HelmAuthArgs, type HelmConnection } from '../helm/auth.js';
 export { goTimeString, listReleaseWithHelm, listStoredRelease, LIST_STATES, notesText, statusMatches, type ListEntry, type ListedRelease, type ListState } from '../helm/list.js';
 export { aliased, kcoreMessage, parseGoDuration, parseHelmValuesJson, parseRepositories, repositoryConfigPath, setValuesFlags, yamlDocuments, type RepoEntry, type SetValue } from '../helm/kcore.js';
