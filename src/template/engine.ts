@@ -21,7 +21,8 @@ import type { PluginContext } from './plugins.js';
 import { REGISTRY } from './registry.js';
 import { concat, NodeError, renderNodes } from './render.js';
 import { parseTemplate, singleExpression, trailingNewlines, type TNode } from './template.js';
-import { ExprError, isMap, OMIT, pyStr, toPlain, typeName, Undef, UndefinedError, UndefinedInputError } from './values.js';
+import { ExprError, isMap, OMIT, toPlain, typeName, Undef, UndefinedError, UndefinedInputError } from './values.js';
+import { pyStr } from './pyrepr.js';
 import { eachExpr, templateExprs, walkExpr, walkNodes } from './walk.js';
 
 /** Where templates run: what lookups may read. Defaults come from the variables (`playbook_dir`, `role_path`). */

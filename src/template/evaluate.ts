@@ -10,34 +10,8 @@ import type { Args, CompareNode, Expr } from './ast.js';
 import { BoundMethod, callMethod } from './methods.js';
 import type { FilterDef, Kwargs, LookupDef, PluginContext, TestDef } from './plugins.js';
 import { cycler, joiner, lipsum, now } from './globals.js';
-import {
-  CapturedError,
-  defined,
-  ExprError,
-  isFloat,
-  isInt,
-  isMap,
-  isNumber,
-  iterate,
-  mkFloat,
-  mkInt,
-  fresh,
-  mkTuple,
-  num,
-  OMIT,
-  pyCompare,
-  PyObject,
-  RANGES,
-  pyEq,
-  pyIn,
-  pyStr,
-  setOwn,
-  truthy,
-  typeName,
-  Undef,
-  UndefinedError,
-  UndefinedInputError,
-} from './values.js';
+import { CapturedError, defined, ExprError, isFloat, isInt, isMap, isNumber, iterate, mkFloat, mkInt, fresh, mkTuple, num, OMIT, pyCompare, PyObject, RANGES, pyEq, pyIn, setOwn, truthy, typeName, Undef, UndefinedError, UndefinedInputError } from './values.js';
+import { pyStr } from './pyrepr.js';
 import { closest } from '../load/suggest.js';
 import { arith, getAttr, getItem, sized, sliceOf } from './operators.js';
 import { eachExpr } from './walk.js';

@@ -4,7 +4,8 @@
  * 2.19 (`_jinja_plugins._now`) define them.
  */
 import { PyDatetime } from './filters/pytime.js';
-import { ExprError, isInt, PyObject, strRepr, truthy, typeName } from './values.js';
+import { ExprError, isInt, PyObject, truthy, typeName } from './values.js';
+import { strRepr } from './pyrepr.js';
 
 /** Python's `randrange(lo, hi)` over `Math.random` (the value is random in Jinja too). */
 function randrange(lo: number, hi: number): number {

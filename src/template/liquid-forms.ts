@@ -5,7 +5,8 @@
  * reads a property only where Jinja has no such attribute or key (see `EvalEnv.liquid`).
  */
 import { pyLength } from './filters/def.js';
-import { defined, isMap, isNumber, pyIn, pyStr, Undef } from './values.js';
+import { defined, isMap, isNumber, pyIn, Undef } from './values.js';
+import { pyStr } from './pyrepr.js';
 
 /** The names Liquid reads as properties of any value. */
 const PROPERTIES: ReadonlySet<string> = new Set(['size', 'first', 'last']);

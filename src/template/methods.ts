@@ -4,7 +4,8 @@
  * environment is an immutable sandbox) and nothing that reaches JavaScript internals.
  */
 import { percentFormat, strFormat } from './pyformat.js';
-import { ExprError, isFresh, isMap, iterate, mkFloat, num, own, pyCompare, pyEq, pyStr, setOwn, strRepr, typeName } from './values.js';
+import { ExprError, isFresh, isMap, iterate, mkFloat, num, own, pyCompare, pyEq, setOwn, typeName } from './values.js';
+import { pyStr, strRepr } from './pyrepr.js';
 
 /** Positional arguments a method needs (Python's signatures). */
 const REQUIRED_ARGS: Readonly<Record<string, number>> = { get: 1, startswith: 1, endswith: 1, replace: 2, find: 1, rfind: 1, index: 1, count: 1, join: 1, partition: 1, rpartition: 1, append: 1, extend: 1, insert: 2, remove: 1, setdefault: 1, zfill: 1, center: 1, ljust: 1, rjust: 1, removeprefix: 1, removesuffix: 1 };

@@ -6,7 +6,8 @@
  */
 import { BoundMethod, hasMethod } from './methods.js';
 import { percentFormat } from './pyformat.js';
-import { CapturedError, defined, ExprError, isFloat, isInt, isMap, isNumber, bigOf, mkFloat, mkInt, NAMED_FIELDS, num, PyObject, TUPLES, pyStr, typeName, Undef } from './values.js';
+import { CapturedError, defined, ExprError, isFloat, isInt, isMap, isNumber, bigOf, mkFloat, mkInt, NAMED_FIELDS, num, PyObject, TUPLES, typeName, Undef } from './values.js';
+import { pyStr } from './pyrepr.js';
 
 /** Largest string/list an operator may build. */
 export const MAX_SIZE = 10_000_000;

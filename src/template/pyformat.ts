@@ -4,7 +4,8 @@
  */
 import { percentFormat as printf } from './filters/pyformat.js';
 import { toFixedEven } from './filters/pynum.js';
-import { ExprError, isFloat, isMap, isNumber, num, pyRepr, pyStr, typeName } from './values.js';
+import { ExprError, isFloat, isMap, isNumber, num, typeName } from './values.js';
+import { pyRepr, pyStr } from './pyrepr.js';
 
 /** Apply a format spec (`[[fill]align][sign][#][0][width][,][.precision][type]`) to a value. */
 export function formatSpec(value: unknown, spec: string): string {

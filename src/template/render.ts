@@ -6,7 +6,8 @@
  */
 import { evaluate, NAMESPACES, Scope, TemplateFunction, type EvalEnv } from './evaluate.js';
 import type { TNode } from './template.js';
-import { defined, ExprError, isMap, iterate, pyEq, pyStr, setOwn, truthy, Undef } from './values.js';
+import { defined, ExprError, isMap, iterate, pyEq, setOwn, truthy, Undef } from './values.js';
+import { pyStr } from './pyrepr.js';
 
 /** An error inside a template node, with the node's offset and source for the message. */
 export class NodeError extends Error {

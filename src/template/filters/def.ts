@@ -3,7 +3,8 @@
  * inputs as Python does (`str(x)`, `iter(x)`, `len(x)`).
  */
 import type { FilterDef, Kwargs, PluginContext } from '../plugins.js';
-import { ExprError, PyFloat, Undef, UndefinedError, isMap, iterate, pyStr, typeName } from '../values.js';
+import { ExprError, PyFloat, Undef, UndefinedError, isMap, iterate, typeName } from '../values.js';
+import { pyStr } from '../pyrepr.js';
 import { bind, type Bound, type Signature } from './args.js';
 import { pyNumStr } from './pynum.js';
 import { pyLen } from './pytext.js';

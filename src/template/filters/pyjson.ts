@@ -3,7 +3,8 @@
  * `to_json`/`to_nice_json` (separators, indentation, `ensure_ascii`, `sort_keys`, float reprs,
  * `NaN`/`Infinity`), and Python's parser with its error messages for `from_json`.
  */
-import { ExprError, PyFloat, Undef, intStr, mkInt, UndefinedError, isMap, typeName } from '../values.js';
+import { ExprError, PyFloat, Undef, mkInt, UndefinedError, isMap, typeName } from '../values.js';
+import { intStr } from '../pyrepr.js';
 import { pyFloatRepr } from './pynum.js';
 
 /** Options of {@link dumps} (Python's keyword arguments). */

@@ -7,7 +7,8 @@
  * Not reproduced: anchors/aliases for a dict or list that appears twice (PyYAML writes `&id001`;
  * kplay writes the value again), `canonical=True`.
  */
-import { ExprError, PyFloat, Undef, intStr, UndefinedError, isMap, typeName } from '../values.js';
+import { ExprError, PyFloat, Undef, UndefinedError, isMap, typeName } from '../values.js';
+import { intStr } from '../pyrepr.js';
 import { codePointCompare } from './pyjson.js';
 import { pyFloatRepr } from './pynum.js';
 
