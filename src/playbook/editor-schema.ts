@@ -93,7 +93,10 @@ export function composedPlaybookSchema(modules: AnyModule[]): JsonSchema {
     additionalProperties: false,
     properties: nodeProperties(new Set([...ROLE_TASK_KEYS].filter((k) => k !== (key === 'include_role' ? 'import_role' : 'include_role') && (key === 'include_role' || (k !== 'loop' && k !== 'loop_control')))), {
       vars: { ...VarsMap, description: 'Role parameters (include params: above set_fact in precedence, as in Ansible).' },
-      [key]: { ...RoleOptions, description: key === 'import_role' ? 'Run a role here, loaded when the playbook loads.' : 'Run a role here, loaded at run time (the name may be templated).' },
+      [key]: {
+        description: key === 'import_role' ? 'Run a role here, loaded when the playbook loads.' : 'Run a role here, loaded at run time (the name may be templated).',
+        anyOf: [RoleOptions, { type: 'string', description: "The options as `key=value` pairs (Ansible's free form): `name=web tasks_from=setup.yml`." }],
+      },
     }),
   });
   const metaTask = {
