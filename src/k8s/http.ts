@@ -287,8 +287,13 @@ export class Transport {
         },
       );
       r.on('socket', (sock) => {
-        if (!sock.connecting) phase.at = 'sending';
-        else sock.once('connect', () => (phase.at = sock instanceof tls.TLSSocket ? 'tls' : 'sending'));
+        // a kept-alive socket is connected already: its connect events fired long ago, and listening
+        // for them on every request would pile listeners on it (MaxListenersExceededWarning)
+        if (!sock.connecting) {
+          phase.at = 'sending';
+          return;
+        }
+        sock.once('connect', () => (phase.at = sock instanceof tls.TLSSocket ? 'tls' : 'sending'));
         if (sock instanceof tls.TLSSocket) sock.once('secureConnect', () => (phase.at = 'sending'));
       });
       const onAbort = (): void => {

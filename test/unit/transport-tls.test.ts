@@ -54,6 +54,26 @@ describe('transport TLS', () => {
     }
   });
 
+  it('many requests over one kept-alive socket add no listeners to it (no MaxListenersExceededWarning)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(`${w.name}: ${w.message}`);
+    };
+    process.on('warning', onWarning);
+    const t = new Transport({ cluster: 'c1', server: server.url, tls: { ca: pem(pki.caCert), cert: pem(pki.clientCert), key: pem(pki.clientKey) } });
+    try {
+      seen.length = 0;
+      for (let i = 0; i < 25; i++) expect((await t.request({ method: 'GET', path: '/version', retry: 'read' })).status).toBe(200);
+      // one socket carried them all, and it holds no listener per request
+      expect(new Set(seen.map((s) => s.socket)).size).toBe(1);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      t.close();
+    }
+  });
+
   it('still refuses a server its CA did not sign', async () => {
     const t = new Transport({ cluster: 'c1', server: server.url, tls: { ca: pem(other.caCert), cert: pem(pki.clientCert), key: pem(pki.clientKey) }, retry: { maxRetries: 0 } });
     try {
