@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { kplayBin, repoRoot } from '../helpers/cli.js';
+import { startHttp } from '../helpers/http.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kplay-tether-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -68,9 +69,21 @@ describe('children are tethered to kplay', () => {
     chmodSync(fakeHelm, 0o755);
     const pb = path.join(tmp, 'helm.yml');
     writeFileSync(pb, `- hosts: all\n  tasks:\n    - helm_release: { name: web, namespace: web, chart: ${path.join(repoRoot, 'playbooks/charts/webapp-1.0.0')}, wait: true }\n`);
-    // HELM_DRIVER=sql: releases are read with helm itself, so no cluster is needed
-    const r = await killKplayAndCheck(pb, pidFile, { KPLAY_HELM: fakeHelm, HELM_DRIVER: 'sql' });
-    expect(r.before).toBe(true);
-    expect(r.after, r.ps).toBe(false);
+    // HELM_DRIVER=sql: releases are read with helm itself. kplay resolves and checks the cluster's
+    // connection before helm runs (the private kubeconfig it hands helm), so a stand-in apiserver
+    // answers that check (`/version`); nothing else is asked of it
+    const api = await startHttp((req, res) => {
+      const version = req.url?.startsWith('/version') === true;
+      res.writeHead(version ? 200 : 404, { 'Content-Type': 'application/json' }).end(version ? '{"major":"1","minor":"34","gitVersion":"v1.34.4"}' : '{"kind":"Status","code":404}');
+    });
+    const kubeconfig = path.join(tmp, 'kubeconfig');
+    writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{ name: c, cluster: { server: "${api.url}", insecure-skip-tls-verify: true } }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: prod-eu-1, context: { cluster: c, user: u } }]\ncurrent-context: prod-eu-1\n`);
+    try {
+      const r = await killKplayAndCheck(pb, pidFile, { KPLAY_HELM: fakeHelm, HELM_DRIVER: 'sql', KUBECONFIG: kubeconfig });
+      expect(r.before).toBe(true);
+      expect(r.after, r.ps).toBe(false);
+    } finally {
+      await api.close();
+    }
   });
 });
