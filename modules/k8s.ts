@@ -191,7 +191,8 @@ export default defineModule({
           const { msg, ...data } = error;
           // a write made before the failure (an earlier definition, a wait that timed out after a create) is a change
           const changed = extra.changed === true || written.length > 0;
-          return { status: 'failed', msg: ctx.mask(`${String(msg)}${writtenNote(written)}`), data: { ...data, ...(changed ? { changed } : {}), written }, changed };
+          // `written` only when something was: a failure that wrote nothing registers what kubernetes.core registers
+          return { status: 'failed', msg: ctx.mask(`${String(msg)}${writtenNote(written)}`), data: { ...data, ...(changed ? { changed } : {}), ...(written.length ? { written } : {}) }, changed };
         }
         items.push({ changed: own.length > 0, result: {}, error });
       }

@@ -11,6 +11,9 @@
 //   # kcore-parity-honest: task name | task name
 //       tasks where kubernetes.core reports `changed` although nothing changed, and kplay (honest) `ok`:
 //       exactly those statuses must differ that way (README, intentional differences).
+//   # kcore-parity-differs: ANSIBLE TEXT => KPLAY TEXT
+//       a message kplay prints otherwise, by a README difference: the reference's message must hold
+//       ANSIBLE TEXT, which is replaced by KPLAY TEXT before comparing.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -38,12 +41,14 @@ interface Outcome {
 }
 
 /** The comment directives of a fixture. */
-function directives(fixture: string): { args: string[]; honest: Set<string> } {
+function directives(fixture: string): { args: string[]; honest: Set<string>; differs: [string, string][] } {
   const text = readFileSync(path.join(FIXTURES, fixture), 'utf8');
   const args = /^# kcore-parity-args:(.*)$/m.exec(text)?.[1]?.trim().split(/\s+/).filter(Boolean) ?? [];
   const honest = new Set<string>();
   for (const m of text.matchAll(/^# kcore-parity-honest:(.*)$/gm)) for (const t of (m[1] ?? '').split('|')) if (t.trim()) honest.add(t.trim());
-  return { args, honest };
+  const differs: [string, string][] = [];
+  for (const m of text.matchAll(/^# kcore-parity-differs: (.+) => (.+)$/gm)) differs.push([m[1] ?? '', m[2] ?? '']);
+  return { args, honest, differs };
 }
 
 // namespaced kinds whose objects are compared after the run (pods and replica sets are named by controllers)
@@ -185,7 +190,7 @@ afterAll(async () => {
 describe('kubernetes.core modules: kplay and ansible-playbook agree', () => {
   for (const fixture of readdirSync(FIXTURES).filter((f) => f.endsWith('.yml')).sort()) {
     it(`${fixture}: same status per task and same registered fields`, async () => {
-      const { args, honest } = directives(fixture);
+      const { args, honest, differs } = directives(fixture);
       const [ansible, ours] = await Promise.all([runAnsible(fixture, args), runKplay(fixture, args)]);
       // KCORE_PARITY_DUMP=dir: both outcomes written there, to read what was compared
       if (process.env.KCORE_PARITY_DUMP) writeFileSync(path.join(process.env.KCORE_PARITY_DUMP, `${fixture}.json`), JSON.stringify({ ansible, kplay: ours }, null, 1));
@@ -194,7 +199,9 @@ describe('kubernetes.core modules: kplay and ansible-playbook agree', () => {
       const declared = [...honest].sort();
       const found = ansible.statuses.filter(([t, st], i) => honest.has(t) && st === 'changed' && ours.statuses[i]?.[0] === t && ours.statuses[i]?.[1] === 'ok').map(([t]) => t);
       expect([...new Set(found)].sort(), 'tasks declared kcore-parity-honest').toEqual(declared);
-      const reference = { ...ansible, statuses: ansible.statuses.map(([t, st]): [string, string] => [t, honest.has(t) && st === 'changed' ? 'ok' : st]) };
+      for (const [from] of differs) expect(ansible.messages.some((m) => m.includes(from)), `kcore-parity-differs: ansible-playbook printed ${from}`).toBe(true);
+      const messages = ansible.messages.map((m) => differs.reduce((acc, [from, to]) => acc.replace(from, to), m));
+      const reference = { ...ansible, messages, statuses: ansible.statuses.map(([t, st]): [string, string] => [t, honest.has(t) && st === 'changed' ? 'ok' : st]) };
       expect(unprefixed(ours)).toEqual(unprefixed(reference));
     }, 420_000);
   }
