@@ -209,6 +209,16 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+/**
+ * Messages kplay prints otherwise by a README difference (reliability: a failed task that wrote
+ * something is `changed`): per fixture, kubernetes.core's message → kplay's. Each must really be
+ * printed under kubernetes.core, so a stale entry fails.
+ */
+const WRITTEN_DIFFERS: Record<string, [string, string][]> = {
+  // the failed atomic upgrade added two revisions (the failed one, its rollback) to the release's history
+  'atomic.yml': [['True False True', 'True True True']],
+};
+
 describe('kubernetes.core helm modules: kplay (helm 4) and ansible-playbook (helm 3) agree', () => {
   for (const fixture of readdirSync(FIXTURES).filter((f) => f.endsWith('.yml')).sort()) {
     it(`${fixture}: same status per task, same registered fields, same releases after`, async () => {
@@ -224,7 +234,9 @@ describe('kubernetes.core helm modules: kplay (helm 4) and ansible-playbook (hel
       }
       const expected = ansible.statuses.map(([t, s]): [string, Status] => [t, honest.includes(t) ? 'ok' : s]);
       expect(ours.statuses, ours.raw.slice(-3000)).toEqual(expected);
-      expect(ours.messages).toEqual(ansible.messages);
+      const differs = WRITTEN_DIFFERS[fixture] ?? [];
+      for (const [from] of differs) expect(ansible.messages, `${from} under ansible`).toContain(from);
+      expect(ours.messages).toEqual(ansible.messages.map((m) => differs.find(([from]) => from === m)?.[1] ?? m));
       if (EXTRA_REVISIONS.has(fixture)) {
         // the extra revision is really there under kubernetes.core, and only there
         expect(JSON.stringify(ansible.releases)).not.toEqual(JSON.stringify(ours.releases));
