@@ -1,0 +1,87 @@
+// kubernetes.core's own integration targets, run unchanged as their runme.sh runs them, with
+// `ansible-playbook` on PATH being either the reference (the venv of test/bench/install.sh) or kplay.
+// Shared by the developer's tool (kcore-targets.mjs: both engines, a table) and the `npm test` file
+// (test/integration/kcore-targets.test.ts: kplay, the targets of kcore-targets.json).
+import { spawn } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const VENV = process.env.KPLAY_BENCH_VENV ?? path.join(os.homedir(), '.cache/kplay-bench/venv');
+/** Where test/peers/install.sh unpacks the targets (from the `ansible` 12.3.0 sdist: kubernetes.core 6.2.0). */
+export const DEFAULT_SRC = path.join(process.env.KPLAY_PEERS_DIR ?? path.join(os.homedir(), '.cache/kplay-bench/peers'), 'kubernetes.core-6.2.0');
+
+/** The targets directory of a kubernetes.core checkout or of the unpacked sdist. */
+export function targetsDir(src = DEFAULT_SRC) {
+  const dir = path.join(src, 'tests/integration/targets');
+  if (!existsSync(dir)) throw new Error(`no kubernetes.core targets at ${dir}: run \`bash test/peers/install.sh\` (or pass --src CHECKOUT)`);
+  return dir;
+}
+
+/** The targets ansible-test would run here: a runme.sh, not disabled, not helm (helm 4 dropped flags they use). */
+export function defaultTargets(dir) {
+  return readdirSync(dir)
+    .filter((t) => existsSync(path.join(dir, t, 'runme.sh')))
+    .filter((t) => !/\bdisabled\b|\bunsupported\b/.test(readFileSync(path.join(dir, t, 'aliases'), 'utf8')))
+    .filter((t) => !t.startsWith('helm') && !t.includes('helm'))
+    .sort();
+}
+
+/** A private copy of the targets, and a bin dir whose `ansible-playbook` is the engine. */
+export function workspace(engine, dir) {
+  const root = mkdtempSync(path.join(os.tmpdir(), `kcore-${engine}-`));
+  cpSync(dir, path.join(root, 'targets'), { recursive: true });
+  const bin = path.join(root, 'bin');
+  mkdirSync(bin);
+  const shim = path.join(bin, 'ansible-playbook');
+  if (engine === 'kplay') writeFileSync(shim, `#!/bin/sh\nexec node ${JSON.stringify(path.join(repo, 'dist/src/cli/main.js'))} run --no-lock "$@"\n`);
+  else writeFileSync(shim, `#!/bin/sh\nexec ${JSON.stringify(path.join(VENV, 'bin/ansible-playbook'))} "$@"\n`);
+  chmodSync(shim, 0o755);
+  // the inventory ansible-test writes for controller-side targets (localhost, local connection)
+  const inventory = path.join(root, 'inventory');
+  writeFileSync(inventory, `localhost ansible_connection=local ansible_python_interpreter=${path.join(VENV, 'bin/python')}\n`);
+  return { engine, root, bin, inventory };
+}
+
+/**
+ * Runs one target's runme.sh in the workspace: resolves {engine, target, exit, seconds, log, first}
+ * (`first`: the first line that looks like a failure). The whole process group is killed after
+ * `timeoutSeconds` (exit 137).
+ */
+export function runTarget(ws, target, { kubeconfig, context, logs, timeoutSeconds = 900 }) {
+  const cwd = path.join(ws.root, 'targets', target);
+  mkdirSync(logs, { recursive: true });
+  const log = path.join(logs, `${target}.${ws.engine}.log`);
+  const env = {
+    ...process.env,
+    PATH: `${ws.bin}:${path.join(VENV, 'bin')}:${process.env.PATH}`,
+    K8S_AUTH_KUBECONFIG: kubeconfig,
+    K8S_AUTH_CONTEXT: context,
+    KUBECONFIG: kubeconfig,
+    ANSIBLE_NOCOLOR: '1',
+    NO_COLOR: '1',
+    ANSIBLE_HOME: path.join(ws.root, '.ansible'),
+  };
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['runme.sh', '-i', ws.inventory, '-v'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const chunks = [];
+    child.stdout.on('data', (d) => chunks.push(d));
+    child.stderr.on('data', (d) => chunks.push(d));
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    }, timeoutSeconds * 1000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      writeFileSync(log, text);
+      const lines = text.split('\n');
+      const first = killed ? `killed after ${timeoutSeconds} s` : (lines.find((l) => /^fatal: |^ERROR|^\[ERROR\]|FAILED!|Error: /.test(l)) ?? '').slice(0, 200);
+      resolve({ engine: ws.engine, target, exit: code ?? (signal ? 137 : 1), seconds: Math.round((Date.now() - t0) / 1000), log, first, text });
+    });
+  });
+}
