@@ -663,6 +663,21 @@ async function b7(env) {
   write(path.join(dir, 'big.yml'), `- hosts: all\n  tasks:\n${tasks}\n`);
   write(path.join(dir, 'one.yml'), '- hosts: all\n  tasks:\n    - debug: { msg: hi }\n');
   write(path.join(dir, 'inventory.yml'), 'all:\n  clusters:\n    local: {}\n');
+  // a role tree of 200 tasks as Ansible repositories lay one out (issue #49): 10 roles, each with
+  // defaults, a handler, a dependency on the previous role, and tasks/main.yml importing two task
+  // files of 10 tasks each (one static import, one dynamic include, both checked by validate)
+  for (let r = 0; r < 10; r++) {
+    const role = path.join(dir, 'roles', `role${r}`);
+    write(path.join(role, 'defaults/main.yml'), `role${r}_greeting: hello ${r}\n`);
+    write(path.join(role, 'handlers/main.yml'), `- name: restart ${r}\n  debug: { msg: restarted }\n`);
+    write(path.join(role, 'meta/main.yml'), r === 0 ? 'dependencies: []\n' : `dependencies:\n  - role: role${r - 1}\n`);
+    write(path.join(role, 'tasks/main.yml'), '- import_tasks: first.yml\n- include_tasks: second.yml\n');
+    for (const part of ['first', 'second']) {
+      const body = Array.from({ length: 10 }, (_, i) => `- name: ${part} ${i} of role ${r}\n  debug: { msg: "{{ role${r}_greeting }} {{ inventory_hostname }}" }\n  when: step_${i % 5} is not defined\n  notify: restart ${r}`).join('\n');
+      write(path.join(role, `tasks/${part}.yml`), `${body}\n`);
+    }
+  }
+  write(path.join(dir, 'roles.yml'), `- hosts: all\n  roles:\n${Array.from({ length: 10 }, (_, r) => `    - role${r}`).join('\n')}\n`);
   const reps = Math.max(5, env.reps * 3);
   const time = async (args, what) => {
     const samples = [];
@@ -676,11 +691,13 @@ async function b7(env) {
   const node = await time(['-e', '0'], 'node -e 0');
   const help = await time([env.kplayBin, '--help'], 'kplay --help');
   const validate = await time([env.kplayBin, 'validate', 'big.yml', '-i', 'inventory.yml'], 'kplay validate');
+  const roles = await time([env.kplayBin, 'validate', 'roles.yml', '-i', 'inventory.yml'], 'kplay validate (role tree)');
   const one = await time([env.kplayBin, 'run', 'one.yml', '-i', 'inventory.yml', '--no-lock', '--record-dir', path.join(dir, 'records')], 'kplay run');
   const row = (bench, ms, peerMs, goal, met, notes) => ({ bench, kplay_ms: ms, peer_ms: peerMs, ratio: ratioOf(ms, peerMs), goal, met, kplay_requests: null, kplay_writes: null, peer_requests: null, peer_writes: null, notes });
   return [
     row('B7 kplay --help vs node -e 0', help, node, '', null, 'Node start-up is the floor'),
     row('B7 kplay validate of 200 tasks vs kplay --help', validate, help, '< 2', validate !== null && help !== null ? validate / help < 2 : null, 'schema compiled once per process'),
+    row('B7 kplay validate of a 200-task role tree vs kplay --help', roles, help, '<= 1.3', roles !== null && help !== null ? roles / help <= 1.3 : null, '10 roles: defaults, handlers, meta dependencies, import_tasks + include_tasks (issue #49)'),
     row('B7 kplay run of 1 local task vs node -e 0', one, node, '', null, 'load + inventory + run + record'),
   ];
 }
@@ -1284,7 +1301,7 @@ export const BENCHES = [
   { id: 'B4B', title: 'helm_release of an ingress controller chart (hooks, webhook, IngressClass) install and no-op vs helm upgrade --install --wait', run: b4b, rows: () => ['B4b helm_release ingress controller chart (hooks, webhook), install', 'B4b helm_release ingress controller chart (hooks, webhook), no-op'] },
   { id: 'B5', title: 'wait_for latency vs kubectl rollout status', run: b5, rows: (q) => [`B5 wait_for ${q ? 3 : 20} rollouts (latency after last ready)`] },
   { id: 'B6', title: 'lb_switch vs community.general.haproxy', run: b6, rows: (q) => [`B6 lb_switch drain+ready ${q ? 10 : 50} HAProxy servers`] },
-  { id: 'B7', title: 'start-up: kplay --help, validate of 200 tasks, run of 1 local task vs node -e 0', run: b7, rows: () => ['B7 kplay --help vs node -e 0', 'B7 kplay validate of 200 tasks vs kplay --help', 'B7 kplay run of 1 local task vs node -e 0'] },
+  { id: 'B7', title: 'start-up: kplay --help, validate of 200 tasks, run of 1 local task vs node -e 0', run: b7, rows: () => ['B7 kplay --help vs node -e 0', 'B7 kplay validate of 200 tasks vs kplay --help', 'B7 kplay validate of a 200-task role tree vs kplay --help', 'B7 kplay run of 1 local task vs node -e 0'] },
   { id: 'B9', title: 'the expression language: 100,000 conditions and templates vs ansible-core\'s templar', run: b9, rows: (q) => [`B9 ${q ? 2002 : 100002} expressions`] },
   { id: 'B8', title: 'a big vendor-style set (large CRDs, CRs, RBAC, workloads, unserved APIService), cold and no-op, vs kubectl', run: b8, rows: (q) => [`B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), cold`, `B8 big set ${q ? 22 : 130} objects (${q ? 2 : 10} large CRDs), no-op`] },
   { id: 'B8B', title: 'the shapes of public vendor sets (very large and many small CRDs, 100 large custom resources, aggregated RBAC, webhooks), cold and no-op, vs kubectl', run: b8b, rows: (q) => [`B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), cold`, `B8b vendor shapes ${q ? 34 : 191} objects (${q ? 5 : 30} CRDs), no-op`] },

@@ -35,6 +35,7 @@ const EXPECTED = [
   /^B6 lb_switch drain\+ready \d+ HAProxy servers$/,
   /^B7 kplay --help vs node -e 0$/,
   /^B7 kplay validate of 200 tasks vs kplay --help$/,
+  /^B7 kplay validate of a 200-task role tree vs kplay --help$/,
   /^B7 kplay run of 1 local task vs node -e 0$/,
   /^B9 \d+ expressions$/,
   /^B8 big set \d+ objects \(\d+ large CRDs\), cold$/,
