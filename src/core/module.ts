@@ -142,6 +142,19 @@ export interface ModuleContext {
    * gate counts Warning events and restarts from then). Absent outside a play (unit tests).
    */
   batchStarted?: Date;
+  /**
+   * The run's in-memory inventory, for `add_host` and `group_by` (absent outside a play): each
+   * call changes it for the plays that follow, as ansible-core's, and says whether it changed.
+   */
+  inventory?: RunInventory;
+}
+
+/** The run's in-memory inventory as a module may change it (see {@link ModuleContext.inventory}). */
+export interface RunInventory {
+  /** `add_host`: the host (made when missing) gets `vars` (merged) and joins `groups` (made when missing). */
+  addHost(host: { name: string; groups: string[]; vars: Record<string, unknown> }): boolean;
+  /** `group_by`: the task's cluster joins the group `key` (made when missing, under each of `parents`). */
+  addGroup(key: string, parents: string[]): boolean;
 }
 
 /** One documented example of a module, shown by `kplay modules NAME` and in the README. */
@@ -194,6 +207,14 @@ export interface ModuleDefinition<S extends TSchema = TSchema, R extends TObject
    * names; free-form `key=value` pairs take any key. @default false
    */
   variableKeys?: boolean;
+  /** The free form `key=value …` takes any key, as arguments beyond the schema's (`add_host`'s host vars). @default false */
+  anyKeys?: boolean;
+  /**
+   * Ansible's BYPASS_HOST_LOOP (`add_host`): the task runs once, on the first cluster of the batch,
+   * and only that cluster gets its result (unlike `run_once`, nothing is copied to the others); a
+   * failure not ignored stops the others too. @default false
+   */
+  bypassHostLoop?: boolean;
   /** Whether the module can report what it would change without changing it. */
   checkMode: 'supported' | 'unsupported';
   /** Whether the module returns `diff` entries with `--diff` (shown as unified diffs). */

@@ -23,6 +23,7 @@ export function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, 
   const opts = pr.opts;
   const taskName = task.name ?? task.module;
   const lookups = <T>(render: () => Promise<T>): Promise<T> => (host ? withLookups(host, render) : render());
+  const inventory = pr.inventoryFor?.(cs.name);
   return {
     cluster: { name: cs.name, context: cs.inv.context, kubeconfig: cs.inv.kubeconfig },
     vars,
@@ -65,6 +66,7 @@ export function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, 
     mask: (t) => opts.masker.mask(t),
     adapter: (name, create) => cs.adapter(name, create),
     ...(pr.batchStarted ? { batchStarted: pr.batchStarted } : {}),
+    ...(inventory ? { inventory } : {}),
   };
 }
 

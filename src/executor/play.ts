@@ -17,6 +17,8 @@ import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { withLookups, type LookupContext, type LookupHost } from './lookups.js';
 import { gatherFacts } from './facts.js';
 import { Includes } from './includes.js';
+import type { DynamicInventory } from './dynamic-inventory.js';
+import type { RunInventory } from '../core/module.js';
 import { changesSince, restoreInto, safeToRunAgain, snapshot, taskBase, TaskKeys, unrestorable, type Resume } from './resume.js';
 
 type Obj = Record<string, unknown>;
@@ -30,6 +32,8 @@ export interface RunShared {
   started: boolean;
   /** Set when the run must stop (thresholds, interrupt). */
   stopReason?: string;
+  /** The run's in-memory inventory (`add_host`, `group_by`). */
+  dynamic?: DynamicInventory;
 }
 
 /** The state of one play on one batch. */
@@ -78,6 +82,11 @@ export class PlayRun implements TaskHost {
     this.roles = roleCollector(typeof shared.vars.magic.playbook_dir === 'string' ? shared.vars.magic.playbook_dir : play.baseDir, (values) => values.forEach((v) => this.opts.masker.addDeclared(v)));
     this.playRoleNames = play.publicRoles.filter((r) => !r.parent).map((r) => r.name);
     this.roles.publicRoles.push(...play.publicRoles);
+  }
+
+  /** See {@link TaskHost.inventoryFor}. */
+  inventoryFor(cluster: string): RunInventory | undefined {
+    return this.shared.dynamic?.forCluster(cluster);
   }
 
   /** Run the play's sections on the batch. */
@@ -278,7 +287,9 @@ export class PlayRun implements TaskHost {
     const journal = this.opts.journal;
     const snaps = new Map(clusters.map((cs) => [cs.name, snapshot(cs)]));
     for (const cs of clusters) journal?.started(cs.name, keys.get(cs.name) ?? base, name);
-    const targets = task.runOnce ? clusters.slice(0, 1) : clusters;
+    // Ansible's BYPASS_HOST_LOOP (add_host): once, on the first cluster, whose result it stays
+    const bypass = this.opts.registry.get(task.module)?.bypassHostLoop === true;
+    const targets = task.runOnce || bypass ? clusters.slice(0, 1) : clusters;
     const before = task.runOnce && targets[0] ? { ...targets[0].facts } : undefined;
     const throttle = await this.throttleOf(task, targets[0]);
     const limit = throttle > 0 && throttle < this.opts.forks ? pLimit(throttle) : undefined;
@@ -287,6 +298,10 @@ export class PlayRun implements TaskHost {
     if (task.anyErrorsFatal && !this.play.anyErrorsFatal && outcomes.some((o) => o.status === 'failed' && !o.ignored) && !this.shared.stopReason) {
       this.shared.stopReason = `any_errors_fatal: task '${name}' failed`;
       this.opts.emit({ type: 'play_aborted', play: this.play.name, reason: this.shared.stopReason });
+    }
+    if (bypass && !task.runOnce && outcomes[0]?.status === 'failed' && !outcomes[0].ignored) {
+      // as ansible-core's linear strategy: a failed host-loop-bypassing task fails the batch's other clusters too (not counted for them)
+      for (const cs of clusters.slice(1)) cs.failed = true;
     }
     if (task.runOnce && outcomes[0] && targets[0]) {
       const o = outcomes[0];

@@ -12,6 +12,7 @@ import { emptyStats, type ClusterStats } from '../report/events.js';
 import { InputError } from '../load/errors.js';
 import { PlayRun, type RunShared } from './play.js';
 import { RunVars } from './task-vars.js';
+import { DynamicInventory } from './dynamic-inventory.js';
 import { ClusterState, type RunOptions } from './state.js';
 import { restoreInto, type Resume } from './resume.js';
 import { EXIT, type ExitCode } from '../core/exit.js';
@@ -115,6 +116,7 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
     vars: new RunVars(inv, { check: opts.check, runId: opts.runId, playbookDir: opts.playbook.dir }),
     started: !opts.startAtTask,
   };
+  shared.dynamic = new DynamicInventory(inv, shared.vars, states);
   const limit = limitSet(opts);
   const touched = new Set<string>();
   opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString() });

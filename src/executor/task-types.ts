@@ -2,6 +2,7 @@
  * The shapes running a module task shares with the play that runs it (`PlayRun` implements
  * {@link TaskHost}) and with the module context built for it.
  */
+import type { RunInventory } from '../core/module.js';
 import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
 import type { LookupHost } from './lookups.js';
@@ -39,6 +40,8 @@ export interface TaskHost {
   readonly lastFailure: Map<string, { task: string; name: string; result: Obj }>;
   /** When the current batch of the play started (`ModuleContext.batchStarted`). */
   readonly batchStarted?: Date;
+  /** The run's in-memory inventory as a module on `cluster` may change it (`add_host`, `group_by`). */
+  inventoryFor?(cluster: string): RunInventory | undefined;
 }
 
 /** A task's keywords as they apply on one cluster (templates rendered). */

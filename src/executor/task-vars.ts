@@ -7,7 +7,7 @@
  * and own vars, facts, extra vars, Ansible's names for the same things).
  */
 import path from 'node:path';
-import { groupsMap, groupVarLayers, inventoryVars } from '../inventory/host-vars.js';
+import { forgetInventoryVars, groupsMap, groupVarLayers, inventoryVars } from '../inventory/host-vars.js';
 import type { Inventory } from '../inventory/types.js';
 import type { Play, RoleUse, TaskNode } from '../playbook/types.js';
 import { mergeVars } from '../vars/precedence.js';
@@ -73,16 +73,26 @@ export class RunVars {
     private readonly inv: Inventory,
     run: { check: boolean; runId: string; playbookDir: string },
   ) {
-    const clusters: Obj = {};
-    for (const name of inv.clusters.keys()) clusters[name] = inventoryVars(inv, name);
     this.magic = {
-      groups: groupsMap(inv),
-      clusters,
+      ...this.inventoryMagic(),
       check_mode: run.check,
       run_id: run.runId,
       inventory_dir: inv.dir,
       playbook_dir: run.playbookDir,
     };
+  }
+
+  private inventoryMagic(): Obj {
+    const clusters: Obj = {};
+    for (const name of this.inv.clusters.keys()) clusters[name] = inventoryVars(this.inv, name);
+    return { groups: groupsMap(this.inv), clusters };
+  }
+
+  /** The inventory changed during the run (add_host, group_by): `groups`, `clusters` and the group vars are computed again. */
+  refresh(): void {
+    forgetInventoryVars(this.inv);
+    this.layersCache.clear();
+    Object.assign(this.magic, this.inventoryMagic());
   }
 
   /** The cluster's inventory group vars, ordered low → high (computed once per cluster). */

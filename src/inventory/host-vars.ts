@@ -40,6 +40,11 @@ export function groupVarLayers(inv: Inventory, cluster: string): Record<string, 
 
 const varsCache = new WeakMap<Inventory, Map<string, Record<string, unknown>>>();
 
+/** Forget the merged vars cached for `inv` (its hosts, groups or vars changed: add_host, group_by). */
+export function forgetInventoryVars(inv: Inventory): void {
+  varsCache.delete(inv);
+}
+
 /**
  * The merged inventory vars of `cluster` (group layers, then cluster vars; replace per key).
  * Cached per inventory: treat the result as read-only.

@@ -33,7 +33,7 @@ function freeFormArgs(mod: AnyModule, value: string): Obj | undefined {
   const keys = Object.keys(kv);
   if (keys.length === 0) return undefined;
   // a module whose keys are its own (set_fact's variables) takes every pair; the others only their arguments
-  if (!mod.variableKeys && !keys.every((k) => k in props || k in (mod.aliases ?? {}))) return undefined;
+  if (!mod.variableKeys && !mod.anyKeys && !keys.every((k) => k in props || k in (mod.aliases ?? {}))) return undefined;
   if (rest === '') return kv;
   return mod.freeForm ? { ...kv, [mod.freeForm]: rest } : undefined;
 }

@@ -15,7 +15,7 @@ const ANSIBLE_BUILTIN = new Set([
   'add_host', 'apt', 'apt_key', 'apt_repository', 'assemble', 'assert', 'async_status', 'blockinfile', 'command', 'copy', 'cron', 'deb822_repository',
   'debconf', 'debug', 'dnf', 'dnf5', 'dpkg_selections', 'expect', 'fail', 'fetch', 'file', 'find', 'gather_facts', 'get_url', 'getent', 'git', 'group',
   'group_by', 'hostname', 'import_playbook', 'import_role', 'import_tasks', 'include_role', 'include_tasks', 'include_vars', 'iptables', 'known_hosts',
-  'lineinfile', 'meta', 'mount_facts', 'package', 'package_facts', 'pause', 'ping', 'pip', 'raw', 'reboot', 'replace', 'rpm_key', 'script', 'service',
+  'lineinfile', 'meta', 'mount_facts', 'package', 'package_facts', 'pause', 'ping', 'pip', 'reboot', 'replace', 'rpm_key', 'script', 'service',
   'service_facts', 'set_fact', 'set_stats', 'setup', 'shell', 'slurp', 'stat', 'subversion', 'systemd', 'systemd_service', 'sysvinit', 'tempfile',
   'template', 'unarchive', 'uri', 'user', 'validate_argument_spec', 'wait_for', 'wait_for_connection', 'yum_repository',
 ]);
@@ -48,8 +48,6 @@ const K8S_WHY: Record<string, { why: string; hint: string }> = {
 /** Why an ansible-core module is not in kplay (kplay runs every task on the controller). */
 const HOST_MODULE = 'it manages a host over SSH; kplay runs every task on the controller against Kubernetes clusters';
 const BUILTIN_WHY: Record<string, string> = {
-  add_host: 'kplay\'s inventory is static for a run',
-  group_by: 'kplay\'s inventory is static for a run',
   gather_facts: 'use the play keyword `gather_facts: true`',
   setup: 'use the play keyword `gather_facts: true`',
   import_playbook: 'it is a play-level entry (`- import_playbook: file.yml`), not a task',
@@ -57,7 +55,7 @@ const BUILTIN_WHY: Record<string, string> = {
   git: 'it checks out a repository over the network onto a host; kplay fetches nothing from the network by itself (check the repository out before the run, or keep the files in the playbook\'s tree)',
   subversion: 'it checks out a repository over the network onto a host; kplay fetches nothing from the network by itself (check the repository out before the run)',
 };
-for (const m of ['apt', 'apt_key', 'apt_repository', 'cron', 'deb822_repository', 'debconf', 'dnf', 'dnf5', 'dpkg_selections', 'expect', 'fetch', 'getent', 'group', 'hostname', 'iptables', 'known_hosts', 'mount_facts', 'package', 'package_facts', 'ping', 'pip', 'raw', 'reboot', 'rpm_key', 'script', 'service', 'service_facts', 'systemd', 'systemd_service', 'sysvinit', 'user', 'wait_for_connection', 'yum_repository']) BUILTIN_WHY[m] = HOST_MODULE;
+for (const m of ['apt', 'apt_key', 'apt_repository', 'cron', 'deb822_repository', 'debconf', 'dnf', 'dnf5', 'dpkg_selections', 'expect', 'fetch', 'getent', 'group', 'hostname', 'iptables', 'known_hosts', 'mount_facts', 'package', 'package_facts', 'ping', 'pip', 'reboot', 'rpm_key', 'script', 'service', 'service_facts', 'systemd', 'systemd_service', 'sysvinit', 'user', 'wait_for_connection', 'yum_repository']) BUILTIN_WHY[m] = HOST_MODULE;
 
 /** How a task key resolves. */
 export type ActionName =

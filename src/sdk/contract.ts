@@ -10,7 +10,7 @@ export { DriftResult, WrittenResult, writtenNote, type WrittenEntry } from '../c
 export { checkArgs } from '../plugins/check.js';
 export { checkOptions as checkArgumentSpec } from '../playbook/argspec.js';
 export { Default, StringEnum, Type, type Args, type Static, type TDefault, type TObject, type TSchema } from '../core/args.js';
-export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData } from '../core/module.js';
+export type { AnyModule, ClusterRef, DiffEntry, JsonSchema, ModuleAdapters, ModuleContext, ModuleDefinition, ModuleExample, ModuleLogger, ModuleResult, ModuleStatus, ResultData, RunInventory } from '../core/module.js';
 export { errorMessage } from '../load/errors.js';
 export { decryptFileData, loadYamlDoc } from '../load/yaml.js';
 export { MASK } from '../core/mask.js';
