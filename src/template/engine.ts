@@ -20,6 +20,7 @@ import { ExprParser } from './parser.js';
 import type { PluginContext } from './plugins.js';
 import { REGISTRY } from './registry.js';
 import { concat, NodeError, renderNodes } from './render.js';
+import { findTemplate, jinjaSearchPath, notFound } from './loader.js';
 import { parseTemplate, singleExpression, trailingNewlines, type TNode } from './template.js';
 import { ExprError, isMap, OMIT, toPlain, typeName, Undef, UndefinedError, UndefinedInputError } from './values.js';
 import { pyStr } from './pyrepr.js';
@@ -316,11 +317,22 @@ export class Templar {
   private env(given: TemplateHost | undefined, readLiquid = false): EvalEnv {
     const deadline = Date.now() + this.renderLimit;
     const host = given ?? this.ambientHost;
+    let searchPath: string[] | undefined;
     return {
       registry: REGISTRY,
       deadline,
       plugins: (scope) => this.pluginContext(scope, host),
       liquid: { read: readLiquid, met: false },
+      loadTemplate: (names, scope, ignoreMissing) => {
+        // one search path for the render, as a Jinja environment's loader (nested includes use it too)
+        searchPath ??= jinjaSearchPath(scope);
+        const found = findTemplate(names, searchPath);
+        if (!found) {
+          if (ignoreMissing) return undefined;
+          throw notFound(names, searchPath);
+        }
+        return { name: found.name, nodes: this.parseTemplate(found.text, undefined) };
+      },
     };
   }
 

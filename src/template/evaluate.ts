@@ -7,6 +7,7 @@
  * time and sizes.
  */
 import type { Args, CompareNode, Expr } from './ast.js';
+import type { TNode } from './template.js';
 import { BoundMethod, callMethod } from './methods.js';
 import type { FilterDef, Kwargs, LookupDef, PluginContext, TestDef } from './plugins.js';
 import { cycler, joiner, lipsum, now } from './globals.js';
@@ -84,6 +85,12 @@ export interface EvalEnv {
   readonly deadline: number;
   /** Liquid's properties (`list.size`), the fallback for older kplay playbooks: see {@link LiquidFallback}. */
   readonly liquid: LiquidFallback;
+  /**
+   * The template `{% include %}`/`{% import %}` name (the first of `names` found), as Jinja's
+   * FileSystemLoader finds it on the render's search path; undefined when none is found and
+   * `ignoreMissing`, else it throws Jinja's TemplateNotFound text.
+   */
+  readonly loadTemplate?: (names: readonly string[], scope: Scope, ignoreMissing: boolean) => { name: string; nodes: readonly TNode[] } | undefined;
 }
 
 /**

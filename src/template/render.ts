@@ -6,7 +6,7 @@
  */
 import { evaluate, NAMESPACES, Scope, TemplateFunction, type EvalEnv } from './evaluate.js';
 import type { TNode } from './template.js';
-import { defined, ExprError, isMap, iterate, pyEq, setOwn, truthy, Undef } from './values.js';
+import { defined, ExprError, isMap, iterate, pyEq, setOwn, truthy, Undef, UndefinedError } from './values.js';
 import { pyStr } from './pyrepr.js';
 
 /** An error inside a template node, with the node's offset and source for the message. */
@@ -106,7 +106,48 @@ export function renderNodes(nodes: readonly TNode[], scope: Scope, env: EvalEnv,
         renderNodes(node.body, s, env, parts);
         break;
       }
+      case 'include': {
+        const t = loaded(node, scope, env, node.ignoreMissing);
+        if (t) inFile(node.at, t.name, () => renderNodes(t.nodes, node.withContext ? scope.child() : new Scope({}), env, parts));
+        break;
+      }
+      case 'import': {
+        const t = loaded(node, scope, env, false);
+        if (!t) break;
+        // Jinja's template module: the top-level names the file sets (macros, `set`), not those starting with `_`
+        const s = node.withContext ? scope.child() : new Scope({});
+        inFile(node.at, t.name, () => renderNodes(t.nodes, s, env, []));
+        const exported: Record<string, unknown> = {};
+        for (const [k, v] of s.locals) if (!k.startsWith('_')) exported[k] = v;
+        if (node.alias !== undefined) scope.locals.set(node.alias, exported);
+        for (const [n, as] of node.names ?? []) {
+          scope.locals.set(as, Object.prototype.hasOwnProperty.call(exported, n) ? exported[n] : new Undef(`the template '${t.name}' does not export the requested name '${n}'`, n));
+        }
+        break;
+      }
     }
+  }
+}
+
+/** The file an include or import names (a name, or a list of names: the first found). */
+function loaded(node: Extract<TNode, { type: 'include' | 'import' }>, scope: Scope, env: EvalEnv, ignoreMissing: boolean): { name: string; nodes: readonly TNode[] } | undefined {
+  return guard(node.at, () => {
+    const v = defined(evaluate(node.expr, scope, env));
+    const names = Array.isArray(v) ? v.map((x) => pyStr(x)) : [pyStr(v)];
+    if (!env.loadTemplate) throw new ExprError(`cannot read the template ${names.join(', ')}: this template has no search path`);
+    return env.loadTemplate(names, scope, ignoreMissing);
+  });
+}
+
+/** Render an included file's nodes: an error inside points at the include tag and names the file. */
+function inFile(at: number, name: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    const cause = e instanceof NodeError ? e.cause : e;
+    const msg = cause instanceof Error ? cause.message : String(cause);
+    const err = new ExprError(`${msg} (in '${name}')`);
+    throw new NodeError(cause instanceof UndefinedError ? new UndefinedError(err.message) : err, at);
   }
 }
 

@@ -22,7 +22,11 @@ export type TNode =
   | { readonly type: 'case'; readonly subject: Expr; readonly whens: readonly { readonly values: readonly Expr[]; readonly body: readonly TNode[] }[]; readonly otherwise: readonly TNode[] | undefined; readonly at: number; readonly src: string }
   | { readonly type: 'filterblock'; readonly filter: Expr; readonly body: readonly TNode[]; readonly at: number; readonly src: string }
   | { readonly type: 'macro'; readonly name: string; readonly params: readonly { readonly name: string; readonly def: Expr | undefined }[]; readonly body: readonly TNode[]; readonly at: number; readonly src: string }
-  | { readonly type: 'with'; readonly targets: readonly (readonly [string, Expr])[]; readonly body: readonly TNode[]; readonly at: number; readonly src: string };
+  | { readonly type: 'with'; readonly targets: readonly (readonly [string, Expr])[]; readonly body: readonly TNode[]; readonly at: number; readonly src: string }
+  /** `{% include name [ignore missing] [with|without context] %}` (a list of names: the first found). */
+  | { readonly type: 'include'; readonly expr: Expr; readonly ignoreMissing: boolean; readonly withContext: boolean; readonly at: number; readonly src: string }
+  /** `{% import name as alias [with context] %}` and `{% from name import a, b as c [with context] %}` (`names` given). */
+  | { readonly type: 'import'; readonly expr: Expr; readonly alias?: string; readonly names?: readonly (readonly [string, string])[]; readonly withContext: boolean; readonly at: number; readonly src: string };
 
 /** A raw token of template text. */
 type RawToken =
@@ -164,6 +168,16 @@ function parseAt<T>(src: string, at: number, fn: (p: ExprParser) => T, rawString
     if (e instanceof ExprError) throw new TemplateSyntaxError(e.message, at + (e.offset ?? 0), e.hint);
     throw e;
   }
+}
+
+/** `with context` / `without context` at the end of an include or import (else `dflt`). */
+function contextOf(p: ExprParser, dflt: boolean): boolean {
+  if ((p.isName('with') || p.isName('without')) && p.isName('context', 1)) {
+    const w = p.next().value === 'with';
+    p.next();
+    return w;
+  }
+  return dflt;
 }
 
 /** Names of a `for`/`set` target list (`x`, `k, v`, `(k, v)`). */
@@ -358,14 +372,56 @@ class BlockParser {
         const r = this.until('endwith', [], t);
         return { type: 'with', targets, body: r.nodes, at, src };
       }
-      case 'include':
-      case 'import':
-      case 'from':
+      case 'include': {
+        const parsed = parseAt(src, at, (p) => {
+          const expr = p.expression();
+          let ignoreMissing = false;
+          if (p.isName('ignore') && p.isName('missing', 1)) {
+            p.next();
+            p.next();
+            ignoreMissing = true;
+          }
+          return { expr, ignoreMissing, withContext: contextOf(p, true) };
+        });
+        return { type: 'include', ...parsed, at, src };
+      }
+      case 'import': {
+        const parsed = parseAt(src, at, (p) => {
+          const expr = p.expression();
+          p.expectName('as');
+          const alias = p.expectName();
+          return { expr, alias, withContext: contextOf(p, false) };
+        });
+        return { type: 'import', ...parsed, at, src };
+      }
+      case 'from': {
+        const parsed = parseAt(src, at, (p) => {
+          const expr = p.expression();
+          p.expectName('import');
+          const names: [string, string][] = [];
+          while (!p.atEnd() && !((p.isName('with') || p.isName('without')) && p.isName('context', 1))) {
+            if (names.length) {
+              p.expectOp(',');
+              if (p.atEnd() || ((p.isName('with') || p.isName('without')) && p.isName('context', 1))) break;
+            }
+            const n = p.expectName();
+            let as = n;
+            if (p.isName('as')) {
+              p.next();
+              as = p.expectName();
+            }
+            names.push([n, as]);
+          }
+          if (names.length === 0) throw new ExprError('expected the names to import after "import"');
+          return { expr, names, withContext: contextOf(p, false) };
+        });
+        return { type: 'import', ...parsed, at, src };
+      }
       case 'extends':
       case 'block':
       case 'render':
       case 'layout':
-        throw new TemplateSyntaxError(`the "${t.name}" tag is not allowed: templates cannot read other files`, t.at, "render the other file with lookup('template', 'file.j2') instead");
+        throw new TemplateSyntaxError(`the "${t.name}" tag is not supported by kplay`, t.at, "put what is shared in a file and {% include %} it, or share macros with {% import 'macros.j2' as m %}");
       default:
         throw new TemplateSyntaxError(`unknown tag "${t.name}"`, t.at, t.name.startsWith('end') ? `there is no open block for {% ${t.name} %}` : 'Jinja tags: if/elif/else, for, set, with, filter, macro, raw; Liquid tags: unless, case/when, assign, capture, comment, echo');
     }

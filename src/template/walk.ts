@@ -157,6 +157,14 @@ export function walkNodes(nodes: readonly TNode[], opts: WalkOptions, bound: Set
         walkNodes(n.body, opts, bound, out);
         walkExpr(n.filter, opts, new Set([...bound, '__filter_input__']), out);
         break;
+      case 'include':
+        walkExpr(n.expr, opts, bound, out);
+        break;
+      case 'import':
+        walkExpr(n.expr, opts, bound, out);
+        if (n.alias !== undefined) bound.add(n.alias);
+        for (const [, as] of n.names ?? []) bound.add(as);
+        break;
       case 'macro':
         bound.add(n.name);
         walkNodes(n.body, opts, new Set([...bound, ...n.params.map((p) => p.name), 'varargs', 'kwargs']), out);
@@ -216,6 +224,8 @@ export function templateExprs(nodes: readonly TNode[], out: { expr: Expr; at: nu
         break;
       case 'output':
       case 'set':
+      case 'include':
+      case 'import':
         out.push({ expr: n.expr, at: n.at });
         break;
       case 'if':
