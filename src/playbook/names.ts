@@ -15,7 +15,7 @@ const ANSIBLE_BUILTIN = new Set([
   'add_host', 'apt', 'apt_key', 'apt_repository', 'assemble', 'assert', 'async_status', 'blockinfile', 'command', 'copy', 'cron', 'deb822_repository',
   'debconf', 'debug', 'dnf', 'dnf5', 'dpkg_selections', 'expect', 'fail', 'fetch', 'file', 'find', 'gather_facts', 'get_url', 'getent', 'git', 'group',
   'group_by', 'hostname', 'import_playbook', 'import_role', 'import_tasks', 'include_role', 'include_tasks', 'include_vars', 'iptables', 'known_hosts',
-  'lineinfile', 'meta', 'mount_facts', 'package', 'package_facts', 'pause', 'ping', 'pip', 'reboot', 'replace', 'rpm_key', 'script', 'service',
+  'lineinfile', 'meta', 'mount_facts', 'package', 'package_facts', 'pause', 'ping', 'pip', 'raw', 'reboot', 'replace', 'rpm_key', 'script', 'service',
   'service_facts', 'set_fact', 'set_stats', 'setup', 'shell', 'slurp', 'stat', 'subversion', 'systemd', 'systemd_service', 'sysvinit', 'tempfile',
   'template', 'unarchive', 'uri', 'user', 'validate_argument_spec', 'wait_for', 'wait_for_connection', 'yum_repository',
 ]);

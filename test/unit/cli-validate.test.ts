@@ -57,6 +57,19 @@ describe('kplay validate / run: static errors', () => {
     expect(r.stdout.trimEnd().split('\n').at(-1)).toBe("NOTHING RAN: the only play skipped — no hosts matched (check each play's hosts:, --limit and the inventory)");
   });
 
+  it('a host pattern of a play after add_host or group_by is checked when it runs, not by validate (#49)', async () => {
+    const v = await kplay(['validate', fx('add-host-later-play.yml'), '-i', inv]);
+    expect(v.stderr).toBe('');
+    expect(v.code).toBe(0);
+    // the play before add_host is still checked
+    const typo = await kplay(['validate', fx('bad-pattern.yml'), '-i', inv]);
+    expect(typo.code).toBe(1);
+    const r = await kplay(['run', fx('add-host-later-play.yml'), '-i', inv]);
+    expect(r.stdout).toContain("ok: [canary-1] => canary-1 ['canary']");
+    expect(r.stdout + r.stderr).toContain('Could not match supplied host pattern, ignoring: prdo');
+    expect(r.code).toBe(0);
+  });
+
   it('a missing playbook or inventory file is a clear error', async () => {
     const r = await kplay(['run', fx('nope.yml'), '-i', inv]);
     expect(r.code).toBe(1);
