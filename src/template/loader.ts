@@ -25,12 +25,13 @@ const withTemplates = (dirs: readonly string[]): string[] => dirs.flatMap((d) =>
 
 /** The search path of a render, from its variables (see the file header). */
 export function jinjaSearchPath(scope: Scope): string[] {
-  const basedir = str(scope, 'playbook_dir') ?? process.cwd();
+  const basedir = str(scope, 'playbook_dir');
   const file = str(scope, 'template_fullpath');
-  if (!file) return [basedir];
+  // outside a run (no playbook directory) an inline template reads no file
+  if (!file) return basedir ? [basedir] : [];
   const sp = strings(scope, 'ansible_search_path');
   // the template module sets template_destpath; the template lookup sets it to None
-  if (str(scope, 'template_destpath') !== undefined) return withTemplates([...sp, basedir, path.dirname(file)]);
+  if (str(scope, 'template_destpath') !== undefined) return withTemplates([...sp, ...(basedir ? [basedir] : []), path.dirname(file)]);
   return [path.dirname(file), ...withTemplates(sp)];
 }
 

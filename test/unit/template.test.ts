@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../helpers/cli.js';
 import { InputError } from '../../src/load/errors.js';
 import { parseYaml, posOf } from '../../src/load/yaml.js';
 import { Templar, templar } from '../../src/template/index.js';
@@ -324,13 +326,27 @@ describe('security', () => {
     expect(await templar.render('{{ m.__proto__ }}', v)).toBe('p');
   });
 
-  for (const t of ['{% include "/etc/passwd" %}', '{% render "x" %}', '{% layout "x" %}x', '{%- include "package.json" -%}']) {
+  for (const t of ['{% render "x" %}', '{% layout "x" %}x', '{% extends "x" %}']) {
     it(`refuses ${t}`, async () => {
       const err = await inputError(() => templar.render(t, {}));
-      expect(err.message).toMatch(/is not allowed: templates cannot read other files/);
+      expect(err.message).toMatch(/tag is not supported by kplay/);
       expect(() => templar.check(t)).toThrow(InputError);
     });
   }
+
+  // as Jinja's FileSystemLoader: a name is read under the search path only (#49)
+  for (const t of ['{% include "/etc/passwd" %}', '{% include "../../../../../../etc/passwd" %}', '{%- include "package.json" -%}']) {
+    it(`reads no file outside the search path: ${t}`, async () => {
+      const err = await inputError(() => templar.render(t, { playbook_dir: path.join(repoRoot, 'test/parity/cases') }));
+      expect(err.message).toMatch(/not found in search path: '.*test\/parity\/cases'/);
+      expect(err.message).not.toMatch(/root:/);
+    });
+  }
+
+  it('reads no file for an include without a playbook directory', async () => {
+    const err = await inputError(() => templar.render('{% include "package.json" %}', {}));
+    expect(err.message).toMatch(/'package.json' not found in search paths: $/m);
+  });
 
   it('stops a huge loop with a limit error instead of hanging', async () => {
     const t0 = Date.now();
