@@ -13,7 +13,7 @@ export const SECRET_NAME = /(pass(word|wd)?|secret|token|api[_-]?key|private[_-]
 export class Masker {
   private readonly secrets = new Set<string>();
   private pattern: RegExp | undefined;
-  /** Which of the masked values are declared secrets (see provenance.ts): those are refused where they cannot be masked. */
+  /** Which of the masked values are declared secrets (see provenance.ts): kplay's own (`!secret`) are refused where they cannot be masked. */
   readonly provenance = new SecretProvenance();
 
   /** Register a value that must never be shown. Values shorter than 4 characters are ignored (too noisy). */
@@ -30,11 +30,12 @@ export class Masker {
 
   /**
    * Register a declared secret: masked like {@link add}, and known to be a secret by origin (a
-   * `!secret` scalar, a Secret's data, a `password` lookup) rather than by the name it is stored under.
+   * `!secret` scalar, a Secret's data, a `password` lookup) rather than by the name it is stored under;
+   * `own`: it derives from kplay's own secret (default: it is the text of a `!secret` scalar).
    */
-  addDeclared(value: unknown, origins: Origins = []): void {
+  addDeclared(value: unknown, origins: Origins = [], own?: boolean): void {
     this.add(value);
-    this.provenance.addValue(value, origins);
+    this.provenance.addValue(value, origins, own);
   }
 
   /** Register every string under `value` whose key looks secret (password, token, …). */

@@ -11,7 +11,7 @@ import type { ModuleTask } from '../playbook/types.js';
 import { templar } from '../template/index.js';
 import { extendScope } from './lazyvars.js';
 import { withLookups, type LookupHost } from './lookups.js';
-import { ALLOW_VAR, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
+import { ALLOW_VAR, hitsWarning, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
 import type { ClusterState } from './state.js';
 import { taintRendered } from './taint.js';
 import type { TaskHost, TaskKeywords } from './task-types.js';
@@ -55,8 +55,11 @@ export function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, 
       const name = opts.registry.get(task.module)?.name;
       if (name === 'k8s' || name === 'k8s_apply') {
         const leaves = taintRendered(t, out, { vars: scope, masker: opts.masker, cluster: cs.name }).map((l) => ({ ...l, path: ['definition', ...l.path] }));
-        const refused = refuseHits(secretSinks('k8s', { definition: out }, leaves), () => vars[ALLOW_VAR], { task: taskName, cluster: cs.name }, (x) => opts.masker.mask(x));
+        const hits = secretSinks('k8s', { definition: out }, leaves);
+        const refused = refuseHits(hits, () => vars[ALLOW_VAR], { task: taskName, cluster: cs.name }, (x) => opts.masker.mask(x));
         if (refused) throw new SecretSinkError(refused);
+        const warning = hitsWarning(hits, (x) => opts.masker.mask(x));
+        if (warning) opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: taskName, msg: warning });
       }
       return out;
     },

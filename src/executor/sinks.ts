@@ -2,11 +2,14 @@
  * Places a secret cannot be masked: object names and namespaces, labels, annotations, ConfigMap
  * data, container command lines and env values, hosts, command lines of `command`/`shell`, URLs.
  * Whoever can read the object (or the process list, the DNS, a proxy's log) sees the value, and
- * run records keep it. A task argument that derives from a declared secret (`taint.ts`) and ends
- * up in one of them is refused before anything is written — in check mode and plans too — unless
- * the task opts in with the variable `kplay_allow_secret_in` (a list of the sink kinds below).
- * A Secret's `data`/`stringData`, env `valueFrom`, helm values, request headers and bodies are not
- * sinks: that is where secrets belong.
+ * run records keep it. A task argument that derives from kplay's own secret (a `!secret` scalar,
+ * see `taint.ts`) and ends up in one of them is refused before anything is written — in check mode
+ * and plans too — unless the task opts in with the variable `kplay_allow_secret_in` (a list of the
+ * sink kinds below). Every other secret is one Ansible knows (Vault, `no_log`, a Secret's data read
+ * from the cluster, a variable named like a password): ansible-playbook writes it where the
+ * playbook says, and so does kplay, masked in its own output, with a warning naming the field and
+ * the variables (never the value). A Secret's `data`/`stringData`, env `valueFrom`, helm values,
+ * request headers and bodies are not sinks: that is where secrets belong.
  */
 import { loadAllDocuments } from '../k8s/kcore.js';
 import type { TaintedLeaf } from './taint.js';
@@ -21,10 +24,10 @@ export const SINK_KINDS = ['name', 'namespace', 'labels', 'annotations', 'config
 export type SinkKind = (typeof SINK_KINDS)[number];
 
 /**
- * Where a value is refused also when it derives from a variable merely *named* like a password or
+ * Where a value is warned of also when it derives from a variable merely *named* like a password or
  * token (`{{ db_password | lower }}` as an object name), not declared secret: places no playbook
- * means a password to go. Command lines, env values, URLs, hosts and ConfigMap data refuse only
- * declared secrets, since Ansible playbooks commonly pass `{{ db_password }}` there.
+ * means a password to go. Command lines, env values, URLs, hosts and ConfigMap data are warned of
+ * only for declared secrets, since Ansible playbooks commonly pass `{{ db_password }}` there.
  */
 export const BY_NAME_KINDS: ReadonlySet<SinkKind> = new Set<SinkKind>(['name', 'namespace', 'labels', 'annotations']);
 
@@ -206,6 +209,8 @@ function startsWith(path: readonly Seg[], prefix: readonly Seg[]): boolean {
 export interface SinkHit {
   sink: Sink;
   sources: string[];
+  /** The value derives from kplay's own secret (`!secret`): refused unless the task opts in; the others are warned of. */
+  own: boolean;
 }
 
 /**
@@ -218,12 +223,15 @@ export function secretSinks(module: string, args: unknown, leaves: readonly Tain
   const hits: SinkHit[] = [];
   for (const sink of sinksOf(module, args)) {
     const sources = new Set<string>();
+    let own = false;
     for (const leaf of leaves) {
       if (leaf.byName && !BY_NAME_KINDS.has(sink.kind)) continue;
       if (!startsWith(sink.path, leaf.path) && leaf.path.length > 0) continue;
-      if (leaf.parts.some((p) => sink.value.includes(p))) for (const s of leaf.sources) sources.add(s);
+      if (!leaf.parts.some((p) => sink.value.includes(p))) continue;
+      for (const s of leaf.sources) sources.add(s);
+      if (leaf.own) own = true;
     }
-    if (sources.size) hits.push({ sink, sources: [...sources] });
+    if (sources.size) hits.push({ sink, sources: [...sources], own });
   }
   return hits;
 }
@@ -243,11 +251,17 @@ export function allowedSinks(value: unknown): Set<SinkKind> | string {
   return out;
 }
 
+/** The fields of `hits` as the error and the warning name them (never a value: only fields and variable names). */
+function hitLines(hits: readonly SinkHit[], mask: (s: string) => string): string[] {
+  const lines = hits.slice(0, 5).map((h) => `${mask(h.sink.field)}${h.sink.object ? ` of ${mask(h.sink.object)}` : ''} (${h.sink.kind}) from ${h.sources.join(', ')}`);
+  if (hits.length > 5) lines.push(`and ${hits.length - 5} more`);
+  return lines;
+}
+
 /** The error for the first refused sink (never shows a value: only fields and variable names). */
 export function refusal(hits: readonly SinkHit[], where: { task: string; cluster: string }, mask: (s: string) => string): string {
   const kinds = [...new Set(hits.map((h) => h.sink.kind))];
-  const lines = hits.slice(0, 5).map((h) => `${mask(h.sink.field)}${h.sink.object ? ` of ${mask(h.sink.object)}` : ''} (${h.sink.kind}) from ${h.sources.join(', ')}`);
-  if (hits.length > 5) lines.push(`and ${hits.length - 5} more`);
+  const lines = hitLines(hits, mask);
   return (
     `task '${mask(where.task)}' on cluster '${where.cluster}': refusing to write a value derived from a secret where it cannot be masked: ${lines.join('; ')}. ` +
     `${kinds.map((k) => WHY[k]).join('; ')}. Nothing was written. ` +
@@ -262,10 +276,27 @@ export class SecretSinkError extends Error {
 }
 
 /**
- * The error for the `hits` the task did not opt in to (`allow()` reads `kplay_allow_secret_in`;
- * a bad value is an error of its own), or undefined when every hit is allowed.
+ * The warning for the `hits` that derive from secrets Ansible knows (not kplay's own `!secret`):
+ * written as ansible-playbook writes them, and said so; undefined when there are none.
  */
-export function refuseHits(hits: readonly SinkHit[], allow: () => unknown, where: { task: string; cluster: string }, mask: (s: string) => string): string | undefined {
+export function hitsWarning(hits: readonly SinkHit[], mask: (s: string) => string): string | undefined {
+  const known = hits.filter((h) => !h.own);
+  if (known.length === 0) return undefined;
+  return (
+    `writes a value derived from a secret where it cannot be masked: ${hitLines(known, mask).join('; ')}. ` +
+    `kplay masks it in its own output, as ansible-playbook writes it; whoever can read the object (or the process list, the access log) sees it. ` +
+    'Keep a secret in a Secret\'s data/stringData and refer to it (env valueFrom.secretKeyRef, a volume); ' +
+    `a value tagged !secret is refused there unless the task opts in (${ALLOW_VAR})`
+  );
+}
+
+/**
+ * The error for the `hits` from kplay's own secrets (`!secret`) the task did not opt in to (`allow()`
+ * reads `kplay_allow_secret_in`; a bad value is an error of its own), or undefined when every such
+ * hit is allowed. Hits from secrets Ansible knows are never refused ({@link hitsWarning}).
+ */
+export function refuseHits(all: readonly SinkHit[], allow: () => unknown, where: { task: string; cluster: string }, mask: (s: string) => string): string | undefined {
+  const hits = all.filter((h) => h.own);
   if (hits.length === 0) return undefined;
   let allowed: ReturnType<typeof allowedSinks>;
   try {

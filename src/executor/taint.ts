@@ -11,7 +11,8 @@
  * argument that reads one — directly, through a lazily rendered variable, a fact or registered
  * result derived from one, or a loop item — is a {@link TaintedLeaf}; what its `{{ … }}` parts
  * render to is declared too, so the taint follows the value into facts and later tasks. The
- * executor refuses tainted leaves where they cannot be masked (`sinks.ts`).
+ * executor refuses tainted leaves that derive from kplay's own secrets (`!secret`) where they
+ * cannot be masked, and warns of the others there (`sinks.ts`).
  */
 import { SECRET_NAME, type Masker } from '../core/mask.js';
 import type { Origins } from '../core/provenance.js';
@@ -30,6 +31,8 @@ export interface TaintedLeaf {
   sources: string[];
   /** What the tainted `{{ … }}` parts rendered to (strings); a value under `path` holding one of them is secret-derived. */
   parts: string[];
+  /** It derives from kplay's own secret (a `!secret` scalar): refused where it cannot be masked; the others are only warned of. */
+  own?: true;
   /**
    * Tainted only because a variable it reads is *named* like a password or token ({@link STRONG_SECRET_NAME}),
    * not declared secret: refused only where a secret is never meant to be (`BY_NAME_KINDS` in sinks.ts).
@@ -157,8 +160,9 @@ function describe(name: string, origins: Origins): string {
  * The declared secrets template `tpl` reads, as descriptions of the variables (`[]`: none): a
  * variable marked secret as a whole (a `no_log` result, a fact derived from a secret), a value
  * holding a declared secret, or a lazily rendered variable whose own templates read one.
+ * `own.value` is set when one of them is or derives from kplay's own secret (`!secret`).
  */
-export function declaredSources(tpl: string, scope: TaintScope, seen: Set<string> = new Set(), depth = 0): string[] {
+export function declaredSources(tpl: string, scope: TaintScope, seen: Set<string> = new Set(), depth = 0, own: { value: boolean } = { value: false }): string[] {
   const prov = scope.masker.provenance;
   if (prov.empty || depth > 8) return [];
   const out = new Set<string>();
@@ -167,11 +171,14 @@ export function declaredSources(tpl: string, scope: TaintScope, seen: Set<string
     const root = String(segs[0]);
     const whole = prov.varOrigins(scope.cluster, root);
     if (whole) {
+      if (prov.varOwn(scope.cluster, root)) own.value = true;
       out.add(describe(name, whole));
       continue;
     }
-    const held = prov.originsIn(valueAt(scope.vars, segs));
+    const value = valueAt(scope.vars, segs);
+    const held = prov.originsIn(value);
     if (held) {
+      if (prov.ownIn(value)) own.value = true;
       out.add(describe(name, held));
       continue;
     }
@@ -180,7 +187,7 @@ export function declaredSources(tpl: string, scope: TaintScope, seen: Set<string
     if (raw === undefined) continue;
     seen.add(root);
     const inner = new Set<string>();
-    for (const t of templatesUnder(rawAt(raw, segs.slice(1)))) for (const s of declaredSources(t, scope, seen, depth + 1)) inner.add(s);
+    for (const t of templatesUnder(rawAt(raw, segs.slice(1)))) for (const s of declaredSources(t, scope, seen, depth + 1, own)) inner.add(s);
     seen.delete(root);
     if (inner.size) out.add(`${name} (from ${[...inner].join(', ')})`);
   }
@@ -252,7 +259,8 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
     }
   }
   const outputs = raw.includes('{%') ? undefined : raw.match(/\{\{[\s\S]*?\}\}/g);
-  const declared = declaredSources(raw, scope);
+  const ownAny = { value: false };
+  const declared = declaredSources(raw, scope, new Set(), 0, ownAny);
   const masked = masker.size > 0 && readsSecret(raw, vars, masker);
   if (!declared.length) byName(raw, rendered, outputs, vars, path, out);
   if (!declared.length && !masked) return;
@@ -261,31 +269,35 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
   // parts cannot be told apart and the whole rendered value is registered.
   const parts: string[] = [];
   const sources = new Set<string>();
+  let own = false;
   const keysOnly = declared.length ? structuralNames(raw, scope) : undefined;
-  const derive = (value: unknown, from: string[]): void => {
+  const derive = (value: unknown, from: string[], fromOwn: boolean): void => {
     if (masked) addDerived(value, masker);
     if (!from.length) return;
     for (const s of from) sources.add(s);
+    if (fromOwn) own = true;
     const ps = keysOnly?.size ? partsOf(value).filter((p) => !keysOnly.has(p)) : partsOf(value);
     parts.push(...ps);
-    for (const p of ps) masker.addDeclared(p, from);
+    for (const p of ps) masker.addDeclared(p, from, fromOwn);
   };
   if (!outputs) {
-    derive(rendered, declared);
+    derive(rendered, declared, ownAny.value);
     // with tags, each `{{ … }}` that renders on its own (not one using a `{% for %}` variable) gives
     // a part too, so that a field of a rendered manifest can be told from the rest of the text
     for (const o of declared.length ? (raw.match(/\{\{[\s\S]*?\}\}/g) ?? []) : []) {
-      const from = declaredSources(o, scope);
+      const oOwn = { value: false };
+      const from = declaredSources(o, scope, new Set(), 0, oOwn);
       if (!from.length) continue;
       try {
-        derive(templar.renderSync(o, vars), from);
+        derive(templar.renderSync(o, vars), from, oOwn.value);
       } catch {
         // bound by a tag of the template: only the whole value is known
       }
     }
   } else {
     for (const o of outputs) {
-      const from = declared.length ? declaredSources(o, scope) : [];
+      const oOwn = { value: false };
+      const from = declared.length ? declaredSources(o, scope, new Set(), 0, oOwn) : [];
       if (!from.length && !(masked && readsSecret(o, vars, masker))) continue;
       let value: unknown;
       try {
@@ -293,10 +305,10 @@ function taintString(raw: string, rendered: unknown, scope: TaintScope, path: Se
       } catch {
         value = rendered; // rendered as part of the whole string, so this is unexpected: stay safe
       }
-      derive(value, from);
+      derive(value, from, oOwn.value);
     }
   }
-  if (sources.size && parts.length) out.push({ path, sources: [...sources], parts });
+  if (sources.size && parts.length) out.push({ path, sources: [...sources], parts, ...(own ? { own: true as const } : {}) });
 }
 
 /** A template reading a variable named like a password or token (no declared secret): a leaf refused only in names, labels and annotations. */
@@ -329,7 +341,7 @@ function walk(raw: unknown, rendered: unknown, scope: TaintScope, path: Seg[], o
     if (typeof raw === 'string' && !via?.data && Templar.isTemplated(raw)) taintString(raw, rendered, scope, path, out, depth);
     else if (via !== undefined) {
       const held = scope.masker.provenance.originsIn(raw);
-      if (held) out.push({ path, sources: [describe(via.name, held)], parts: [String(raw)] });
+      if (held) out.push({ path, sources: [describe(via.name, held)], parts: [String(raw)], ...(scope.masker.provenance.ownIn(raw) ? { own: true as const } : {}) });
     }
     return;
   }
@@ -362,9 +374,9 @@ function namedAnywhere(raw: unknown): boolean {
   return templatesUnder(raw).some((t) => /(pass(word|wd)|token|api[_-]?key|private[_-]?key)\b/i.test(t));
 }
 
-/** The declared secrets any template under `raw` (e.g. a `loop:`) reads. */
-export function declaredSourcesUnder(raw: unknown, scope: TaintScope): string[] {
+/** The declared secrets any template under `raw` (e.g. a `loop:`) reads; `own.value` set when one derives from kplay's own secret. */
+export function declaredSourcesUnder(raw: unknown, scope: TaintScope, own: { value: boolean } = { value: false }): string[] {
   const out = new Set<string>();
-  for (const t of typeof raw === 'string' && !Templar.isTemplated(raw) ? [`{{ ${raw} }}`] : templatesUnder(raw)) for (const s of declaredSources(t, scope)) out.add(s);
+  for (const t of typeof raw === 'string' && !Templar.isTemplated(raw) ? [`{{ ${raw} }}`] : templatesUnder(raw)) for (const s of declaredSources(t, scope, new Set(), 0, own)) out.add(s);
   return [...out];
 }

@@ -25,7 +25,7 @@ import { moduleContext } from './module-context.js';
 import { registeredValue, resultMismatch } from './register.js';
 import { loopItems, loopVars } from './loops.js';
 import { declaredSourcesUnder, taintRendered, type TaintedLeaf } from './taint.js';
-import { ALLOW_VAR, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
+import { ALLOW_VAR, hitsWarning, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
 import type { ClusterState } from './state.js';
 import type { TaskHost, TaskKeywords, TaskOutcome } from './task-types.js';
 import { taskKeywords } from './task-keywords.js';
@@ -98,7 +98,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
       cs.facts[task.register] = reg;
       // a no_log task's result is a secret as a whole, as is one whose secret-derived arguments went where the task allowed them
       const secretReg = kw.hide ? [`the no_log task '${taskName}'`] : regSecrets.size ? [...regSecrets] : undefined;
-      opts.masker.provenance.setVar(cs.name, task.register, secretReg);
+      opts.masker.provenance.setVar(cs.name, task.register, secretReg, regSecrets.size > 0);
     }
     // a failed or unreachable result that wrote something before it ended changed the cluster all the same
     const changedAnyway = (status === 'failed' || status === 'unreachable') && reg.changed === true;
@@ -136,7 +136,7 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
 
   // the task's own name (rendered), for `ansible_failed_task.name`: empty when it has none, as in Ansible
   let ownName: string | undefined;
-  /** Declared secrets the task's arguments sent where it allowed them (`kplay_allow_secret_in`): its registered result derives from them. */
+  /** kplay's own secrets (`!secret`) the task's arguments sent where it allowed them (`kplay_allow_secret_in`): its registered result derives from them. */
   const regSecrets = new Set<string>();
   try {
     kw = await taskKeywords(task, pr, vars);
@@ -162,8 +162,9 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     const list = await withLookups(loopHost, () => loopItems(task, vars, { ...where, host: loopHost }));
     if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
     // items computed from a declared secret (`loop: "{{ passwords | map('upper') }}"`) are declared too
-    const loopFrom = declaredSourcesUnder(task.loop, { vars, masker: opts.masker, cluster: cs.name });
-    if (loopFrom.length) for (const item of list) if (typeof item === 'string' || typeof item === 'number') opts.masker.addDeclared(item, loopFrom);
+    const loopOwn = { value: false };
+    const loopFrom = declaredSourcesUnder(task.loop, { vars, masker: opts.masker, cluster: cs.name }, loopOwn);
+    if (loopFrom.length) for (const item of list) if (typeof item === 'string' || typeof item === 'number') opts.masker.addDeclared(item, loopFrom, loopOwn.value || undefined);
     const results: Obj[] = [];
     let anyChanged = false;
     let anyFailed = false;
@@ -311,7 +312,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   };
   const host = await lookupHost([task.args], vars, { ...moduleContext(task, cs, pr, vars, kw, opts.signal), addSecret: fromLookup });
   let args = await withLookups(host, () => templar.renderValue(task.args, vars, { where: task.pos, host }));
-  // Values derived from secrets are secrets too (see taint.ts); declared ones are refused where they cannot be masked (sinks.ts).
+  // Values derived from secrets are secrets too (see taint.ts); kplay's own (`!secret`) are refused where they cannot be masked, the others warned of (sinks.ts).
   const lookedParts = looked.filter((v) => v.trim().length >= 4);
   const tainted: TaintedLeaf[] = lookedParts.length ? [{ path: [], sources: ['a lookup'], parts: lookedParts }] : [];
   tainted.push(...taintRendered(task.args, args, { vars, masker: opts.masker, cluster: cs.name }));
@@ -350,7 +351,9 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     const hits = secretSinks(mod.name, args, tainted);
     const refused = refuseHits(hits, () => vars[ALLOW_VAR], { task: task.name ?? mod.name, cluster: cs.name }, (t) => opts.masker.mask(t));
     if (refused) return { status: 'failed', msg: refused };
-    for (const h of hits) for (const s of h.sources) regSecrets.add(s);
+    for (const h of hits) if (h.own) for (const s of h.sources) regSecrets.add(s);
+    const warning = hitsWarning(hits, (t) => opts.masker.mask(t));
+    if (warning) opts.emit({ type: 'log', level: 'warn', cluster: cs.name, task: task.name ?? mod.name, msg: warning });
   }
   if (!check && mod.usesCluster && !mod.readOnly && opts.beforeFirstChange) {
     cs.firstChange ??= opts.beforeFirstChange(cs, vars);
@@ -392,9 +395,10 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     // facts set from declared secrets, or by a no_log task, are secrets as a whole
     // (a fact holding a map is tainted where its templates were: `{kind: Secret, stringData: {pw: "{{ pw }}"}}` keeps a usable name)
     for (const [k, v] of Object.entries(result.facts)) {
-      const from = kw.hide ? [`the no_log task '${task.name ?? mod.name}'`] : tainted.filter((l) => l.path.length === 0 || (l.path[0] === k && l.path.length === 1)).flatMap((l) => l.sources);
-      prov.setVar(cs.name, k, from.length ? [...new Set(from)] : undefined);
-      for (const l of tainted) if (l.path.length > 1 && l.path[0] === k) prov.addLeaves(l.path.slice(1).reduce<unknown>((o, s) => (o !== null && typeof o === 'object' ? (o as Record<string | number, unknown>)[s] : undefined), v), l.sources);
+      const whole = tainted.filter((l) => l.path.length === 0 || (l.path[0] === k && l.path.length === 1));
+      const from = kw.hide ? [`the no_log task '${task.name ?? mod.name}'`] : whole.flatMap((l) => l.sources);
+      prov.setVar(cs.name, k, from.length ? [...new Set(from)] : undefined, whole.some((l) => l.own));
+      for (const l of tainted) if (l.path.length > 1 && l.path[0] === k) prov.addLeaves(l.path.slice(1).reduce<unknown>((o, s) => (o !== null && typeof o === 'object' ? (o as Record<string | number, unknown>)[s] : undefined), v), l.sources, l.own);
     }
   }
   // the data of Secrets a task read is declared (`k8s_info` of a Secret, then `data.password | b64decode`); what a task

@@ -28,6 +28,7 @@ import {
 import { formatPos, InputError, type SourcePos } from './errors.js';
 import { withoutBom } from './bom.js';
 import { fastLoadAllWithOffsets } from './fast-yaml.js';
+import { rememberOwnSecret } from '../core/provenance.js';
 import { decryptBytes, decryptText, isVaultText, rememberVaulted, undecryptable, VaultError, vaultSecrets } from '../core/vault.js';
 
 /** Maximum alias dereferences per document. */
@@ -197,6 +198,7 @@ export function parseYaml(given: string, file: string, opts: { fast?: boolean } 
     tag: '!secret',
     resolve(str: string): string {
       secrets.push(str);
+      rememberOwnSecret(str);
       return str;
     },
   };

@@ -1,7 +1,8 @@
-// Secret provenance (src/report/provenance.ts, src/executor/taint.ts) and the places a declared
-// secret is refused (src/executor/sinks.ts), through in-process runs on Ansible's implicit
-// localhost (commands run for real: `echo`): the refusal comes before the module runs, so no cluster is needed for it. Tasks that
-// are not refused and need a cluster fail later, with another message; the test tells them apart.
+// Secret provenance (src/core/provenance.ts, src/executor/taint.ts) and the places kplay's own
+// secret (`!secret`) is refused and any other secret warned of (src/executor/sinks.ts), through
+// in-process runs on Ansible's implicit localhost (commands run for real: `echo`): the refusal comes
+// before the module runs, so no cluster is needed for it. Tasks that are not refused and need a
+// cluster fail later, with another message (unreachable); the test tells them apart.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +21,7 @@ const pw = PW.toLowerCase();
 let n = 0;
 
 /** Run `tasks` (YAML lines, indented 4) with `vars` (YAML lines, indented 4), without a lock; each task's result by name. */
-async function run(vars: string[], tasks: string[]): Promise<{ results: Map<string, { status: string; msg: string }>; all: string }> {
+async function run(vars: string[], tasks: string[]): Promise<{ results: Map<string, { status: string; msg: string }>; warnings: Map<string, string>; all: string }> {
   const file = path.join(dir, `pb-${n++}.yml`);
   writeFileSync(file, ['- hosts: localhost', '  gather_facts: false', '  vars:', ...vars, '  tasks:', ...tasks].join('\n'));
   const loaded = await loadAll(file, {}, true);
@@ -38,11 +39,17 @@ async function run(vars: string[], tasks: string[]): Promise<{ results: Map<stri
     onEvent: (e) => events.push(e),
   });
   const results = new Map<string, { status: string; msg: string }>();
-  for (const e of events) if (e.type === 'task_result') results.set(e.task, { status: e.status, msg: String(e.msg ?? '') });
-  return { results, all: JSON.stringify(events) };
+  const warnings = new Map<string, string>();
+  for (const e of events) {
+    if (e.type === 'task_result') results.set(e.task, { status: e.status, msg: String(e.msg ?? '') });
+    if (e.type === 'log' && e.level === 'warn') warnings.set(e.task, `${warnings.get(e.task) ?? ''}${e.msg}\n`);
+  }
+  return { results, warnings, all: JSON.stringify(events) };
 }
 
 const REFUSED = /refusing to write a value derived from a secret/;
+const WARNED = /writes a value derived from a secret where it cannot be masked/;
+const UNREACHABLE = /^unreachable: .*kubeconfig/;
 
 describe('sinks of module arguments', () => {
   it('finds names, labels, ConfigMap data, container commands and env values, hosts; not Secret data or valueFrom', () => {
@@ -95,6 +102,29 @@ describe('sinks of module arguments', () => {
 });
 
 describe('provenance store', () => {
+  it('a service account token Secret\'s namespace and ca.crt are public: not declared', () => {
+    const p = new SecretProvenance();
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    p.addSecretObjects({ kind: 'Secret', type: 'kubernetes.io/service-account-token', metadata: { name: 'sa', namespace: 'team-ns' }, data: { namespace: b64('team-ns'), 'ca.crt': b64('-----BEGIN CERT-----'), token: b64('eyJhbGciOi-token') } });
+    expect(p.originsIn('team-ns')).toBeUndefined();
+    expect(p.originsIn('-----BEGIN CERT-----')).toBeUndefined();
+    expect(p.originsIn('eyJhbGciOi-token')).toEqual(['the data of Secret team-ns/sa']);
+    // an Opaque Secret's `namespace` key is data like any other
+    p.addSecretObjects({ kind: 'Secret', type: 'Opaque', metadata: { name: 'o', namespace: 'x' }, data: { namespace: b64('other-ns') } });
+    expect(p.originsIn('other-ns')).toEqual(['the data of Secret x/o']);
+  });
+
+  it('tells kplay\'s own secrets (and what derives from them) from the others', () => {
+    const p = new SecretProvenance();
+    p.addValue('vaulted-value-1', ['v']);
+    p.addValue('own-value-1', ['o'], true);
+    expect(p.ownIn('vaulted-value-1')).toBe(false);
+    expect(p.ownIn({ a: ['own-value-1'] })).toBe(true);
+    p.setVar('c', 'fact', ['o'], true);
+    p.setVar('c', 'other', ['v']);
+    expect([p.varOwn('c', 'fact'), p.varOwn('c', 'other'), p.varOwn('c', 'none')]).toEqual([true, false, false]);
+  });
+
   it('matches declared values by equality, decodes Secret data, ignores trivial values', () => {
     const p = new SecretProvenance();
     p.addValue('admin-password-1', ['x']);
@@ -108,10 +138,11 @@ describe('provenance store', () => {
   });
 });
 
-describe('declared secrets are refused where they cannot be masked', () => {
+describe('kplay\'s own secrets (!secret) are refused where they cannot be masked, others warned of', () => {
   let r: Awaited<ReturnType<typeof run>>;
   /** Tasks that pass the check and then need a cluster (there is none: unreachable), one run each. */
   const reached = new Map<string, string>();
+  const warned = new Map<string, string>();
   beforeAll(async () => {
     const vars = [
         `    db_password: !secret ${PW}`,
@@ -122,6 +153,9 @@ describe('declared secrets are refused where they cannot be masked', () => {
         '    secret_def: { kind: Secret, metadata: { name: app-creds, namespace: taint-unit }, stringData: { password: "{{ db_password }}" } }',
     ];
     for (const [name, task] of [
+      ['password lookup as a name', 'k8s: { kind: ConfigMap, name: "{{ lookup(\'password\', \'/dev/null length=16 chars=ascii_lowercase\') }}", namespace: taint-unit }'],
+      ['name from the no_log fact', 'k8s: { kind: ConfigMap, name: "cm-{{ nolog_plain }}", namespace: taint-unit }'],
+      ['name from a no_log fact derived from a !secret', 'k8s: { kind: ConfigMap, name: "cm-{{ nolog_pw }}", namespace: taint-unit }'],
       ['secret definition variable', 'k8s: { definition: "{{ secret_def }}" }'],
       ['ingress secretName from a *_secret variable', 'k8s: { definition: { apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: { name: web, namespace: taint-unit }, spec: { tls: [{ hosts: [web.example], secretName: "{{ tls_secret }}" }] } } }'],
       ['secret stringData from a no_log fact', 'k8s: { definition: { kind: Secret, metadata: { name: app-creds, namespace: taint-unit }, stringData: { password: "{{ nolog_pw }}" } } }'],
@@ -130,11 +164,14 @@ describe('declared secrets are refused where they cannot be masked', () => {
       const one = await run(vars, [
         '    - set_fact: { nolog_pw: "{{ db_password | lower }}" }',
         '      no_log: true',
+        '    - set_fact: { nolog_plain: "generated-{{ 12345 * 7 }}" }',
+        '      no_log: true',
         '    - set_fact: { secret_fact: { kind: Secret, metadata: { name: fact-creds, namespace: taint-unit }, stringData: { password: "pw-{{ db_password }}" } } }',
         `    - name: ${name}`,
         `      ${task}`,
       ]);
       reached.set(name, `${one.results.get(name)?.status ?? 'missing'}: ${one.results.get(name)?.msg ?? ''}`);
+      warned.set(name, one.warnings.get(name) ?? '');
     }
     r = await run(
       vars,
@@ -181,9 +218,6 @@ describe('declared secrets are refused where they cannot be masked', () => {
         '      ignore_errors: true',
         '    - name: a secret-looking name only',
         '      command: { argv: [echo, "{{ tls_secret }}", "{{ api_token | upper }}"] }',
-        '    - name: password lookup as a name',
-        '      k8s: { kind: ConfigMap, name: "{{ lookup(\'password\', \'/dev/null length=16 chars=ascii_lowercase\') }}", namespace: taint-unit }',
-        '      ignore_errors: true',
         '    - name: url query',
         '      uri: { url: "http://127.0.0.1:9/x?key={{ db_password | urlencode }}" }',
         '      ignore_errors: true',
@@ -202,21 +236,34 @@ describe('declared secrets are refused where they cannot be masked', () => {
     expect(d.msg).toContain('vars: { kplay_allow_secret_in: [name] }');
   });
 
-  it('follows lazy variables, whole definitions, facts, no_log facts and loop items', () => {
+  it('follows lazy variables, whole definitions, facts and loop items', () => {
     expect(get('label through a lazy variable').msg).toMatch(/labels \(a value\) of a ConfigMap \(labels\) from dsn \(from db_password\)/);
     expect(get('configmap data through a whole definition variable').msg).toMatch(/definition\.data \(a value\) of a ConfigMap \(configmap\) from dsn \(from db_password\)/);
     expect(get('name from the fact').msg).toMatch(/from shout \(from db_password\)/);
     expect(get('configmap held by a fact').msg).toMatch(/definition\.data \(a value\) of a ConfigMap \(configmap\) from cm_fact \(from db_password\)/);
     expect(get('configmap held by a fact').msg).not.toMatch(/metadata\.name/);
-    expect(get('command line from the no_log fact').msg).toMatch(/_raw_params \(command\) from token2 \(from the no_log task 'no_log fact'\)/);
     expect(get('loop over derived items').status).toBe('failed');
     expect(get('env value').msg).toMatch(/env\[0\]\.value of a Pod \(env\) from db_password/);
     expect(get('url query').msg).toMatch(/url \(url\) from db_password/);
-    expect(get('password lookup as a name').msg).toMatch(/name \(name\) from a lookup/);
+  });
+
+  it('writes, as ansible-playbook does, what derives from a no_log result or a password lookup, and warns naming the field and variables', () => {
+    expect(get('command line from the no_log fact').status).toBe('changed');
+    expect(r.warnings.get('command line from the no_log fact')).toMatch(/_raw_params \(command\) from token2 \(from the no_log task 'no_log fact'\)/);
+    expect(reached.get('password lookup as a name')).toMatch(UNREACHABLE);
+    expect(warned.get('password lookup as a name')).toMatch(/name \(name\) from a lookup/);
+    expect(reached.get('name from the no_log fact')).toMatch(UNREACHABLE);
+    expect(warned.get('name from the no_log fact')).toMatch(WARNED);
+    expect(r.warnings.get('derived name') ?? '').not.toMatch(WARNED); // refused, not warned of
+    // no_log keeps a value derived from a !secret one of kplay's own
+    expect(reached.get('name from a no_log fact derived from a !secret')).toMatch(/^failed: .*refusing to write .*from nolog_pw \(from the no_log task/);
   });
 
   it('lets through what is not derived from a declared secret, Secret data, and what the task opted in to', () => {
-    for (const name of ['secret definition variable', 'ingress secretName from a *_secret variable', 'secret stringData from a no_log fact', 'a Secret definition held by a fact']) expect(reached.get(name)).toMatch(/^unreachable: .*kubeconfig/);
+    for (const name of ['secret definition variable', 'ingress secretName from a *_secret variable', 'secret stringData from a no_log fact', 'a Secret definition held by a fact']) {
+      expect(reached.get(name)).toMatch(UNREACHABLE);
+      expect(warned.get(name)).toBe('');
+    }
     expect(get('name from the untainted fact')).toMatchObject({ status: 'changed' });
     expect(get('a secret-looking name only').status).toBe('changed');
     expect(get('opted in').status).toBe('changed');
@@ -229,45 +276,42 @@ describe('declared secrets are refused where they cannot be masked', () => {
   });
 });
 
-describe('variables only named like a password or token are refused in names, labels and annotations', () => {
-  let r: Awaited<ReturnType<typeof run>>;
+describe('variables only named like a password or token are warned of in names, labels and annotations, never refused', () => {
   const PLAIN = 'PlainByName-Pw-4411';
+  const vars = [`    db_password: ${PLAIN}`, '    tls_secret: web-tls', '    api_token: plain-token-by-name-5678', '    dsn: "pg://app:{{ db_password }}@db"'];
+  const results = new Map<string, string>();
+  const warned = new Map<string, string>();
+  let all = '';
   beforeAll(async () => {
-    r = await run(
-      [`    db_password: ${PLAIN}`, '    tls_secret: web-tls', '    api_token: plain-token-by-name-5678', '    dsn: "pg://app:{{ db_password }}@db"'],
-      [
-        // first: a task needing the (absent) cluster makes it unreachable for the rest of the play
-        '    - name: a command line with the password',
-        '      command: { argv: [echo, "-p{{ db_password }}"] }',
-        '    - name: name from db_password',
-        '      k8s: { kind: ConfigMap, name: "{{ db_password | lower }}", namespace: taint-unit }',
-        '      ignore_errors: true',
-        '    - name: label through a lazy variable',
-        '      k8s: { definition: { kind: ConfigMap, metadata: { name: cfg, namespace: taint-unit, labels: { dsn: "{{ dsn | hash(\'md5\') }}" } } } }',
-        '      ignore_errors: true',
-        '    - name: annotation from api_token',
-        '      k8s: { definition: { kind: ConfigMap, metadata: { name: cfg, namespace: taint-unit, annotations: { t: "{{ api_token }}" } } } }',
-        '      ignore_errors: true',
-        '    - name: a Secret named by a *_secret variable',
-        '      k8s: { definition: { kind: Secret, metadata: { name: "{{ tls_secret }}", namespace: taint-unit }, stringData: { password: "{{ db_password }}" } } }',
-        '      ignore_errors: true',
-      ],
-    );
+    // each in a run of its own: a task needing the (absent) cluster makes it unreachable for the rest of the play
+    for (const [name, task] of [
+      ['a command line with the password', 'command: { argv: [echo, "-p{{ db_password }}"] }'],
+      ['name from db_password', 'k8s: { kind: ConfigMap, name: "{{ db_password | lower }}", namespace: taint-unit }'],
+      ['label through a lazy variable', 'k8s: { definition: { kind: ConfigMap, metadata: { name: cfg, namespace: taint-unit, labels: { dsn: "{{ dsn | hash(\'md5\') }}" } } } }'],
+      ['annotation from api_token', 'k8s: { definition: { kind: ConfigMap, metadata: { name: cfg, namespace: taint-unit, annotations: { t: "{{ api_token }}" } } } }'],
+      ['a Secret named by a *_secret variable', 'k8s: { definition: { kind: Secret, metadata: { name: "{{ tls_secret }}", namespace: taint-unit }, stringData: { password: "{{ db_password }}" } } }'],
+    ] as const) {
+      const one = await run(vars, [`    - name: ${name}`, `      ${task}`]);
+      results.set(name, `${one.results.get(name)?.status ?? 'missing'}: ${one.results.get(name)?.msg ?? ''}`);
+      warned.set(name, one.warnings.get(name) ?? '');
+      all += one.all;
+    }
   }, 60_000);
-  const get = (name: string) => r.results.get(name) ?? { status: 'missing', msg: '' };
 
-  it('refuses them as an object name, a label and an annotation, naming the variable', () => {
-    expect(get('name from db_password').msg).toMatch(REFUSED);
-    expect(get('name from db_password').msg).toContain('from db_password');
-    expect(get('label through a lazy variable').msg).toMatch(/labels \(a value\).*from dsn \(from db_password\)/);
-    expect(get('annotation from api_token').msg).toMatch(/annotations.*from api_token/);
+  it('writes them as an object name, a label and an annotation, warning naming the variable', () => {
+    for (const name of ['name from db_password', 'label through a lazy variable', 'annotation from api_token']) expect(results.get(name)).toMatch(UNREACHABLE);
+    expect(warned.get('name from db_password')).toContain('name (name) from db_password');
+    expect(warned.get('label through a lazy variable')).toMatch(/labels \(a value\).*from dsn \(from db_password\)/);
+    expect(warned.get('annotation from api_token')).toMatch(/annotations.*from api_token/);
   });
 
-  it('lets a Secret named by a *_secret variable, Secret data and command lines through (only masked)', () => {
-    expect(get('a Secret named by a *_secret variable').msg).not.toMatch(REFUSED);
-    expect(get('a command line with the password').status).toBe('changed');
-    expect(r.all.includes(PLAIN)).toBe(false);
-    expect(r.all.includes(PLAIN.toLowerCase())).toBe(false);
+  it('lets a Secret named by a *_secret variable, Secret data and command lines through without a warning (only masked)', () => {
+    expect(results.get('a Secret named by a *_secret variable')).toMatch(UNREACHABLE);
+    expect(results.get('a command line with the password')).toMatch(/^changed/);
+    expect(warned.get('a Secret named by a *_secret variable')).toBe('');
+    expect(warned.get('a command line with the password')).toBe('');
+    expect(all.includes(PLAIN)).toBe(false);
+    expect(all.includes(PLAIN.toLowerCase())).toBe(false);
   });
 });
 
