@@ -46,7 +46,11 @@ function trivial(s: string): boolean {
 
 /** The keys of a `kubernetes.io/service-account-token` Secret that hold no secret (the token does). */
 const SA_TOKEN_PUBLIC_KEYS: ReadonlySet<string> = new Set(['namespace', 'ca.crt']);
-const NO_KEYS: ReadonlySet<string> = new Set();
+
+/** Whether `key` of Secret `o`'s data is public by design (a service account token's `namespace` and `ca.crt`): neither masked nor declared. */
+export function publicSecretKey(o: Record<string, unknown>, key: string): boolean {
+  return o.type === 'kubernetes.io/service-account-token' && SA_TOKEN_PUBLIC_KEYS.has(key);
+}
 
 /** The provenance store of one run (held by its `Masker`). */
 export class SecretProvenance {
@@ -160,9 +164,8 @@ export class SecretProvenance {
     if (o.kind === 'Secret' && (isRecord(o.data) || isRecord(o.stringData))) {
       const meta = isRecord(o.metadata) ? o.metadata : {};
       const where = `the data of Secret ${typeof meta.namespace === 'string' ? `${meta.namespace}/` : ''}${typeof meta.name === 'string' ? meta.name : '(unnamed)'}`;
-      const publicKeys = o.type === 'kubernetes.io/service-account-token' ? SA_TOKEN_PUBLIC_KEYS : NO_KEYS;
       for (const [k, v] of Object.entries(isRecord(o.data) ? o.data : {})) {
-        if (typeof v !== 'string' || publicKeys.has(k)) continue;
+        if (typeof v !== 'string' || publicSecretKey(o, k)) continue;
         this.addValue(v, [where]);
         const plain = Buffer.from(v, 'base64').toString('utf8');
         if (!plain.includes('\ufffd')) this.addValue(plain, [where]);

@@ -93,7 +93,8 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
   const warnings: string[] = [];
   const onWarning = (w: string): void => void warnings.push(ctx.mask(w));
   // A namespaced object without a namespace cannot be read (kubernetes.core reads no such path).
-  const existing = name && (namespace || !info.namespaced) ? await client.get(ref, ctx.signal) : undefined;
+  // a read the apiserver refuses (403) fails as kubernetes.core's `retrieve` does: its words, and the `reason`
+  const existing = name && (namespace || !info.namespaced) ? await client.get(ref, ctx.signal).catch((e: unknown) => Promise.reject(apiFailure('Failed to retrieve requested object', e))) : undefined;
 
   if (args.state === 'absent') {
     let targets: KubeObject[] = existing ? [existing] : [];

@@ -6,6 +6,7 @@ import YAML from 'yaml';
 import type { DiffEntry } from '../core/module.js';
 import type { KubeObject } from './types.js';
 import { isRecord } from '../core/shape.js';
+import { publicSecretKey } from '../core/provenance.js';
 
 /** Annotation kubectl writes for client-side apply; noise for SSA comparisons. */
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -88,13 +89,13 @@ export function isSecret(o: KubeObject | undefined): boolean {
   return o !== undefined && o.kind === 'Secret' && o.apiVersion === 'v1';
 }
 
-/** Every secret value of a Secret (data values decoded and raw, stringData values). */
+/** Every secret value of a Secret (data values decoded and raw, stringData values; not the public keys of a service account token, see `publicSecretKey`). */
 export function secretValues(o: KubeObject | undefined): string[] {
   if (!isSecret(o) || !o) return [];
   const out: string[] = [];
   if (isRecord(o.data)) {
-    for (const v of Object.values(o.data)) {
-      if (typeof v !== 'string') continue;
+    for (const [k, v] of Object.entries(o.data)) {
+      if (typeof v !== 'string' || publicSecretKey(o, k)) continue;
       out.push(v);
       const dec = Buffer.from(v, 'base64').toString('utf8');
       if (dec) out.push(dec);

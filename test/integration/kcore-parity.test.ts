@@ -1,6 +1,6 @@
 // The kubernetes.core modules under real ansible-playbook (kubernetes.core from the venv
 // test/bench/install.sh makes; connection local, K8S_AUTH_KUBECONFIG/K8S_AUTH_CONTEXT pointing at
-// sandbox-1) and under kplay (the built CLI, cluster sandbox-1) on the same playbooks
+// sandbox-1, or KCORE_PARITY_CLUSTER) and under kplay (the built CLI, that cluster) on the same playbooks
 // (test/fixtures/kcore): the same ok/changed/failed per task, and the same messages of the `show`
 // and `detail` tasks, which print the registered fields, and the same objects in the cluster after the run
 // (kind, name and the fields that matter, in the engine's namespace and the cluster-scoped objects named
@@ -26,6 +26,8 @@ import { kubectl, sandboxEnv, type SandboxEnv } from '../sandbox/env.js';
 const VENV = process.env.KPLAY_BENCH_VENV ?? path.join(os.homedir(), '.cache/kplay-bench/venv');
 const ANSIBLE = path.join(VENV, 'bin/ansible-playbook');
 const FIXTURES = path.join(repoRoot, 'test/fixtures/kcore');
+/** The sandbox cluster both engines work on (KCORE_PARITY_CLUSTER=sandbox-3: a developer on another cluster runs the suite there). */
+const CLUSTER_NAME = process.env.KCORE_PARITY_CLUSTER ?? 'sandbox-1';
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kcore-parity-'));
 // the playbooks are the *.yml files; what they read (templates/, files/) is copied next to them
 for (const dir of ['templates', 'files', 'tasks']) if (existsSync(path.join(FIXTURES, dir))) cpSync(path.join(FIXTURES, dir), path.join(tmp, dir), { recursive: true });
@@ -87,7 +89,7 @@ function normalise(o: Obj): Record<string, unknown> {
 }
 
 async function getItems(args: string[]): Promise<Obj[]> {
-  const r = await kubectl(['get', ...args, '-o', 'json', '--ignore-not-found'], { check: false });
+  const r = await kubectl(['get', ...args, '-o', 'json', '--ignore-not-found'], { check: false, context: CLUSTER_NAME });
   if (r.code !== 0) throw new Error(`kubectl get ${args.join(' ')}: ${r.stderr}`);
   return r.stdout.trim() ? (JSON.parse(r.stdout) as { items: Obj[] }).items : [];
 }
@@ -118,7 +120,7 @@ const PRINTING = /^(show|detail)$/;
 function prepare(fixture: string, engine: 'ansible' | 'kplay'): { file: string; ns: string } {
   const ns = `k8smods-par-${engine.slice(0, 3)}-${randomBytes(3).toString('hex')}`;
   namespaces.push(ns);
-  const text = readFileSync(path.join(FIXTURES, fixture), 'utf8').replaceAll('@HOSTS@', engine === 'ansible' ? 'localhost' : 'sandbox-1').replaceAll('@NS@', ns).replaceAll('@KUBECONFIG@', env.kubeconfig);
+  const text = readFileSync(path.join(FIXTURES, fixture), 'utf8').replaceAll('@HOSTS@', engine === 'ansible' ? 'localhost' : CLUSTER_NAME).replaceAll('@NS@', ns).replaceAll('@KUBECONFIG@', env.kubeconfig);
   // the same text for both engines: kplay resolves kubernetes.core.X itself
   const file = path.join(tmp, `${engine}-${fixture}`);
   writeFileSync(file, text);
@@ -133,7 +135,7 @@ function runAnsible(fixture: string, args: string[]): Promise<Outcome> {
       ANSIBLE,
       ['-i', 'localhost,', '-c', 'local', '-e', JSON.stringify(vars), ...args, file],
       {
-        env: { ...process.env, K8S_AUTH_KUBECONFIG: env.kubeconfig, K8S_AUTH_CONTEXT: 'sandbox-1', ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_GATHERING: 'explicit', ANSIBLE_NOCOLOR: '1', ANSIBLE_LOCALHOST_WARNING: 'False' },
+        env: { ...process.env, K8S_AUTH_KUBECONFIG: env.kubeconfig, K8S_AUTH_CONTEXT: CLUSTER_NAME, ANSIBLE_STDOUT_CALLBACK: 'json', ANSIBLE_GATHERING: 'explicit', ANSIBLE_NOCOLOR: '1', ANSIBLE_LOCALHOST_WARNING: 'False' },
         maxBuffer: 64 << 20,
         timeout: 400_000,
       },
@@ -183,8 +185,8 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false'], { check: false });
-  for (const name of clusterScoped) await kubectl(['delete', name, '--wait=false', '--ignore-not-found'], { check: false });
+  for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false'], { check: false, context: CLUSTER_NAME });
+  for (const name of clusterScoped) await kubectl(['delete', name, '--wait=false', '--ignore-not-found'], { check: false, context: CLUSTER_NAME });
 });
 
 describe('kubernetes.core modules: kplay and ansible-playbook agree', () => {
