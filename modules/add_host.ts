@@ -23,6 +23,12 @@ export function parseAddress(address: string): { host: string; port?: number } |
 }
 
 /** Any key: `name` (or `hostname`, `host`), `groups` (or `groupname`, `group`), and host variables. */
+/** Python's `type(x)` as ansible-core prints it. */
+function pyType(v: unknown): string {
+  const t = typeof v === 'string' ? 'str' : typeof v === 'boolean' ? 'bool' : typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : Array.isArray(v) ? 'list' : v === null ? 'NoneType' : 'dict';
+  return `<class '${t}'>`;
+}
+
 const schema = Type.Record(Type.String(), Type.Unknown({ description: 'An argument: `name`/`hostname`/`host` (the host; `host:port` sets `ansible_ssh_port`), `groups`/`groupname`/`group` (a list or a comma-separated string), or a host variable.' }), { additionalProperties: false });
 
 export default defineModule({
@@ -31,6 +37,7 @@ export default defineModule({
   description:
     "As ansible-core's: runs once per batch (on its first cluster; in a loop, once per item), the host joins `all` and the groups given (made when missing), every argument but `name`/`hostname`/`groups`/`groupname` is a host variable (merged with the host's own), and the task is changed when the inventory changed. The host is a kplay cluster: its connection is resolved as an Ansible inventory host's (`kplay_context`, else `$K8S_AUTH_CONTEXT`, else the kubeconfig's current context; `kplay_kubeconfig` / `ansible_kubeconfig`-style vars as in the inventory). It is a target of the plays that follow, not of the play that is running.",
   anyKeys: true,
+  freeForm: '_raw_params',
   bypassHostLoop: true,
   schema,
   result: Type.Object({ add_host: Type.Object({ host_name: Type.String(), groups: Type.Array(Type.String()), host_vars: Type.Record(Type.String(), Type.Unknown()) }, { description: 'What was added (as ansible-core registers it).' }) }),
@@ -41,7 +48,13 @@ export default defineModule({
     { title: 'The free form', yaml: '- add_host: name=staging-eu groups=canary region=eu' },
   ],
   async run(args, ctx) {
-    const raw = args as Record<string, unknown>;
+    let raw = args as Record<string, unknown>;
+    // as ansible-core: the free form must be a mapping (`add_host: "{{ host_spec }}"`), merged under the other arguments
+    if ('_raw_params' in raw) {
+      const { _raw_params: given, ...rest } = raw;
+      if (given === null || typeof given !== 'object' || Array.isArray(given)) return { status: 'failed', msg: `Invalid raw parameters passed, requires a dictionary/mapping got a  ${pyType(given)}` };
+      raw = { ...(given as Record<string, unknown>), ...rest };
+    }
     const given = raw.name ?? raw.hostname ?? raw.host;
     if (given === undefined || given === null) return { status: 'failed', msg: 'name, host or hostname needs to be provided' };
     const newName = String(given);
@@ -60,7 +73,7 @@ export default defineModule({
     }
     const add_host = { host_name: name, groups, host_vars: hostVars };
     if (!ctx.inventory) return { status: 'failed', msg: 'add_host runs only in a play (it changes the run\'s inventory)' };
-    const changed = ctx.inventory.addHost({ name, groups, vars: hostVars });
+    const changed = await ctx.inventory.addHost({ name, groups, vars: hostVars });
     return { status: changed ? 'changed' : 'ok', data: { add_host } };
   },
 });

@@ -24,7 +24,7 @@ export default defineModule({
     const parents = (Array.isArray(p) ? p : [p]).map((x) => String(x).replace(/ /g, '-'));
     const key = String(args.key).replace(/ /g, '-');
     if (!ctx.inventory) return { status: 'failed', msg: 'group_by runs only in a play (it changes the run\'s inventory)' };
-    const changed = ctx.inventory.addGroup(key, parents);
+    const changed = await ctx.inventory.addGroup(key, parents);
     return { status: changed ? 'changed' : 'ok', data: { add_group: key, parent_groups: parents } };
   },
 });

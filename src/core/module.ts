@@ -152,9 +152,9 @@ export interface ModuleContext {
 /** The run's in-memory inventory as a module may change it (see {@link ModuleContext.inventory}). */
 export interface RunInventory {
   /** `add_host`: the host (made when missing) gets `vars` (merged) and joins `groups` (made when missing). */
-  addHost(host: { name: string; groups: string[]; vars: Record<string, unknown> }): boolean;
+  addHost(host: { name: string; groups: string[]; vars: Record<string, unknown> }): Promise<boolean>;
   /** `group_by`: the task's cluster joins the group `key` (made when missing, under each of `parents`). */
-  addGroup(key: string, parents: string[]): boolean;
+  addGroup(key: string, parents: string[]): Promise<boolean>;
 }
 
 /** One documented example of a module, shown by `kplay modules NAME` and in the README. */

@@ -5,7 +5,7 @@
  * plays that follow can target it and `hostvars` sees it.
  */
 import type { RunInventory } from '../core/module.js';
-import { addDynamicGroup, addDynamicHost } from '../inventory/dynamic.js';
+import { addDynamicGroup, addDynamicHost, applyLaterGroupVars } from '../inventory/dynamic.js';
 import { resolveConnection } from '../inventory/connection.js';
 import type { Inventory } from '../inventory/types.js';
 import type { RunVars } from './task-vars.js';
@@ -17,18 +17,23 @@ export class DynamicInventory {
     private readonly inv: Inventory,
     private readonly vars: RunVars,
     private readonly states: Map<string, ClusterState>,
+    /** Masks a value from a group_vars file read at run time (a vault value, a `!secret` scalar). */
+    private readonly addSecret: (value: string) => void,
   ) {}
 
   /** What a module running on `cluster` may change (ModuleContext.inventory). */
   forCluster(cluster: string): RunInventory {
     return {
-      addHost: (host) => this.changed(addDynamicHost(this.inv, host, (name, vars) => resolveConnection({ name, asCluster: false, vars }, this.inv.dir, process.cwd(), process.env))),
-      addGroup: (key, parents) => this.changed(addDynamicGroup(this.inv, cluster, key, parents)),
+      addHost: (host) => this.change(() => addDynamicHost(this.inv, host, (name, vars) => resolveConnection({ name, asCluster: false, vars }, this.inv.dir, process.cwd(), process.env))),
+      addGroup: (key, parents) => this.change(() => addDynamicGroup(this.inv, cluster, key, parents)),
     };
   }
 
-  private changed(changed: boolean): boolean {
-    if (!changed) return false;
+  private async change(apply: () => boolean): Promise<boolean> {
+    const before = new Set(this.inv.groups.keys());
+    if (!apply()) return false;
+    const made = [...this.inv.groups.keys()].filter((g) => !before.has(g));
+    if (made.length) for (const s of await applyLaterGroupVars(this.inv, made)) this.addSecret(s);
     this.vars.refresh();
     for (const c of this.inv.clusters.values()) if (!this.states.has(c.name)) this.states.set(c.name, new ClusterState(c));
     return true;

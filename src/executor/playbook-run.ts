@@ -116,7 +116,7 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
     vars: new RunVars(inv, { check: opts.check, runId: opts.runId, playbookDir: opts.playbook.dir }),
     started: !opts.startAtTask,
   };
-  shared.dynamic = new DynamicInventory(inv, shared.vars, states);
+  shared.dynamic = new DynamicInventory(inv, shared.vars, states, (v) => opts.masker.addDeclared(v));
   const limit = limitSet(opts);
   const touched = new Set<string>();
   opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString() });

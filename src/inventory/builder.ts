@@ -115,6 +115,8 @@ export class Builder {
   readonly secrets: string[] = [];
   /** `host_vars/localhost` files when the inventory has no `localhost`: for the implicit localhost. */
   private readonly localhostVars = { fileVars: {} as Vars, playbookVars: {} as Vars };
+  /** `group_vars/` files of groups the inventory does not have (Inventory.laterGroupVarFiles). */
+  private readonly laterGroupFiles: Record<string, { fileVars: string[]; playbookVars: string[] }> = {};
   /** `${parent}\0${child}` → position of the child key (for cycle errors). */
   private readonly edgePos = new Map<string, SourcePos | undefined>();
   /** Group nodes already walked as a given group name (aliases may share nodes). */
@@ -298,7 +300,11 @@ export class Builder {
     for (const { name, files } of await entityVarFiles(varDir)) {
       const target = known.get(name) ?? (kind === 'cluster' && name === 'localhost' ? this.localhostVars : undefined);
       if (!target) {
-        if (!strict) continue;
+        if (!strict) {
+          // a group made at run time (group_by, add_host) gets them then
+          if (kind === 'group') (this.laterGroupFiles[name] ??= { fileVars: [], playbookVars: [] })[slot].push(...files);
+          continue;
+        }
         const names = [...known.keys()];
         const at: SourcePos = { file: files[0] ?? path.join(varDir, name), line: 0, col: 0 };
         throw new InputError(`${sub}/${name}: there is no ${kind} named '${name}' in the inventory`, at, didYouMean(name, names) ?? `known ${kind}s: ${listSome(names)}`);
@@ -399,6 +405,7 @@ export class Builder {
     collectSecretsByName(localhostVars, secrets, 0);
     const inventory: Inventory = { source, dir: this.dir, clusters, groups, secrets: [...new Set(secrets)], declaredSecrets: [...new Set(this.secrets)] };
     if (Object.keys(localhostVars).length > 0) inventory.localhostVars = localhostVars;
+    if (Object.keys(this.laterGroupFiles).length > 0) inventory.laterGroupVarFiles = this.laterGroupFiles;
     return { inventory, accs: this.clusters };
   }
 

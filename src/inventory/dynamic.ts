@@ -8,7 +8,10 @@
  * The Inventory object is changed in place (the run's one inventory); the caller refreshes what it
  * derived from it (src/executor/dynamic-inventory.ts).
  */
-import { byName } from './builder.js';
+import { isRecord } from '../core/shape.js';
+import { InputError } from '../load/errors.js';
+import { loadYamlDoc } from '../load/yaml.js';
+import { byName, setVar } from './builder.js';
 import type { Inventory, InventoryCluster, InventoryGroup } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -165,4 +168,30 @@ export function addDynamicGroup(inv: Inventory, host: string, key: string, paren
   } else if (addMember(group, host)) changed = true;
   if (changed) reconcile(inv);
   return changed;
+}
+
+/**
+ * Give the groups made at run time their `group_vars/` files (Inventory.laterGroupVarFiles), as
+ * ansible-core's vars plugin reads them: the inventory's, then the playbook's (which win). Returns
+ * the secrets the files held (vault values, `!secret` scalars) for the caller to mask.
+ */
+export async function applyLaterGroupVars(inv: Inventory, groups: readonly string[]): Promise<string[]> {
+  const secrets: string[] = [];
+  for (const name of groups) {
+    const later = inv.laterGroupVarFiles?.[name];
+    const g = inv.groups.get(name);
+    if (!later || !g) continue;
+    delete inv.laterGroupVarFiles?.[name];
+    for (const slot of ['fileVars', 'playbookVars'] as const) {
+      for (const file of later[slot]) {
+        const { value, secrets: s } = await loadYamlDoc(file);
+        secrets.push(...s);
+        if (value === null || value === undefined) continue;
+        if (!isRecord(value)) throw new InputError(`${file} must be a map of variables (name: value)`, { file, line: 1, col: 1 });
+        for (const [k, v] of Object.entries(value)) setVar(g[slot], k, v);
+      }
+    }
+    g.vars = { ...g.inlineVars, ...g.fileVars, ...g.playbookVars };
+  }
+  return secrets;
 }

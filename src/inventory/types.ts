@@ -84,6 +84,12 @@ export interface Inventory {
   secrets: string[];
   /** The scalars tagged `!secret` alone (a subset of `secrets`): secrets by declaration, not by name (see `src/report/provenance.ts`). */
   declaredSecrets?: string[];
+  /**
+   * The `group_vars/` files (the inventory's, the playbook's) of groups the inventory does not
+   * have: a group `group_by` or `add_host` makes during the run gets them, as ansible-core's vars
+   * plugin reads them for every group it knows then.
+   */
+  laterGroupVarFiles?: Record<string, { fileVars: string[]; playbookVars: string[] }>;
   /** Vars of `host_vars/localhost` files (inventory's, then playbook's) when there is no host `localhost`: the implicit localhost's. */
   localhostVars?: Record<string, unknown>;
 }
