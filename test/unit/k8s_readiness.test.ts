@@ -32,6 +32,11 @@ describe('StatefulSet', () => {
     expect(state(s(part, { updatedReplicas: 0, currentRevision: 'a', updateRevision: 'b' }))).toBe('progressing');
   });
   it('waits for ready replicas', () => expect(state(s({}, { readyReplicas: 2 }))).toBe('progressing'));
+  it('a scale-down waits until the pods above the count are gone (kubernetes.core: status.replicas == spec.replicas)', () => {
+    expect(state(s({ replicas: 0 }, { replicas: 2, readyReplicas: 2, updatedReplicas: 2 }))).toBe('progressing');
+    expect(state(s({ replicas: 0 }, { replicas: 0, readyReplicas: 0, updatedReplicas: 0 }))).toBe('ready');
+    expect(state(s({ replicas: 1, updateStrategy: { type: 'OnDelete' } }, { replicas: 2, readyReplicas: 2 }))).toBe('progressing');
+  });
 });
 
 describe('other kinds', () => {
