@@ -2,7 +2,7 @@
  * `k8s_rollback` (kubernetes.core.k8s_rollback): roll Deployments and DaemonSets back to their
  * previous revision (`kubectl rollout undo`), as kubernetes.core does it.
  */
-import { asList, defineModule, errorMessage, k8sAuthProperties, KubeApiError, taskClient, normalizeObject, secretValues, Default, StringEnum, Type, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
+import { asList, defineModule, errorMessage, k8sAuthProperties, KubeApiError, taskClient, normalizeObject, secretValues, Default, Type, type KubeClient, type KubeObject, type ModuleContext, type ObjectRef } from 'kplay/sdk';
 
 const list = (description: string): ReturnType<typeof Type.Unsafe<string | string[]>> => Type.Unsafe<string | string[]>({ type: ['array', 'string'], items: { type: 'string' }, description });
 
@@ -31,7 +31,7 @@ export default defineModule({
   diffMode: 'unsupported',
   schema: Type.Object(
     {
-      kind: StringEnum(['Deployment', 'DaemonSet'], { description: 'Kind of the object(s) to roll back.' }),
+      kind: Type.String({ description: 'Kind of the object(s) to roll back: `Deployment` or `DaemonSet` (another kind fails the task once an object of it is found, as kubernetes.core).' }),
       api_version: Default(Type.String({ description: 'API version (`apps/v1`). Aliases: `api`, `version`.' }), 'v1'),
       api: Type.Optional(Type.String({ description: 'Alias of `api_version`.' })),
       version: Type.Optional(Type.String({ description: 'Alias of `api_version`.' })),
@@ -61,7 +61,11 @@ export default defineModule({
         const fields = asList(args.field_selectors);
         found = (await client.list(apiVersion, args.kind, { namespace: args.namespace, labelSelector: labels.length ? labels.join(',') : undefined, fieldSelector: fields.length ? fields.join(',') : undefined, signal: ctx.signal })).items;
       }
-      for (const o of found) out.push(await rollback(client, o, apiVersion, args.kind, ctx));
+      for (const o of found) {
+        // kubernetes.core takes any kind and fails on the first object it cannot roll back
+        if (args.kind !== 'Deployment' && args.kind !== 'DaemonSet') return { status: 'failed', msg: `Cannot perform rollback on resource of kind ${args.kind}` };
+        out.push(await rollback(client, o, apiVersion, args.kind, ctx));
+      }
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return { status: 'failed', msg: ctx.mask(e instanceof KubeApiError ? e.message : errorMessage(e)) };
