@@ -8,6 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, formatPos, InputError } from '../load/errors.js';
 import { describeAjvError, validateArgs } from '../load/schema.js';
+import { ansibleArgMessage, ansibleModuleName } from './arg-message.js';
 import { posOfPath } from '../load/yaml.js';
 import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
@@ -344,7 +345,9 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     const segs = e.instancePath.slice(1).split('/').filter(Boolean);
     const pos = typeof task.args === 'object' ? posOfPath(task.args, segs) : undefined;
     const where = formatPos(pos ?? task.pos);
-    return { status: 'failed', msg: `${where}: invalid arguments: ${describeAjvError(e, mod.name)}` };
+    const own = `${where}: invalid arguments: ${describeAjvError(e, mod.name)}`;
+    const asAnsible = ansibleArgMessage(checked.errors, ansibleModuleName(mod.name), mod.schema, args, mod.aliases);
+    return { status: 'failed', msg: asAnsible ? `${asAnsible} (${own})` : own };
   }
   args = checked.value;
   if (tainted.length) {

@@ -43,8 +43,18 @@ function freeFormArgs(mod: AnyModule, value: string): Obj | undefined {
  * task's `args:` (the module key's arguments win); `defaults`: `module_defaults` that apply (the
  * task's arguments win; checked together, applied again at run time once rendered).
  */
-export function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string, extra: Obj | undefined, defaults: unknown[] | undefined): unknown {
+export function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: string, extra: Obj | undefined, defaults: unknown[] | undefined, onArgError?: (e: InputError) => void): unknown {
   const where = posOf(raw, key);
+  // the schema check; with `onArgError` its error is handed over (the task fails when it runs)
+  const staticValidate = (...a: Parameters<typeof validateStatic>): void => {
+    if (!onArgError) return validateStatic(...a);
+    try {
+      validateStatic(...a);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      onArgError(e);
+    }
+  };
   let args: unknown = value;
   // what is checked: module_defaults under the arguments, Ansible's boolean spellings read as booleans
   const withDefaults = (given: Obj): Obj => {
@@ -81,7 +91,7 @@ export function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: str
  * Validate module arguments before templating: errors about templated values are ignored (their
  * type is only known at run time); unknown keys and missing required keys are always reported.
  */
-export function staticValidate(mod: AnyModule, args: unknown, where: SourcePos | undefined, root: unknown, key: string | undefined): void {
+export function validateStatic(mod: AnyModule, args: unknown, where: SourcePos | undefined, root: unknown, key: string | undefined): void {
   // Same rules and the same compiled validator as at run time (defaults and coercion on a copy;
   // the loaded value keeps its positions): one schema compilation per module and process.
   const checked = validateArgs(mod.schema, args, { defaults: true });

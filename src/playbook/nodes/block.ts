@@ -20,7 +20,9 @@ export async function parseBlock(raw: Obj, at: NodeInput): Promise<BlockNode> {
     const v = raw[k];
     if (v === undefined || v === null) return Promise.resolve([]);
     if (!Array.isArray(v)) throw new InputError(`\`${k}\` must be a list of tasks`, posOf(raw, k));
-    return ctx.list(v, inner);
+    // a failure in `block:` is handled when there is a rescue (a task's argument error included)
+    const rescued = k === 'block' && Array.isArray(raw.rescue) && raw.rescue.length > 0;
+    return ctx.list(v, rescued ? { ...inner, rescued: true } : inner);
   };
   // The children see the block's vars through `blockVars`; the block keeps them for its own `when`.
   const node: BlockNode = { ...c, kind: 'block', block: await list('block'), rescue: await list('rescue'), always: await list('always') };

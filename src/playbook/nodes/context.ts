@@ -57,6 +57,8 @@ export interface Scope {
   roles: RoleCollector;
   /** Keywords the play and enclosing blocks pass on (no_log, environment, module_defaults, …). */
   inherit: Inherited;
+  /** Inside a `block:` that has a `rescue:` (a task failure there is handled). */
+  rescued?: boolean;
 }
 
 /** What loading needs from the rest of kplay. */

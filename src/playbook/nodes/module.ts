@@ -39,7 +39,13 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
   let args: unknown;
   let deferredError: string | undefined;
   try {
-    args = normaliseArgs(mod, raw[name], raw, name, isRecord(raw.args) ? raw.args : undefined, defaults);
+    // An argument the module's spec refuses is an error ansible-core raises when the task runs. Where
+    // the playbook handles a failure of this task (ignore_errors, failed_when, a rescue) it fails
+    // then, as there (the run-time check gives the same message); elsewhere kplay refuses the
+    // playbook before anything runs (README: a window must not stop half-way on a typo).
+    const handled = scope.rescued === true || (c.ignoreErrors !== undefined && c.ignoreErrors !== false) || raw.failed_when !== undefined;
+    const onArgError = handled ? (e: InputError): void => ctx.opts.warn?.(`${e.describe().split('\n')[0] ?? ''} (the task fails when it runs, as in ansible-core)`) : undefined;
+    args = normaliseArgs(mod, raw[name], raw, name, isRecord(raw.args) ? raw.args : undefined, defaults, onArgError);
   } catch (e) {
     // a malformed template in the arguments is an error ansible-core raises when the task runs
     // (ignore_errors and rescue apply): the task fails then; loading says so as a warning
