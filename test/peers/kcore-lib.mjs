@@ -3,7 +3,7 @@
 // Shared by the developer's tool (kcore-targets.mjs: both engines, a table) and the `npm test` file
 // (test/integration/kcore-targets.test.ts: kplay, the targets of kcore-targets.json).
 import { spawn } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,10 +29,26 @@ export function defaultTargets(dir) {
     .sort();
 }
 
+/** The venv's Python version (`3.11`): its site-packages hold the reference's collections. */
+function pythonVersion() {
+  const lib = path.join(VENV, 'lib');
+  const found = existsSync(lib) ? readdirSync(lib).find((d) => /^python\d+\.\d+$/.test(d)) : undefined;
+  return found ? found.slice('python'.length) : '3.11';
+}
+
 /** A private copy of the targets, and a bin dir whose `ansible-playbook` is the engine. */
 export function workspace(engine, dir) {
   const root = mkdtempSync(path.join(os.tmpdir(), `kcore-${engine}-`));
-  cpSync(dir, path.join(root, 'targets'), { recursive: true });
+  // As ansible-test lays a collection out: the targets inside ansible_collections/kubernetes/core
+  // (the collection's plugins and metadata linked from the venv's kubernetes.core 6.2.0), that tree
+  // first on the collections path, so ansible-core reads the targets' unqualified module names
+  // (`k8s_drain`) as the collection's.
+  const collection = path.join(root, 'ansible_collections/kubernetes/core');
+  const installed = path.join(VENV, 'lib', `python${pythonVersion()}`, 'site-packages/ansible_collections/kubernetes/core');
+  mkdirSync(path.join(collection, 'tests/integration'), { recursive: true });
+  for (const f of ['plugins', 'meta', 'MANIFEST.json', 'FILES.json']) if (existsSync(path.join(installed, f))) symlinkSync(path.join(installed, f), path.join(collection, f));
+  cpSync(dir, path.join(collection, 'tests/integration/targets'), { recursive: true });
+  symlinkSync(path.join(collection, 'tests/integration/targets'), path.join(root, 'targets'));
   const bin = path.join(root, 'bin');
   mkdirSync(bin);
   const shim = path.join(bin, 'ansible-playbook');
@@ -51,7 +67,7 @@ export function workspace(engine, dir) {
  * `timeoutSeconds` (exit 137).
  */
 export function runTarget(ws, target, { kubeconfig, context, logs, timeoutSeconds = 900 }) {
-  const cwd = path.join(ws.root, 'targets', target);
+  const cwd = path.join(ws.root, 'ansible_collections/kubernetes/core/tests/integration/targets', target);
   mkdirSync(logs, { recursive: true });
   const log = path.join(logs, `${target}.${ws.engine}.log`);
   const env = {
@@ -63,6 +79,7 @@ export function runTarget(ws, target, { kubeconfig, context, logs, timeoutSecond
     ANSIBLE_NOCOLOR: '1',
     NO_COLOR: '1',
     ANSIBLE_HOME: path.join(ws.root, '.ansible'),
+    ANSIBLE_COLLECTIONS_PATH: ws.root,
   };
   const t0 = Date.now();
   return new Promise((resolve) => {
