@@ -83,6 +83,7 @@ export async function executeRun(flags: RunFlags, onEvent: (e: RunEvent) => void
       tags: listOption(flags.tags),
       skipTags: listOption(flags.skipTags),
       startAtTask: flags.startAtTask,
+      verbosity: flags.verbose,
       forks,
       repair: flags.repair,
       resume: flags.resumeState,

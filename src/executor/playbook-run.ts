@@ -113,7 +113,7 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
   const inv = opts.inventory;
   const shared: RunShared = {
     opts,
-    vars: new RunVars(inv, { check: opts.check, runId: opts.runId, playbookDir: opts.playbook.dir }),
+    vars: new RunVars(inv, { check: opts.check, runId: opts.runId, playbookDir: opts.playbook.dir, verbosity: opts.verbosity ?? 0 }),
     started: !opts.startAtTask,
   };
   shared.dynamic = new DynamicInventory(inv, shared.vars, states, (v) => opts.masker.addDeclared(v));

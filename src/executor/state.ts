@@ -45,6 +45,8 @@ export interface RunOptions {
   tags: string[];
   skipTags: string[];
   startAtTask?: string;
+  /** `-v` count: the `ansible_verbosity` magic variable. @default 0 */
+  verbosity?: number;
   /** Parallel clusters per task (runManaged and the CLI give `DEFAULT_FORKS` of src/core/settings-table.ts when nothing says). */
   forks: number;
   runId: string;

@@ -7,6 +7,7 @@
  * and own vars, facts, extra vars, Ansible's names for the same things).
  */
 import path from 'node:path';
+import { controllerPython } from '../core/python.js';
 import { forgetInventoryVars, groupsMap, groupVarLayers, inventoryVars } from '../inventory/host-vars.js';
 import type { Inventory } from '../inventory/types.js';
 import type { Play, RoleUse, TaskNode } from '../playbook/types.js';
@@ -71,7 +72,7 @@ export class RunVars {
 
   constructor(
     private readonly inv: Inventory,
-    run: { check: boolean; runId: string; playbookDir: string },
+    run: { check: boolean; runId: string; playbookDir: string; verbosity?: number },
   ) {
     this.magic = {
       ...this.inventoryMagic(),
@@ -79,6 +80,9 @@ export class RunVars {
       run_id: run.runId,
       inventory_dir: inv.dir,
       playbook_dir: run.playbookDir,
+      // ansible-core's run-wide magic variables (VariableManager._get_magic_variables)
+      ansible_verbosity: run.verbosity ?? 0,
+      ansible_playbook_python: controllerPython(),
     };
   }
 

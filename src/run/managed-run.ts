@@ -54,6 +54,8 @@ export interface ManagedRunOptions {
   tags?: string[];
   skipTags?: string[];
   startAtTask?: string;
+  /** `-v` count (Ansible's `ansible_verbosity`). @default 0 */
+  verbosity?: number;
   /** Clusters worked on at once. @default {@link DEFAULT_FORKS} */
   forks?: number;
   /** A repair run (`kplay drift --repair`): only these modules change anything. */
@@ -172,6 +174,7 @@ export async function runManaged(o: ManagedRunOptions): Promise<ManagedRunResult
       tags,
       skipTags,
       startAtTask: o.startAtTask,
+      verbosity: o.verbosity ?? 0,
       forks: o.forks ?? DEFAULT_FORKS,
       runId,
       masker,

@@ -295,13 +295,13 @@ describe('the implicit localhost', () => {
       name: 'localhost',
       context: 'sandbox-1',
       kubeconfig: path.join(root, 'kube/config'),
-      vars: { ansible_connection: 'local' },
+      vars: { ansible_connection: 'local', ansible_python_interpreter: '/usr/bin/python3' },
       groups: [],
       implicit: true,
     });
     expect(inv.clusters.has('localhost')).toBe(false); // the loaded inventory is not changed
     // seen as in ansible-playbook: all vars with group_vars/all winning, not a member of all
-    expect(inventoryVars(withLocal, 'localhost')).toEqual({ x: 'file-all', y: 'inline-all', ansible_connection: 'local' });
+    expect(inventoryVars(withLocal, 'localhost')).toEqual({ x: 'file-all', y: 'inline-all', ansible_connection: 'local', ansible_python_interpreter: '/usr/bin/python3' });
     expect(matchClusters(withLocal, 'all')).toEqual(['h1']);
     expect(matchClusters(withLocal, '*')).toEqual(['h1']);
     expect(matchClusters(withLocal, '!h1:localhost')).toEqual(['localhost']);

@@ -14,6 +14,7 @@ import { loadPlaybook } from '../../src/playbook/parse.js';
 import type { RunEvent } from '../../src/report/events.js';
 import { Masker } from '../../src/core/mask.js';
 import { loadRegistry, type ModuleRegistry } from '../../src/plugins/registry.js';
+import { controllerPython } from '../../src/core/python.js';
 import { RunVars } from '../../src/executor/task-vars.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/inventory/', import.meta.url));
@@ -93,7 +94,7 @@ describe('magic variables, as the engine sets them', () => {
 describe('RunVars, the one place the engine builds variables', () => {
   it('computes the run-wide magic variables once, from the inventory', () => {
     const vars = new RunVars(inv, { check: false, runId: 'r1', playbookDir: dir });
-    expect(vars.magic).toEqual({ groups: groupsMap(inv), clusters: { 'prod-eu-1': inventoryVars(inv, 'prod-eu-1'), 'prod-eu-2': inventoryVars(inv, 'prod-eu-2') }, check_mode: false, run_id: 'r1', inventory_dir: inv.dir, playbook_dir: dir });
+    expect(vars.magic).toEqual({ groups: groupsMap(inv), clusters: { 'prod-eu-1': inventoryVars(inv, 'prod-eu-1'), 'prod-eu-2': inventoryVars(inv, 'prod-eu-2') }, check_mode: false, run_id: 'r1', inventory_dir: inv.dir, playbook_dir: dir, ansible_verbosity: 0, ansible_playbook_python: controllerPython() });
     expect(vars.groupLayers('prod-eu-2')).toBe(vars.groupLayers('prod-eu-2'));
   });
 });
