@@ -7,6 +7,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, re
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const VENV = process.env.KPLAY_BENCH_VENV ?? path.join(os.homedir(), '.cache/kplay-bench/venv');
@@ -70,17 +71,23 @@ export function runTarget(ws, target, { kubeconfig, context, logs, timeoutSecond
   const cwd = path.join(ws.root, 'ansible_collections/kubernetes/core/tests/integration/targets', target);
   mkdirSync(logs, { recursive: true });
   const log = path.join(logs, `${target}.${ws.engine}.log`);
+  // the cluster is ~/.kube/config's current context, as in ansible-test's Kubernetes environment
+  // (no K8S_AUTH_* nor KUBECONFIG: k8s_full checks that a missing default kubeconfig fails)
+  const { K8S_AUTH_KUBECONFIG: _a, K8S_AUTH_CONTEXT: _c, KUBECONFIG: _k, ...inherited } = process.env;
   const env = {
-    ...process.env,
+    ...inherited,
     PATH: `${ws.bin}:${path.join(VENV, 'bin')}:${process.env.PATH}`,
-    K8S_AUTH_KUBECONFIG: kubeconfig,
-    K8S_AUTH_CONTEXT: context,
-    KUBECONFIG: kubeconfig,
     ANSIBLE_NOCOLOR: '1',
     NO_COLOR: '1',
     ANSIBLE_HOME: path.join(ws.root, '.ansible'),
     ANSIBLE_COLLECTIONS_PATH: ws.root,
   };
+  // a private HOME whose ~/.kube/config is the sandbox's, at `context`
+  const home = path.join(ws.root, 'home');
+  mkdirSync(path.join(home, '.kube'), { recursive: true });
+  const kc = YAML.parse(readFileSync(kubeconfig, 'utf8'));
+  writeFileSync(path.join(home, '.kube/config'), YAML.stringify({ ...kc, 'current-context': context }), { mode: 0o600 });
+  env.HOME = home;
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn('bash', ['runme.sh', '-i', ws.inventory, '-v'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
