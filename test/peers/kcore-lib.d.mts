@@ -25,3 +25,4 @@ export function targetsDir(src?: string): string;
 export function defaultTargets(dir: string): string[];
 export function workspace(engine: 'kplay' | 'ansible', dir: string): Workspace;
 export function runTarget(ws: Workspace, target: string, o: { kubeconfig: string; context: string; logs: string; timeoutSeconds?: number }): Promise<TargetResult>;
+export function settle(o: { kubectl: string; kubeconfig: string; context: string; timeoutSeconds?: number }): Promise<string>;

@@ -2,7 +2,8 @@
 // `ansible-playbook` on PATH being either the reference (the venv of test/bench/install.sh) or kplay.
 // Shared by the developer's tool (kcore-targets.mjs: both engines, a table) and the `npm test` file
 // (test/integration/kcore-targets.test.ts: kplay, the targets of kcore-targets.json).
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,4 +109,24 @@ export function runTarget(ws, target, { kubeconfig, context, logs, timeoutSecond
       resolve({ engine: ws.engine, target, exit: code ?? (signal ? 137 : 1), seconds: Math.round((Date.now() - t0) / 1000), log, first, text });
     });
   });
+}
+
+/**
+ * Waits until the cluster has no namespace being deleted and no pod being deleted (bounded by
+ * `timeoutSeconds`), so a target starts on a settled cluster: a target's clean-up deletes its
+ * namespace without waiting, and k8s_drain, which lists every pod on the node, would otherwise see
+ * the previous target's pods going away. Resolves what was still going away when the bound passed
+ * ('' when settled).
+ */
+export async function settle({ kubectl, kubeconfig, context, timeoutSeconds = 120 }) {
+  const run = promisify(execFile);
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  let left = '';
+  for (;;) {
+    const q = async (what) => JSON.parse((await run(kubectl, ['--kubeconfig', kubeconfig, '--context', context, 'get', what, '-A', '-o', 'json'], { maxBuffer: 64 << 20 })).stdout).items;
+    const going = [...(await q('namespaces')), ...(await q('pods'))].filter((o) => o.metadata.deletionTimestamp);
+    left = going.map((o) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`).join(', ');
+    if (!left || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }

@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_SRC, defaultTargets, runTarget, targetsDir, workspace } from './kcore-lib.mjs';
+import { DEFAULT_SRC, defaultTargets, runTarget, settle, targetsDir, workspace } from './kcore-lib.mjs';
 
 const { values: o } = parseArgs({
   options: {
@@ -40,6 +40,8 @@ const results = [];
 for (const engine of engines) {
   const ws = workspace(engine, dir);
   for (const target of targets) {
+    const going = await settle({ kubectl: path.join(state.binDir, 'kubectl'), kubeconfig, context: o.cluster });
+    if (going) console.log(`(still being deleted before ${target}: ${going})`);
     const r = await runTarget(ws, target, { kubeconfig, context: o.cluster, logs, timeoutSeconds: Number(o.timeout) });
     delete r.text;
     results.push(r);
