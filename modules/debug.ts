@@ -23,7 +23,6 @@ export type DebugArgs = Args<typeof schema>;
 export default defineModule({
   name: 'debug',
   summary: 'Print a message or a variable',
-  freeForm: 'msg',
   schema,
   result: Type.Object(
     { msg: Type.Optional(Type.Unknown({ description: 'The message printed (with `msg`).' })) },

@@ -4,7 +4,6 @@ import { defineModule, Default, Type } from 'kplay/sdk';
 export default defineModule({
   name: 'fail',
   summary: 'Fail with a custom message',
-  freeForm: 'msg',
   schema: Type.Object({ msg: Default(Type.String({ description: 'Failure message.' }), 'Failed as requested from task') }, { additionalProperties: false }),
   result: Type.Object({}),
   diffMode: 'unsupported',

@@ -12,6 +12,7 @@ import { templar, Templar } from '../template/index.js';
 import { withAliases } from './aliases.js';
 import { ansibleBooleans } from './booleans.js';
 import { parseKv } from './keywords.js';
+import { qualifiedNames } from './names.js';
 import { type Obj } from './nodes/context.js';
 
 /** Modules whose free-form string is a command line: only their few `key=value` options are taken out of it (Ansible's RAW_PARAM_MODULES). */
@@ -71,7 +72,8 @@ export function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: str
       templar.check(value, { where });
       return value; // the whole argument map comes from a template
     }
-    if (!mod.freeForm && !split) throw new InputError(`${mod.name}: arguments must be a map`, where, `see \`kplay modules ${mod.name}\``);
+    // ansible-core fails such a task when it runs (TaskExecutor's post-validation): deferred by the loader
+    if (!mod.freeForm && !split) throw new InputError(`Action '${qualifiedNames(mod.name)[0] ?? mod.name}' does not support raw params.`, where, `give ${mod.name} its arguments as a map or as key=value pairs (see \`kplay modules ${mod.name}\`)`);
     args = { ...(extra ?? {}), ...(split ?? { [mod.freeForm as string]: value }) };
     templar.check(args, { where });
     staticValidate(mod, withDefaults(args as Obj), where, raw, key);

@@ -49,7 +49,7 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
   } catch (e) {
     // a malformed template in the arguments is an error ansible-core raises when the task runs
     // (ignore_errors and rescue apply): the task fails then; loading says so as a warning
-    if (!(e instanceof InputError) || !/^(?:template|expression) error in /.test(e.message)) throw e;
+    if (!(e instanceof InputError) || !/^(?:template|expression) error in |^Action '[\w.]+' does not support raw params\.$/.test(e.message)) throw e;
     deferredError = e.describe();
     args = raw[name] ?? {};
     ctx.opts.warn?.(`${deferredError.split('\n')[0] ?? ''} (the task fails when it runs, as in ansible-core)`);
