@@ -13,9 +13,13 @@ import type { BlockNode, IncludeNode, IncludeRoleNode, Play, TaskNode } from '..
 import { templar } from '../template/index.js';
 import { loopItems, loopVars } from './loops.js';
 import { lookupHost, withLookups, type LookupContext, type LookupHost } from './lookups.js';
+import { extendScope } from './lazyvars.js';
 import type { ClusterState, RunOptions } from './state.js';
 
 type Obj = Record<string, unknown>;
+
+/** A cluster's loop items of an include: the whole list and the indices of the items that brought in this target. */
+type LoopItems = { list: unknown[]; idx: number[] } | undefined;
 
 /** What running includes needs from the play (`PlayRun` implements it). */
 export interface IncludeHost {
@@ -61,6 +65,18 @@ export class Includes {
     for (const t of targets.values()) await this.runIncluded(t.target, t.clusters, node.loop === undefined ? undefined : t.items, node.loopControl);
   }
 
+  /** The item indices of a loop, by the target each item resolves to (its name may use the loop variable: `include_tasks: "{{ item }}"`). */
+  private async resolveItems<R extends { key: string }>(node: IncludeNode | IncludeRoleNode, scope: Obj, items: unknown[], resolve: (scope: Obj) => Promise<R>): Promise<Map<string, { r: R; idx: number[] }>> {
+    const out = new Map<string, { r: R; idx: number[] }>();
+    for (let i = 0; i < items.length; i++) {
+      const r = await resolve(extendScope(scope, loopVars(node.loopControl, items, i)));
+      const e = out.get(r.key) ?? { r, idx: [] };
+      e.idx.push(i);
+      out.set(r.key, e);
+    }
+    return out;
+  }
+
   /**
    * The per-cluster part of an include: tags and --start-at-task, its `when`, its loop items and
    * its target (`resolve`: the file or role, templated per cluster, loaded once per key), a task
@@ -74,8 +90,8 @@ export class Includes {
     label: string,
     module: 'include_tasks' | 'include_role',
     resolve: (scope: Obj) => Promise<{ key: string; target: T | undefined; msg: string; registered?: Obj }>,
-  ): Promise<Map<string, { target: T; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>> {
-    const targets = new Map<string, { target: T; clusters: ClusterState[]; items: Map<string, unknown[] | undefined> }>();
+  ): Promise<Map<string, { target: T; clusters: ClusterState[]; items: Map<string, LoopItems> }>> {
+    const targets = new Map<string, { target: T; clusters: ClusterState[]; items: Map<string, LoopItems> }>();
     if (!this.host.selected(node.tags)) return targets;
     const task = node.name ?? label;
     // An include named by --start-at-task starts the run there; otherwise its tasks are gated one by one.
@@ -90,7 +106,6 @@ export class Includes {
           cs.count('skipped');
           continue;
         }
-        const { key, target, msg, registered } = await resolve(scope);
         let items: unknown[] | undefined;
         if (node.loop !== undefined) {
           const host = await lookupHost([node.loop], scope, this.host.lookupContext(cs, scope, task));
@@ -98,16 +113,27 @@ export class Includes {
           if (!Array.isArray(v)) throw new Error(`loop must be a list, got ${JSON.stringify(v)?.slice(0, 80)}`);
           items = v;
         }
-        if (target === undefined) continue;
-        const entry = targets.get(key) ?? { target, clusters: [] as ClusterState[], items: new Map<string, unknown[] | undefined>() };
-        entry.clusters.push(cs);
-        entry.items.set(cs.name, items);
-        targets.set(key, entry);
-        this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'ok', msg, duration_ms: Date.now() - started });
-        if (node.register) cs.facts[node.register] = registered ?? { changed: false };
-        if (items === undefined) cs.count('ok');
-        else if (items.length === 0) cs.count('skipped');
-        else cs.count('ok', items.length);
+        // each item may name another file or role (ansible-core templates the name per item)
+        const resolved = items === undefined ? new Map([['', { r: await resolve(scope), idx: [] as number[] }]]) : await this.resolveItems(node, scope, items, resolve);
+        for (const { r, idx } of resolved.values()) {
+          const { key, target, msg, registered } = r;
+          if (target === undefined) continue;
+          const entry = targets.get(key) ?? { target, clusters: [] as ClusterState[], items: new Map<string, LoopItems>() };
+          entry.clusters.push(cs);
+          entry.items.set(cs.name, items === undefined ? undefined : { list: items, idx });
+          targets.set(key, entry);
+          this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'ok', msg, duration_ms: Date.now() - started });
+          if (node.register) cs.facts[node.register] = registered ?? { changed: false };
+        }
+        const brought = [...resolved.values()].filter((e) => e.r.target !== undefined);
+        if (items === undefined) {
+          if (brought.length) cs.count('ok');
+        } else if (items.length === 0) {
+          // as ansible-core: no items is one skipped result
+          this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'skipped', msg: 'No items in the list', duration_ms: Date.now() - started });
+          cs.count('skipped');
+        }
+        else if (brought.length) cs.count('ok', brought.reduce((n, e) => n + e.idx.length, 0));
       } catch (e) {
         this.host.failCluster(cs, task, errorMessage(e));
       }
@@ -120,17 +146,18 @@ export class Includes {
    * once per loop item with the loop variable set for that cluster (clusters with fewer items
    * drop out as their items run out).
    */
-  private async runIncluded(tasks: TaskNode[], clusters: ClusterState[], items: Map<string, unknown[] | undefined> | undefined, loopControl: IncludeNode['loopControl']): Promise<void> {
+  private async runIncluded(tasks: TaskNode[], clusters: ClusterState[], items: Map<string, LoopItems> | undefined, loopControl: IncludeNode['loopControl']): Promise<void> {
     if (!items) {
       await this.host.runList(tasks, clusters, false);
       return;
     }
-    const maxItems = Math.max(0, ...clusters.map((c) => items.get(c.name)?.length ?? 0));
+    const maxItems = Math.max(0, ...clusters.map((c) => items.get(c.name)?.idx.length ?? 0));
     const saved = new Map(clusters.map((c) => [c.name, this.host.dyn.get(c.name)]));
     for (let i = 0; i < maxItems; i++) {
-      const subset = clusters.filter((c) => (items.get(c.name)?.length ?? 0) > i);
+      const subset = clusters.filter((c) => (items.get(c.name)?.idx.length ?? 0) > i);
       for (const c of subset) {
-        this.host.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), ...loopVars(loopControl, items.get(c.name) as unknown[], i) });
+        const it = items.get(c.name) as { list: unknown[]; idx: number[] };
+        this.host.dyn.set(c.name, { ...(saved.get(c.name) ?? {}), ...loopVars(loopControl, it.list, it.idx[i] ?? i) });
       }
       await this.host.runList(tasks, subset, false);
     }

@@ -162,6 +162,8 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     const loopHost = await lookupHost([task.loop], vars, moduleContext(task, cs, pr, vars, kw, opts.signal));
     const list = await withLookups(loopHost, () => loopItems(task, vars, { ...where, host: loopHost }));
     if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
+    // as ansible-core: no items is one skipped result (`skipping: [c]`), registered with its reason
+    if (list.length === 0) return finish({ status: 'skipped', msg: 'No items in the list' }, { changed: false, results: [], skipped: true, skipped_reason: 'No items in the list' }, true);
     // items computed from a declared secret (`loop: "{{ passwords | map('upper') }}"`) are declared too
     const loopOwn = { value: false };
     const loopFrom = declaredSourcesUnder(task.loop, { vars, masker: opts.masker, cluster: cs.name }, loopOwn);
