@@ -49,7 +49,8 @@ fi
 # (what the parity suites and the kubernetes.core targets are compared against).
 ANSIBLE_PIN='ansible==12.3.0'
 ANSIBLE_CORE_PIN='ansible-core==2.19.14'
-if [ -x "$VENV/bin/ansible-playbook" ] && "$VENV/bin/python" -c 'import kubernetes, jmespath' >/dev/null 2>&1 \
+# virtualenv: kubernetes.core's k8s_validate target makes virtualenvs with `pip: virtualenv_command: virtualenv`
+if [ -x "$VENV/bin/ansible-playbook" ] && [ -x "$VENV/bin/virtualenv" ] && "$VENV/bin/python" -c 'import kubernetes, jmespath' >/dev/null 2>&1 \
   && "$VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("ansible") != "12.3.0" or m.version("ansible-core") != "2.19.14")' >/dev/null 2>&1 \
   && "$VENV/bin/ansible-doc" -t module kubernetes.core.k8s >/dev/null 2>&1 \
   && "$VENV/bin/ansible-doc" -t module community.general.haproxy >/dev/null 2>&1; then
@@ -59,7 +60,7 @@ fi
 mkdir -p "$(dirname "$VENV")"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q --upgrade pip
-"$VENV/bin/pip" install -q "$ANSIBLE_PIN" "$ANSIBLE_CORE_PIN" kubernetes jmespath
+"$VENV/bin/pip" install -q "$ANSIBLE_PIN" "$ANSIBLE_CORE_PIN" kubernetes jmespath virtualenv
 "$VENV/bin/ansible-doc" -t module kubernetes.core.k8s >/dev/null
 "$VENV/bin/ansible-doc" -t module community.general.haproxy >/dev/null
 echo "bench install: ansible venv ready at $VENV ($("$VENV/bin/ansible-playbook" --version | sed -n 1p))"
