@@ -4,7 +4,7 @@
  * (`applyObjects` for `apply`, dry-runs for honest `changed`, `waitFor` for `wait`).
  */
 import { readFile } from 'node:fs/promises';
-import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, findSource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, taskClient, loadAllDocuments, performAction, secretValues, writtenNote, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type WrittenEntry, unreachableAfter, type KubeObject, type ModuleContext } from 'kplay/sdk';
+import { asList, buildDefinitions, defineModule, Default, errorMessage, findResource, kcoreValidate, taskPython, findSource, k8sAuthProperties, KcoreObjectFailure, kcoreDeleteOptions, kcoreWaitProperties, taskClient, loadAllDocuments, performAction, secretValues, writtenNote, StringEnum, Type, type Args, type KcoreItem, type KubeClient, type WrittenEntry, unreachableAfter, type KubeObject, type ModuleContext } from 'kplay/sdk';
 
 const raw = (description: string): ReturnType<typeof Type.Unsafe<unknown>> => Type.Unsafe<unknown>({ type: ['object', 'array', 'string'], description });
 
@@ -54,11 +54,11 @@ const schema = Type.Object(
     validate: Type.Optional(
       Type.Object(
         {
-          fail_on_error: Type.Optional(Type.Boolean({ description: 'Accepted: the apiserver validates every write (and check-mode dry-run) and kplay fails on what it refuses.' })),
-          version: Type.Optional(Type.String({ description: 'Accepted and ignored (the cluster\'s own schema is used).' })),
-          strict: Default(Type.Boolean({ description: 'Accepted and ignored (unknown fields are refused by the server as configured).' }), true),
+          fail_on_error: Type.Optional(Type.Boolean({ description: 'Fail (before writing) when the definition does not validate; otherwise the errors are warnings.' })),
+          version: Type.Optional(Type.String({ description: 'The Kubernetes version whose schemas are used (default: the cluster\'s).' })),
+          strict: Default(Type.Boolean({ description: 'Properties the schema does not know are errors.' }), true),
         },
-        { additionalProperties: false, description: 'Accepted for compatibility: kplay relies on the apiserver\'s validation (server-side dry-run in check mode) instead of kubernetes-validate.' },
+        { additionalProperties: false, description: 'Validate each definition with the Python library kubernetes-validate on the task\'s Python interpreter (`ansible_python_interpreter`, else `python3`), as kubernetes.core does: the same messages, and the same failure when the library is missing there.' },
       ),
     ),
     append_hash: Default(Type.Boolean({ description: 'Append a hash of the content to the name of a ConfigMap or Secret (other kinds are not changed), as kubernetes.core computes it.' }), false),
@@ -177,8 +177,17 @@ export default defineModule({
     // changes all the same, reported with the failure (kubernetes.core forgets the earlier ones).
     const written: WrittenEntry[] = [];
     for (const def of defs) {
+      // kubernetes.core validates each definition just before its action; a validation failure ends the task
+      let checked: string[] = [];
+      if (args.validate) {
+        const v = await kcoreValidate(def, { python: taskPython(ctx.vars), version: args.validate.version, strict: args.validate.strict, serverVersion: client.serverVersion, signal: ctx.signal });
+        const stop = v.fatal ?? (v.errors.length && args.validate.fail_on_error ? v.errors.join('\n') : undefined);
+        if (stop !== undefined) return { status: 'failed', msg: ctx.mask(`${stop}${writtenNote(written)}`), ...(written.length ? { data: { changed: true, written }, changed: true } : {}) };
+        checked = [...v.warnings, ...v.errors];
+      }
       try {
         const item = await performAction(client, def, args, mergeTypes, ctx);
+        if (checked.length) item.warnings = [...(item.warnings ?? []), ...checked];
         items.push(item);
         if (item.changed && !ctx.checkMode) written.push(...writtenOf(def, item));
       } catch (e) {
@@ -186,7 +195,7 @@ export default defineModule({
         const extra: Record<string, unknown> = e instanceof KcoreObjectFailure ? e.extra : {};
         const own = extra.changed === true && !ctx.checkMode ? writtenOf(def, { changed: true, result: isRecordish(extra.result), method: methodOf(extra.method) }) : [];
         written.push(...own);
-        const error = { ...extra, msg: ctx.mask(e instanceof KcoreObjectFailure ? e.message : errorMessage(e)) };
+        const error = { ...extra, msg: ctx.mask(e instanceof KcoreObjectFailure ? e.message : errorMessage(e)), ...(checked.length ? { warnings: checked } : {}) };
         if (!args.continue_on_error) {
           const { msg, ...data } = error;
           // a write made before the failure (an earlier definition, a wait that timed out after a create) is a change

@@ -17,3 +17,4 @@ export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, taskClie
 export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, waitLikeKcore, type DefinitionParams, type KcoreWaitOutcome, type WaitCondition } from '../k8s/kcore.js';
 export { normalize as normalizeObject } from '../k8s/normalize.js';
 export { findResource, groupVersion, HTTP_REASON, kcoreDiff, kcoreResource, KcoreObjectFailure, performAction, recursiveDiff, type KcoreActionParams, type KcoreItem } from '../k8s/kcore-action.js';
+export { kcoreValidate, taskPython, type KcoreValidation } from '../k8s/kcore-validate.js';
