@@ -118,7 +118,7 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
     name,
     hosts: raw.hosts as string | string[],
     gatherFacts: staticBool(raw, 'gather_facts') ?? setting('gathering') !== 'explicit',
-    order: typeof raw.order === 'string' ? (raw.order as Play['order']) : 'inventory',
+    order: await playOrder(raw, { ...promptVars, ...(isRecord(raw.vars) ? raw.vars : {}), ...filesVars, ...(opts.extraVars ?? {}), playbook_dir: baseDir }, pos),
     noEffect: Object.keys(raw).filter((k) => NO_EFFECT.has(k)),
     serial,
     maxFailPercentage: typeof raw.max_fail_percentage === 'number' ? raw.max_fail_percentage : undefined,
@@ -141,6 +141,18 @@ async function normalisePlay(raw: Obj, file: string, index: number, opts: LoadOp
   play.noEffect = [...new Set([...play.noEffect, ...roles.noEffect])];
   checkNotifications(play);
   return play;
+}
+
+const ORDERS: readonly Play['order'][] = ['inventory', 'reverse_inventory', 'sorted', 'reverse_sorted', 'shuffle'];
+
+/** A play's `order`, a template rendered with the play's vars, vars_files and -e (as ansible-core renders play keywords before the play). */
+async function playOrder(raw: Obj, vars: Obj, pos: SourcePos): Promise<Play['order']> {
+  if (raw.order === undefined || raw.order === null) return 'inventory';
+  const where = posOf(raw, 'order') ?? pos;
+  const value = typeof raw.order === 'string' && Templar.isTemplated(raw.order) ? await templar.renderString(raw.order, vars, { where }) : raw.order;
+  const found = ORDERS.find((o) => o === value);
+  if (found === undefined) throw new InputError(`play.order: must be one of ${ORDERS.map((o) => `"${o}"`).join(', ')}; got '${String(value)}'`, where);
+  return found;
 }
 
 /**

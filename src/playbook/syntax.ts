@@ -171,7 +171,7 @@ export const PlayKeywords = Type.Object(
     gather_timeout: Type.Optional(noEffect('Timeout for gathering facts.')),
     fact_path: Type.Optional(noEffect('Directory of local facts.')),
     strategy: Type.Optional(Type.Union([StringEnum(['linear', 'free', 'host_pinned', 'debug']), Type.String({ pattern: '\\{\\{' })], { description: '`linear` (kplay\'s way). `debug` is refused (no task debugger). `free` and `host_pinned` are accepted and run as `linear`: every cluster finishes a task before the next starts (results are the same; only the order of the output differs). A template (`strategy: "{{ s }}"`) is accepted the same way.' })),
-    order: Type.Optional(StringEnum(['inventory', 'reverse_inventory', 'sorted', 'reverse_sorted', 'shuffle'], { description: 'Order in which the clusters run. @default inventory' })),
+    order: Type.Optional(Type.Union([StringEnum(['inventory', 'reverse_inventory', 'sorted', 'reverse_sorted', 'shuffle']), Type.String({ pattern: '\\{\\{' })], { description: 'Order in which the clusters run. A template (`order: "{{ o | default(\'inventory\') }}"`) is rendered with the play\'s vars, vars_files and -e when the playbook loads, as ansible-core renders it before the play. @default inventory' })),
     force_handlers: Type.Optional(boolish('Run the handlers notified on a cluster also when a later task of the same section (pre_tasks, tasks, post_tasks) failed there, before the cluster leaves the play (as Ansible does).')),
     vars_prompt: Type.Optional(
       Type.Array(
