@@ -61,6 +61,8 @@ const SINGLES: Pattern[] = [
   'cafe:be:ab12', 'host:22', 'c1:22', '10.0.0.1:22', '[::1]:22', '[c1]:22', '10.0.0.1', 'web[0:1]:db', 'web[0:1]', 'c1 c2', ' c1 , c2 ',
   'c1,,c2', ':c1:', 'c1:', ',', 'c1::c2', 'db::1', 'all:!db:&web', '!db', '&prod', 'prod:&web:!c3', 'fe80::1:c1', 'c1,fe80::1',
   ['c1:c2', 'db'], ['fe80::1', 'c3'], ['a1', '!c1:c2'],
+  // outside ASCII: word characters as Python's re.UNICODE \w (letters, digits, marks), not others
+  'zürich:22', 'zürich:db', 'köln-1', 'cafe\u0301:c1', 'ḟé80::1', 'web\u00b2:22', 'c1:«x»', 'müller_:c2', '١٢:c1',
 ];
 
 /** A deterministic generator (mulberry32), so a failure names a pattern that can be rerun. */
