@@ -246,7 +246,20 @@ export class PlayRun implements TaskHost {
           break;
       }
       if (topLevel) await this.checkThresholds();
+      // as ansible-core's linear strategy: any_errors_fatal is checked after every task, also inside
+      // an imported file or a block (not where a rescue is still to handle the failure)
+      else if (this.play.anyErrorsFatal && this.rescueDepth === 0 && !this.opts.fleet) this.checkAnyErrorsFatal();
     }
+  }
+
+  /** Blocks with a `rescue` being run (a failure inside is not yet a failure of the play). */
+  private rescueDepth = 0;
+
+  private checkAnyErrorsFatal(): void {
+    if (this.shared.stopReason || this.opts.signal.aborted) return;
+    if (!this.batch.some((c) => c.failed || c.unreachable)) return;
+    this.shared.stopReason = 'any_errors_fatal: a cluster failed';
+    this.opts.emit({ type: 'play_aborted', play: this.play.name, reason: this.shared.stopReason });
   }
 
   /** `--tags` / `--skip-tags` selection, with Ansible's special tags (src/playbook/tags.ts). */
@@ -402,7 +415,12 @@ export class PlayRun implements TaskHost {
     const skippedHere = clusters.filter((c) => !eligible.includes(c) && c.active);
     if (skippedHere.length) this.reportSkipped([...node.block, ...node.always], skippedHere);
     if (eligible.length === 0) return;
-    await this.runList(node.block, eligible, false);
+    if (node.rescue.length > 0) this.rescueDepth++;
+    try {
+      await this.runList(node.block, eligible, false);
+    } finally {
+      if (node.rescue.length > 0) this.rescueDepth--;
+    }
     const failed = eligible.filter((c) => c.failed && !c.unreachable);
     if (node.rescue.length > 0 && failed.length > 0 && !this.opts.signal.aborted) {
       for (const cs of failed) {
