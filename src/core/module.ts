@@ -33,7 +33,7 @@ export type ModuleResult<D extends ResultData = ResultData> =
   | { status: 'ok'; msg?: string; data?: D; diff?: DiffEntry[]; registerDiff?: boolean; facts?: ResultData; registerMsg?: boolean }
   | { status: 'changed'; msg?: string; data?: D; diff?: DiffEntry[]; registerDiff?: boolean; facts?: ResultData; registerMsg?: boolean }
   /** `changed: true`: the failed attempt changed something anyway (a command that ran and exited non-zero), as Ansible reports it. */
-  | { status: 'failed'; msg: string; cause?: string; data?: ResultData; diff?: DiffEntry[]; changed?: boolean }
+  | { status: 'failed'; msg: string; cause?: string; data?: ResultData; diff?: DiffEntry[]; changed?: boolean; registerMsg?: boolean }
   | { status: 'skipped'; msg?: string; data?: ResultData };
 
 /**

@@ -10,13 +10,14 @@ import { AGGREGATED_ACCEPT, apiVersionOf, coreKind, DiscoveryIndex, groupVersion
 import { ApplyConflictError, KubeApiError, parseConflicts } from './errors.js';
 import { TransportError, type Transport } from './http.js';
 import type { RetryClass } from './retry.js';
-import type { ApplyOptions, DeleteOptions, JsonPatchOp, PatchOptions, KubeClient, KubeObject, ListOptions, ListResult, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
+import type { ApplyOptions, DeleteOptions, ExecRequest, ExecResult, JsonPatchOp, LogQuery, PatchOptions, KubeClient, KubeObject, ListOptions, ListResult, ObjectRef, ResourceInfo, WatchEvent, WatchOptions } from './types.js';
 import { runWatch } from './watch.js';
 import { isRecord } from '../core/shape.js';
 import { acquireConnection, type ConnectOptions, type DiscoveryCache } from './pool.js';
 import type { ResolvedContext } from './resolved.js';
 import { isEndpointMissing, KubeRequests } from './requests.js';
 import { recordStats } from './stats.js';
+import { podExec, podLog } from './pod-io.js';
 
 export type { ConnectOptions, DiscoveryCache } from './pool.js';
 
@@ -245,6 +246,14 @@ export class KubeClientImpl extends KubeRequests implements KubeClient {
       if (gone) throw gone;
     }
     return r.status === 404 ? undefined : asObject(r.body, ref.apiVersion, ref.kind);
+  }
+
+  podExec(x: ExecRequest): Promise<ExecResult> {
+    return podExec(this, x);
+  }
+
+  podLog(namespace: string, pod: string, q: LogQuery, signal?: AbortSignal): Promise<string> {
+    return podLog(this, namespace, pod, q, signal);
   }
 
   async getPath(path: string, signal?: AbortSignal): Promise<unknown> {

@@ -15,6 +15,8 @@ import { DEFAULT_RETRY, isPermanent500, parseRetryAfter, retryDelay, type Attemp
 import { abortReason, sleepOrThrow, TokenBucket } from './rate-limit.js';
 import { describePhase, type RequestPhase } from './request-phase.js';
 import { withSecureContext } from './tls-context.js';
+import { acceptFor, newKey } from './websocket.js';
+import type { Duplex } from 'node:stream';
 
 /** TLS and auth material for the transport. */
 export interface TransportAuth {
@@ -320,6 +322,54 @@ export class Transport {
         else reject(wrap(e, sent));
       });
       r.end(payload);
+    });
+  }
+
+  /**
+   * Open a WebSocket to `path` (`?query` already encoded: exec repeats `command`), offering
+   * `protocols`; resolves with the upgraded socket and the protocol the server chose. A refusal
+   * (not 101) rejects with a {@link TransportError} whose message has the status and the
+   * apiserver's message. Goes through the stream agent (TLS, proxy) like a watch.
+   */
+  async upgrade(path: string, query: string, protocols: readonly string[], signal?: AbortSignal): Promise<{ socket: Duplex; protocol: string; head: Buffer }> {
+    await this.bucket.take(signal);
+    const key = newKey();
+    const headers: Record<string, string | string[]> = {
+      'User-Agent': 'kplay', ...(await this.opts.auth?.headers()),
+      Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Protocol': protocols.join(', '),
+    };
+    if (signal?.aborted) throw abortReason(signal);
+    this.stats.requests++;
+    this.stats.byVerb.create = (this.stats.byVerb.create ?? 0) + 1;
+    const full = `${this.fullPath(path)}${query ? `?${query}` : ''}`;
+    const what = `GET ${this.url.origin}${path}`;
+    return new Promise((resolve, reject) => {
+      const r = this.mod.request({ protocol: this.url.protocol, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || undefined, method: 'GET', path: full, headers, agent: this.streamAgent });
+      const onAbort = (): void => void r.destroy(abortReason(signal));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      r.on('upgrade', (res, socket, head) => {
+        signal?.removeEventListener('abort', onAbort);
+        if (res.headers['sec-websocket-accept'] !== acceptFor(key)) {
+          socket.destroy();
+          reject(new TransportError(`${what}: the server's WebSocket handshake is not valid`, 'EPROTO', true, false));
+          return;
+        }
+        resolve({ socket, protocol: headerOf(res.headers, 'sec-websocket-protocol') ?? '', head });
+      });
+      r.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          signal?.removeEventListener('abort', onAbort);
+          const err = new TransportError(`${what}: ${res.statusCode ?? 0} ${http.STATUS_CODES[res.statusCode ?? 0] ?? ''}`, 'EUPGRADE', true, false);
+          reject(Object.assign(err, { status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        });
+      });
+      r.on('error', (e) => {
+        signal?.removeEventListener('abort', onAbort);
+        reject(signal?.aborted ? abortReason(signal) : new TransportError(`${what}: ${e.message}`, errCode(e), false, false));
+      });
+      r.end();
     });
   }
 

@@ -45,6 +45,8 @@ export interface CallResult {
   firstFailure?: string;
   /** For an allowed 404: the URL is not served (no such resource), rather than no such object. */
   endpointMissing?: boolean;
+  /** The answer's text as sent (a pod's log: text that may happen to parse as JSON). */
+  text?: string;
 }
 
 /**
@@ -127,7 +129,7 @@ export class KubeRequests {
           throw new TransportError(`cluster ${this.name}: the apiserver's answer to ${req.method} ${req.path} was cut short (${res.body.length} bytes of JSON that does not parse${attempt > 1 ? `, ${attempt} tries` : ''}); check proxies or load balancers between kplay and ${this.server}`, 'EBADBODY', true, false);
         }
       }
-      return { status: res.status, body, warnings: parseWarnings(res.headers.warning), attempts: res.attempts ?? 1, ...(res.firstFailure !== undefined ? { firstFailure: res.firstFailure } : {}) };
+      return { status: res.status, body, text: res.body, warnings: parseWarnings(res.headers.warning), attempts: res.attempts ?? 1, ...(res.firstFailure !== undefined ? { firstFailure: res.firstFailure } : {}) };
     }
   }
 

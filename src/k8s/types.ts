@@ -3,6 +3,7 @@
  * lb_switch providers) use to talk to a cluster. One `KubeClient` per cluster per run, created
  * lazily through `kubeFor(ctx)` (see `client.ts`).
  */
+import type { KubeStatus } from './errors.js';
 import type { DiffEntry } from '../core/module.js';
 import type { DriftField, HiddenField } from './drift.js';
 import type { FieldAddition } from './fields.js';
@@ -160,6 +161,31 @@ export interface PatchOptions {
   onWarning?: (warning: string) => void;
 }
 
+/** What a command run in a container printed and how it ended. */
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  /** The Status of the error channel (`status: Success`, or the exit code in `details.causes`); undefined when the server sent none. */
+  status: KubeStatus | undefined;
+}
+
+/** Where and what to run. */
+export interface ExecRequest {
+  namespace: string;
+  pod: string;
+  container?: string;
+  command: readonly string[];
+  signal?: AbortSignal;
+}
+
+/** Options of the log endpoint. */
+export interface LogQuery {
+  container?: string;
+  sinceSeconds?: string;
+  previous?: boolean;
+  tailLines?: number;
+}
+
 /** A client for one cluster. Every method retries what is safe to retry (see client.ts and requests.ts). */
 export interface KubeClient {
   /** Inventory name of the cluster. */
@@ -169,6 +195,10 @@ export interface KubeClient {
   readonly server: string;
   /** The cluster's `gitVersion` from the reachability probe (`v1.34.4`); `''` when `/version` did not say. */
   readonly serverVersion: string;
+  /** Run a command in a container (pods/exec over a WebSocket); a refusal throws `KubeApiError`. */
+  podExec?(x: ExecRequest): Promise<ExecResult>;
+  /** A container's log (pods/log) as text; a missing pod throws a 404 `KubeApiError`. */
+  podLog?(namespace: string, pod: string, q: LogQuery, signal?: AbortSignal): Promise<string>;
   /**
    * The kubeconfig context as resolved when the connection opened — server, CA, credentials,
    * plugins, proxy (see resolved.ts); helm is handed exactly it. `undefined` for a client that

@@ -32,9 +32,7 @@ const KUBERNETES_COLLECTIONS = new Set(['kubernetes.core', 'community.kubernetes
 
 /** Why a kubernetes.core module is not in kplay, when there is more to say than "not implemented". */
 const K8S_WHY: Record<string, { why: string; hint: string }> = {
-  k8s_exec: { why: 'it runs commands in running containers, which kplay does not do', hint: 'run the command in a Job (kubernetes.core.k8s) and read its result with k8s_info' },
   k8s_cp: { why: 'it copies files into and out of running containers, which kplay does not do', hint: 'ship the file in a ConfigMap or Secret (kubernetes.core.k8s) instead' },
-  k8s_log: { why: 'it streams container logs, which kplay does not do', hint: 'read logs with `command: kubectl logs …`' },
   k8s_auth: { why: 'it is community.okd\'s OpenShift OAuth login (kubernetes.core routes it there)', hint: 'give the cluster a kubeconfig with a token in the inventory' },
   k8s_facts: { why: 'it was removed from kubernetes.core in 2.0.0', hint: 'use kubernetes.core.k8s_info' },
   k8s_raw: { why: 'it was removed from kubernetes.core', hint: 'use kubernetes.core.k8s' },

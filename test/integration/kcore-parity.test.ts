@@ -28,6 +28,8 @@ const ANSIBLE = path.join(VENV, 'bin/ansible-playbook');
 const FIXTURES = path.join(repoRoot, 'test/fixtures/kcore');
 /** The sandbox cluster both engines work on (KCORE_PARITY_CLUSTER=sandbox-3: a developer on another cluster runs the suite there). */
 const CLUSTER_NAME = process.env.KCORE_PARITY_CLUSTER ?? 'sandbox-1';
+/** The engines' namespaces start with this (KCORE_PARITY_NS_PREFIX: a developer given a prefix of the shared cluster). */
+const NS_PREFIX = process.env.KCORE_PARITY_NS_PREFIX ?? 'k8smods-par';
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kcore-parity-'));
 // the playbooks are the *.yml files; what they read (templates/, files/) is copied next to them
 for (const dir of ['templates', 'files', 'tasks']) if (existsSync(path.join(FIXTURES, dir))) cpSync(path.join(FIXTURES, dir), path.join(tmp, dir), { recursive: true });
@@ -118,7 +120,7 @@ const PRINTING = /^(show|detail)$/;
 
 /** The fixture for one engine: its hosts, its namespace (normalised back to NS in messages). */
 function prepare(fixture: string, engine: 'ansible' | 'kplay'): { file: string; ns: string } {
-  const ns = `k8smods-par-${engine.slice(0, 3)}-${randomBytes(3).toString('hex')}`;
+  const ns = `${NS_PREFIX}-${engine.slice(0, 3)}-${randomBytes(3).toString('hex')}`;
   namespaces.push(ns);
   const text = readFileSync(path.join(FIXTURES, fixture), 'utf8').replaceAll('@HOSTS@', engine === 'ansible' ? 'localhost' : CLUSTER_NAME).replaceAll('@NS@', ns).replaceAll('@KUBECONFIG@', env.kubeconfig);
   // the same text for both engines: kplay resolves kubernetes.core.X itself

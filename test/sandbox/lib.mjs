@@ -25,7 +25,9 @@ const MAX_CLUSTERS = 20;
 // with another value still works but is reported as outdated.
 // 2: kube-apiserver --watch-cache=false (kwok reacts at once on etcd 3.4),
 //    controller-manager --node-monitor-grace-period=1h
-export const CONFIG_VERSION = 2;
+// 3: kwok serves pods/exec and pods/log (kwok-stages.yaml) and the apiservers reach it
+//    through kubelet-egress.mjs (the egress selector's socket)
+export const CONFIG_VERSION = 3;
 const NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
 export function cacheDir() {
@@ -360,6 +362,8 @@ function fakeNode(name) {
         'kubernetes.io/hostname': name,
         'node-role.kubernetes.io/agent': '',
         type: 'kwok',
+        // kwok answers pods/exec and pods/log for this node (CONFIG_VERSION 3): what the exec fixtures select
+        'kplay-sandbox/exec': 'true',
       },
     },
     spec: {},
@@ -475,7 +479,7 @@ async function downUnlocked(log) {
     log('sandbox: not running (no state)');
     return { stopped: 0 };
   }
-  const procs = [...state.clusters.flatMap((c) => Object.values(c.processes)), state.etcd.process];
+  const procs = [...state.clusters.flatMap((c) => Object.values(c.processes)), ...(state.egress?.process ? [state.egress.process] : []), state.etcd.process];
   const n = await killProcesses(procs, log);
   if (state.etcd.dataDir) fs.rmSync(state.etcd.dataDir, { recursive: true, force: true });
   for (const f of fs.readdirSync(runDir())) {
@@ -614,8 +618,11 @@ async function startAll(count, started, log) {
   // service and pod IPs are fake private addresses. Route that egress through an HTTP CONNECT
   // proxy on a unix socket that never exists, so every such call fails locally, at once.
   const egressConfig = path.join(dir, 'egress-selector.yaml');
-  fs.writeFileSync(egressConfig, EGRESS_SELECTOR(path.join(dir, 'no-cluster-egress.sock')));
-  const stagesFile = path.join(HERE, 'kwok-stages.yaml');
+  const egressSocket = path.join(dir, 'no-cluster-egress.sock');
+  fs.writeFileSync(egressConfig, EGRESS_SELECTOR(egressSocket));
+  // kwok's configuration with the absolute path of the pods' log (ClusterLogs)
+  const stagesFile = path.join(dir, 'kwok-stages.yaml');
+  fs.writeFileSync(stagesFile, fs.readFileSync(path.join(HERE, 'kwok-stages.yaml'), 'utf8').replaceAll('@POD_LOG@', path.join(HERE, 'pod-log.cri')));
   const clusters = [];
   for (let i = 1; i <= count; i++) {
     const name = `sandbox-${i}`;
@@ -730,6 +737,10 @@ async function startAll(count, started, log) {
     c._live = { api, kcm, sched, kwok };
     live.push(api, kcm, sched, kwok);
   }
+  // the only egress the apiservers get: each fake node's kubelet (kwok) port, for exec and logs
+  const egress = startProcess('kubelet-egress', process.execPath, [path.join(HERE, 'kubelet-egress.mjs'), egressSocket, clusters.map((c) => `${c.nodeName}:${c.kwokPort}`).join(',')], path.join(logsDir, 'kubelet-egress.log'), started);
+  state.egress = { process: strip(egress) };
+  live.push(egress);
   state.clusters = clusters.map(publicCluster);
   save();
   log(`sandbox: started ${count} control plane(s) (kube-apiserver, kube-controller-manager, kube-scheduler, kwok) (${elapsed()})`);

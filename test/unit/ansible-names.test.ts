@@ -31,9 +31,9 @@ describe('resolveAction', () => {
     expect(resolveAction('kubernetes.core.debug', known)).toEqual({ kind: 'unknown' });
   });
   it('a kubernetes.core module kplay lacks is named with the reason', () => {
-    const r = resolveAction('kubernetes.core.k8s_exec', known);
+    const r = resolveAction('kubernetes.core.k8s_cp', known);
     expect(r.kind).toBe('unsupported');
-    if (r.kind === 'unsupported') expect(r.why).toMatch(/kubernetes\.core\.k8s_exec is not supported by kplay: .*running containers/);
+    if (r.kind === 'unsupported') expect(r.why).toMatch(/kubernetes\.core\.k8s_cp is not supported by kplay: .*running containers/);
     const auth = resolveAction('kubernetes.core.k8s_auth', known);
     if (auth.kind === 'unsupported') expect(auth.why).toMatch(/community\.okd/);
     expect(auth.kind).toBe('unsupported');
@@ -129,8 +129,8 @@ describe('the loader resolves names', () => {
   });
 
   it('a kubernetes.core module kplay lacks fails at load with file:line:col and the reason', async () => {
-    const e = await error('exec.yml', '- hosts: all\n  tasks:\n    - name: shell in a pod\n      kubernetes.core.k8s_exec: { namespace: x, pod: y, command: ls }\n');
-    expect(e.message).toMatch(/kubernetes\.core\.k8s_exec is not supported by kplay/);
+    const e = await error('exec.yml', '- hosts: all\n  tasks:\n    - name: copy into a pod\n      kubernetes.core.k8s_cp: { namespace: x, pod: y, remote_path: /tmp/a, content: b }\n');
+    expect(e.message).toMatch(/kubernetes\.core\.k8s_cp is not supported by kplay/);
     expect(e.pos).toMatchObject({ file: path.join(dir, 'exec.yml'), line: 4, col: 7 });
   });
 

@@ -13,9 +13,6 @@ const inventory = path.join(dir, 'inventory/hosts.yml');
 /** Fixtures that must be refused, with the message (file:line:col and reason) kplay gives. */
 const REFUSED: Record<string, RegExp> = {
   '11-operator-status.yml': /11-operator-status\.yml:14:7: module 'k8s_status' of collection 'operator_sdk\.util' is not available in kplay/,
-  '12-db-restore-exec.yml': /roles\/db_restore\/tasks\/main\.yml:36:7: kubernetes\.core\.k8s_exec is not supported by kplay: it runs commands in running containers/,
-  '37-docs-k8s-exec.yml': /37-docs-k8s-exec\.yml:8:7: kubernetes\.core\.k8s_exec is not supported by kplay: it runs commands in running containers/,
-  '38-docs-k8s-log.yml': /38-docs-k8s-log\.yml:8:7: kubernetes\.core\.k8s_log is not supported by kplay: it streams container logs/,
   '39-docs-helm-pull.yml': /39-docs-helm-pull\.yml:8:7: kubernetes\.core\.helm_pull is not supported by kplay: it downloads a chart archive/,
 };
 
