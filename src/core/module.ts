@@ -7,6 +7,7 @@
 
 import type { Args, Static, TObject, TSchema } from './args.js';
 import { writtenNote, type WrittenEntry } from './results.js';
+import type { Delimiters } from '../template/template.js';
 
 /** A JSON Schema object (draft-07 subset accepted by ajv in strict mode). */
 export type JsonSchema = { [key: string]: unknown };
@@ -120,8 +121,11 @@ export interface ModuleContext {
    * @example ctx.findFile('web.yaml', 'files')
    */
   findFile(rel: string, kind: 'files' | 'templates' | 'vars'): string;
-  /** Render a template string (Jinja, as Ansible) with the task's variables (strict: undefined variables fail). */
-  render(template: string, extraVars?: Record<string, unknown>): Promise<string>;
+  /**
+   * Render a template string (Jinja, as Ansible) with the task's variables (strict: undefined
+   * variables fail). `options.delimiters`: other delimiters than Jinja's (a template file's options).
+   */
+  render(template: string, extraVars?: Record<string, unknown>, options?: { delimiters?: Readonly<Delimiters> }): Promise<string>;
   /** Evaluate a condition (`a == 1 and not b`) with the task's variables (+ extra vars). */
   evalCondition(condition: string, extraVars?: Record<string, unknown>): Promise<boolean>;
   /** Evaluate an expression (`a.b | default(1)`) to its native value. */

@@ -48,9 +48,9 @@ export function moduleContext(task: ModuleTask, cs: ClusterState, pr: TaskHost, 
           progress: (msg) => opts.emit({ type: 'progress', cluster: cs.name, task: taskName, msg }),
         },
     // what a module renders itself (assert's `that`, set_fact's values) may read the cluster with the k8s lookup too
-    render: async (t, extra) => {
+    render: async (t, extra, options) => {
       const scope = extendScope(vars, extra);
-      const out = await lookups(() => templar.renderString(t, scope, { where: task.pos, ...(host ? { host } : {}) }));
+      const out = await lookups(() => templar.renderString(t, scope, { where: task.pos, ...(host ? { host } : {}), ...(options?.delimiters ? { delimiters: options.delimiters } : {}) }));
       // a manifest template (`k8s`/`k8s_apply` `template:`): its fields are sinks as a definition's are
       const name = opts.registry.get(task.module)?.name;
       if (name === 'k8s' || name === 'k8s_apply') {

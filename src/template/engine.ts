@@ -21,7 +21,7 @@ import type { PluginContext } from './plugins.js';
 import { REGISTRY } from './registry.js';
 import { concat, NodeError, renderNodes } from './render.js';
 import { findTemplate, jinjaSearchPath, notFound } from './loader.js';
-import { parseTemplate, singleExpression, trailingNewlines, type TNode } from './template.js';
+import { parseTemplate, singleExpression, trailingNewlines, type Delimiters, type TNode } from './template.js';
 import { ExprError, isMap, OMIT, toPlain, typeName, Undef, UndefinedError, UndefinedInputError } from './values.js';
 import { pyStr } from './pyrepr.js';
 import { eachExpr, templateExprs, walkExpr, walkNodes } from './walk.js';
@@ -50,6 +50,8 @@ export interface RenderOptions {
    * ansible-core 2.19 lets omit flow through variables until a module argument drops it.
    */
   keepOmit?: boolean;
+  /** Other delimiters than Jinja's (`[[ x ]]`): a template file's options (kubernetes.core's `template:`). */
+  delimiters?: Readonly<Delimiters>;
 }
 
 /** Limits and cache size of a {@link Templar} (all optional; defaults suit playbooks). */
@@ -170,7 +172,7 @@ export class Templar {
 
   /** Synchronous {@link renderString}. */
   renderStringSync(template: string, vars: Record<string, unknown>, opts: RenderOptions = {}): string {
-    if (!Templar.isTemplated(template)) return template;
+    if (!opts.delimiters && !Templar.isTemplated(template)) return template;
     const v = this.renderRaw(template, vars, opts);
     if (typeof v === 'string') return v;
     return v === null ? '' : pyStr(v);
@@ -383,19 +385,19 @@ export class Templar {
 
   /** Render to the internal value (PyFloat kept). */
   private renderRaw(template: string, vars: Record<string, unknown>, opts: RenderOptions): unknown {
-    if (!opts.host) return this.renderInScope(template, new Scope(vars), undefined, opts.where);
+    if (!opts.host) return this.renderInScope(template, new Scope(vars), undefined, opts.where, opts.delimiters);
     // variables read lazily during this render (their own templates) use the same host
     const outer = this.ambientHost;
     this.ambientHost = opts.host;
     try {
-      return this.renderInScope(template, new Scope(vars), opts.host, opts.where);
+      return this.renderInScope(template, new Scope(vars), opts.host, opts.where, opts.delimiters);
     } finally {
       this.ambientHost = outer;
     }
   }
 
-  private renderInScope(template: string, scope: Scope, host: TemplateHost | undefined, where: SourcePos | undefined): unknown {
-    const nodes = this.parseTemplate(template, where);
+  private renderInScope(template: string, scope: Scope, host: TemplateHost | undefined, where: SourcePos | undefined, delimiters?: Readonly<Delimiters>): unknown {
+    const nodes = this.parseTemplate(template, where, delimiters);
     let parts: unknown[] = [];
     try {
       this.evaluating(host, (env) => {
@@ -516,18 +518,20 @@ export class Templar {
     }
   }
 
-  private parseTemplate(template: string, where: SourcePos | undefined): TNode[] {
-    const hit = this.templates.get(template);
+  private parseTemplate(template: string, where: SourcePos | undefined, delimiters?: Readonly<Delimiters>): TNode[] {
+    // other delimiters: the same text is another template
+    const key = delimiters ? `${JSON.stringify(delimiters)}\0${template}` : template;
+    const hit = this.templates.get(key);
     if (hit) return hit;
     if (template.length > this.parseLimit) throw new InputError(`template error in ${shorten(template)}: the template is longer than ${this.parseLimit} characters`, where, 'kplay limits template size');
     let nodes: TNode[];
     try {
-      nodes = parseTemplate(template);
+      nodes = parseTemplate(template, delimiters);
       for (const { expr, at } of templateExprs(nodes)) checkPlugins(expr, at, REGISTRY);
     } catch (e) {
       throw this.error('template', template, e, undefined, where, false);
     }
-    this.templates.set(template, nodes);
+    this.templates.set(key, nodes);
     return nodes;
   }
 

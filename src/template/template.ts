@@ -60,10 +60,28 @@ function findClose(text: string, from: number, close: string): number {
   return -1;
 }
 
-const OPENERS = /\{\{|\{%|\{#/g;
+/**
+ * The delimiters of a template: Jinja's by default; an action's options may set others
+ * (kubernetes.core's `template: {path, variable_start_string: '[[', variable_end_string: ']]'}`).
+ */
+export interface Delimiters {
+  variableStart: string;
+  variableEnd: string;
+  blockStart: string;
+  blockEnd: string;
+  commentStart: string;
+  commentEnd: string;
+}
+
+/** Jinja's own delimiters. */
+export const JINJA_DELIMITERS: Readonly<Delimiters> = { variableStart: '{{', variableEnd: '}}', blockStart: '{%', blockEnd: '%}', commentStart: '{#', commentEnd: '#}' };
+
+const escapeRe = (t: string): string => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Split template text into text, outputs and block tags (comments and raw blocks resolved). */
-function lex(text: string): RawToken[] {
+function lex(text: string, d: Readonly<Delimiters>): RawToken[] {
+  // the longest opener first, as Jinja's lexer tries them
+  const OPENERS = new RegExp([d.variableStart, d.blockStart, d.commentStart].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'g');
   const out: RawToken[] = [];
   let pos = 0;
   let trimNextLeading = false;
@@ -91,46 +109,46 @@ function lex(text: string): RawToken[] {
     }
     const start = m.index;
     pushText(text.slice(pos, start));
-    const opener = m[0];
-    let inner = start + 2;
+    const kind = m[0] === d.variableStart ? 'output' : m[0] === d.blockStart ? 'tag' : 'comment';
+    let inner = start + m[0].length;
     if (text[inner] === '-') {
       trimPrevious();
       inner++;
     } else if (text[inner] === '+') {
       inner++;
     }
-    const close = opener === '{{' ? '}}' : opener === '{%' ? '%}' : '#}';
-    let end = opener === '{#' ? text.indexOf('#}', inner) : findClose(text, inner, close);
+    const close = kind === 'output' ? d.variableEnd : kind === 'tag' ? d.blockEnd : d.commentEnd;
+    let end = kind === 'comment' ? text.indexOf(close, inner) : findClose(text, inner, close);
     // an unbalanced bracket inside: fall back to the first delimiter, so the parser reports the bracket
-    if (end < 0 && opener !== '{#') end = text.indexOf(close, inner);
-    if (end < 0) throw new TemplateSyntaxError(`${opener === '{{' ? 'output' : opener === '{%' ? 'tag' : 'comment'} opened here is not closed with "${close}"`, start);
+    if (end < 0 && kind !== 'comment') end = text.indexOf(close, inner);
+    if (end < 0) throw new TemplateSyntaxError(`${kind} opened here is not closed with "${close}"`, start);
     let contentEnd = end;
     let trimAfter = false;
     let keepNewline = false;
     if (text[end - 1] === '-' && end - 1 >= inner) {
       trimAfter = true;
       contentEnd = end - 1;
-    } else if (text[end - 1] === '+' && end - 1 >= inner && opener !== '{{') {
+    } else if (text[end - 1] === '+' && end - 1 >= inner && kind !== 'output') {
       keepNewline = true;
       contentEnd = end - 1;
     }
-    pos = end + 2;
-    if (opener === '{{') {
+    pos = end + close.length;
+    if (kind === 'output') {
       out.push({ kind: 'output', src: text.slice(inner, contentEnd), at: inner });
       trimNextLeading = trimAfter;
       continue;
     }
     trimNextLeading = trimAfter;
     trimNextNewline = !trimAfter && !keepNewline;
-    if (opener === '{#') continue;
+    if (kind === 'comment') continue;
     const content = text.slice(inner, contentEnd);
     const nm = /^\s*([A-Za-z_#][\w]*)?/.exec(content);
     const name = nm?.[1] ?? '';
-    if (name === '') throw new TemplateSyntaxError('a tag needs a name, e.g. {% if … %}', start);
+    if (name === '') throw new TemplateSyntaxError(`a tag needs a name, e.g. ${d.blockStart} if … ${d.blockEnd}`, start);
     const argsAt = inner + (nm?.[0].length ?? 0);
     if (name === 'raw') {
       // everything up to {% endraw %} is text
-      const endRaw = /\{%(-?)\s*endraw\s*(-?)%\}/g;
+      const endRaw = new RegExp(`${escapeRe(d.blockStart)}(-?)\\s*endraw\\s*(-?)${escapeRe(d.blockEnd)}`, 'g');
       endRaw.lastIndex = pos;
       const e = endRaw.exec(text);
       if (!e) throw new TemplateSyntaxError('{% raw %} is not closed with {% endraw %}', start);
@@ -433,8 +451,8 @@ class BlockParser {
  * lone `\r` are `\n` (its `newline_sequence`, as ansible-core sets it), so a template saved with
  * Windows line endings renders with `\n` — text, tags, comments and string literals alike.
  */
-export function parseTemplate(text: string): TNode[] {
-  return new BlockParser(lex(text.replace(/\r\n?/g, '\n'))).body([]).nodes;
+export function parseTemplate(text: string, delimiters: Readonly<Delimiters> = JINJA_DELIMITERS): TNode[] {
+  return new BlockParser(lex(text.replace(/\r\n?/g, '\n'), delimiters)).body([]).nodes;
 }
 
 /** `^{{ expr }}$` → the expression's source and its offset; undefined when the text is more than one expression. */

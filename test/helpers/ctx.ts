@@ -3,7 +3,7 @@
  * collects (masked) lines, and rendering / condition evaluation by the engine's own templar
  * (Jinja2 as ansible-core 2.19 evaluates it).
  */
-import { templar } from '../../src/template/index.js';
+import { templar, type RenderOptions } from '../../src/template/index.js';
 import { Masker } from '../../src/core/mask.js';
 import type { ClusterRef, ModuleContext, ModuleDefinition, ModuleLogger, ModuleResult } from '../../src/core/module.js';
 import type { Static, TObject, TSchema } from '../../src/core/args.js';
@@ -41,7 +41,7 @@ export type CtxOverrides = Partial<Omit<ModuleContext, 'log' | 'mask' | 'addSecr
 /** The parts of the engine's `Templar` the test context uses. */
 interface Engine {
   evalCondition(cond: string, vars: Record<string, unknown>): Promise<boolean>;
-  renderString(template: string, vars: Record<string, unknown>): Promise<string>;
+  renderString(template: string, vars: Record<string, unknown>, opts?: RenderOptions): Promise<string>;
   evaluate(expression: string, vars: Record<string, unknown>): Promise<unknown>;
 }
 
@@ -52,7 +52,7 @@ interface Engine {
  */
 const engine: Engine = {
   evalCondition: async (cond, vars) => (await templar.evalCondition(cond, vars)) === true,
-  renderString: async (template, vars) => String(await templar.renderString(template, vars)),
+  renderString: async (template, vars, opts) => String(await templar.renderString(template, vars, opts)),
   // A single-expression template keeps its native type in Templar.render.
   evaluate: (expression, vars) => Promise.resolve(templar.render(`{{ ${expression} }}`, vars)),
 };
@@ -91,7 +91,7 @@ export function makeCtx(overrides: CtxOverrides = {}): TestContext {
     masker,
     abort,
     render:
-      overrides.render ?? (async (template, extraVars) => (await loadEngine()).renderString(template, { ...vars, ...(extraVars ?? {}) })),
+      overrides.render ?? (async (template, extraVars, options) => (await loadEngine()).renderString(template, { ...vars, ...(extraVars ?? {}) }, options?.delimiters ? { delimiters: options.delimiters } : {})),
     evalCondition:
       overrides.evalCondition ?? (async (cond, extraVars) => (await loadEngine()).evalCondition(cond, { ...vars, ...(extraVars ?? {}) })),
     evaluate:

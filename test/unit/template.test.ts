@@ -574,3 +574,19 @@ describe('Jinja operators and tests in conditions (in, not in, is failed…, fil
     expect(templar.variablesOfCondition("x in ['a'] and y | length > 0 and a not in b").sort()).toEqual(['a', 'b', 'x', 'y']);
   });
 });
+
+describe('other delimiters (a template file\'s options, as kubernetes.core sets them)', () => {
+  const d = { variableStart: '[[', variableEnd: ']]', blockStart: '[%', blockEnd: '%]', commentStart: '[#', commentEnd: '#]' };
+  it('renders [[ ]] and [% %], leaves Jinja\'s own delimiters as text', async () => {
+    const out = await templar.renderString("name: '[[ n ]]'\n[% for i in l %]- [[ i[0] ]]\n[% endfor %]keep: {{ x }} [# note #]", { n: 'pod-4', l: [['a'], ['b']] }, { delimiters: d });
+    expect(out).toBe("name: 'pod-4'\n- a\n- b\nkeep: {{ x }} ");
+  });
+  it('a text without Jinja delimiters is still rendered; the same text with Jinja\'s is another template (cache)', async () => {
+    expect(await templar.renderString('[[ a ]]', { a: 1 }, { delimiters: d })).toBe('1');
+    expect(await templar.renderString('[[ a ]]', { a: 1 })).toBe('[[ a ]]');
+  });
+  it('an output not closed names the delimiter', async () => {
+    const e = await inputError(() => templar.renderString('[[ a ', { a: 1 }, { delimiters: d }));
+    expect(e.message).toContain('not closed with "]]"');
+  });
+});
