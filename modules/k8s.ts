@@ -24,7 +24,7 @@ const schema = Type.Object(
       Type.Unsafe<unknown>({
         type: ['string', 'object', 'array'],
         description:
-          'Template file(s) (found in `templates/` of the role or next to the playbook, else as given), rendered with the task\'s variables (Jinja, `trim_blocks` as Ansible), then read as YAML: a path, `{path: …}`, or a list of them. Custom delimiters (`variable_start_string`, …) are not supported.',
+          'Template file(s) (found in `templates/` of the role or next to the playbook, else as given), rendered with the task\'s variables (Jinja, `trim_blocks` as Ansible), then read as YAML: a path, `{path: …}`, or a list of them. Other delimiters (`variable_start_string`, `variable_end_string`, `block_start_string`, `block_end_string`) as kubernetes.core.',
       }),
     ),
     kind: Type.Optional(Type.String({ description: 'Kind of the object, when the definition does not say (or to name an object without a definition).' })),
@@ -140,11 +140,24 @@ export default defineModule({
   ],
   async run(args, ctx) {
     const definitionArg = args.resource_definition ?? args.definition ?? args.inline;
+    // kubernetes.core's action renders `template` first (its errors come first), into the definition;
+    // `template` stays an argument only beside a given definition, then the module checks its exclusions
+    let templated: unknown[] | undefined;
+    if (args.template !== undefined) {
+      try {
+        templated = await templateDocuments(args.template, ctx);
+      } catch (e) {
+        if (e instanceof Error && e.name === 'UnreachableError') throw e;
+        return { status: 'failed', msg: ctx.mask(`Failed to load resource definition: ${errorMessage(e)}`) };
+      }
+    }
+    const definitionGiven = definitionArg !== undefined || templated !== undefined;
+    const templateKept = templated !== undefined && definitionArg !== undefined;
     const exclusive: [string, boolean, boolean][] = [
-      ['resource_definition|src', definitionArg !== undefined, args.src !== undefined],
+      ['resource_definition|src', definitionGiven, args.src !== undefined],
       ['merge_type|apply', args.merge_type !== undefined, args.apply],
-      ['template|resource_definition', args.template !== undefined, definitionArg !== undefined],
-      ['template|src', args.template !== undefined, args.src !== undefined],
+      ['template|resource_definition', templateKept, definitionGiven],
+      ['template|src', templateKept, args.src !== undefined],
       ['name|generate_name', args.name !== undefined, args.generate_name !== undefined],
     ];
     const both = exclusive.find(([, a, b]) => a && b);
@@ -158,7 +171,7 @@ export default defineModule({
     if ('failed' in conn) return conn.failed;
     const client = conn.client;
     try {
-      const docs = await sourceDocuments(args, definitionArg, ctx);
+      const docs = templated ?? (await sourceDocuments(args, definitionArg, ctx));
       const params = { kind: args.kind, apiVersion: args.version ?? args.api ?? args.api_version, name: args.name, namespace: args.namespace, generateName: args.generate_name };
       defs = buildDefinitions(docs, params);
       const deleteAll = args.delete_all || args.all === true;
@@ -215,7 +228,9 @@ export default defineModule({
       const { diff: _d, kdiff, msg, changed: _c, ...rest } = items[0];
       // kubernetes.core registers a diff (with --diff) for every method but create and delete: `{before, after}` of what differs
       const data = ctx.diffMode && kdiff ? { ...rest, diff: kdiff } : rest;
-      return changed ? { status: 'changed', registerMsg: false, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff: false } : { status: 'ok', registerMsg: false, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff: false };
+      // kubernetes.core's own message (a definition filtered by label_selectors) is registered as `msg`; kplay's summary is not
+      const registerMsg = msg !== undefined;
+      return changed ? { status: 'changed', registerMsg, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff: false } : { status: 'ok', registerMsg, msg: msg ?? summary(items, ctx.checkMode), data, diff, registerDiff: false };
     }
     const results = items.map(({ diff: _d, kdiff, ...rest }) => (ctx.diffMode && kdiff ? { ...rest, diff: kdiff } : rest));
     const msg = `${summary(items, ctx.checkMode)}${failedItems.length ? `; ${failedItems.length} failed (continue_on_error)` : ''}`;
@@ -259,13 +274,15 @@ function summary(items: KcoreItem[], check: boolean): string {
   return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
 }
 
-/** The documents of `resource_definition`, `src` or `template` (undefined: none given). */
+/** The documents of `template`: each template rendered, then read as YAML. */
+async function templateDocuments(template: unknown, ctx: ModuleContext): Promise<unknown[]> {
+  const docs: unknown[] = [];
+  for (const t of Array.isArray(template) ? (template as unknown[]) : [template]) docs.push(...(await renderTemplate(t, ctx)));
+  return docs;
+}
+
+/** The documents of `resource_definition` or `src` (undefined: none given). */
 async function sourceDocuments(args: K8sArgs, definitionArg: unknown, ctx: ModuleContext): Promise<unknown[] | undefined> {
-  if (args.template !== undefined) {
-    const docs: unknown[] = [];
-    for (const t of Array.isArray(args.template) ? (args.template as unknown[]) : [args.template]) docs.push(...(await renderTemplate(t, ctx)));
-    return docs;
-  }
   if (definitionArg !== undefined && definitionArg !== null && definitionArg !== '') {
     if (typeof definitionArg === 'string') return loadAllDocuments(definitionArg, 'resource_definition');
     if (Array.isArray(definitionArg)) return (definitionArg as unknown[]).flatMap((d) => (typeof d === 'string' ? loadAllDocuments(d, 'resource_definition') : d === null ? [] : [d]));
@@ -294,15 +311,25 @@ const TEMPLATE_KEYS = new Set(['path', 'newline_sequence', 'trim_blocks', 'lstri
 
 async function renderTemplate(t: unknown, ctx: ModuleContext): Promise<unknown[]> {
   let rel: string;
+  const delimiters = { variableStart: '{{', variableEnd: '}}', blockStart: '{%', blockEnd: '%}', commentStart: '{#', commentEnd: '#}' };
+  let custom = false;
   if (typeof t === 'string') rel = t;
   else if (t !== null && typeof t === 'object' && !Array.isArray(t)) {
     const o = t as Record<string, unknown>;
     if (typeof o.path !== 'string' || !o.path) throw new Error('Please specify path for template.');
     const unknown = Object.keys(o).filter((k) => !TEMPLATE_KEYS.has(k));
     if (unknown.length) throw new Error(`template: unknown key(s) ${unknown.join(', ')}; valid: ${[...TEMPLATE_KEYS].join(', ')}`);
-    const defaults: Record<string, unknown> = { variable_start_string: '{{', variable_end_string: '}}', block_start_string: '{%', block_end_string: '%}', trim_blocks: true, lstrip_blocks: false, newline_sequence: '\n' };
-    const custom = Object.keys(defaults).filter((k) => o[k] !== undefined && o[k] !== null && String(o[k]) !== String(defaults[k]) && !(k === 'newline_sequence' && o[k] === '\\n'));
-    if (custom.length) throw new Error(`template ${o.path}: ${custom.join(', ')} other than the defaults are not supported by kplay (templates use Jinja's standard delimiters and trim_blocks); rewrite the template with {{ }} and {% %}`);
+    // other delimiters, as kubernetes.core's action sets them on its templar (null: Jinja's)
+    for (const [key, field] of DELIMITER_KEYS) {
+      const v = o[key];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== 'string' || v === '') throw new Error(`template ${o.path}: ${key} must be a non-empty string, got ${JSON.stringify(v)}`);
+      if (v !== delimiters[field]) custom = true;
+      delimiters[field] = v;
+    }
+    const defaults: Record<string, unknown> = { trim_blocks: true, lstrip_blocks: false, newline_sequence: '\n' };
+    const unsupported = Object.keys(defaults).filter((k) => o[k] !== undefined && o[k] !== null && String(o[k]) !== String(defaults[k]) && !(k === 'newline_sequence' && o[k] === '\\n'));
+    if (unsupported.length) throw new Error(`template ${o.path}: ${unsupported.join(', ')} other than the defaults are not supported by kplay (templates use trim_blocks, no lstrip_blocks and \\n line ends); rewrite the template without them`);
     rel = o.path;
   } else throw new Error(`Error while reading template file - a string or dict for template expected, but got ${Array.isArray(t) ? 'list' : typeof t} instead`);
   const file = findSource(ctx, rel, 'templates');
@@ -312,9 +339,17 @@ async function renderTemplate(t: unknown, ctx: ModuleContext): Promise<unknown[]
   } catch {
     throw new Error(`could not find template=${rel}, ${file} does not exist`);
   }
-  const rendered = await ctx.render(text, { template_path: rel, template_fullpath: file, template_host: '', template_uid: '', template_run_date: new Date().toISOString(), template_destpath: null });
+  const rendered = await ctx.render(text, { template_path: rel, template_fullpath: file, template_host: '', template_uid: '', template_run_date: new Date().toISOString(), template_destpath: null }, custom ? { delimiters } : undefined);
   return loadAllDocuments(rendered, rel);
 }
+
+/** A template's delimiter options and the delimiter each sets. */
+const DELIMITER_KEYS: readonly (readonly [string, 'variableStart' | 'variableEnd' | 'blockStart' | 'blockEnd'])[] = [
+  ['variable_start_string', 'variableStart'],
+  ['variable_end_string', 'variableEnd'],
+  ['block_start_string', 'blockStart'],
+  ['block_end_string', 'blockEnd'],
+];
 
 /** Every object of a kind (in a namespace, matching selectors), as definitions (`delete_all`). */
 async function everyObject(client: KubeClient, apiVersion: string, kind: string, namespace: string | undefined, selectors: string[], signal: AbortSignal): Promise<Record<string, unknown>[]> {

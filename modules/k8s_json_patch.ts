@@ -2,7 +2,7 @@
  * `k8s_json_patch` (kubernetes.core.k8s_json_patch): apply RFC 6902 JSON patch operations to an
  * existing object; dry-run first, so an object the patch would not change is not written.
  */
-import { defineModule, errorMessage, hideFields, kcoreDiff, k8sAuthProperties, kcoreResource, kcoreWaitProperties, KubeApiError, taskClient, diffEntry, labelOf, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, StringEnum, Type, type JsonPatchOp, type KubeObject, type ObjectRef } from 'kplay/sdk';
+import { defineModule, errorMessage, hideFields, kcoreDiff, kcoreVerdict, k8sAuthProperties, kcoreResource, kcoreWaitProperties, KubeApiError, taskClient, diffEntry, labelOf, maskObject, normalizeObject, secretValues, waitLikeKcore, Default, StringEnum, Type, type JsonPatchOp, type KubeObject, type ObjectRef } from 'kplay/sdk';
 
 const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 422: 'Unprocessable Entity', 500: 'Internal Server Error' };
 
@@ -84,21 +84,25 @@ export default defineModule({
     }
     if (!existing) return fail(`${args.kind} ${args.name}: Failed to retrieve requested object: ${apiVersion} ${args.kind} "${args.name}" not found`, new KubeApiError(404, 'NotFound', 'not found', 'GET', '', client.name));
     const show = (o: KubeObject): Record<string, unknown> => {
-      const copy = { ...o, metadata: { ...o.metadata } } as KubeObject & { metadata: Record<string, unknown> };
-      delete copy.metadata.managedFields;
+      // the object as the apiserver answered (managedFields included, as kubernetes.core registers it)
+      const copy = { ...o, metadata: { ...o.metadata } };
       for (const v of secretValues(copy)) ctx.addSecret(v);
       return hideFields(copy as unknown as Record<string, unknown>, args.hidden_fields);
     };
     let after: KubeObject;
     let changed: boolean;
+    let warning: string | undefined;
     try {
       const dry = await client.jsonPatch(ref, ops, { dryRun: true, signal: ctx.signal });
       changed = JSON.stringify(normalizeObject(dry)) !== JSON.stringify(normalizeObject(existing));
       after = changed && !ctx.checkMode ? await client.jsonPatch(ref, ops, { signal: ctx.signal }) : changed ? dry : existing;
+      // a write counts as kubernetes.core counts it: a change only in `hidden_fields` is none
+      if (changed) ({ changed, warning } = kcoreVerdict(existing, after, args.hidden_fields));
     } catch (e) {
       if (e instanceof Error && e.name === 'UnreachableError') throw e;
       return fail(`Failed to patch existing object: ${errorMessage(e)}`, e);
     }
+    if (warning) ctx.log.warn(warning);
     // with --diff kubernetes.core registers `{before, after}` of what differs (`{}` when nothing does)
     const data: { result: Record<string, unknown>; duration?: number; diff?: Record<string, unknown> } = { result: show(after), ...(ctx.diffMode ? { diff: kcoreDiff((o) => hideFields({ ...o }, args.hidden_fields), existing, after) } : {}) };
     const diff = ctx.diffMode && changed ? [diffEntry(labelOf(ref), maskObject(hideFields(normalizeObject(existing), args.hidden_fields)), maskObject(hideFields(normalizeObject(after), args.hidden_fields)), (s) => ctx.mask(s))] : undefined;

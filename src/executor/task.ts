@@ -17,6 +17,7 @@ import { templar, Templar } from '../template/index.js';
 import { writtenNote, type WrittenEntry } from '../core/results.js';
 import { DELEGATE_HINT, delegateProblem, moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
+import { kcoreActionRefusal } from '../playbook/kcore-action-plugin.js';
 import { variableNameProblem, withAliases } from '../playbook/aliases.js';
 import { isRecord } from '../core/shape.js';
 import { jobId, startAsyncJob } from './async-jobs.js';
@@ -334,6 +335,8 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
     args = { ...rendered, ...(args as Obj) };
   }
   args = withAliases(mod, args);
+  const refusal = kcoreActionRefusal(mod.name, args);
+  if (refusal) return { status: 'failed', msg: refusal };
   if (mod.variableKeys && isRecord(args)) {
     const named = await variableKeys(args, vars, task);
     if (typeof named === 'string') return { status: 'failed', msg: named };

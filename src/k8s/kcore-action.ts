@@ -151,11 +151,11 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
     item = { changed: true, result: show(created), method: 'create', diff: diffOf(undefined, created) };
   } else if (args.force) {
     const body: KubeObject = { ...obj, metadata: { ...obj.metadata, resourceVersion: existing.metadata.resourceVersion } };
-    item = await writeIfChanged('replace', existing, (dryRun) => client.replace(body, { dryRun, signal: ctx.signal, onWarning }), ctx, show, diffOf, 'Failed to replace object');
+    item = await writeIfChanged('replace', existing, (dryRun) => client.replace(body, { dryRun, signal: ctx.signal, onWarning }), ctx, show, diffOf, 'Failed to replace object', hidden);
   } else {
     const types = mergeTypes.length ? mergeTypes : ['strategic-merge', 'merge'];
     const patch = (dryRun: boolean): Promise<KubeObject> => patchInTurn(client, ref, def, types, dryRun, ctx.signal, onWarning);
-    item = await writeIfChanged('update', existing, patch, ctx, show, diffOf, 'Failed to patch object', () => client.get(ref, ctx.signal));
+    item = await writeIfChanged('update', existing, patch, ctx, show, diffOf, 'Failed to patch object', hidden, () => client.get(ref, ctx.signal));
   }
   if (warnings.length) item.warnings = [...(item.warnings ?? []), ...new Set(warnings)];
   if (args.wait && !ctx.checkMode) await waitPresent(client, { ...ref, name: ref.name }, item, args, ctx, show);
@@ -167,6 +167,8 @@ export async function performAction(client: KubeClient, def: Record<string, unkn
  * With `reread`: when the dry-run answers with another resourceVersion than `live`'s, the object
  * was changed since it was read (a controller's annotation or status, e.g. a new Deployment's
  * `deployment.kubernetes.io/revision`), so it is read again and the dry-run compared with that.
+ * A write counts as a change as kubernetes.core counts it ({@link kcoreVerdict}): with `hidden`
+ * fields (`hidden_fields`), a write that changed only those is `ok`, with kubernetes.core's warning.
  */
 export async function writeIfChanged(
   method: 'update' | 'replace',
@@ -176,6 +178,7 @@ export async function writeIfChanged(
   show: (o: KubeObject) => Record<string, unknown>,
   diffOf: (a: KubeObject | undefined, b: KubeObject | undefined) => DiffEntry,
   failure: string,
+  hidden: readonly string[] | undefined,
   reread?: () => Promise<KubeObject | undefined>,
 ): Promise<KcoreItem> {
   try {
@@ -188,7 +191,8 @@ export async function writeIfChanged(
     }
     if (sameObject(live, dry)) return { changed: false, result: show(live), method, kdiff: {} };
     const after = ctx.checkMode ? dry : await write(false);
-    return { changed: true, result: show(after), method, diff: diffOf(live, after), kdiff: kcoreDiff(show, live, after) };
+    const verdict = kcoreVerdict(live, after, hidden);
+    return { changed: verdict.changed, result: show(after), method, diff: diffOf(live, after), kdiff: registeredDiff(show, live, after, verdict.changed, hidden), ...(verdict.warning ? { warnings: [verdict.warning] } : {}) };
   } catch (e) {
     throw apiFailure(failure, e);
   }
@@ -221,6 +225,38 @@ export function recursiveDiff(a: Record<string, unknown>, b: Record<string, unkn
     }
   }
   return Object.keys(left).length || Object.keys(right).length ? [left, right] : undefined;
+}
+
+const IGNORED_METADATA = new Set(['generation', 'resourceVersion']);
+
+/**
+ * kubernetes.core's `diff_objects` verdict on a write (module_utils/k8s/service.py): the raw objects
+ * before and after differ outside the `hidden` fields, and by more than `metadata.generation` and
+ * `metadata.resourceVersion` (which alone are no change, with a warning). So a write whose only
+ * change is in a hidden field (`hidden_fields: [data, metadata.managedFields]`) is no change.
+ * @example kcoreVerdict(live, written, ['data', 'metadata.managedFields']) // { changed: false, warning: 'No meaningful diff …' }
+ */
+export function kcoreVerdict(before: KubeObject | Record<string, unknown>, after: KubeObject | Record<string, unknown>, hidden: readonly string[] | undefined): { changed: boolean; warning?: string; diff: Record<string, unknown> } {
+  const d = recursiveDiff(before as Record<string, unknown>, after as Record<string, unknown>);
+  if (!d) return { changed: false, diff: {} };
+  const b = hideFields(d[0], hidden);
+  const a = hideFields(d[1], hidden);
+  const diff = { before: b, after: a };
+  const onlyMetadata = (o: Record<string, unknown>): boolean => Object.keys(o).length === 1 && isRecord(o.metadata) && Object.keys(o.metadata).every((k) => IGNORED_METADATA.has(k));
+  if (onlyMetadata(a) && onlyMetadata(b)) return { changed: false, warning: 'No meaningful diff was generated, but the API may not be idempotent (only metadata.generation or metadata.resourceVersion were changed)', diff };
+  return { changed: true, diff };
+}
+
+/**
+ * The registered diff of a write: {@link kcoreDiff} (without server bookkeeping); when that is empty
+ * although the write is a change (it changed only bookkeeping and hidden fields, e.g. the
+ * managedFields of an apply), kubernetes.core's own diff (Secret data masked), so a change always
+ * has `before`/`after`.
+ */
+function registeredDiff(show: (o: KubeObject) => Record<string, unknown>, before: KubeObject | undefined, after: KubeObject, changed: boolean, hidden: readonly string[] | undefined): Record<string, unknown> {
+  const d = kcoreDiff(show, before, after);
+  if (!changed || Object.keys(d).length || !before) return d;
+  return kcoreVerdict(maskObject(before), maskObject(after), hidden).diff;
 }
 
 /** kubernetes.core's registered diff of two states of an object (normalized: no managedFields or resourceVersion noise; Secret data masked; `hidden_fields` left out by `show`). */
@@ -272,10 +308,12 @@ async function applyServerSide(
       warn: onWarning,
     });
     if (!r) throw new Error('nothing applied');
-    const changed = r.action !== 'unchanged';
     const live = ctx.checkMode ? undefined : await client.get(r.ref, ctx.signal);
+    // a write over an existing object: a change as kubernetes.core counts it (hidden fields left out)
+    const verdict = r.action !== 'unchanged' && existing && live ? kcoreVerdict(existing, live, args.hidden_fields) : { changed: r.action !== 'unchanged', diff: {} };
+    const changed = verdict.changed;
     const shown = live ?? (changed ? (r.plan.desired ?? r.object) : existing) ?? obj;
-    return { changed, result: show(shown), method: 'apply', diff: changed ? r.plan.diff : diffOf(existing, existing), kdiff: changed ? kcoreDiff(show, existing, shown) : {} };
+    return { changed, result: show(shown), method: 'apply', diff: changed ? r.plan.diff : diffOf(existing, existing), kdiff: r.action !== 'unchanged' ? registeredDiff(show, existing, shown, changed, args.hidden_fields) : {}, ...(verdict.warning ? { warnings: [verdict.warning] } : {}) };
   } catch (e) {
     if (e instanceof ApplyConflictError) throw new KcoreObjectFailure(`Failed to apply object: ${e.message}`, { reason: 'Conflict' });
     throw apiFailure('Failed to apply object', e);

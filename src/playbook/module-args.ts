@@ -11,6 +11,7 @@ import type { AnyModule } from '../core/module.js';
 import { templar, Templar } from '../template/index.js';
 import { withAliases } from './aliases.js';
 import { ansibleBooleans } from './booleans.js';
+import { kcoreActionRefusal } from './kcore-action-plugin.js';
 import { parseKv } from './keywords.js';
 import { qualifiedNames } from './names.js';
 import { type Obj } from './nodes/context.js';
@@ -94,6 +95,8 @@ export function normaliseArgs(mod: AnyModule, value: unknown, raw: Obj, key: str
  * type is only known at run time); unknown keys and missing required keys are always reported.
  */
 export function validateStatic(mod: AnyModule, args: unknown, where: SourcePos | undefined, root: unknown, key: string | undefined): void {
+  // kubernetes.core's action plugin refuses the task when it runs, before the module's arguments are checked
+  if (kcoreActionRefusal(mod.name, args)) return;
   // Same rules and the same compiled validator as at run time (defaults and coercion on a copy;
   // the loaded value keeps its positions): one schema compilation per module and process.
   const checked = validateArgs(mod.schema, args, { defaults: true });

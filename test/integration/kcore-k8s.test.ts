@@ -110,9 +110,14 @@ describe('k8s: present', () => {
     const tpl = await run({ template: { path: 'cm.j2' }, namespace: ns }, { vars: { cm_name: 'from-template', keys: ['x', 'y'] } });
     expect(tpl.status, tpl.msg).toBe('changed');
     expect(obj(tpl).data).toEqual({ x: '1', y: '2' });
-    const custom = await run({ template: { path: 'cm.j2', variable_start_string: '[[' }, namespace: ns });
-    expect(custom.status).toBe('failed');
-    expect(custom.msg).toMatch(/variable_start_string .*not supported/);
+    // other delimiters as kubernetes.core takes them; lstrip_blocks is refused
+    writeFileSync(path.join(dir, 'brackets.j2'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [[ cm_name ]]\ndata:\n  text: "{{ kept }}"\n');
+    const custom = await run({ template: { path: 'brackets.j2', variable_start_string: '[[', variable_end_string: ']]' }, namespace: ns }, { vars: { cm_name: 'from-brackets' } });
+    expect(custom.status, custom.msg).toBe('changed');
+    expect(obj(custom).data).toEqual({ text: '{{ kept }}' });
+    const lstrip = await run({ template: { path: 'cm.j2', lstrip_blocks: true }, namespace: ns });
+    expect(lstrip.status).toBe('failed');
+    expect(lstrip.msg).toMatch(/lstrip_blocks .*not supported/);
   });
 
   it('applies server-side with the given field manager, idempotently', async () => {

@@ -1,6 +1,6 @@
 // kubernetes.core's registered `diff`: Ansible's recursive_diff of the two states of an object.
 import { describe, expect, it } from 'vitest';
-import { kcoreDiff, recursiveDiff } from '../../src/k8s/kcore-action.js';
+import { kcoreDiff, kcoreVerdict, recursiveDiff } from '../../src/k8s/kcore-action.js';
 import type { KubeObject } from '../../src/k8s/types.js';
 
 describe('recursiveDiff (as ansible.module_utils.common.dict_transformations.recursive_diff)', () => {
@@ -33,5 +33,22 @@ describe('kcoreDiff', () => {
     const d = JSON.stringify(kcoreDiff((o) => ({ ...o }) as Record<string, unknown>, s('old-secret-value'), s('new-secret-value')));
     expect(d).not.toContain(Buffer.from('old-secret-value').toString('base64'));
     expect(d).not.toContain(Buffer.from('new-secret-value').toString('base64'));
+  });
+});
+
+describe('kcoreVerdict (as kubernetes.core diff_objects decides changed)', () => {
+  const cm = (data: Record<string, string>, rv: string, time: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'n', resourceVersion: rv, managedFields: [{ manager: 'x', time }] }, data }) as unknown as KubeObject;
+  it('a write that changed only hidden fields is no change, with kubernetes.core\'s warning', () => {
+    const v = kcoreVerdict(cm({ a: '1' }, '1', 't1'), cm({ a: '2' }, '2', 't2'), ['data', 'metadata.managedFields']);
+    expect(v).toMatchObject({ changed: false, warning: 'No meaningful diff was generated, but the API may not be idempotent (only metadata.generation or metadata.resourceVersion were changed)' });
+  });
+  it('a change outside the hidden fields is a change (managedFields count when not hidden)', () => {
+    expect(kcoreVerdict(cm({ a: '1' }, '1', 't1'), cm({ a: '2' }, '2', 't2'), ['metadata.managedFields']).changed).toBe(true);
+    expect(kcoreVerdict(cm({ a: '1' }, '1', 't1'), cm({ a: '2' }, '2', 't2'), ['data']).changed).toBe(true);
+    expect(kcoreVerdict(cm({ a: '1' }, '1', 't1'), cm({ a: '2' }, '2', 't2'), undefined).changed).toBe(true);
+  });
+  it('equal objects are no change and no warning; hidden fields that do not exist change nothing', () => {
+    expect(kcoreVerdict(cm({ a: '1' }, '1', 't1'), cm({ a: '1' }, '1', 't1'), ['does.not.exist'])).toEqual({ changed: false, diff: {} });
+    expect(kcoreVerdict(cm({ a: '1' }, '1', 't1'), cm({ a: '2' }, '2', 't1'), ['does.not.exist']).changed).toBe(true);
   });
 });

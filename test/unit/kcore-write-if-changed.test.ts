@@ -19,7 +19,7 @@ describe('writeIfChanged', () => {
     const now = cm('2', { a: '1' }, { 'deployment.kubernetes.io/revision': '1' });
     const w = writer(now);
     let reads = 0;
-    const r = await writeIfChanged('update', cm('1', { a: '1' }), w.write, { checkMode: false }, show, diffOf, 'Failed', () => (reads++, Promise.resolve(now)));
+    const r = await writeIfChanged('update', cm('1', { a: '1' }), w.write, { checkMode: false }, show, diffOf, 'Failed', undefined, () => (reads++, Promise.resolve(now)));
     expect(r.changed).toBe(false);
     expect(reads).toBe(1);
     expect(w.writes).toEqual([true]);
@@ -28,7 +28,7 @@ describe('writeIfChanged', () => {
 
   it('still reports a real change after reading again, and writes it', async () => {
     const w = writer(cm('2', { a: '2' }));
-    const r = await writeIfChanged('update', cm('1', { a: '1' }), w.write, { checkMode: false }, show, diffOf, 'Failed', () => Promise.resolve(cm('2', { a: '1' })));
+    const r = await writeIfChanged('update', cm('1', { a: '1' }), w.write, { checkMode: false }, show, diffOf, 'Failed', undefined, () => Promise.resolve(cm('2', { a: '1' })));
     expect(r.changed).toBe(true);
     expect(w.writes).toEqual([true, false]);
   });
@@ -36,7 +36,7 @@ describe('writeIfChanged', () => {
   it('does not read again when the resourceVersion is the one read (a change of the task itself)', async () => {
     const w = writer(cm('1', { a: '2' }));
     let reads = 0;
-    const r = await writeIfChanged('update', cm('1', { a: '1' }), w.write, { checkMode: true }, show, diffOf, 'Failed', () => (reads++, Promise.resolve(undefined)));
+    const r = await writeIfChanged('update', cm('1', { a: '1' }), w.write, { checkMode: true }, show, diffOf, 'Failed', undefined, () => (reads++, Promise.resolve(undefined)));
     expect(r.changed).toBe(true);
     expect(reads).toBe(0);
     expect(w.writes).toEqual([true]);
