@@ -44,9 +44,22 @@ async function loadPlays(file: string, opts: LoadOptions, stack: string[], secre
   const plays: Play[] = [];
   for (const [i, entry] of (value as unknown[]).entries()) {
     const where = posOf(value, i) ?? posFallback(file);
+    // ansible.builtin.import_playbook / ansible.legacy.import_playbook are import_playbook
+    if (isRecord(entry)) {
+      for (const fq of ['ansible.builtin.import_playbook', 'ansible.legacy.import_playbook']) {
+        if (fq in entry && !('import_playbook' in entry)) {
+          entry.import_playbook = entry[fq];
+          delete entry[fq];
+        }
+      }
+    }
     checkPlayEntry(entry, where, file);
     if ('import_playbook' in entry) {
-      const target = path.resolve(path.dirname(file), String(entry.import_playbook));
+      // a template in the file name is rendered with the entry's vars and -e, as ansible-core does
+      const named = String(entry.import_playbook);
+      const scope = { ...(isRecord(entry.vars) ? entry.vars : {}), ...(opts.extraVars ?? {}), playbook_dir: path.dirname(file) };
+      const rendered = Templar.isTemplated(named) ? await templar.renderString(named, scope, { where: posOf(entry, 'import_playbook') ?? where }) : named;
+      const target = path.resolve(path.dirname(file), String(rendered));
       if (stack.includes(target)) throw new InputError(`import_playbook cycle: ${[...stack, target].map((f) => path.basename(f)).join(' → ')}`, where);
       const imported = await loadPlays(target, opts, [...stack, target], secrets, where);
       const extra = isRecord(entry.vars) ? entry.vars : {};

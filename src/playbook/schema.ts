@@ -5,7 +5,7 @@
  * from the same declarations is in `editor-schema.ts`.
  */
 import type { JsonSchema } from '../core/module.js';
-import { ImportPlaybookKeywords, PLAY_KEYS, PlayKeywords, TaskKeywords } from './syntax.js';
+import { FQCN_IMPORT_PLAYBOOK, ImportPlaybookKeywords, PLAY_KEYS, PlayKeywords, TaskKeywords } from './syntax.js';
 
 /** Schema validated at load time: structure of plays; tasks are checked one by one in code. */
 export function basePlaybookSchema(): JsonSchema {
@@ -16,6 +16,7 @@ export function basePlaybookSchema(): JsonSchema {
     items: {
       anyOf: [
         ImportPlaybookKeywords,
+        ...FQCN_IMPORT_PLAYBOOK,
         { $ref: '#/definitions/play' },
       ],
     },

@@ -230,6 +230,11 @@ export const ImportPlaybookKeywords = Type.Object(
   { additionalProperties: false },
 );
 
+/** The same entry by its other names (`ansible.builtin.import_playbook`, `ansible.legacy.import_playbook`), as ansible-core accepts them. */
+export const FQCN_IMPORT_PLAYBOOK = ['ansible.builtin.import_playbook', 'ansible.legacy.import_playbook'].map((key) =>
+  Type.Object({ ...ImportPlaybookKeywords.properties, import_playbook: Type.Optional(Type.Never()), [key]: Type.String() }, { additionalProperties: false }),
+);
+
 /** The keys a declaration accepts, as a set. */
 const keysOf = (schema: { properties: object }): ReadonlySet<string> => new Set(Object.keys(schema.properties));
 
