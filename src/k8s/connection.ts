@@ -22,6 +22,7 @@ import { connect, kubeFor } from './client.js';
 import { defaultKubeconfig, readKubeconfig } from './kubeconfig.js';
 import type { KubeClient } from './types.js';
 import { openResolution } from './pool.js';
+import { pythonRequires } from './kcore-validate.js';
 import type { ResolvedContext } from './resolved.js';
 
 const str = (description: string): ReturnType<typeof Type.String> => Type.String({ description });
@@ -390,6 +391,13 @@ export async function kubeClientFor(ctx: ModuleContext, args: K8sAuthArgs, env: 
  * the cluster unreachable).
  */
 export async function taskClient(ctx: ModuleContext, args: K8sAuthArgs): Promise<{ client: KubeClient } | { failed: { status: 'failed'; msg: string } }> {
+  // an in-memory kubeconfig needs kubernetes>=17.17.0 where kubernetes.core runs: checked on the task's own
+  // `ansible_python_interpreter` when it names one (kplay itself needs no Python)
+  const python = ctx.vars.ansible_python_interpreter;
+  if (isRecord(args.kubeconfig) && typeof python === 'string' && python.trim() && !python.startsWith('auto')) {
+    const problem = await pythonRequires(python.trim(), 'kubernetes', '17.17.0', 'to use in-memory config', ctx.signal);
+    if (problem) return { failed: { status: 'failed' as const, msg: ctx.mask(problem) } };
+  }
   try {
     return { client: await kubeClientFor(ctx, args, { ...process.env, ...ctx.environment }) };
   } catch (e) {

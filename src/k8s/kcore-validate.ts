@@ -1,4 +1,6 @@
 /**
+ * What kubernetes.core needs of the task's Python interpreter, where kplay's behaviour depends on it.
+ *
  * kubernetes.core's `validate` option of `k8s`: the definition is checked with the Python library
  * `kubernetes-validate` on the task's Python interpreter (`ansible_python_interpreter`, else
  * `python3`), as the module itself does there — so the same schemas, the same messages, and the
@@ -65,4 +67,35 @@ export async function kcoreValidate(definition: Record<string, unknown>, opts: {
   const prefix = `${String(definition.kind)} ${String(meta.name)}: `;
   const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => prefix + x) : []);
   return { warnings: strings(o.warnings), errors: strings(o.errors) };
+}
+
+const REQUIRES = String.raw`
+import json, platform, re, sys
+lib, minimum, reason = sys.argv[1], sys.argv[2], sys.argv[3]
+def nums(v):
+    return tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3])
+try:
+    mod = __import__(lib)
+    ok = nums(getattr(mod, "__version__", "0")) >= nums(minimum)
+except ImportError:
+    ok = False
+if not ok:
+    print(json.dumps({"fatal": "Failed to import the required Python library (%s>=%s) on %s's Python %s. This is required %s. Please read the module documentation and install it in the appropriate location. If the required library is installed, but Ansible is using the wrong Python interpreter, please consult the documentation on ansible_python_interpreter" % (lib, minimum, platform.node(), sys.executable, reason)}))
+else:
+    print("{}")
+`;
+
+/**
+ * kubernetes.core's `requires(lib, minimum, reason)` on the Python interpreter `python`: its
+ * failure message when `lib` is missing there or older than `minimum`; undefined when it is there
+ * (or the interpreter cannot be run: kplay itself needs no Python).
+ */
+export async function pythonRequires(python: string, lib: string, minimum: string, reason: string, signal?: AbortSignal): Promise<string | undefined> {
+  const r = await runProcess(python, ['-c', REQUIRES, lib, minimum, reason], { signal });
+  try {
+    const o: unknown = JSON.parse(r.stdout.trim());
+    return typeof o === 'object' && o !== null && typeof (o as Record<string, unknown>).fatal === 'string' ? ((o as Record<string, unknown>).fatal as string) : undefined;
+  } catch {
+    return undefined;
+  }
 }
