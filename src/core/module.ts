@@ -7,7 +7,7 @@
 
 import type { Args, Static, TObject, TSchema } from './args.js';
 import { writtenNote, type WrittenEntry } from './results.js';
-import type { Delimiters } from '../template/template.js';
+import type { Delimiters } from './delimiters.js';
 
 /** A JSON Schema object (draft-07 subset accepted by ajv in strict mode). */
 export type JsonSchema = { [key: string]: unknown };

@@ -4,7 +4,12 @@
  * (`'field_manager' in result.msg`). The kplay description and position follow in brackets.
  */
 import type { ErrorObject } from 'ajv';
+import type { AnyModule } from '../core/module.js';
 import { isRecord } from '../core/shape.js';
+import { formatPos } from '../load/errors.js';
+import { describeAjvError } from '../load/schema.js';
+import { posOfPath } from '../load/yaml.js';
+import type { ModuleTask } from '../playbook/types.js';
 import { qualifiedNames } from '../playbook/names.js';
 
 function segments(pointer: string): string[] {
@@ -70,4 +75,17 @@ export function ansibleArgMessage(errors: readonly ErrorObject[], moduleName: st
 export function ansibleModuleName(short: string): string {
   const names = qualifiedNames(short);
   return names.find((n) => n.startsWith('kubernetes.core.')) ?? names.find((n) => n.startsWith('ansible.legacy.')) ?? short;
+}
+
+/**
+ * The failed task's message for arguments the module's schema refused when the task ran:
+ * ansible-core's words where kplay reproduces them, then kplay's description at `file:line:col`.
+ */
+export function argumentsMessage(errors: readonly ErrorObject[], mod: AnyModule, args: unknown, task: Pick<ModuleTask, 'args' | 'pos'>): string {
+  const e = errors[0] ?? { instancePath: '', keyword: 'invalid', params: {}, schemaPath: '', message: 'invalid arguments' };
+  const segs = e.instancePath.slice(1).split('/').filter(Boolean);
+  const pos = typeof task.args === 'object' ? posOfPath(task.args, segs) : undefined;
+  const own = `${formatPos(pos ?? task.pos)}: invalid arguments: ${describeAjvError(e, mod.name)}`;
+  const asAnsible = ansibleArgMessage(errors, ansibleModuleName(mod.name), mod.schema, args, mod.aliases);
+  return asAnsible ? `${asAnsible} (${own})` : own;
 }

@@ -7,9 +7,8 @@ import { setting } from '../core/settings.js';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, formatPos, InputError } from '../load/errors.js';
-import { describeAjvError, validateArgs } from '../load/schema.js';
-import { ansibleArgMessage, ansibleModuleName } from './arg-message.js';
-import { posOfPath } from '../load/yaml.js';
+import { validateArgs } from '../load/schema.js';
+import { argumentsMessage } from './arg-message.js';
 import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult } from '../core/module.js';
@@ -345,15 +344,7 @@ async function invoke(task: ModuleTask, mod: AnyModule, cs: ClusterState, pr: Ta
   // `wait: yes`, `force: on`: Ansible's boolean spellings where the module declares a boolean
   args = ansibleBooleans(mod.schema, args);
   const checked = validateArgs(mod.schema, args, { defaults: true });
-  if (!checked.ok) {
-    const e = checked.errors[0] ?? { instancePath: '', keyword: 'invalid', params: {}, schemaPath: '', message: 'invalid arguments' };
-    const segs = e.instancePath.slice(1).split('/').filter(Boolean);
-    const pos = typeof task.args === 'object' ? posOfPath(task.args, segs) : undefined;
-    const where = formatPos(pos ?? task.pos);
-    const own = `${where}: invalid arguments: ${describeAjvError(e, mod.name)}`;
-    const asAnsible = ansibleArgMessage(checked.errors, ansibleModuleName(mod.name), mod.schema, args, mod.aliases);
-    return { status: 'failed', msg: asAnsible ? `${asAnsible} (${own})` : own };
-  }
+  if (!checked.ok) return { status: 'failed', msg: argumentsMessage(checked.errors, mod, args, task) };
   args = checked.value;
   if (tainted.length) {
     const hits = secretSinks(mod.name, args, tainted);
