@@ -78,7 +78,9 @@ export default defineModule({
           signal: ctx.signal,
           progress: (m) => ctx.log.progress(m),
         });
-        if (!w.ok) return { status: 'failed', msg: ctx.mask(w.msg) };
+        // nothing there when the wait ends is an empty list, as kubernetes.core's find: only an object
+        // that exists and did not become ready fails the task
+        if (!w.ok && w.objects.length > 0) return { status: 'failed', msg: ctx.mask(w.msg) };
       }
       let resources: KubeObject[];
       if (args.name) {
