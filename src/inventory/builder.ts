@@ -21,6 +21,7 @@ import { NAME_PATTERN } from './schema.js';
 import type { Inventory, InventoryCluster, InventoryGroup } from './types.js';
 import { entityVarFiles } from './varfiles.js';
 import { isRecord } from '../core/shape.js';
+import { groupAncestry } from './ancestry.js';
 
 type Vars = Record<string, unknown>;
 
@@ -361,14 +362,7 @@ export class Builder {
     }
     const clusters = new Map<string, InventoryCluster>();
     for (const c of this.clusters.values()) {
-      const mine = new Set<string>(['all']);
-      const stack = [...(direct.get(c.name) ?? [])];
-      while (stack.length) {
-        const g = stack.pop() ?? '';
-        if (mine.has(g)) continue;
-        mine.add(g);
-        for (const p of this.groups.get(g)?.parents ?? []) stack.push(p);
-      }
+      const mine = groupAncestry(direct.get(c.name), (g) => this.groups.get(g)?.parents);
       if ([...mine].every((g) => g === 'all')) {
         mine.add('ungrouped');
         ungrouped.clusters.push(c.name);

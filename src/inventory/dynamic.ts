@@ -13,6 +13,7 @@ import { InputError } from '../load/errors.js';
 import { loadYamlDoc } from '../load/yaml.js';
 import { byName, setVar } from './builder.js';
 import type { Inventory, InventoryCluster, InventoryGroup } from './types.js';
+import { groupAncestry } from './ancestry.js';
 
 type Obj = Record<string, unknown>;
 
@@ -93,14 +94,7 @@ export function reconcile(inv: Inventory): void {
   for (const g of inv.groups.values()) for (const c of g.clusters) (direct.get(c) ?? direct.set(c, new Set()).get(c))?.add(g.name);
   for (const c of inv.clusters.values()) {
     if (c.implicit) continue;
-    const mine = new Set<string>(['all']);
-    const stack = [...(direct.get(c.name) ?? [])];
-    while (stack.length) {
-      const g = stack.pop() ?? '';
-      if (mine.has(g)) continue;
-      mine.add(g);
-      stack.push(...(inv.groups.get(g)?.parents ?? []));
-    }
+    const mine = groupAncestry(direct.get(c.name), (g) => inv.groups.get(g)?.parents);
     mine.delete('ungrouped');
     if (mine.size === 1) {
       mine.add('ungrouped');
