@@ -14,7 +14,15 @@ import type { RunEvent } from '../../src/report/events.js';
 import { SecretProvenance } from '../../src/core/provenance.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kplay-sinks-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// the tasks that pass the checks reach the connection step and stop there, on a kubeconfig that is
+// not there: whatever ~/.kube/config or $KUBECONFIG the machine has is not read
+const ambientKubeconfig = process.env.KUBECONFIG;
+process.env.KUBECONFIG = path.join(dir, 'no-kubeconfig');
+afterAll(() => {
+  if (ambientKubeconfig === undefined) delete process.env.KUBECONFIG;
+  else process.env.KUBECONFIG = ambientKubeconfig;
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const PW = 'Hunter2-Provenance-9x7';
 const pw = PW.toLowerCase();
