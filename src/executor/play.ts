@@ -17,6 +17,7 @@ import { runModuleTask, type TaskHost, type TaskOutcome } from './task.js';
 import { withLookups, type LookupContext, type LookupHost } from './lookups.js';
 import { gatherFacts } from './facts.js';
 import { Includes } from './includes.js';
+import { FatalMarks } from './fatal.js';
 import type { DynamicInventory } from './dynamic-inventory.js';
 import type { RunInventory } from '../core/module.js';
 import { changesSince, restoreInto, safeToRunAgain, snapshot, taskBase, TaskKeys, unrestorable, type Resume } from './resume.js';
@@ -64,6 +65,8 @@ export class PlayRun implements TaskHost {
   private readonly includes = new Includes(this);
   /** A shard's run: the fleet batch this batch is this shard's part of (thresholds are the fleet's). */
   fleetBatch?: FleetBatch;
+  /** Clusters failed by another's failure under `any_errors_fatal` (fatal.ts). */
+  private readonly fatal: FatalMarks;
 
   constructor(
     readonly shared: RunShared,
@@ -75,6 +78,7 @@ export class PlayRun implements TaskHost {
     readonly allClusters: ReadonlyMap<string, ClusterState> = new Map(batch.map((c) => [c.name, c])),
   ) {
     this.opts = shared.opts;
+    this.fatal = new FatalMarks(batch, !shared.opts.fleet);
     this.limit = pLimit(Math.max(1, this.opts.forks));
     this.varsFiles = play.varsFromFiles;
     this.playIndex = this.opts.playbook.plays.indexOf(play);
@@ -106,6 +110,7 @@ export class PlayRun implements TaskHost {
       await this.flushHandlers();
       if (this.stopped()) break;
     }
+    this.fatal.endOfPlay();
   }
 
   /** `gather_facts: true`: a `Gathering Facts` task (counted ok, as in Ansible) sets the controller's facts on every cluster. */
@@ -245,21 +250,10 @@ export class PlayRun implements TaskHost {
           await this.runMeta(node, active);
           break;
       }
+      // an include that failed to load (its tasks check for themselves in runTask)
+      if (node.kind === 'include' || node.kind === 'include_role') this.fatal.after(node.anyErrorsFatal === true, active.some((c) => c.failed || c.unreachable));
       if (topLevel) await this.checkThresholds();
-      // as ansible-core's linear strategy: any_errors_fatal is checked after every task, also inside
-      // an imported file or a block (not where a rescue is still to handle the failure)
-      else if (this.play.anyErrorsFatal && this.rescueDepth === 0 && !this.opts.fleet) this.checkAnyErrorsFatal();
     }
-  }
-
-  /** Blocks with a `rescue` being run (a failure inside is not yet a failure of the play). */
-  private rescueDepth = 0;
-
-  private checkAnyErrorsFatal(): void {
-    if (this.shared.stopReason || this.opts.signal.aborted) return;
-    if (!this.batch.some((c) => c.failed || c.unreachable)) return;
-    this.shared.stopReason = 'any_errors_fatal: a cluster failed';
-    this.opts.emit({ type: 'play_aborted', play: this.play.name, reason: this.shared.stopReason });
   }
 
   /** `--tags` / `--skip-tags` selection, with Ansible's special tags (src/playbook/tags.ts). */
@@ -308,14 +302,8 @@ export class PlayRun implements TaskHost {
     const limit = throttle > 0 && throttle < this.opts.forks ? pLimit(throttle) : undefined;
     const run = (cs: ClusterState): Promise<TaskOutcome> => this.limit(() => runModuleTask(task, cs, this, name));
     const outcomes = await Promise.all(targets.map((cs) => (limit ? limit(() => run(cs)) : run(cs))));
-    if (task.anyErrorsFatal && !this.play.anyErrorsFatal && outcomes.some((o) => o.status === 'failed' && !o.ignored) && !this.shared.stopReason) {
-      this.shared.stopReason = `any_errors_fatal: task '${name}' failed`;
-      this.opts.emit({ type: 'play_aborted', play: this.play.name, reason: this.shared.stopReason });
-    }
-    if (bypass && !task.runOnce && outcomes[0]?.status === 'failed' && !outcomes[0].ignored) {
-      // as ansible-core's linear strategy: a failed host-loop-bypassing task fails the batch's other clusters too (not counted for them)
-      for (const cs of clusters.slice(1)) cs.failed = true;
-    }
+    // as ansible-core's linear strategy: a failure of an any_errors_fatal, run_once or host-loop-bypassing task fails the batch's other clusters too
+    this.fatal.after(task.anyErrorsFatal === true || task.runOnce === true || bypass, outcomes.some((o) => (o.status === 'failed' || o.status === 'unreachable') && !o.ignored), task.runOnce === true);
     if (task.runOnce && outcomes[0] && targets[0]) {
       const o = outcomes[0];
       // As in Ansible, what a run_once task registers or sets (set_fact) applies to every cluster of the batch.
@@ -415,18 +403,23 @@ export class PlayRun implements TaskHost {
     const skippedHere = clusters.filter((c) => !eligible.includes(c) && c.active);
     if (skippedHere.length) this.reportSkipped([...node.block, ...node.always], skippedHere);
     if (eligible.length === 0) return;
-    if (node.rescue.length > 0) this.rescueDepth++;
-    try {
-      await this.runList(node.block, eligible, false);
-    } finally {
-      if (node.rescue.length > 0) this.rescueDepth--;
-    }
-    const failed = eligible.filter((c) => c.failed && !c.unreachable);
+    await this.runList(node.block, eligible, false);
+    // marked twice (a run_once failure): out of this block's rescue, or without one its always
+    const spent = new Set(eligible.filter((c) => c.failed && this.fatal.spendSecond(c)));
+    const failed = eligible.filter((c) => c.failed && !c.unreachable && !(node.rescue.length > 0 && spent.has(c)));
     if (node.rescue.length > 0 && failed.length > 0 && !this.opts.signal.aborted) {
+      // marked by another's failure (any_errors_fatal): rescued without counting a failure or a rescue
+      const marked = new Set(failed.filter((cs) => this.fatal.take(cs)));
       for (const cs of failed) {
-        // The failure is handled by the rescue: counted once, as failed only if the rescue fails too.
+        if (marked.has(cs)) {
+          cs.failed = false;
+          continue;
+        }
+        // The failure is handled by the rescue: counted rescued (as ansible-core counts it, when the
+        // rescue starts), and failed only if the rescue fails too.
         cs.failed = false;
         cs.uncount('failed');
+        cs.count('rescued');
         const lf = this.lastFailure.get(cs.name);
         this.dyn.set(cs.name, {
           ...(this.dyn.get(cs.name) ?? {}),
@@ -439,8 +432,7 @@ export class PlayRun implements TaskHost {
       }
       await this.runList(node.rescue, failed, false);
       for (const cs of failed) {
-        if (cs.failed || cs.unreachable) continue;
-        cs.count('rescued');
+        if (cs.failed || cs.unreachable || marked.has(cs)) continue;
         const key = this.failedKey.get(cs.name);
         if (key) this.opts.journal?.rescued(cs.name, key);
       }
@@ -448,9 +440,14 @@ export class PlayRun implements TaskHost {
     }
     if (node.always.length > 0) {
       const stillFailed = eligible.filter((c) => c.failed && !c.unreachable);
+      const marked = new Set(stillFailed.filter((c) => this.fatal.isMarked(c)));
       for (const cs of stillFailed) cs.failed = false;
-      await this.runList(node.always, eligible.filter((c) => !c.unreachable && !c.ended), false);
-      for (const cs of stillFailed) cs.failed = true;
+      await this.runList(node.always, eligible.filter((c) => !c.unreachable && !c.ended && !(node.rescue.length === 0 && spent.has(c))), false);
+      for (const cs of stillFailed) {
+        cs.failed = true;
+        // its own failure stands, not a mark made while the always ran
+        if (!marked.has(cs)) this.fatal.take(cs);
+      }
     }
   }
 
@@ -520,10 +517,10 @@ export class PlayRun implements TaskHost {
     if (failed === 0) return;
     const pct = (failed * 100) / this.batch.length;
     let reason: string | undefined;
-    if (this.play.anyErrorsFatal) reason = 'any_errors_fatal: a cluster failed';
-    else if (this.play.maxFailPercentage !== undefined && pct > this.play.maxFailPercentage) {
+    // any_errors_fatal marked the others failed where they stood (fatal.ts): it ends the run when none is left
+    if (this.play.maxFailPercentage !== undefined && pct > this.play.maxFailPercentage) {
       reason = `max_fail_percentage ${this.play.maxFailPercentage}% exceeded: ${failed} of ${this.batch.length} cluster(s) in this batch failed`;
-    } else if (failed === this.batch.length) reason = 'every cluster of the batch failed';
+    } else if (failed === this.batch.length) reason = this.play.anyErrorsFatal ? 'any_errors_fatal: a cluster failed' : 'every cluster of the batch failed';
     if (reason) {
       this.shared.stopReason = reason;
       this.opts.emit({ type: 'play_aborted', play: this.play.name, reason });

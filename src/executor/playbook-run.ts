@@ -122,6 +122,7 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
   opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString() });
   const said = new Set<string>();
   let unmatchedPlays = 0;
+  let failedOut = false;
   for (const [playIndex, play] of opts.playbook.plays.entries()) {
     if (shared.stopReason || opts.signal.aborted) break;
     const { clusters: matched, unmatched } = playClusters(inv, play.hosts);
@@ -167,6 +168,8 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
         touched.add(c.name);
       }
       opts.emit({ type: 'play_start', play: play.name, hosts, clusters: batch.map((c) => c.name), batch: i + 1, batches: batches.length, play_clusters: targets.map((c) => c.name) });
+      // ansible-core's exit code: a cluster that left the plays without a failure of its own (fatal.ts) fails the run once another play runs
+      if ([...states.values()].some((c) => c.failed && c.stats.failed === 0 && !c.unreachable)) failedOut = true;
       await new PlayRun(shared, play, batch, targets, states).run();
       if (!opts.signal.aborted && !shared.stopReason) for (const c of batch) if (!c.failed && !c.unreachable) opts.emit({ type: 'cluster_done', play: play.name, play_index: playIndex, cluster: c.name });
     }
@@ -184,7 +187,7 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
       ? EXIT.failed
       : all.some((s) => s.unreachable > 0)
         ? EXIT.unreachable
-        : shared.stopReason
+        : shared.stopReason || failedOut
           ? EXIT.failed
           : EXIT.ok;
   const elapsedMs = Date.now() - t0;

@@ -60,7 +60,8 @@ describe('kplay run: block / rescue / always', () => {
     const ev = jsonEvents(r.stdout);
     expect(results(ev, 'cleanup').map((e) => e.cluster).sort()).toEqual(['prod-1', 'prod-2']);
     expect(results(ev, 'final').map((e) => e.cluster)).toEqual(['prod-1']);
-    expect(recap(ev).clusters['prod-2']).toMatchObject({ failed: 1, rescued: 0 });
+    // as ansible-core counts it: rescued when the rescue starts, failed by the rescue's failure (test/parity/cases/rescue-fails.yml)
+    expect(recap(ev).clusters['prod-2']).toMatchObject({ failed: 1, rescued: 1 });
   });
 });
 
