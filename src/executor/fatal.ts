@@ -56,6 +56,12 @@ export class FatalMarks {
     return this.marked.delete(cs.name);
   }
 
+  /** `meta: clear_host_errors`: no cluster is marked, none leaves the later plays. */
+  clear(): void {
+    this.marked.clear();
+    this.leaving.clear();
+  }
+
   /** The play is over: the marked clusters leave the later plays. */
   endOfPlay(): void {
     for (const c of this.batch) if (this.leaving.has(c.name) && !c.unreachable) c.failed = true;

@@ -441,9 +441,14 @@ export class PlayRun implements TaskHost {
     if (node.always.length > 0) {
       const stillFailed = eligible.filter((c) => c.failed && !c.unreachable);
       const marked = new Set(stillFailed.filter((c) => this.fatal.isMarked(c)));
-      for (const cs of stillFailed) cs.failed = false;
+      for (const cs of stillFailed) {
+        cs.failed = false;
+        this.cleared.delete(cs.name);
+      }
       await this.runList(node.always, eligible.filter((c) => !c.unreachable && !c.ended && !(node.rescue.length === 0 && spent.has(c))), false);
       for (const cs of stillFailed) {
+        // `meta: clear_host_errors` in the always: its failure is gone
+        if (this.cleared.delete(cs.name)) continue;
         cs.failed = true;
         // its own failure stands, not a mark made while the always ran
         if (!marked.has(cs)) this.fatal.take(cs);
@@ -466,12 +471,43 @@ export class PlayRun implements TaskHost {
       await this.flushHandlers();
       return;
     }
+    if (node.action === 'clear_host_errors' || node.action === 'end_batch') {
+      // as ansible-core runs these: once, its condition on the first cluster, for the whole batch
+      const first = clusters[0];
+      if (first && (await this.whenHolds(node.when, this.scopeFor(first, node), node))) this.batchMeta(node.action);
+      return;
+    }
     for (const cs of clusters) {
       if (!(await this.whenHolds(node.when, this.scopeFor(cs, node), node))) continue;
       if (node.action === 'end_play') this.ended = true;
       else if (node.action === 'end_cluster') cs.ended = true;
       else if (node.action === 'clear_facts') cs.facts = {};
     }
+  }
+
+  /** Clusters whose errors `meta: clear_host_errors` cleared while a block's `always` ran on them. */
+  private readonly cleared = new Set<string>();
+
+  /**
+   * `meta: end_batch`: every cluster of the batch is done with the play. `meta: clear_host_errors`:
+   * the failed clusters are failed no more — one in an `always` goes on after it, the others are
+   * done with this play and run the later ones — and their failures no longer fail the run.
+   */
+  private batchMeta(action: 'clear_host_errors' | 'end_batch'): void {
+    for (const cs of this.batch) {
+      if (cs.unreachable) continue;
+      if (action === 'end_batch') {
+        cs.ended = true;
+        continue;
+      }
+      this.cleared.add(cs.name);
+      cs.clearedFailures = cs.stats.failed;
+      if (cs.failed) {
+        cs.failed = false;
+        cs.ended = true;
+      }
+    }
+    if (action === 'clear_host_errors') this.fatal.clear();
   }
 
   /** Run notified handlers (in definition order), repeating while handlers notify others. */

@@ -181,9 +181,11 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
   const stats: Record<string, ClusterStats> = {};
   for (const name of touched) stats[name] = { ...(states.get(name) as ClusterState).stats };
   const all = Object.values(stats);
+  // failures before a `meta: clear_host_errors` do not fail the run (as ansible-core's exit code)
+  const failures = [...touched].some((n) => (states.get(n) as ClusterState).stats.failed > (states.get(n) as ClusterState).clearedFailures);
   const exitCode = interrupted
     ? EXIT.interrupted
-    : all.some((s) => s.failed > 0)
+    : failures
       ? EXIT.failed
       : all.some((s) => s.unreachable > 0)
         ? EXIT.unreachable

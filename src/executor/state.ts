@@ -71,6 +71,8 @@ export class ClusterState {
   /** Variables of include_vars: just below set_fact in precedence, templates rendered when used (as in Ansible). */
   includedVars: Record<string, unknown> = {};
   failed = false;
+  /** PLAY RECAP failures before the last `meta: clear_host_errors`: they no longer fail the run (its exit code). */
+  clearedFailures = 0;
   unreachable = false;
   /** `meta: end_cluster` — done for this play. */
   ended = false;

@@ -143,7 +143,7 @@ export const RoleTaskKeywords = Type.Object({
 });
 
 /** The actions of `meta:` (`end_host` is Ansible's name for kplay's `end_cluster`). */
-const META_ACTION_LIST = ['flush_handlers', 'end_play', 'end_cluster', 'end_host', 'noop', 'clear_facts'] as const;
+const META_ACTION_LIST = ['flush_handlers', 'end_play', 'end_batch', 'end_cluster', 'end_host', 'noop', 'clear_facts', 'clear_host_errors'] as const;
 /** The schema of `meta:`'s value. */
 export const MetaAction = StringEnum(META_ACTION_LIST);
 

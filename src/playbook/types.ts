@@ -157,10 +157,10 @@ export interface IncludeNode extends TaskCommon {
   loopControl: LoopControl;
 }
 
-/** `meta: flush_handlers | end_play | end_cluster | noop`. */
+/** `meta: flush_handlers | end_play | end_batch | end_cluster | noop | clear_facts | clear_host_errors`. */
 export interface MetaNode extends TaskCommon {
   kind: 'meta';
-  action: 'flush_handlers' | 'end_play' | 'end_cluster' | 'noop' | 'clear_facts';
+  action: 'flush_handlers' | 'end_play' | 'end_batch' | 'end_cluster' | 'noop' | 'clear_facts' | 'clear_host_errors';
 }
 
 /** `include_role:` — loaded and run per cluster at run time (the name may be templated). */

@@ -1,5 +1,6 @@
 /**
- * `meta: <action>` (flush_handlers, end_play, end_cluster — Ansible's end_host —, noop, clear_facts).
+ * `meta: <action>` (flush_handlers, end_play, end_batch, end_cluster — Ansible's end_host —, noop,
+ * clear_facts, clear_host_errors).
  */
 import { InputError } from '../../load/errors.js';
 import { posOf } from '../../load/yaml.js';
