@@ -150,6 +150,8 @@ export class RunVars {
       extraVars: t.extraVars,
       magic,
     });
+    // ansible-core's connection variables (PlayContext.update_vars): `ansible_host` is the host's address, its name by default
+    if (!('ansible_host' in merged)) merged.ansible_host = cs.name;
     const final = new Set<string>(Object.keys(magic));
     for (const [k, v] of Object.entries(cs.facts)) if (merged[k] === v) final.add(k);
     return { merged, final };

@@ -44,7 +44,21 @@ export function emptyInventory(opts: LoadInventoryOptions): Inventory {
 }
 
 /**
- * Load an inventory (see {@link resolveInventory} for what `ref` may be).
+ * ansible-core's `host_list` inventory source: `-i host1,host2` (a comma in what is not a path) is
+ * those hosts, in `ungrouped`. A `host:port` entry is the host (there is no port to reach here).
+ */
+async function hostList(ref: string, cwd: string): Promise<string[] | undefined> {
+  if (!ref.includes(',') || (await kindOfPath(path.resolve(cwd, ref))) !== undefined) return undefined;
+  return ref
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '')
+    .map((h) => (/^[^:\[\]]+:\d+$/.test(h) ? h.replace(/:\d+$/, '') : h));
+}
+
+/**
+ * Load an inventory (see {@link resolveInventory} for what `ref` may be; a comma-separated list of
+ * host names is ansible-core's `host_list` source).
  *
  * - kplay's format (`clusters:`) and Ansible's YAML inventory format (`hosts:`, top-level
  *   groups, host ranges) may be mixed, even in one group; Ansible INI inventories are read too
@@ -61,19 +75,22 @@ export function emptyInventory(opts: LoadInventoryOptions): Inventory {
 export async function loadInventory(ref: string, opts: LoadInventoryOptions): Promise<Inventory> {
   const env = opts.env ?? process.env;
   const cwd = path.resolve(opts.cwd);
-  const where = await resolveInventory(ref, opts);
+  const hosts = await hostList(ref, cwd);
+  const where = hosts ? { files: [], dir: cwd, isDir: false } : await resolveInventory(ref, opts);
   const b = new Builder(where.dir, env);
+  if (hosts) b.walkGroup('ungrouped', { hosts: Object.fromEntries(hosts.map((h) => [h, {}])) }, undefined, undefined);
   for (const file of where.files) {
     const { doc, secrets } = await readInventoryFile(file);
     b.secrets.push(...secrets);
     for (const key of Object.keys(doc)) b.walkGroup(key, doc[key], posOf(doc, key), undefined);
   }
   for (const [sub, kind] of [['group_vars', 'group'], ['host_vars', 'cluster'], ['cluster_vars', 'cluster']] as const) {
+    if (hosts) break;
     const varDir = path.join(where.dir, sub);
     if ((await kindOfPath(varDir)) === 'dir') await b.applyVarFiles(varDir, kind, where.isDir);
   }
   await applyPlaybookVarFiles(b, opts.playbookDir, cwd, where.dir);
-  const source = where.files.length === 1 ? (where.files[0] as string) : where.dir;
+  const source = hosts ? ref : where.files.length === 1 ? (where.files[0] as string) : where.dir;
   const { inventory, accs } = b.finish(source);
   const contexts = new Map<string, string>();
   for (const c of inventory.clusters.values()) {

@@ -386,3 +386,17 @@ team=platform
     }
   });
 });
+
+describe("ansible-core's host_list source (`-i host1,host2`)", () => {
+  it('a comma-separated list that is not a path is those hosts, ungrouped', async () => {
+    const root = tree({ 'x.yml': 'all: {}\n' });
+    const inv = await load(root, 'host1, host2:2222,');
+    expect([...inv.clusters.keys()]).toEqual(['host1', 'host2']);
+    expect(matchClusters(inv, 'ungrouped')).toEqual(['host1', 'host2']);
+  });
+  it('an existing file whose name has a comma is still a file', async () => {
+    const root = tree({ 'a,b.yml': 'all:\n  hosts:\n    h3: {}\n' });
+    const inv = await load(root, 'a,b.yml');
+    expect([...inv.clusters.keys()]).toEqual(['h3']);
+  });
+});
