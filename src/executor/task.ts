@@ -30,9 +30,9 @@ import { ALLOW_VAR, hitsWarning, refuseHits, SecretSinkError, secretSinks } from
 import type { ClusterState } from './state.js';
 import type { TaskHost, TaskKeywords, TaskOutcome } from './task-types.js';
 import { taskKeywords } from './task-keywords.js';
+import { resolveTemplatedAction } from './templated-action.js';
 
 type Obj = Record<string, unknown>;
-
 
 export type { TaskHost, TaskKeywords, TaskOutcome } from './task-types.js';
 
@@ -40,7 +40,9 @@ export type { TaskHost, TaskKeywords, TaskOutcome } from './task-types.js';
 const HIDDEN = "the output has been hidden due to the fact that 'no_log: true' was specified for this result";
 
 /** Run a module task on one cluster and report it. */
-export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: TaskHost, taskName: string, extra?: Obj): Promise<TaskOutcome> {
+export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: TaskHost, taskName: string, extra?: Obj): Promise<TaskOutcome> {
+  // a templated `action:` is resolved to its module after `when` (see templated-action.ts)
+  let task = written;
   const started = Date.now();
   const opts = pr.opts;
   let vars = pr.scopeFor(cs, task, extra);
@@ -151,6 +153,11 @@ export async function runModuleTask(task: ModuleTask, cs: ClusterState, pr: Task
     const whenHost = task.when.length > 0 ? await lookupHost(task.when, vars, moduleContext(task, cs, pr, vars, kw, opts.signal)) : undefined;
     if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task, whenHost))) {
       return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
+    }
+    if (task.templatedAction) {
+      const resolved = await resolveTemplatedAction(task, vars, opts.registry);
+      if (typeof resolved === 'string') return fail(resolved);
+      task = resolved;
     }
     if (task.deferredError !== undefined) return fail(task.deferredError);
     const mod = opts.registry.get(task.module) as AnyModule;

@@ -42,7 +42,7 @@ export function boolKeyword(raw: Obj, key: string): boolean | string | undefined
   throw new InputError(`${key}: expected a boolean (true/false, yes/no, on/off) or a template, got ${JSON.stringify(v)}`, posOf(raw, key), `write \`${key}: true\` or \`${key}: "{{ condition }}"\``);
 }
 
-/** A boolean keyword that cannot be templated (play structure: `gather_facts`, `run_once`). */
+/** A boolean keyword that cannot be templated (play structure: `gather_facts`). */
 export function staticBool(raw: Obj, key: string): boolean | undefined {
   const v = boolKeyword(raw, key);
   if (typeof v === 'string') throw new InputError(`${key} cannot be templated here`, posOf(raw, key), `write \`${key}: true\` or \`${key}: false\``);
@@ -77,7 +77,7 @@ export function inheritedKeywords(raw: Obj, parent: Inherited, known: (short: st
     diff: boolKeyword(raw, 'diff') ?? parent.diff,
     ignoreErrors: ignore !== undefined && ignore !== null ? (yaml11Bool(ignore) ?? ignore) : parent.ignoreErrors,
     ignoreUnreachable: boolKeyword(raw, 'ignore_unreachable') ?? parent.ignoreUnreachable,
-    runOnce: staticBool(raw, 'run_once') ?? parent.runOnce,
+    runOnce: boolKeyword(raw, 'run_once') ?? parent.runOnce,
     timeout: typeof timeout === 'number' ? timeout : parent.timeout,
     anyErrorsFatal: staticBool(raw, 'any_errors_fatal') ?? parent.anyErrorsFatal,
     throttle: typeof throttle === 'number' || typeof throttle === 'string' ? throttle : parent.throttle,
@@ -250,6 +250,15 @@ export function canonicalTask(raw: Obj, known: (short: string) => boolean): Obj 
   if (actionKey) {
     if ('action' in raw && 'local_action' in raw) throw new InputError('a task cannot have both `action` and `local_action`', posOf(raw, 'local_action'));
     const { module, args } = actionForm(raw[actionKey], posOf(raw, actionKey));
+    if (Templar.isTemplated(module)) {
+      // ansible-core templates the action when the task runs (Task._post_validate_args): kept as written
+      templar.check(module, { where: posOf(raw, actionKey) });
+      const templated: TemplatedAction = { module, args };
+      out[TEMPLATED_ACTION] = templated;
+      rename.set(actionKey, TEMPLATED_ACTION);
+      copyPosRenamed(raw, out, rename);
+      return out;
+    }
     const r = resolveAction(module, known);
     if (r.kind === 'unsupported') throw new InputError(r.why, posOf(raw, actionKey), r.hint);
     const name = r.kind === 'action' ? r.name : module;
@@ -261,10 +270,25 @@ export function canonicalTask(raw: Obj, known: (short: string) => boolean): Obj 
   return out;
 }
 
+/** The key of a canonical task whose `action:` names its module with a template (`action: "{{ m }} k=v"`). */
+export const TEMPLATED_ACTION = 'action';
+
+/** A templated `action:`: the module name's template and the arguments as written. */
+export interface TemplatedAction {
+  module: string;
+  args: unknown;
+}
+
+/** The templated `action:` of a canonical task (see {@link canonicalTask}), if it has one. */
+export function templatedActionOf(raw: Obj): TemplatedAction | undefined {
+  const v = raw[TEMPLATED_ACTION];
+  return isRecord(v) && typeof v.module === 'string' && Templar.isTemplated(v.module) && 'args' in v ? { module: v.module, args: v.args } : undefined;
+}
+
 /** `action: debug msg=hi` / `action: {module: debug, msg: hi}`: the module and its arguments. */
 function actionForm(v: unknown, where: SourcePos | undefined): { module: string; args: unknown } {
   if (typeof v === 'string') {
-    const m = /^\s*(\S+)\s*([^]*)$/.exec(v);
+    const m = /^\s*(\{\{[^]*?\}\}\S*|\S+)\s*([^]*)$/.exec(v);
     if (!m?.[1]) throw new InputError('`action` needs a module name', where, 'write `action: <module> key=value …` or `action: {module: <name>, …}`');
     const rest = m[2] ?? '';
     return { module: m[1], args: rest.trim() === '' ? {} : rest };

@@ -41,7 +41,7 @@ export interface Inherited {
   diff?: boolean | string;
   ignoreErrors?: unknown;
   ignoreUnreachable?: boolean | string;
-  runOnce?: boolean;
+  runOnce?: boolean | string;
   timeout?: number;
   anyErrorsFatal?: boolean;
   throttle?: number | string;
@@ -68,7 +68,8 @@ export interface TaskCommon {
   ignoreUnreachable?: boolean | string;
   /** Hide results: a boolean or a template (own or inherited from a block or the play). */
   noLog?: boolean | string;
-  runOnce?: boolean;
+  /** `run_once`: a boolean or a template (rendered with the first cluster's variables when the task starts, as ansible-core's linear strategy). */
+  runOnce?: boolean | string;
   /** Seconds. */
   timeout?: number;
   /** Force diff mode on or off (`diff:` keyword): a boolean or a template. */
@@ -110,6 +111,11 @@ export interface ModuleTask extends TaskCommon {
   args: unknown;
   /** An error in the arguments ansible-core raises only when the task runs (a malformed template): the task fails with it then. */
   deferredError?: string;
+  /**
+   * `action: "{{ name }}"`: {@link module} is the template of the module's name and {@link args} the
+   * arguments as written (`extra`: the task's `args:`); both are resolved when the task runs.
+   */
+  templatedAction?: { extra?: Record<string, unknown> };
   /** The items: a list or a template (`loop:`), or the terms of `with_<lookup>:` (see {@link loopLookup}). */
   loop?: unknown;
   /** `with_<lookup>: terms`: the items are `query('<lookup>', *terms)`, as in Ansible. */

@@ -8,17 +8,22 @@ import { InputError } from '../../load/errors.js';
 import { posOf } from '../../load/yaml.js';
 import type { AnyModule } from '../../core/module.js';
 import { templar } from '../../template/index.js';
-import { moduleDefaultsFor } from '../keywords.js';
+import { moduleDefaultsFor, TEMPLATED_ACTION, templatedActionOf, type TemplatedAction } from '../keywords.js';
 import { normaliseArgs } from '../module-args.js';
 import { TASK_KEYWORDS } from '../syntax.js';
-import type { ModuleTask } from '../types.js';
+import type { ModuleTask, TaskCommon } from '../types.js';
 import { closestKeyword, common, loopControlOf, validateKeywords } from './common.js';
-import { conditionList, loopOf, toList, type NodeInput, type Obj } from './context.js';
+import { conditionList, loopOf, toList, type NodeInput, type Obj, type WithLoop } from './context.js';
 
 /** Read a module task. */
 export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTask> {
   const { pos, scope, ctx, withLoop } = at;
-  const moduleKeys = Object.keys(raw).filter((k) => !(k in TASK_KEYWORDS) && k !== withLoop?.key);
+  const templated = templatedActionOf(raw);
+  const moduleKeys = Object.keys(raw).filter((k) => !(k in TASK_KEYWORDS) && k !== withLoop?.key && !(templated && k === TEMPLATED_ACTION));
+  if (templated) {
+    if (moduleKeys.length > 0) throw new InputError(`task has several modules (a templated \`action\` and ${moduleKeys.join(', ')}): use exactly one per task`, posOf(raw, moduleKeys[0]));
+    return templatedActionTask(raw, at, templated);
+  }
   if (moduleKeys.length === 0) {
     throw new InputError('task has no module: add one module key (e.g. `debug: {msg: hi}`)', pos, `modules: ${ctx.opts.registry.names().join(', ')}`);
   }
@@ -54,18 +59,33 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
     args = raw[name] ?? {};
     ctx.opts.warn?.(`${deferredError.split('\n')[0] ?? ''} (the task fails when it runs, as in ansible-core)`);
   }
+  return { ...taskKeywordsOf(raw, c, withLoop), module: name, args, ...(deferredError !== undefined ? { deferredError } : {}) };
+}
+
+/**
+ * A task whose `action:` names the module with a template (`action: "{{ module_to_run }}"`): as
+ * ansible-core, the module is known when the task runs, and its arguments are checked then (see
+ * src/executor/templated-action.ts).
+ */
+function templatedActionTask(raw: Obj, at: NodeInput, action: TemplatedAction): ModuleTask {
+  if (!at.scope.handler && 'listen' in raw) throw new InputError('`listen` is only valid on handlers', posOf(raw, 'listen'));
+  validateKeywords(raw, at.pos);
+  const c = common(raw, at.pos, at.scope, at.ctx.opts);
+  templar.check(action.args, { where: posOf(raw, TEMPLATED_ACTION) });
+  return { ...taskKeywordsOf(raw, c, at.withLoop), module: action.module, args: action.args, templatedAction: { ...(isRecord(raw.args) ? { extra: raw.args } : {}) } };
+}
+
+/** The keywords of a module task besides its module and arguments, checked. */
+function taskKeywordsOf(raw: Obj, c: TaskCommon, withLoop: WithLoop): Omit<ModuleTask, 'module' | 'args'> {
   for (const k of ['until', 'failed_when', 'changed_when'] as const) {
     for (const cond of conditionList(raw[k])) templar.checkCondition(cond, { where: posOf(raw, k) });
   }
   const { loop, loopLookup } = loopOf(raw, withLoop);
   if (raw.loop !== undefined) templar.check(raw.loop, { where: posOf(raw, 'loop') });
   for (const k of ['retries', 'delay', 'async', 'poll'] as const) if (typeof raw[k] === 'string') templar.check(raw[k], { where: posOf(raw, k) });
-  const task: ModuleTask = {
+  return {
     ...c,
     kind: 'task',
-    module: name,
-    args,
-    ...(deferredError !== undefined ? { deferredError } : {}),
     loop,
     loopLookup,
     loopControl: loopControlOf(raw),
@@ -80,5 +100,4 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
     notify: toList(raw.notify),
     listen: toList(raw.listen),
   };
-  return task;
 }
