@@ -296,15 +296,17 @@ export class PlayRun implements TaskHost {
     for (const cs of clusters) journal?.started(cs.name, keys.get(cs.name) ?? base, name);
     // Ansible's BYPASS_HOST_LOOP (add_host): once, on the first cluster, whose result it stays
     const bypass = this.opts.registry.get(task.module)?.bypassHostLoop === true;
-    const targets = task.runOnce || bypass ? clusters.slice(0, 1) : clusters;
-    const before = task.runOnce && targets[0] ? { ...targets[0].facts } : undefined;
+    // a templated run_once is rendered with the first cluster's variables (ansible-core's linear strategy)
+    const runOnce = typeof task.runOnce === 'string' && clusters[0] ? this.truthy(task.runOnce, this.scopeFor(clusters[0], task)) : task.runOnce === true;
+    const targets = runOnce || bypass ? clusters.slice(0, 1) : clusters;
+    const before = runOnce && targets[0] ? { ...targets[0].facts } : undefined;
     const throttle = await this.throttleOf(task, targets[0]);
     const limit = throttle > 0 && throttle < this.opts.forks ? pLimit(throttle) : undefined;
     const run = (cs: ClusterState): Promise<TaskOutcome> => this.limit(() => runModuleTask(task, cs, this, name));
     const outcomes = await Promise.all(targets.map((cs) => (limit ? limit(() => run(cs)) : run(cs))));
     // as ansible-core's linear strategy: a failure of an any_errors_fatal, run_once or host-loop-bypassing task fails the batch's other clusters too
-    this.fatal.after(task.anyErrorsFatal === true || task.runOnce === true || bypass, outcomes.some((o) => (o.status === 'failed' || o.status === 'unreachable') && !o.ignored), task.runOnce === true);
-    if (task.runOnce && outcomes[0] && targets[0]) {
+    this.fatal.after(task.anyErrorsFatal === true || runOnce || bypass, outcomes.some((o) => (o.status === 'failed' || o.status === 'unreachable') && !o.ignored), runOnce);
+    if (runOnce && outcomes[0] && targets[0]) {
       const o = outcomes[0];
       // As in Ansible, what a run_once task registers or sets (set_fact) applies to every cluster of the batch.
       const set = Object.entries(targets[0].facts).filter(([k, v]) => before?.[k] !== v);
@@ -316,7 +318,7 @@ export class PlayRun implements TaskHost {
     }
     const byCluster = new Map(targets.map((cs, i) => [cs.name, outcomes[i] as TaskOutcome]));
     for (const cs of clusters) {
-      const o = byCluster.get(cs.name) ?? (task.runOnce ? outcomes[0] : undefined);
+      const o = byCluster.get(cs.name) ?? (runOnce ? outcomes[0] : undefined);
       const key = keys.get(cs.name);
       if (!o || !key) continue;
       const failed = (o.status === 'failed' || o.status === 'unreachable') && !o.ignored;
