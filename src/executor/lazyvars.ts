@@ -35,7 +35,8 @@ export function lazyScope(raw: Record<string, unknown>, final: Set<string> = new
       configurable: true,
       get(): unknown {
         if (resolving.has(key)) {
-          throw new InputError(`variable '${key}' refers to itself (${[...resolving, key].join(' → ')})`, posOf(raw, key));
+          // ansible-core's message (its lazy variables recurse until Python's RecursionError)
+          throw new InputError(`Recursive loop detected in template: variable '${key}' refers to itself (${[...resolving, key].join(' → ')})`, posOf(raw, key));
         }
         resolving.add(key);
         try {

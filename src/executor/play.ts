@@ -8,7 +8,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { errorMessage, formatPos } from '../load/errors.js';
 import { roleCollector, type RoleCollector } from '../playbook/nodes/context.js';
 import type { BlockNode, MetaNode, ModuleTask, Play, TaskNode } from '../playbook/types.js';
-import { templar } from '../template/index.js';
+import { markLazyView, templar } from '../template/index.js';
 import { extendScope, lazyScope } from './lazyvars.js';
 import type { FleetBatch } from './fleet.js';
 import type { RunVars } from './task-vars.js';
@@ -146,8 +146,9 @@ export class PlayRun implements TaskHost {
   }
 
   /** The variable scope of `node` on cluster `cs` (see src/vars/precedence.ts for the order). */
-  scopeFor(cs: ClusterState, node: TaskNode, extra?: Obj): Obj {
+  scopeFor(cs: ClusterState, node: TaskNode, extra?: Obj, hostLevel = false): Obj {
     const { merged, final } = this.shared.vars.taskVars({
+      hostLevel,
       cs,
       node,
       play: this.play,
@@ -156,12 +157,13 @@ export class PlayRun implements TaskHost {
       batch: this.batch,
       playRoleNames: this.playRoleNames,
       publicRoles: this.roles.publicRoles,
-      hostvars: this.hostvars(node),
+      hostvars: hostLevel ? {} : this.hostvars(node),
       check: this.opts.check,
       diff: this.opts.diff,
       extraVars: this.opts.extraVars,
     });
     const base = lazyScope(merged, final);
+    if (hostLevel) return base;
     const dyn = this.dyn.get(cs.name);
     return extendScope(extendScope(base, dyn), extra);
   }
@@ -184,14 +186,17 @@ export class PlayRun implements TaskHost {
     }
   }
 
-  /** `hostvars`: every inventory cluster's variables (facts included), rendered on first read. */
+  /**
+   * `hostvars`: every inventory cluster's own variables (inventory, facts, `include_vars`, `-e`;
+   * not the play's or the task's, as ansible-core's HostVars), rendered on first read.
+   */
   private hostvars(node: TaskNode): Obj {
     const out: Obj = {};
     for (const [name, other] of this.allClusters) {
       let scope: Obj | undefined;
-      Object.defineProperty(out, name, { enumerable: true, get: () => (scope ??= this.scopeFor(other, node)) });
+      Object.defineProperty(out, name, { enumerable: true, get: () => (scope ??= markLazyView(this.scopeFor(other, node, undefined, true))) });
     }
-    return out;
+    return markLazyView(out);
   }
 
   /** All `when` conditions hold (an empty list holds). */

@@ -41,6 +41,12 @@ export interface TaskVarsInput {
   diff: boolean;
   /** `-e` values. */
   extraVars: Obj;
+  /**
+   * The cluster's own variables only, as `hostvars[name]` holds them (ansible-core's
+   * `get_vars(host=…)` without play or task): inventory, facts, `include_vars`, `-e` and the
+   * magic variables — no play, role, block or task vars, and no `hostvars`.
+   */
+  hostLevel?: boolean;
 }
 
 /** A task's variables: merged by precedence, and the names later layers must not render again. */
@@ -128,23 +134,25 @@ export class RunVars {
       ansible_play_hosts: alive(t.playTargets),
       ansible_play_batch: alive(t.batch),
       play_hosts: alive(t.batch),
-      hostvars: t.hostvars,
+      // not in hostvars' own templating (as ansible-core: `include_hostvars=False`)
+      ...(t.hostLevel ? {} : { hostvars: t.hostvars }),
       ansible_play_role_names: t.playRoleNames,
       role_names: t.playRoleNames,
-      ...(node.role ? { role_name: node.role.name, role_path: node.role.dir, ansible_role_name: node.role.name } : {}),
+      ...(node.role && !t.hostLevel ? { role_name: node.role.name, role_path: node.role.dir, ansible_role_name: node.role.name } : {}),
       ansible_search_path: searchPath(node, typeof this.magic.playbook_dir === 'string' ? this.magic.playbook_dir : node.baseDir),
     };
-    const roles = roleLayers(t.publicRoles, node.role);
+    const roles = t.hostLevel ? { defaults: [], vars: [], params: [] } : roleLayers(t.publicRoles, node.role);
+    const play = !t.hostLevel;
     const merged = mergeVars({
       roleDefaults: roles.defaults,
       roleVars: roles.vars,
       roleParams: roles.params,
       groupVars: this.groupLayers(cs.name),
       clusterVars: cs.inv.vars,
-      playVars: t.play.vars,
-      playVarsFiles: t.playVarsFiles,
-      blockVars,
-      taskVars: node.kind === 'task' || node.kind === 'include' ? node.vars : undefined,
+      playVars: play ? t.play.vars : undefined,
+      playVarsFiles: play ? t.playVarsFiles : undefined,
+      blockVars: play ? blockVars : undefined,
+      taskVars: play && (node.kind === 'task' || node.kind === 'include') ? node.vars : undefined,
       // include_vars (18 in Ansible's order) sits just below set_fact/register (19)
       facts: Object.keys(cs.includedVars).length ? { ...cs.includedVars, ...cs.facts } : cs.facts,
       extraVars: t.extraVars,

@@ -67,6 +67,10 @@ export interface TemplarOptions {
 /** Keys whose values are conditions (checked with {@link Templar.checkCondition} by {@link Templar.check}). */
 export const CONDITION_KEYS: ReadonlySet<string> = new Set(['when', 'until', 'failed_when', 'changed_when']);
 
+/** ansible-core's message for a template that recurses without end (Python's RecursionError). */
+/** V8's message of a stack overflow (compared whole: a regular expression may overflow again). */
+const STACK_OVERFLOW = 'Maximum call stack size exceeded';
+const RECURSIVE_LOOP = 'Recursive loop detected in template: maximum recursion depth exceeded';
 const HINT_UNDEFINED = "define it in vars, inventory or -e, or give a default: '| default(…)'";
 const HINT_MISSING_KEY = "check the key's name and the data (a registered result? `debug: var=…` shows it), or give a default: '| default(…)'";
 
@@ -566,7 +570,8 @@ export class Templar {
     // an InputError raised while reading a variable (a lazily rendered var that failed) keeps its own message and position
     if (e instanceof InputError) return e;
     const undefinedUse = e instanceof UndefinedError;
-    const msg = e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e);
+    // JavaScript's stack overflow is Python's RecursionError: ansible-core's message
+    const msg = e instanceof RangeError && e.message === STACK_OVERFLOW ? RECURSIVE_LOOP : e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e);
     const own = e instanceof ExprError ? e.offset : undefined;
     const offset = absolute ? (at ?? own) : own !== undefined || at !== undefined ? (at ?? 0) + (own ?? 0) : undefined;
     const hint = e instanceof ExprError && e.hint ? e.hint : e instanceof UndefinedError ? (/ is undefined$/.test(msg) ? HINT_UNDEFINED : HINT_MISSING_KEY) : undefined;

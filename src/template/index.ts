@@ -6,4 +6,4 @@
 export { Templar, templar, CONDITION_KEYS, type RenderOptions, type TemplarOptions, type TemplateHost } from './engine.js';
 export { REGISTRY } from './registry.js';
 export { isMap as isPlainMap } from './values.js';
-export { UndefinedInputError } from './values.js';
+export { markLazyView, UndefinedInputError } from './values.js';

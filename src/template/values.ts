@@ -145,6 +145,19 @@ export function mkNamed(items: unknown[], fields: readonly string[]): unknown[] 
   return items;
 }
 
+/** Maps whose values are rendered when read (`hostvars` and its entries): a template's result keeps them as they are. */
+const LAZY_VIEWS = new WeakSet<object>();
+
+/**
+ * Mark `view` as a lazy view of variables (as ansible-core's HostVars/HostVarsVars): a template
+ * whose value is the view (`all_vars: "{{ hostvars[inventory_hostname] }}"`) gets the view itself,
+ * and each of its variables is rendered only when read.
+ */
+export function markLazyView<T extends object>(view: T): T {
+  LAZY_VIEWS.add(view);
+  return view;
+}
+
 /** A tuple: a list marked as made by a tuple literal. */
 export function mkTuple(items: unknown[]): unknown[] {
   TUPLES.add(items);
@@ -344,7 +357,7 @@ export function toPlain(v: unknown, depth = 0, exactInts = false): unknown {
   if (v === OMIT) throw new ExprError('A template was resolved to an Omit scalar.', undefined, 'omit leaves out a module argument or an item of a list or dict; it cannot be a whole value');
   if (Array.isArray(v) && RANGES.has(v)) throw new ExprError("Type 'range' is unsupported for variable storage", undefined, 'make a list of it: `range(3) | list`');
   if (v instanceof Undef) throw v.cause ?? new UndefinedError(v.message, v.offset);
-  if (depth > 200 || v === null || typeof v !== 'object') return v;
+  if (depth > 200 || v === null || typeof v !== 'object' || LAZY_VIEWS.has(v)) return v;
   if (!Array.isArray(v) && !isMap(v)) throw new ExprError("Type 'method' is unsupported for variable storage", undefined, 'call it: `x.items()`, not `x.items`');
   if (Array.isArray(v)) {
     // omitted items are left out, as ansible-core does when a value is finalized
