@@ -5,7 +5,7 @@
  * `int`, `float`, `round`.
  */
 import type { FilterDef } from '../plugins.js';
-import { CapturedError, ExprError, mkInt, mkNamed, PyFloat, Undef, isFloat, isMap, isNumber, mkFloat, num, pyCompare, pyEq, truthy, typeName } from '../values.js';
+import { CapturedError, ExprError, mkInt, mkNamed, NAMED_FIELDS, PyFloat, Undef, isFloat, isMap, isNumber, mkFloat, num, pyCompare, pyEq, truthy, typeName } from '../values.js';
 import { attrGetter, ignoreCase, missing, multiAttrGetter } from './access.js';
 import { boolArg, exactlyOne, intArg, opt, req } from './args.js';
 import { filter, items, pyLength, text, touch } from './def.js';
@@ -177,6 +177,12 @@ function slices(value: unknown, count: number, fill: unknown): unknown[][] {
   return out;
 }
 
+/** Python's `getattr(v, name)` for a named tuple's field; any other attribute is undefined. */
+function namedField(v: unknown, name: string): unknown {
+  const i = Array.isArray(v) ? NAMED_FIELDS.get(v)?.[name] : undefined;
+  return Array.isArray(v) && i !== undefined ? v[i] : missing(v, name);
+}
+
 /** ansible-core's `groupby` (Jinja's `_GroupTuple`s: lists `[grouper, items]` also read as `.grouper`/`.list`; a missing attribute fails even with `default`). */
 function groupby(value: unknown, attribute: unknown, caseSensitive: boolean): unknown[][] {
   const values = items(value);
@@ -276,7 +282,8 @@ export const JINJA_LIST_FILTERS: Readonly<Record<string, FilterDef>> = {
       return Object.entries(v).map(([k, x]) => [k, x]);
     },
   ),
-  attr: filter({ fn: 'do_attr', params: [req('name')], hidden: 1 }, (v, a) => missing(v, text(a.get('name')))),
+  // a named tuple's field (groupby's `grouper`/`list`) is an attribute; a dict's keys are not
+  attr: filter({ fn: 'do_attr', params: [req('name')], hidden: 1 }, (v, a) => namedField(v, text(a.get('name')))),
   abs: {
     fn: (v, args, kwargs) => {
       exactlyOne('abs', args, kwargs);
