@@ -10,9 +10,33 @@ import { InputError, errorMessage } from '../load/errors.js';
 import type { Masker } from '../core/mask.js';
 import { REPORTERS, isOutputFormat, type Reporter } from '../report/index.js';
 import { EXIT, type ExitCode } from '../core/exit.js';
+import { ansibleCfg } from '../core/ansible-config.js';
+
+/** The ansible.cfg in use (ansible-core's `Using FILE as config file`). */
+function configFile(): { configFile?: string } {
+  const file = ansibleCfg().file;
+  return file ? { configFile: file } : {};
+}
+
+/**
+ * The output format when `-o` is not given: ansible-core's (`ansible`) when the Ansible
+ * configuration asks for its default stdout callback (`ANSIBLE_STDOUT_CALLBACK=default`,
+ * `stdout_callback = default` in ansible.cfg), else `text`.
+ */
+export function defaultOutput(): string {
+  const cb = setting('stdoutCallback');
+  return cb === 'default' || cb === 'ansible.builtin.default' ? 'ansible' : 'text';
+}
+
+/** Colours of `-o ansible`, as ansible-core decides them: ANSIBLE_FORCE_COLOR, else not with ANSIBLE_NOCOLOR / NO_COLOR, else a terminal. */
+function ansibleColor(flag: boolean | undefined): boolean {
+  if (flag === false) return false;
+  if (setting('forceColor')) return true;
+  return process.stdout.isTTY === true && !setting('ansibleNoColor') && !setting('noColor');
+}
 
 /** Build the reporter for `--output`. */
-export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean; progress?: string }): Reporter {
+export function makeReporter(output: string, opts: { verbosity: number; diff: boolean; color?: boolean; progress?: string; mask?: (s: string) => string }): Reporter {
   if (opts.progress !== undefined && opts.progress !== 'plain' && opts.progress !== 'board') throw new InputError(`unknown --progress '${opts.progress}'`, undefined, 'use one of: plain, board');
   if (!isOutputFormat(output)) throw new InputError(`unknown --output '${output}'`, undefined, `use one of: ${Object.keys(REPORTERS).join(', ')}`);
   const color = opts.color ?? (process.stdout.isTTY === true && !setting('noColor') && setting('term') !== 'dumb');
@@ -21,10 +45,13 @@ export function makeReporter(output: string, opts: { verbosity: number; diff: bo
   const factory = board ? boardReporter : REPORTERS[output];
   return factory({
     write: (s) => process.stdout.write(s),
-    color: output === 'text' && color,
+    writeErr: (s) => process.stderr.write(s),
+    color: output === 'ansible' ? ansibleColor(opts.color) : output === 'text' && color,
     verbosity: opts.verbosity,
     diff: opts.diff,
     tty: process.stdout.isTTY === true,
+    ...(opts.mask ? { mask: opts.mask } : {}),
+    ...(output === 'ansible' ? { ansible: { displaySkippedHosts: setting('displaySkippedHosts'), displayOkHosts: setting('displayOkHosts'), ...configFile() } } : {}),
   });
 }
 

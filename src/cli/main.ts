@@ -65,7 +65,7 @@ withVaultOptions(program
   .addOption(opt('skipTags'))
   .option('--start-at-task <name>', 'start at the first task with this name (glob)')
   .addOption(opt('forks'))
-  .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  .addOption(new Option('-o, --output <format>', "output format (ansible: ansible-core's default output, also chosen by ANSIBLE_STDOUT_CALLBACK=default or stdout_callback = default in ansible.cfg; default text)").choices(['text', 'json', 'ansible']))
   .addOption(new Option('--progress <mode>', 'board: a live board of every cluster redrawn in place (default on a terminal with text output); plain: the scrolling log').choices(['plain', 'board']))
   .addOption(opt('modulePath'))
   .addOption(opt('verbose'))

@@ -13,7 +13,7 @@ import type { Inventory } from '../inventory/types.js';
 import { InputError } from '../load/errors.js';
 import { validApprovals, type Plan } from '../plan/plan-file.js';
 import { approvalRefusal, approvalRequired, brokenPlan, planRefusals, readPlan, type Refusal } from '../plan/refusal.js';
-import { listOption, makeReporter, reportError } from './common.js';
+import { defaultOutput, listOption, makeReporter, reportError } from './common.js';
 import { loadAll, type Loaded } from '../run/inputs.js';
 import { checkResumable, readResumed, reportResume } from '../run/resume.js';
 import { checkPass } from './plan.js';
@@ -27,6 +27,8 @@ function refuse({ lines, hint }: Refusal): ExitCode {
 export async function runCommand(playbookArg: string | undefined, flags: RunFlags & ListFlags): Promise<ExitCode> {
   let loaded: Loaded | undefined;
   try {
+    // no `-o`: the Ansible configuration may ask for ansible-core's default output
+    if (!flags.output) flags = { ...flags, output: defaultOutput() };
     let plan: Plan | undefined;
     let playbook = playbookArg;
     if (flags.plan) {
@@ -80,11 +82,12 @@ export async function runCommand(playbookArg: string | undefined, flags: RunFlag
       if (refusals.length) return refuse({ lines: refusals, hint: `the plan no longer holds: make a new plan (kplay plan … -o ${flags.plan ?? 'plan.json'}), or run with --replan to carry out the playbook as it is now` });
     }
     const planRecord = plan && flags.plan ? { file: flags.plan, digest: plan.digest, approvals: approvals.map((a) => ({ by: a.by, at: a.at, ...(a.comment ? { comment: a.comment } : {}) })), replan: flags.replan === true } : undefined;
-    const reporter = makeReporter(flags.output, { verbosity: flags.verbose, diff: flags.diff === true, color: flags.color === false ? false : undefined, progress: flags.progress });
+    const masker = loaded.masker;
+    const reporter = makeReporter(flags.output, { verbosity: flags.verbose, diff: flags.diff === true, color: flags.color === false ? false : undefined, progress: flags.progress, mask: (s) => masker.mask(s) });
     const { summary, recordFile, recordErrors } = await executeRun({ ...flags, planRecord }, (e) => reporter.handle(e), loaded);
     reporter.close();
     for (const err of recordErrors) process.stderr.write(`WARNING: could not write ${err}\n`);
-    if (recordFile && flags.verbose > 0) process.stderr.write(`run record: ${recordFile}\n`);
+    if (recordFile && flags.verbose > 0 && flags.output !== 'ansible') process.stderr.write(`run record: ${recordFile}\n`);
     return summary.exitCode;
   } catch (e) {
     return reportError(e, loaded?.masker) || EXIT.usage;

@@ -22,6 +22,7 @@ export interface RunFlags extends LoadFlags, ShardFlags {
   skipTags?: string[];
   startAtTask?: string;
   forks: string;
+  /** `-o`: `text`, `json` or `ansible`; empty when not given (see `defaultOutput`). */
   output: string;
   /** `--progress plain|board` (default: board on a terminal with text output). */
   progress?: string;

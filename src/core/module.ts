@@ -20,6 +20,11 @@ export interface DiffEntry {
   before: string;
   /** Text after the change (`''` when the thing is deleted). Secrets must already be masked. */
   after: string;
+  /**
+   * The diff as an ansible.builtin module returns it (`before`/`after` text or maps, the headers it
+   * sets), for `-o ansible`'s rendering of it as ansible-core's callback; absent for kplay's own modules.
+   */
+  ansible?: { before: string | Record<string, unknown>; after: string | Record<string, unknown>; before_header?: string; after_header?: string };
 }
 
 /** Data a module returns; becomes the registered variable (plus `changed`, `failed`, `msg`). */

@@ -60,7 +60,7 @@ export class Includes {
         cache.set(file, p);
       }
       // what ansible-core registers for an include
-      return { key: file, target: await p, msg: `included: ${path.relative(process.cwd(), file) || file}`, registered: { include: named, include_args: {}, changed: false } };
+      return { key: file, target: await p, included: file, msg: `included: ${path.relative(process.cwd(), file) || file}`, registered: { include: named, include_args: {}, changed: false } };
     });
     for (const t of targets.values()) await this.runIncluded(t.target, t.clusters, node.loop === undefined ? undefined : t.items, node.loopControl);
   }
@@ -89,7 +89,7 @@ export class Includes {
     clusters: ClusterState[],
     label: string,
     module: 'include_tasks' | 'include_role',
-    resolve: (scope: Obj) => Promise<{ key: string; target: T | undefined; msg: string; registered?: Obj }>,
+    resolve: (scope: Obj) => Promise<{ key: string; target: T | undefined; msg: string; registered?: Obj; included?: string }>,
   ): Promise<Map<string, { target: T; clusters: ClusterState[]; items: Map<string, LoopItems> }>> {
     const targets = new Map<string, { target: T; clusters: ClusterState[]; items: Map<string, LoopItems> }>();
     if (!this.host.selected(node.tags)) return targets;
@@ -102,7 +102,7 @@ export class Includes {
       try {
         const scope = this.host.scopeFor(cs, node);
         if (!(await this.host.whenHolds(node.when, scope, node))) {
-          this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', duration_ms: 0 });
+          this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'skipped', msg: 'Conditional result was False', false_condition: node.when.length === 1 ? node.when[0] : undefined, duration_ms: 0 });
           cs.count('skipped');
           continue;
         }
@@ -116,13 +116,13 @@ export class Includes {
         // each item may name another file or role (ansible-core templates the name per item)
         const resolved = items === undefined ? new Map([['', { r: await resolve(scope), idx: [] as number[] }]]) : await this.resolveItems(node, scope, items, resolve);
         for (const { r, idx } of resolved.values()) {
-          const { key, target, msg, registered } = r;
+          const { key, target, msg, registered, included } = r;
           if (target === undefined) continue;
           const entry = targets.get(key) ?? { target, clusters: [] as ClusterState[], items: new Map<string, LoopItems>() };
           entry.clusters.push(cs);
           entry.items.set(cs.name, items === undefined ? undefined : { list: items, idx });
           targets.set(key, entry);
-          this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'ok', msg, duration_ms: Date.now() - started });
+          this.host.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'ok', msg, included, duration_ms: Date.now() - started });
           if (node.register) cs.facts[node.register] = registered ?? { changed: false };
         }
         const brought = [...resolved.values()].filter((e) => e.r.target !== undefined);
@@ -185,7 +185,7 @@ export class Includes {
         cache.set(key, p);
       }
       const block = await p;
-      return { key, target: block, msg: `included: role ${block?.role?.name ?? name}`, registered: { include_args: node.includeArgs, changed: false } };
+      return { key, target: block, included: name, msg: `included: role ${block?.role?.name ?? name}`, registered: { include_args: node.includeArgs, changed: false } };
     });
     for (const t of targets.values()) {
       if (node.public && t.target.role && !this.host.roles.publicRoles.includes(t.target.role)) this.host.roles.publicRoles.push(t.target.role);

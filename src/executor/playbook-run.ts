@@ -119,7 +119,7 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
   shared.dynamic = new DynamicInventory(inv, shared.vars, states, (v) => opts.masker.addDeclared(v));
   const limit = limitSet(opts);
   const touched = new Set<string>();
-  opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString() });
+  opts.emit({ type: 'run_start', run_id: opts.runId, playbook: opts.playbook.file, inventory: inv.source, check: opts.check, diff: opts.diff, limit: opts.limit, time: new Date(t0).toISOString(), plays: opts.playbook.plays.length });
   const said = new Set<string>();
   let unmatchedPlays = 0;
   let failedOut = false;
@@ -130,7 +130,7 @@ async function runPlays(opts: RunOptions, states: Map<string, ClusterState>): Pr
     for (const u of unmatched) opts.emit({ type: 'warning', msg: `Could not match supplied host pattern, ignoring: ${u.text}${u.hint ? ` (${u.hint})` : ''}` });
     if (matched.length === 0) {
       const hostsShown = Array.isArray(play.hosts) ? play.hosts.join(',') : play.hosts;
-      opts.emit({ type: 'warning', msg: `play '${play.name}': skipping: no hosts matched (hosts: ${hostsShown})` });
+      opts.emit({ type: 'warning', msg: `play '${play.name}': skipping: no hosts matched (hosts: ${hostsShown})`, no_hosts: play.name });
       unmatchedPlays++;
       continue;
     }

@@ -49,8 +49,9 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
   const where = { where: task.pos };
   // `no_log` may be a template: until it is rendered, nothing of this task is shown
   let kw: TaskKeywords = { hide: task.noLog !== undefined && task.noLog !== false, check: opts.check, diff: opts.diff, environment: {} };
-  const report = (status: ResultStatus, r: { msg?: string; data?: Obj; diff?: DiffEntry[]; item?: string; ignored?: boolean; loopSummary?: boolean; changed?: boolean }): void => {
+  const report = (status: ResultStatus, r: { msg?: string; data?: Obj; diff?: DiffEntry[]; item?: string; ignored?: boolean; loopSummary?: boolean; changed?: boolean; result?: Obj; falseCondition?: boolean }): void => {
     const hide = kw.hide;
+    const shown = r.result && r.loopSummary ? Object.fromEntries(Object.entries(r.result).filter(([k]) => k !== 'results')) : r.result;
     opts.emit({
       type: 'task_result',
       task: taskName,
@@ -66,6 +67,9 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
       data: hide ? undefined : r.data,
       duration_ms: Date.now() - started,
       loop_summary: r.loopSummary || undefined,
+      result: hide && shown ? { censored: HIDDEN, changed: shown.changed === true } : shown,
+      notified: status === 'changed' && !r.item && task.notify.length ? task.notify : undefined,
+      false_condition: r.falseCondition && task.when.length === 1 ? task.when[0] : undefined, // ansible-core's (not known here with several `when:`)
     });
   };
   const fail = (msg: string): TaskOutcome => finish({ status: 'failed', msg }, undefined, true);
@@ -105,7 +109,7 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
     }
     // a failed or unreachable result that wrote something before it ended changed the cluster all the same
     const changedAnyway = (status === 'failed' || status === 'unreachable') && reg.changed === true;
-    if (doReport) report(status, { msg: result.msg, data: 'data' in result ? result.data : undefined, diff: 'diff' in result ? result.diff : undefined, ignored, loopSummary, changed: changedAnyway });
+    if (doReport) report(status, { msg: result.msg, data: 'data' in result ? result.data : undefined, diff: 'diff' in result ? result.diff : undefined, ignored, loopSummary, changed: changedAnyway, result: reg, falseCondition: skippedByWhen });
     if (status === 'unreachable' && ignored) {
       cs.count('ignored');
       cs.count('ok');
@@ -141,6 +145,7 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
   let ownName: string | undefined;
   /** kplay's own secrets (`!secret`) the task's arguments sent where it allowed them (`kplay_allow_secret_in`): its registered result derives from them. */
   const regSecrets = new Set<string>();
+  let skippedByWhen = false; // the task (not one item) was skipped by its `when:`
   try {
     kw = await taskKeywords(task, pr, vars);
     if (task.delegateTo !== undefined) {
@@ -152,6 +157,7 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
     // a condition may read the cluster (`when: query('kubernetes.core.k8s', …) | length > 0`)
     const whenHost = task.when.length > 0 ? await lookupHost(task.when, vars, moduleContext(task, cs, pr, vars, kw, opts.signal)) : undefined;
     if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task, whenHost))) {
+      skippedByWhen = true;
       return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
     }
     if (task.templatedAction) {
@@ -189,17 +195,18 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
       const scope = extendScope(vars, itemVars);
       const label = lc.label ? await templar.renderString(lc.label, scope, where) : labelOf(item);
       let r: ModuleResult;
-      if (!(await pr.whenHolds(task.when, scope, task, whenHost))) r = { status: 'skipped', msg: 'Conditional result was False' };
+      const itemSkipped = !(await pr.whenHolds(task.when, scope, task, whenHost));
+      if (itemSkipped) r = { status: 'skipped', msg: 'Conditional result was False' };
       else r = task.async !== undefined ? await runAsync(task, mod, cs, pr, scope, kw, regSecrets) : await runOnce(task, mod, cs, pr, scope, kw, regSecrets);
       // as Ansible's per-item result: the loop variable, and index_var's value under its name
-      const reg = { ...registeredValue(r), [lc.loopVar]: item, ...(lc.indexVar ? { [lc.indexVar]: i, ansible_index_var: lc.indexVar } : {}), item_label: label };
+      const reg = { ...registeredValue(r), [lc.loopVar]: item, ansible_loop_var: lc.loopVar, ...(lc.indexVar ? { [lc.indexVar]: i, ansible_index_var: lc.indexVar } : {}), item_label: label };
       results.push(reg);
       const failedItem = r.status === 'failed';
       if (failedItem) anyFailed = true;
       const itemChanged = r.status === 'changed' || (r.status === 'failed' && r.changed === true);
       if (itemChanged) anyChanged = true;
       if (r.status === 'ok') anyOk = true;
-      report(r.status, { msg: r.msg, data: 'data' in r ? r.data : undefined, diff: 'diff' in r ? r.diff : undefined, item: label, changed: itemChanged });
+      report(r.status, { msg: r.msg, data: 'data' in r ? r.data : undefined, diff: 'diff' in r ? r.diff : undefined, item: label, changed: itemChanged, result: reg, falseCondition: itemSkipped });
       // Like Ansible, a failed item does not stop the other items.
     }
     vars = pr.scopeFor(cs, task, extra);

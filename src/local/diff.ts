@@ -14,10 +14,10 @@ function lines(attrs: Record<string, unknown>): string {
 
 /** The diff of a path's attributes (`state`, `mode`, `owner`…), labelled with the path. */
 export function attrDiff(path: string, before: Record<string, unknown>, after: Record<string, unknown>): DiffEntry {
-  return { label: path, before: lines({ path, ...before }), after: lines({ path, ...after }) };
+  return { label: path, before: lines({ path, ...before }), after: lines({ path, ...after }), ansible: { before: { path, ...before }, after: { path, ...after } } };
 }
 
-/** The diff of a file's content (`before` empty when it did not exist), labelled with the destination. */
-export function contentDiff(dest: string, before: string, after: string): DiffEntry {
-  return { label: dest, before, after };
+/** The diff of a file's content (`before` empty when it did not exist), labelled with the destination (ansible's `before_header` only when it `existed`). */
+export function contentDiff(dest: string, before: string, after: string, existed = before !== ''): DiffEntry {
+  return { label: dest, before, after, ansible: { before, after, ...(existed ? { before_header: dest } : {}), after_header: dest } };
 }

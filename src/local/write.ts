@@ -67,7 +67,7 @@ export async function writeDest(spec: WriteSpec, ctx: ModuleContext): Promise<Mo
     changed = true;
     if (ctx.diffMode) {
       const before = old ?? Buffer.alloc(0);
-      diff = isText(before) && isText(spec.content) ? [contentDiff(dest, before.toString('utf8'), spec.content.toString('utf8'))] : [{ label: dest, before: '(binary)', after: '(binary)' }];
+      diff = isText(before) && isText(spec.content) ? [contentDiff(dest, before.toString('utf8'), spec.content.toString('utf8'), old !== undefined)] : [{ label: dest, before: '(binary)', after: '(binary)' }];
     }
     if (!ctx.checkMode) {
       const tmpDir = mkdtempSync(path.join(dir, '.kplay-tmp-'));

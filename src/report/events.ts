@@ -20,7 +20,18 @@ export interface ClusterStats {
 export type ResultStatus = 'ok' | 'changed' | 'failed' | 'skipped' | 'unreachable';
 
 export type RunEvent =
-  | { type: 'run_start'; run_id: string; playbook: string; inventory: string; check: boolean; diff: boolean; limit?: string; time: string }
+  | {
+      type: 'run_start';
+      run_id: string;
+      playbook: string;
+      inventory: string;
+      check: boolean;
+      diff: boolean;
+      limit?: string;
+      time: string;
+      /** How many plays the playbook has (imports expanded): ansible-playbook's `N plays in FILE` at -vv. */
+      plays?: number;
+    }
   | {
       type: 'play_start';
       play: string;
@@ -57,9 +68,22 @@ export type RunEvent =
       duration_ms: number;
       /** True for the summary of a loop (its items were reported before). */
       loop_summary?: boolean;
+      /**
+       * The result as the playbook registers it (module data, `changed`, `failed`, `msg`, a loop
+       * item's loop variable; a loop summary without its `results`); under no_log only `censored`
+       * and `changed`. What `-o ansible` dumps as ansible-core's callback does.
+       */
+      result?: Record<string, unknown>;
+      /** A result skipped by `when:`: the condition that was false, as written (ansible-core's `false_condition`). */
+      false_condition?: unknown;
+      /** An include's result: the task file brought in (absolute) or the role's name (ansible-core's `included: X for HOSTS`). */
+      included?: string;
+      /** The handlers a changed result notified (as `notify:` names them). */
+      notified?: string[];
     }
   | { type: 'retry'; task: string; cluster: string; attempt: number; retries: number; msg?: string }
-  | { type: 'warning'; msg: string; cluster?: string }
+  /** A warning; `no_hosts`: the play skipped because its `hosts:` matched nothing (its name). */
+  | { type: 'warning'; msg: string; cluster?: string; no_hosts?: string }
   | { type: 'log'; level: 'info' | 'debug' | 'warn'; cluster: string; task: string; msg: string }
   | { type: 'progress'; cluster: string; task: string; msg: string }
   | { type: 'play_aborted'; play: string; reason: string }

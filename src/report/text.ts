@@ -18,6 +18,22 @@ export interface ReporterOptions {
   diff: boolean;
   /** Stderr is a TTY: live progress lines are allowed. */
   tty: boolean;
+  /** Writes to stderr (where ansible-core puts warnings); `write` when absent. */
+  writeErr?: (s: string) => void;
+  /** Masks secrets in text a reporter reads itself (the source lines `-o ansible` quotes). */
+  mask?: (s: string) => string;
+  /** ansible-core's display settings, for `-o ansible`. */
+  ansible?: AnsibleDisplay;
+}
+
+/** ansible-core's settings of its default callback and display that `-o ansible` follows. */
+export interface AnsibleDisplay {
+  /** `display_skipped_hosts` (`ANSIBLE_DISPLAY_SKIPPED_HOSTS`). */
+  displaySkippedHosts: boolean;
+  /** `display_ok_hosts` (`ANSIBLE_DISPLAY_OK_HOSTS`). */
+  displayOkHosts: boolean;
+  /** The ansible.cfg in use, for `Using FILE as config file` at -v. */
+  configFile?: string;
 }
 
 /** A reporter consumes events. */
