@@ -13,6 +13,9 @@ import type { LoadInventoryOptions } from './types.js';
 /** The extensions of a YAML inventory file. */
 export const YAML_EXTS = ['.yml', '.yaml'];
 
+/** An inventory reference that points to nothing (ansible-playbook warns and goes on without it). */
+export class InventoryNotFound extends InputError {}
+
 /** Whether `p` is a file, a directory, or nothing. */
 export async function kindOfPath(p: string): Promise<'file' | 'dir' | undefined> {
   try {
@@ -91,7 +94,7 @@ export async function resolveInventory(ref: string, opts: LoadInventoryOptions):
       if ((await kindOfPath(d)) === 'dir') return { files: await inventoryFilesIn(d), dir: d, isDir: true };
     }
   }
-  throw new InputError(
+  throw new InventoryNotFound(
     `inventory '${ref}' not found; tried:\n${tried.map((t) => `    ${t}`).join('\n')}`,
     undefined,
     bare ? 'pass a file or directory path, or put the inventory in inventories/<name>.yml' : 'check the path',

@@ -10,6 +10,7 @@ import { loadYamlDoc, parseYaml, posOf } from '../load/yaml.js';
 import { lazyScope } from '../executor/lazyvars.js';
 import { Templar, templar } from '../template/index.js';
 import { loadInventory, loadNoInventory } from '../inventory/resolve.js';
+import { InventoryNotFound } from '../inventory/source.js';
 import { withImplicitLocalhost } from '../inventory/localhost.js';
 import type { Inventory } from '../inventory/types.js';
 import { loadPlaybook } from '../playbook/parse.js';
@@ -96,9 +97,15 @@ export async function loadInventoryFlag(
   ref: string | undefined,
   opts: { cwd: string; playbookDir?: string; patterns: readonly (string | readonly string[] | undefined)[] },
 ): Promise<Inventory> {
-  let inv: Inventory;
-  if (ref) inv = await loadInventory(ref, { cwd: opts.cwd, playbookDir: opts.playbookDir });
-  else {
+  let inv: Inventory | undefined;
+  try {
+    if (ref) inv = await loadInventory(ref, { cwd: opts.cwd, playbookDir: opts.playbookDir });
+  } catch (e) {
+    // as ansible-playbook: an inventory source that is not there is a warning, and the run has none
+    if (!(e instanceof InventoryNotFound)) throw e;
+    process.stderr.write(`WARNING: Unable to parse ${path.resolve(opts.cwd, ref ?? '')} as an inventory source\n`);
+  }
+  if (!inv) {
     process.stderr.write(`WARNING: ${NO_INVENTORY_WARNING}\n`);
     inv = await loadNoInventory({ cwd: opts.cwd, playbookDir: opts.playbookDir });
   }
