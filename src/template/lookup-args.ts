@@ -1,6 +1,4 @@
-/** Argument handling shared by the lookups (`lookups.ts`): Ansible's loose booleans, flattened terms, known keywords. */
-import type { Kwargs } from './plugins.js';
-import { ExprError } from './values.js';
+/** Argument handling shared by the lookups (`lookups.ts`): Ansible's loose booleans, flattened terms. (Options a lookup does not declare are ignored, as ansible-core's `set_options` reads only declared ones.) */
 
 /** ansible's `boolean(value, strict=False)`. */
 export function convertBoolLoose(v: unknown): boolean {
@@ -17,10 +15,4 @@ export function flat1(terms: readonly unknown[]): unknown[] {
     else out.push(t);
   }
   return out;
-}
-
-export function checkKwargs(name: string, kwargs: Kwargs, allowed: readonly string[]): void {
-  for (const k of Object.keys(kwargs)) {
-    if (!allowed.includes(k)) throw new ExprError(`Invalid option(s) for the ${name} lookup: ${k}`, undefined, allowed.length ? `${name} accepts: ${allowed.join(', ')}` : `${name} takes no options`);
-  }
 }

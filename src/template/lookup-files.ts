@@ -10,7 +10,7 @@ import { fnmatchRegex } from '../core/fnmatch.js';
 import type { Kwargs, PluginContext } from './plugins.js';
 import { ExprError, isMap, truthy } from './values.js';
 import { text } from './filters/def.js';
-import { checkKwargs, flat1 } from './lookup-args.js';
+import { flat1 } from './lookup-args.js';
 
 /** `~` and `~/x` as Ansible's `unfrackpath` expands them (the controller user's home directory). */
 export function expandUser(p: string): string {
@@ -78,7 +78,6 @@ export function fileglob(term: string, ctx: PluginContext): string[] {
 }
 
 export function firstFound(terms: readonly unknown[], kwargs: Kwargs, ctx: PluginContext): unknown[] {
-  checkKwargs('first_found', kwargs, ['files', 'paths', 'skip']);
   const skip = truthy(kwargs.skip ?? false);
   const split = (v: unknown): string[] =>
     (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).flatMap((x) => text(x).split(/[,;:]/)).map((x) => x.trim()).filter((x) => x !== '');

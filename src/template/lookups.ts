@@ -14,7 +14,7 @@ import { ExprError, Undef, isMap, truthy, typeName } from './values.js';
 import { text } from './filters/def.js';
 import { compile, search } from './filters/pyregex.js';
 import { rstrip, lstrip, splitlines } from './filters/pytext.js';
-import { checkKwargs, convertBoolLoose, flat1 } from './lookup-args.js';
+import { convertBoolLoose, flat1 } from './lookup-args.js';
 import { basedir, fileglob, findFile, firstFound } from './lookup-files.js';
 import { password, sequence } from './lookup-generators.js';
 import { iniLookup } from './lookup-ini.js';
@@ -114,7 +114,6 @@ const CONFIG: Readonly<Record<string, unknown>> = {
 const BASE: Record<string, LookupDef> = {
   env: {
     fn: (terms, kwargs, ctx) => {
-      checkKwargs('env', kwargs, ['default']);
       return terms.map((t) => {
         const name = text(t).split(/\s+/).filter((x) => x !== '')[0] ?? '';
         const v = Object.prototype.hasOwnProperty.call(ctx.env, name) ? ctx.env[name] : undefined;
@@ -126,7 +125,6 @@ const BASE: Record<string, LookupDef> = {
   },
   file: {
     fn: (terms, kwargs, ctx) => {
-      checkKwargs('file', kwargs, ['lstrip', 'rstrip']);
       return terms.map((t) => {
         const term = text(t);
         const tried: string[] = [];
@@ -140,8 +138,7 @@ const BASE: Record<string, LookupDef> = {
     },
   },
   unvault: {
-    fn: (terms, kwargs, ctx) => {
-      checkKwargs('unvault', kwargs, []);
+    fn: (terms, _kwargs, ctx) => {
       return terms.map((t) => {
         const term = text(t);
         const found = findFile(ctx, 'files', term);
@@ -152,7 +149,6 @@ const BASE: Record<string, LookupDef> = {
   },
   template: {
     fn: (terms, kwargs, ctx) => {
-      checkKwargs('template', kwargs, ['template_vars', 'convert_data', 'jinja2_native']);
       const extra = kwargs.template_vars;
       if (extra !== undefined && extra !== null && !isMap(extra)) throw new ExprError(`template_vars must be a dict, got ${typeName(extra)}`);
       return terms.map((t) => {
@@ -174,7 +170,6 @@ const BASE: Record<string, LookupDef> = {
   },
   vars: {
     fn: (terms, kwargs, ctx) => {
-      checkKwargs('vars', kwargs, ['default']);
       return terms.map((t) => {
         if (typeof t !== 'string') throw new ExprError(`Variable name must be 'str' not '${typeName(t)}'.`);
         const v = ctx.variable(t);
@@ -185,8 +180,7 @@ const BASE: Record<string, LookupDef> = {
     },
   },
   varnames: {
-    fn: (terms, kwargs, ctx) => {
-      checkKwargs('varnames', kwargs, []);
+    fn: (terms, _kwargs, ctx) => {
       const names = ctx.variableNames();
       const out: string[] = [];
       for (const t of terms) {
@@ -198,8 +192,7 @@ const BASE: Record<string, LookupDef> = {
     },
   },
   pipe: {
-    fn: (terms, kwargs, ctx) => {
-      checkKwargs('pipe', kwargs, []);
+    fn: (terms, _kwargs, ctx) => {
       return terms.map((t) => {
         const cmd = text(t);
         const r = runShell(cmd, ctx);
@@ -209,8 +202,7 @@ const BASE: Record<string, LookupDef> = {
     },
   },
   lines: {
-    fn: (terms, kwargs, ctx) => {
-      checkKwargs('lines', kwargs, []);
+    fn: (terms, _kwargs, ctx) => {
       return terms.flatMap((t) => {
         const cmd = text(t);
         const r = runShell(cmd, ctx);
@@ -303,8 +295,7 @@ const BASE: Record<string, LookupDef> = {
   first_found: { fn: (terms, kwargs, ctx) => firstFound(terms, kwargs, ctx) },
   ini: { fn: (terms, kwargs, ctx) => iniLookup(terms, kwargs, ctx) },
   inventory_hostnames: {
-    fn: (terms, kwargs, ctx) => {
-      checkKwargs('inventory_hostnames', kwargs, []);
+    fn: (terms, _kwargs, ctx) => {
       const groups = toGroups(ctx.variable('groups'));
       if (!hostPatterns) throw new ExprError('the inventory_hostnames lookup is not available here: no inventory is loaded');
       return hostPatterns(groups, terms.map((t) => text(t)));
@@ -312,7 +303,6 @@ const BASE: Record<string, LookupDef> = {
   },
   config: {
     fn: (terms, kwargs) => {
-      checkKwargs('config', kwargs, ['on_missing', 'plugin_type', 'plugin_name', 'show_origin']);
       const onMissing = text(kwargs.on_missing ?? 'error');
       return terms.flatMap((t) => {
         const key = text(t);
