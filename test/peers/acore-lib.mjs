@@ -68,7 +68,9 @@ export function engineBin(engine, dir) {
   const bin = path.join(dir, `bin-${engine}`);
   mkdirSync(bin, { recursive: true });
   const shim = path.join(bin, 'ansible-playbook');
-  if (engine === 'kplay') writeFileSync(shim, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(repo, 'dist/src/cli/main.js'))} run --no-lock "$@"\n`);
+  // kplay prints ansible-core's default output as a user asks for it: ansible-core's default
+  // stdout callback (`default`) unless the caller's environment names another
+  if (engine === 'kplay') writeFileSync(shim, `#!/bin/sh\nANSIBLE_STDOUT_CALLBACK="\${ANSIBLE_STDOUT_CALLBACK:-default}" exec ${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(repo, 'dist/src/cli/main.js'))} run --no-lock "$@"\n`);
   else writeFileSync(shim, `#!/bin/sh\nexec ${JSON.stringify(path.join(VENV, 'bin/ansible-playbook'))} "$@"\n`);
   chmodSync(shim, 0o755);
   return bin;
