@@ -33,7 +33,6 @@ import { taskKeywords } from './task-keywords.js';
 import { resolveTemplatedAction } from './templated-action.js';
 
 type Obj = Record<string, unknown>;
-
 export type { TaskHost, TaskKeywords, TaskOutcome } from './task-types.js';
 
 /** What ansible-core shows for a failed result under `no_log` (an ok result shows nothing). */
@@ -207,12 +206,13 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
       if (itemChanged) anyChanged = true;
       if (r.status === 'ok') anyOk = true;
       report(r.status, { msg: r.msg, data: 'data' in r ? r.data : undefined, diff: 'diff' in r ? r.diff : undefined, item: label, changed: itemChanged, result: reg, falseCondition: itemSkipped });
-      // Like Ansible, a failed item does not stop the other items.
+      // Like Ansible, a failed item does not stop the other items; `break_when` (with the item's result registered) does
+      if (lc.breakWhen && (await pr.conditionsHold(lc.breakWhen, task.register ? extendScope(scope, { [task.register]: reg }) : scope, task))) break;
     }
     vars = pr.scopeFor(cs, task, extra);
     const status: ModuleResult['status'] = anyFailed ? 'failed' : anyChanged ? 'changed' : anyOk ? 'ok' : 'skipped';
     const msg = anyFailed ? 'One or more items failed' : status === 'skipped' ? 'All items skipped' : 'All items completed';
-    const summary: ModuleResult = status === 'failed' ? { status, msg } : { status, msg };
+    const summary: ModuleResult = { status, msg };
     const reg: Obj = { results, changed: anyChanged, failed: anyFailed, skipped: status === 'skipped', msg };
     return finish(summary, reg, true, true);
   } catch (e) {

@@ -59,6 +59,7 @@ const LoopControl = Type.Object(
     pause: Type.Optional(Type.Number({ minimum: 0, description: 'Seconds to wait between items.' })),
     extended: Type.Optional(Type.Union([Type.Boolean(), Type.String()], { description: 'Set `ansible_loop` per item (`index`, `index0`, `revindex`, `revindex0`, `first`, `last`, `length`, `allitems`, `previtem`, `nextitem`), as Ansible does.' })),
     extended_allitems: Type.Optional(Type.Union([Type.Boolean(), Type.String()], { description: 'With `extended: true`, whether `ansible_loop.allitems` is set (default true), as Ansible does.' })),
+    break_when: Type.Optional(Type.Union([Type.String(), Type.Boolean(), Type.Array(Type.Union([Type.String(), Type.Boolean()]))], { description: 'Condition(s) evaluated after each item (with the item and the registered item result): when they hold, the remaining items are not run (ansible-core 2.18+). Module tasks only.' })),
   },
   { description: 'Loop settings.', additionalProperties: false },
 );

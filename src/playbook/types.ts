@@ -101,6 +101,8 @@ export interface LoopControl {
   extended?: boolean;
   /** `extended_allitems: false`: `ansible_loop.allitems` is left out. */
   noAllitems?: boolean;
+  /** `break_when`: conditions evaluated after each item (the item's result under the `register` name); when they hold, the loop stops. */
+  breakWhen?: unknown[];
 }
 
 /** A task that runs one module. */

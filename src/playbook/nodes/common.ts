@@ -75,10 +75,14 @@ function lev1(a: string, b: string): boolean {
   return diff <= 2;
 }
 
-/** `loop_control`, with its defaults. */
-export function loopControlOf(raw: Obj): ModuleTask['loopControl'] {
+/** `loop_control`, with its defaults (`break_when` only where `breakWhen` is allowed: module tasks). */
+export function loopControlOf(raw: Obj, breakWhen = false): ModuleTask['loopControl'] {
   const lc = isRecord(raw.loop_control) ? raw.loop_control : {};
+  const brk = conditionList(lc.break_when);
+  if (brk.length && !breakWhen) throw new InputError('`loop_control.break_when` is supported by kplay on module tasks only (not on includes)', posOf(lc, 'break_when'));
+  for (const c of brk) templar.checkCondition(c, { where: posOf(lc, 'break_when') });
   return {
+    ...(brk.length ? { breakWhen: brk } : {}),
     loopVar: typeof lc.loop_var === 'string' ? lc.loop_var : 'item',
     label: typeof lc.label === 'string' ? lc.label : undefined,
     indexVar: typeof lc.index_var === 'string' ? lc.index_var : undefined,

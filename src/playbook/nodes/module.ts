@@ -88,7 +88,7 @@ function taskKeywordsOf(raw: Obj, c: TaskCommon, withLoop: WithLoop): Omit<Modul
     kind: 'task',
     loop,
     loopLookup,
-    loopControl: loopControlOf(raw),
+    loopControl: loopControlOf(raw, true),
     register: typeof raw.register === 'string' ? raw.register : undefined,
     until: raw.until,
     retries: typeof raw.retries === 'number' || typeof raw.retries === 'string' ? raw.retries : undefined,
