@@ -83,7 +83,13 @@ export function inheritedKeywords(raw: Obj, parent: Inherited, known: (short: st
     throttle: typeof throttle === 'number' || typeof throttle === 'string' ? throttle : parent.throttle,
     environment: env !== undefined && env !== null ? [...parent.environment, ...(Array.isArray(env) ? env : [env])] : parent.environment,
     moduleDefaults: defaults.length ? [...parent.moduleDefaults, ...defaults] : parent.moduleDefaults,
+    ...(raw.notify !== undefined && raw.notify !== null ? { notify: notifyList(raw.notify) } : parent.notify ? { notify: parent.notify } : {}),
   };
+}
+
+/** `notify:` as a list (a list, or a comma-separated string). */
+function notifyList(v: unknown): string[] {
+  return (Array.isArray(v) ? v.map(String) : String(v).split(',')).map((s) => s.trim()).filter(Boolean);
 }
 
 /** One `module_defaults` map with its module keys resolved to kplay's names (groups kept as written). */

@@ -97,7 +97,7 @@ const pick = <K extends keyof typeof TaskKeywords.properties>(keys: readonly K[]
 
 /** A block: `block` with `rescue` and `always`, and the keywords it passes on to its tasks. */
 export const BlockKeywords = Type.Object({
-  ...pick(['name', 'when', 'tags', 'vars']),
+  ...pick(['name', 'when', 'tags', 'vars', 'notify']),
   ...INHERITED_KEYWORDS,
   block: taskList(),
   rescue: Type.Optional(taskList()),
@@ -106,7 +106,7 @@ export const BlockKeywords = Type.Object({
 
 /** `include_tasks` / `import_tasks` (one of the two). */
 export const IncludeKeywords = Type.Object({
-  ...pick(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'register']),
+  ...pick(['name', 'when', 'tags', 'vars', 'loop', 'loop_control', 'register', 'notify']),
   include_tasks: Type.Optional(Type.String({ description: 'Task file to include at run time (may be templated).' })),
   import_tasks: Type.Optional(Type.String({ description: 'Task file to import when the playbook loads.' })),
   ...pick(['args']),

@@ -47,6 +47,8 @@ export interface Inherited {
   throttle?: number | string;
   environment: unknown[];
   moduleDefaults: Record<string, unknown>[];
+  /** `notify` of a block or `import_tasks` (a task without its own notifies these, as in ansible-core; an `include_tasks`' own is not passed on). */
+  notify?: string[];
 }
 
 /** Keywords every task-like node (task, block, include) accepts. */
@@ -78,6 +80,8 @@ export interface TaskCommon {
   environment: unknown[];
   /** `module_defaults:` maps, outer (play) → inner (task); keys are registry names or `group/<name>`. */
   moduleDefaults: Record<string, unknown>[];
+  /** The node's `notify`, else the one its static parents (blocks, `import_tasks`) give (see {@link Inherited.notify}). */
+  inheritedNotify?: string[];
   /** `any_errors_fatal` on a task or block: a failure here stops the run. */
   anyErrorsFatal?: boolean;
   /** At most this many clusters run the task at once (`throttle:`; a number or a template). */

@@ -43,6 +43,7 @@ export function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions
     diff: k.diff,
     environment: k.environment,
     moduleDefaults: k.moduleDefaults,
+    ...(k.notify ? { inheritedNotify: k.notify } : {}),
     anyErrorsFatal: k.anyErrorsFatal,
     throttle: k.throttle,
     delegateTo,
@@ -54,7 +55,7 @@ export function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions
 
 /** What a node passes on to the tasks inside it (a block's, an import's). */
 export function inheritOf(c: TaskCommon): Inherited {
-  return { checkMode: c.checkMode, noLog: c.noLog, diff: c.diff, ignoreErrors: c.ignoreErrors, ignoreUnreachable: c.ignoreUnreachable, runOnce: c.runOnce, timeout: c.timeout, anyErrorsFatal: c.anyErrorsFatal, throttle: c.throttle, environment: c.environment, moduleDefaults: c.moduleDefaults };
+  return { checkMode: c.checkMode, noLog: c.noLog, diff: c.diff, ignoreErrors: c.ignoreErrors, ignoreUnreachable: c.ignoreUnreachable, runOnce: c.runOnce, timeout: c.timeout, anyErrorsFatal: c.anyErrorsFatal, throttle: c.throttle, environment: c.environment, moduleDefaults: c.moduleDefaults, ...(c.inheritedNotify ? { notify: c.inheritedNotify } : {}) };
 }
 
 /** An unknown key of a node, with the nearest allowed key. */

@@ -26,6 +26,8 @@ export async function parseInclude(raw: Obj, at: NodeInput): Promise<TaskNode> {
   validateKeywords(raw, pos);
   const c = common(raw, pos, scope, ctx.opts);
   const dynamic = 'include_tasks' in raw;
+  // ansible-core takes `notify` on import_tasks (its tasks inherit it), not on include_tasks
+  if (dynamic && 'notify' in raw) throw new InputError("'notify' is not a valid attribute for a TaskInclude", posOf(raw, 'notify'), 'give `notify` to the included tasks, or use import_tasks');
   const key = dynamic ? 'include_tasks' : 'import_tasks';
   let fileRaw = raw[key];
   // `include_tasks: file=x.yml` (Ansible's free form: `key=value` pairs, the rest is the file)

@@ -97,7 +97,7 @@ function taskKeywordsOf(raw: Obj, c: TaskCommon, withLoop: WithLoop): Omit<Modul
     poll: typeof raw.poll === 'number' || typeof raw.poll === 'string' ? raw.poll : undefined,
     failedWhen: raw.failed_when,
     changedWhen: raw.changed_when,
-    notify: toList(raw.notify),
+    notify: c.inheritedNotify ?? [],
     listen: toList(raw.listen),
   };
 }
