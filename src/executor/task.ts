@@ -13,7 +13,6 @@ import type { ModuleTask } from '../playbook/types.js';
 import type { ResultStatus } from '../report/events.js';
 import { UnreachableError, type AnyModule, type DiffEntry, type ModuleContext, type ModuleResult } from '../core/module.js';
 import { templar, Templar } from '../template/index.js';
-import { writtenNote, type WrittenEntry } from '../core/results.js';
 import { DELEGATE_HINT, delegateProblem, moduleDefaultsFor } from '../playbook/keywords.js';
 import { ansibleBooleans } from '../playbook/booleans.js';
 import { kcoreActionRefusal } from '../playbook/kcore-action-plugin.js';
@@ -30,6 +29,7 @@ import { ALLOW_VAR, hitsWarning, refuseHits, SecretSinkError, secretSinks } from
 import type { ClusterState } from './state.js';
 import type { TaskHost, TaskKeywords, TaskOutcome } from './task-types.js';
 import { taskKeywords } from './task-keywords.js';
+import { keepingWrites } from './kept-writes.js';
 import { resolveTemplatedAction } from './templated-action.js';
 
 type Obj = Record<string, unknown>;
@@ -438,20 +438,4 @@ async function variableKeys(args: Obj, vars: Obj, task: ModuleTask): Promise<Obj
 function labelOf(item: unknown): string {
   const s = typeof item === 'string' ? item : JSON.stringify(item);
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-}
-
-/**
- * `failure` (kplay's own wording of why a task ended: the lock lost, its timeout) keeping what the
- * module's failed result `r` says it wrote before: `changed` and `written` (see `WrittenResult`).
- */
-function keepingWrites(failure: ModuleResult, r: ModuleResult): ModuleResult {
-  if (failure.status !== 'failed' || r.status !== 'failed' || r.changed !== true) return failure;
-  const written = r.data?.written;
-  const entries = Array.isArray(written) ? written.filter(isWrittenEntry) : [];
-  return { ...failure, msg: `${failure.msg}${writtenNote(entries)}`, changed: true, ...(written !== undefined ? { data: { written } } : {}) };
-}
-
-/** True for an entry of `WrittenResult`. */
-function isWrittenEntry(v: unknown): v is WrittenEntry {
-  return isRecord(v) && typeof v.kind === 'string' && typeof v.name === 'string' && typeof v.action === 'string' && typeof v.apiVersion === 'string';
 }
