@@ -433,7 +433,7 @@ export class PlayRun implements TaskHost {
           failed_task: lf?.task ?? '',
           failed_result: lf?.result ?? {},
           // Ansible's names: the failed task (with its name) and its result.
-          ansible_failed_task: { name: lf?.name ?? '' },
+          ansible_failed_task: { name: lf?.name ?? '', ...(lf?.action !== undefined ? { action: lf.action } : {}) },
           ansible_failed_result: lf?.result ?? {},
         });
       }
@@ -464,7 +464,7 @@ export class PlayRun implements TaskHost {
   }
 
   /** The last failed task per cluster (for `failed_task` / `failed_result` in rescue). */
-  readonly lastFailure = new Map<string, { task: string; name: string; result: Obj }>();
+  readonly lastFailure = new Map<string, { task: string; name: string; action?: string; result: Obj }>();
 
   failCluster(cs: ClusterState, task: string, msg: string): void {
     this.opts.emit({ type: 'task_result', task, cluster: cs.name, status: 'failed', msg, duration_ms: 0 });

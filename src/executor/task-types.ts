@@ -37,7 +37,7 @@ export interface TaskHost {
   /** A keyword value (`ignore_errors`) is true, templated or not. */
   truthy(value: unknown, vars: Obj): boolean;
   /** The last failure per cluster, for `ansible_failed_task` / `ansible_failed_result` in a rescue (`name`: the task's own name, `''` when it has none, as in Ansible). */
-  readonly lastFailure: Map<string, { task: string; name: string; result: Obj }>;
+  readonly lastFailure: Map<string, { task: string; name: string; action?: string; result: Obj }>;
   /** When the current batch of the play started (`ModuleContext.batchStarted`). */
   readonly batchStarted?: Date;
   /** The run's in-memory inventory as a module on `cluster` may change it (`add_host`, `group_by`). */

@@ -125,7 +125,7 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
       } else {
         cs.failed = true;
         cs.count('failed');
-        pr.lastFailure.set(cs.name, { task: taskName, name: ownName ?? '', result: reg });
+        pr.lastFailure.set(cs.name, { task: taskName, name: ownName ?? '', action: task.module, result: reg });
       }
     } else if (status === 'changed') {
       // ansible-playbook counts a changed result in ok= too.
