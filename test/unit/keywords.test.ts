@@ -92,6 +92,12 @@ describe('keywords in playbooks', () => {
     }
     throw new Error('expected an InputError');
   };
+  it("an invalid `register` is refused when the playbook loads, in ansible-core's words (Task._validate_register)", async () => {
+    const e = await error('- hosts: all\n  tasks:\n    - debug: { msg: x }\n      register: 200\n');
+    expect(e.message).toBe("Invalid 'register' specified: Invalid variable name '200' of type 'int'.");
+    expect(e.pos?.line).toBe(4);
+    expect((await error('- hosts: all\n  tasks:\n    - include_tasks: x.yml\n      register: a-b\n')).message).toBe("Invalid 'register' specified: Invalid variable name 'a-b'.");
+  });
   const firstTask = (pb: Playbook): ModuleTask => {
     const t = pb.plays[0]?.tasks[0] as TaskNode;
     if (t.kind !== 'task') throw new Error(`not a module task: ${t.kind}`);

@@ -9,6 +9,7 @@ import { compileSchema, describeAjvError } from '../../load/schema.js';
 import { copyPos, posOf, posOfPath } from '../../load/yaml.js';
 import { closest } from '../../load/suggest.js';
 import { templar } from '../../template/index.js';
+import { variableNameProblem, VARIABLE_NAME_HELP } from '../aliases.js';
 import { checkConnection, checkDebugger, checkDelegate, inheritedKeywords, yaml11Bool, type Inherited } from '../keywords.js';
 import { taskKeywordSchema } from '../schema.js';
 import { TASK_KEYWORDS } from '../syntax.js';
@@ -101,6 +102,9 @@ export function withoutNulls(raw: Obj): Obj {
 
 /** Check a node's keywords against their declaration; the error points at the offending value. */
 export function validateKeywords(raw: Obj, pos: SourcePos): void {
+  // ansible-core checks `register` when it reads the task (Task._validate_register), in these words
+  const badRegister = raw.register !== undefined && raw.register !== null ? variableNameProblem(raw.register) : undefined;
+  if (badRegister) throw new InputError(`Invalid 'register' specified: ${badRegister}`, posOf(raw, 'register'), VARIABLE_NAME_HELP);
   const validate = compileSchema(taskKeywordSchema());
   if (validate(withoutNulls(raw))) return;
   const e = (validate.errors ?? [])[0];
