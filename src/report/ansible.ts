@@ -265,8 +265,8 @@ export function ansibleReporter(o: ReporterOptions): Reporter {
     progress: () => undefined,
     play_aborted: (e) => {
       flushIncluded();
-      // ansible-core says so when any_errors_fatal or max_fail_percentage end the play, not when every host failed
-      if (e.reason !== 'every cluster of the batch failed') banner('NO MORE HOSTS LEFT');
+      // ansible-core's linear strategy says so when max_fail_percentage ends the play (not for any_errors_fatal, nor when every host failed)
+      if (e.reason.startsWith('max_fail_percentage')) banner('NO MORE HOSTS LEFT');
     },
     recap: (e) => {
       flushIncluded();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pyJson, pyRepr, pyStr } from '../../src/report/python-text.js';
 import { ansibleDiff } from '../../src/report/ansible-diff.js';
+import { ansibleReporter } from '../../src/report/ansible.js';
 
 describe('values as ansible-core prints them (python-text)', () => {
   it('json.dumps with sort_keys, one line and indented', () => {
@@ -29,5 +30,22 @@ describe('--diff as difflib writes it (ansible-diff)', () => {
   });
   it('marks a last line without a newline', () => {
     expect(ansibleDiff({ label: 'x', before: 'a', after: 'b' }, plain)).toBe('--- before: x\n+++ after: x\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n\n');
+  });
+});
+
+describe('-o ansible: NO MORE HOSTS LEFT as the linear strategy prints it', () => {
+  const run = (reason: string): string => {
+    let out = '';
+    const r = ansibleReporter({ write: (s) => (out += s), color: false, verbosity: 0, diff: false, tty: false });
+    r.handle({ type: 'play_aborted', play: 'p', reason });
+    r.close();
+    return out;
+  };
+  it('after max_fail_percentage (ansible-playbook 2.19 with two hosts, one failing, max_fail_percentage: 10)', () => {
+    expect(run('max_fail_percentage 10% exceeded: 1 of 2 cluster(s) in this batch failed')).toBe(`\nNO MORE HOSTS LEFT ${'*'.repeat(61)}\n`);
+  });
+  it('not for any_errors_fatal nor when every host failed', () => {
+    expect(run('any_errors_fatal: a cluster failed')).toBe('');
+    expect(run('every cluster of the batch failed')).toBe('');
   });
 });
