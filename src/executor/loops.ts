@@ -3,7 +3,7 @@
  * `with_<lookup>: terms`, which is `query('<lookup>', *terms)` (a string term is one term, as
  * ansible-core's listify_lookup_plugin_terms makes it; `with_items` flattens one level).
  */
-import { templar, type RenderOptions } from '../template/index.js';
+import { templar, UndefinedInputError, type RenderOptions } from '../template/index.js';
 import type { LoopControl } from '../playbook/types.js';
 import { extendScope } from './lazyvars.js';
 
@@ -49,4 +49,21 @@ export function loopVars(lc: LoopControl, items: readonly unknown[], i: number):
     };
   }
   return out;
+}
+
+/** What {@link loopItemsOr} gives for an undefined loop whose task's `when` is false. */
+export const UNDEFINED_LOOP_SKIPPED = Symbol('undefined loop, when false');
+
+/**
+ * The loop's items, as ansible-core's TaskExecutor gets them: a loop that reads an undefined
+ * variable fails the task only when the task's `when` (evaluated without an item) holds or fails
+ * itself; when it is false the task is skipped ({@link UNDEFINED_LOOP_SKIPPED}).
+ */
+export async function loopItemsOr(items: () => Promise<unknown>, whenHolds: () => Promise<boolean>): Promise<unknown> {
+  try {
+    return await items();
+  } catch (e) {
+    if (!(e instanceof UndefinedInputError) || (await whenHolds().catch(() => true))) throw e;
+    return UNDEFINED_LOOP_SKIPPED;
+  }
 }

@@ -23,7 +23,7 @@ import { extendScope } from './lazyvars.js';
 import { lookupHost, withLookups } from './lookups.js';
 import { moduleContext } from './module-context.js';
 import { registeredValue, resultMismatch } from './register.js';
-import { loopItems, loopVars } from './loops.js';
+import { loopItems, loopItemsOr, loopVars, UNDEFINED_LOOP_SKIPPED } from './loops.js';
 import { declaredSourcesUnder, taintRendered, type TaintedLeaf } from './taint.js';
 import { ALLOW_VAR, hitsWarning, refuseHits, SecretSinkError, secretSinks } from './sinks.js';
 import type { ClusterState } from './state.js';
@@ -155,10 +155,11 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
     // Like Ansible, a looped task's `when` is evaluated per item (it may use `item`).
     // a condition may read the cluster (`when: query('kubernetes.core.k8s', …) | length > 0`)
     const whenHost = task.when.length > 0 ? await lookupHost(task.when, vars, moduleContext(task, cs, pr, vars, kw, opts.signal)) : undefined;
-    if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task, whenHost))) {
+    const skipWhen = (): ReturnType<typeof finish> => {
       skippedByWhen = true;
       return finish({ status: 'skipped', msg: 'Conditional result was False' }, { changed: false, skipped: true, skip_reason: 'Conditional result was False' }, true);
-    }
+    };
+    if (task.loop === undefined && !(await pr.whenHolds(task.when, vars, task, whenHost))) return skipWhen();
     if (task.templatedAction) {
       const resolved = await resolveTemplatedAction(task, vars, opts.registry);
       if (typeof resolved === 'string') return fail(resolved);
@@ -172,7 +173,8 @@ export async function runModuleTask(written: ModuleTask, cs: ClusterState, pr: T
     }
     // Loops: one result per item, then a summary.
     const loopHost = await lookupHost([task.loop], vars, moduleContext(task, cs, pr, vars, kw, opts.signal));
-    const list = await withLookups(loopHost, () => loopItems(task, vars, { ...where, host: loopHost }));
+    const list = await loopItemsOr(() => withLookups(loopHost, () => loopItems(task, vars, { ...where, host: loopHost })), () => pr.whenHolds(task.when, vars, task, whenHost));
+    if (list === UNDEFINED_LOOP_SKIPPED) return skipWhen();
     if (!Array.isArray(list)) return fail(`loop must be a list, got ${typeof list === 'object' ? 'a map' : typeof list}: ${JSON.stringify(list)?.slice(0, 80)}`);
     // as ansible-core: no items is one skipped result (`skipping: [c]`), registered with its reason
     if (list.length === 0) return finish({ status: 'skipped', msg: 'No items in the list' }, { changed: false, results: [], skipped: true, skipped_reason: 'No items in the list' }, true);
