@@ -18,11 +18,22 @@ import '../validators.js';
 import { conditionList, knownAction, NO_EFFECT, toList, type LoadOptions, type Obj, type Scope } from './context.js';
 
 /** The keywords every node has (name, when, tags, vars, the inherited ones), checked. */
-export function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions): TaskCommon {
+export function common(raw: Obj, pos: SourcePos, scope: Scope, opts: LoadOptions, moduleTask = false): TaskCommon {
   const name = typeof raw.name === 'string' ? raw.name : undefined;
   if (name) templar.check(name, { where: posOf(raw, 'name') });
   const when = conditionList(raw.when);
-  for (const c of when) templar.checkCondition(c, { where: posOf(raw, 'when') });
+  // a malformed `when` (`"foo" in {{ x }}`) is an error ansible-core raises when the task runs: where the
+  // playbook handles the task's failure (ignore_errors, a rescue) it fails then; elsewhere it is refused now
+  const ignoring = raw.ignore_errors ?? scope.inherit.ignoreErrors;
+  const handled = moduleTask && (scope.rescued === true || (ignoring !== undefined && ignoring !== null && ignoring !== false && yaml11Bool(ignoring) !== false));
+  for (const c of when) {
+    try {
+      templar.checkCondition(c, { where: posOf(raw, 'when') });
+    } catch (e) {
+      if (!handled || !(e instanceof InputError)) throw e;
+      opts.warn?.(`${e.describe().split('\n')[0] ?? ''} (the task fails when it runs, as in ansible-core)`);
+    }
+  }
   if (isRecord(raw.vars)) templar.check(raw.vars, { where: posOf(raw, 'vars') });
   const delegateTo = checkDelegate(raw);
   checkDebugger(raw);

@@ -39,7 +39,7 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
   const name = moduleKeys[0] ?? '';
   const mod = (await ctx.opts.registry.load(name)) as AnyModule;
   await ctx.opts.registry.prepare(name);
-  const c = common(raw, pos, scope, ctx.opts);
+  const c = common(raw, pos, scope, ctx.opts, true);
   const defaults = moduleDefaultsFor(c.moduleDefaults, name);
   let args: unknown;
   let deferredError: string | undefined;
@@ -70,7 +70,7 @@ export async function parseModuleTask(raw: Obj, at: NodeInput): Promise<ModuleTa
 function templatedActionTask(raw: Obj, at: NodeInput, action: TemplatedAction): ModuleTask {
   if (!at.scope.handler && 'listen' in raw) throw new InputError('`listen` is only valid on handlers', posOf(raw, 'listen'));
   validateKeywords(raw, at.pos);
-  const c = common(raw, at.pos, at.scope, at.ctx.opts);
+  const c = common(raw, at.pos, at.scope, at.ctx.opts, true);
   templar.check(action.args, { where: posOf(raw, TEMPLATED_ACTION) });
   return { ...taskKeywordsOf(raw, c, at.withLoop), module: action.module, args: action.args, templatedAction: { ...(isRecord(raw.args) ? { extra: raw.args } : {}) } };
 }
