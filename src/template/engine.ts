@@ -373,10 +373,10 @@ export class Templar {
     return {
       variable: (name) => (scope.has(name) ? scope.lookup(name) : new Undef(`'${name}' is undefined`, name)),
       variableNames: () => scope.names(),
-      render: (template, extra) => {
+      render: (template, extra, delimiters) => {
         const s = extra ? scope.child() : scope;
         if (extra) for (const [k, v] of Object.entries(extra)) s.locals.set(k, v);
-        return toPlain(this.renderInScope(template, s, host, undefined));
+        return toPlain(this.renderInScope(template, s, host, undefined, delimiters));
       },
       searchPaths: host?.searchPaths ?? dirs(),
       inRole: str(scope.has('role_path') ? scope.lookup('role_path') : undefined) !== undefined,

@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { decryptFileData } from '../load/yaml.js';
+import { JINJA_DELIMITERS, type Delimiters } from '../core/delimiters.js';
 import type { Kwargs, LookupDef, PluginContext } from './plugins.js';
 import { ExprError, Undef, isMap, truthy, typeName } from './values.js';
 import { text } from './filters/def.js';
@@ -151,6 +152,15 @@ const BASE: Record<string, LookupDef> = {
     fn: (terms, kwargs, ctx) => {
       const extra = kwargs.template_vars;
       if (extra !== undefined && extra !== null && !isMap(extra)) throw new ExprError(`template_vars must be a dict, got ${typeName(extra)}`);
+      // the lookup's options for other delimiters (ansible-core's variable_/comment_start_string, …)
+      const opt = (k: string, d: string): string => (typeof kwargs[k] === 'string' ? (kwargs[k] as string) : d);
+      const delimiters: Delimiters = {
+        ...JINJA_DELIMITERS,
+        variableStart: opt('variable_start_string', JINJA_DELIMITERS.variableStart),
+        variableEnd: opt('variable_end_string', JINJA_DELIMITERS.variableEnd),
+        commentStart: opt('comment_start_string', JINJA_DELIMITERS.commentStart),
+        commentEnd: opt('comment_end_string', JINJA_DELIMITERS.commentEnd),
+      };
       return terms.map((t) => {
         const term = text(t);
         const found = findFile(ctx, 'templates', term);
@@ -164,7 +174,7 @@ const BASE: Record<string, LookupDef> = {
           template_run_date: new Date().toISOString(),
           ...(isMap(extra) ? extra : {}),
         };
-        return ctx.render(readVaulted(found, ctx), vars);
+        return ctx.render(readVaulted(found, ctx), vars, delimiters);
       });
     },
   },

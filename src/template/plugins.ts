@@ -5,6 +5,8 @@
  * values from {@link ./values.ts}.
  */
 
+import type { Delimiters } from '../core/delimiters.js';
+
 /** What a filter, test or lookup may use from the run: nothing else reaches it. */
 export interface PluginContext {
   /** Read a variable by name (undefined → an `Undef`); lazily rendered vars render on read. */
@@ -12,7 +14,7 @@ export interface PluginContext {
   /** Every variable name visible (for `lookup('vars')`, `varnames`). */
   readonly variableNames: () => string[];
   /** Render a template string with the current variables (plus `extra`), e.g. for `lookup('template')`. */
-  readonly render: (template: string, extra?: Record<string, unknown>) => unknown;
+  readonly render: (template: string, extra?: Record<string, unknown>, delimiters?: Readonly<Delimiters>) => unknown;
   /** Directories searched for relative paths of `file`/`template` lookups, in order (role files, playbook dir). */
   readonly searchPaths: readonly string[];
   /** The task is in a role (`role_path` is set): ansible-core's lookups then search a role's `tasks/` subdirectories as a role's. */
