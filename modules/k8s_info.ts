@@ -2,7 +2,7 @@
  * `k8s_info` (also kubernetes.core.k8s_info): read one object or a list of objects (for
  * `register`), optionally waiting for them like `wait_for`. Never changes anything.
  */
-import { asList, conditionMet, defineModule, findResource, groupVersion, hideFields, k8sAuthProperties, KubeApiError, taskClient, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type WaitMode, type KubeObject } from 'kplay/sdk';
+import { asList, conditionMet, defineModule, findResource, groupVersion, hideFields, k8sAuthProperties, kcoreReadiness, KubeApiError, taskClient, secretValues, waitFor, errorMessage, Default, StringEnum, Type, type WaitMode, type KubeObject } from 'kplay/sdk';
 
 const list = (description: string): ReturnType<typeof Type.Unsafe<string | string[]>> => Type.Unsafe<string | string[]>({ type: ['array', 'string'], items: { type: 'string' }, description });
 
@@ -28,7 +28,7 @@ export default defineModule({
       label_selectors: Type.Optional(list('Label selectors (kubernetes.core), all of which must match; combined with `label_selector`.')),
       field_selectors: Type.Optional(list('Field selectors (kubernetes.core), all of which must match; combined with `field_selector`.')),
       hidden_fields: Type.Optional(Type.Array(Type.String(), { description: 'Fields left out of `resources`, e.g. `status`, `spec.containers[0].env[3].value`, `metadata.annotations[kubectl.kubernetes.io/last-applied-configuration]`.' })),
-      wait: Default(Type.Boolean({ description: 'Wait until the object(s) exist and are ready (rules of `wait_for`) before reading them.' }), false),
+      wait: Default(Type.Boolean({ description: 'Wait until the object(s) exist and, as kubernetes.core waits, Deployments, DaemonSets and StatefulSets are ready (kplay\'s readiness rules) and Pods have every container ready (a pod that ran to completion fails at once); other kinds only need to exist.' }), false),
       wait_condition: Type.Optional(
         Type.Object(
           {
@@ -69,7 +69,7 @@ export default defineModule({
       if (args.wait) {
         const cond = args.wait_condition?.type ? { ...args.wait_condition, type: args.wait_condition.type } : undefined;
         const mode: WaitMode = !cond
-          ? { type: 'ready' }
+          ? { type: 'ready', rules: kcoreReadiness }
           : cond.reason
             ? { type: 'check', describe: `condition ${cond.type}=${cond.status} (${cond.reason})`, check: (o) => Promise.resolve(conditionMet(cond, o)) }
             : { type: 'condition', condition: cond.type, status: cond.status };

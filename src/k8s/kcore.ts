@@ -12,6 +12,7 @@ import { isRecord } from '../core/shape.js';
 import { Default, StringEnum, Type } from '../core/args.js';
 import type { KubeClient, KubeObject, ObjectRef } from './types.js';
 import { waitFor, type WaitMode } from './wait.js';
+import { readinessOf, type Readiness } from './readiness/index.js';
 
 /** kubernetes.core's `wait`, `wait_sleep`, `wait_timeout`, `wait_condition` (k8s_wait_options). */
 export const kcoreWaitProperties = {
@@ -268,6 +269,21 @@ export function definitionHash(def: Record<string, unknown>): string | undefined
 /** Kinds kubernetes.core waits to be ready (its `RESOURCE_PREDICATES`); other kinds only need to exist. */
 const READY_KINDS = new Set(['Deployment', 'DaemonSet', 'StatefulSet', 'Pod']);
 
+/**
+ * Readiness as kubernetes.core's waiter judges it: Deployments, DaemonSets and StatefulSets by
+ * kplay's rules (which also fail fast on a container that cannot start: README), a Pod only once
+ * every container is ready (`pod_ready`) — so a pod that ran to completion (`Succeeded`) is never
+ * ready and fails at once, where kubernetes.core waits for it until the timeout —, any other kind
+ * once it exists.
+ */
+export function kcoreReadiness(obj: KubeObject): Readiness {
+  if (!READY_KINDS.has(obj.kind)) return { done: true, successful: true, message: 'exists' };
+  if (obj.kind === 'Pod' && isRecord(obj.status) && obj.status.phase === 'Succeeded') {
+    return { done: true, successful: false, message: 'pod has run to completion (Succeeded): its containers are not ready and will not be (kubernetes.core waits for ready containers)' };
+  }
+  return readinessOf(obj);
+}
+
 /** Outcome of {@link waitLikeKcore}. */
 export interface KcoreWaitOutcome {
   ok: boolean;
@@ -281,8 +297,8 @@ export interface KcoreWaitOutcome {
 
 /**
  * kubernetes.core's `wait` of a present object with kplay's watcher: `wait_condition` (type,
- * status, reason) when it has a type, else readiness of Deployments, DaemonSets, StatefulSets and
- * Pods (kplay's rules), else nothing to wait for.
+ * status, reason) when it has a type, else {@link kcoreReadiness} of Deployments, DaemonSets,
+ * StatefulSets and Pods, else nothing to wait for.
  */
 export async function waitLikeKcore(
   client: KubeClient,
@@ -292,7 +308,7 @@ export async function waitLikeKcore(
   const cond = opts.condition?.type ? opts.condition : undefined;
   let mode: WaitMode | undefined;
   if (cond) mode = { type: 'check', describe: `condition ${cond.type ?? ''}=${cond.status}${cond.reason ? ` (${cond.reason})` : ''}`, check: (o) => Promise.resolve(conditionMet(cond, o)) };
-  else if (READY_KINDS.has(ref.kind)) mode = { type: 'ready' };
+  else if (READY_KINDS.has(ref.kind)) mode = { type: 'ready', rules: kcoreReadiness };
   if (!mode) return { ok: true, duration: 0, msg: '' };
   const started = Date.now();
   const w = await waitFor(client, [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace: ref.namespace }], mode, { timeoutMs: opts.timeoutSeconds * 1000, signal: opts.signal, progress: opts.progress });

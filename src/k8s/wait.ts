@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { describeRef } from './client.js';
 import { abortReason } from './rate-limit.js';
-import { hasPods, podFatalReason, readinessOf } from './readiness/index.js';
+import { hasPods, podFatalReason, readinessOf, type ReadinessCheck } from './readiness/index.js';
 import type { KubeClient, KubeObject } from './types.js';
 
 /** What to wait on: one object (`name`) or every object matching `labelSelector`. */
@@ -20,7 +20,8 @@ export interface WaitTarget {
 
 /** What "done" means. */
 export type WaitMode =
-  | { type: 'ready' }
+  /** Ready by kplay's readiness rules, or by `rules` (e.g. kubernetes.core's predicates). */
+  | { type: 'ready'; rules?: ReadinessCheck }
   | { type: 'condition'; condition: string; status: string }
   | { type: 'check'; describe: string; check: (obj: KubeObject) => Promise<boolean> }
   | { type: 'absent' };
@@ -97,7 +98,7 @@ async function evaluate(mode: WaitMode, t: WaitTarget, objects: KubeObject[]): P
   let allDone = true;
   for (const o of objects) {
     if (mode.type === 'ready') {
-      const r = readinessOf(o);
+      const r = (mode.rules ?? readinessOf)(o);
       if (r.done && !r.successful) return { done: true, failed: `${label(o)}: ${r.message}`, lines: [`${label(o)}: ${r.message}`] };
       if (!r.done) {
         allDone = false;

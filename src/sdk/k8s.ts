@@ -14,7 +14,7 @@ export { loadSources, parseManifests, toObjects } from '../k8s/manifests.js';
 export { diffEntry, maskObject, secretValues } from '../k8s/normalize.js';
 export { waitFor, type WaitMode, type WaitTarget } from '../k8s/wait.js';
 export { authSecrets, k8sAuthProperties, kubeClientFor, planConnection, taskClient, resolveAuth, type ConnectionPlan, type EnvMap, type K8sAuth, type K8sAuthArgs } from '../k8s/connection.js';
-export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, waitLikeKcore, type DefinitionParams, type KcoreWaitOutcome, type WaitCondition } from '../k8s/kcore.js';
+export { asList, buildDefinitions, conditionMet, definitionHash, hideFields, kcoreDeleteOptions, kcoreReadiness, kcoreWaitProperties, loadAllDocuments, parseSelectors, selectorsMatch, waitLikeKcore, type DefinitionParams, type KcoreWaitOutcome, type WaitCondition } from '../k8s/kcore.js';
 export { normalize as normalizeObject } from '../k8s/normalize.js';
 export { findResource, groupVersion, HTTP_REASON, kcoreDiff, kcoreResource, kcoreVerdict, KcoreObjectFailure, performAction, recursiveDiff, type KcoreActionParams, type KcoreItem } from '../k8s/kcore-action.js';
 export { kcoreValidate, taskPython, type KcoreValidation } from '../k8s/kcore-validate.js';

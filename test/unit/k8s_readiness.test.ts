@@ -1,6 +1,7 @@
 // Readiness rules per kind, with object fixtures.
 import { describe, expect, it } from 'vitest';
 import { podFatalReason, readinessOf } from '../../src/k8s/readiness/index.js';
+import { kcoreReadiness } from '../../src/k8s/kcore.js';
 import type { KubeObject } from '../../src/k8s/types.js';
 
 const obj = (apiVersion: string, kind: string, spec: Record<string, unknown>, status: Record<string, unknown>, generation = 2): KubeObject => ({ apiVersion, kind, metadata: { name: 'x', namespace: 'ns', generation }, spec, status });
@@ -64,6 +65,20 @@ describe('other kinds', () => {
     expect(state(bad)).toBe('failed');
     expect(podFatalReason(bad)).toBe('pod x container c: CrashLoopBackOff (back-off 5m)');
     expect(podFatalReason(obj('v1', 'Pod', {}, { containerStatuses: [{ name: 'c', state: { waiting: { reason: 'ContainerCreating' } } }] }))).toBeUndefined();
+  });
+  it('kubernetes.core\'s waiter: a completed Pod fails, a Job or ConfigMap only needs to exist, workloads by kplay\'s rules', () => {
+    const kstate = (o: Parameters<typeof kcoreReadiness>[0]): string => {
+      const r = kcoreReadiness(o);
+      return r.done ? (r.successful ? 'ready' : 'failed') : 'progressing';
+    };
+    const done = kcoreReadiness(obj('v1', 'Pod', {}, { phase: 'Succeeded' }));
+    expect(done).toMatchObject({ done: true, successful: false });
+    expect(done.message).toContain('Succeeded');
+    expect(kstate(obj('v1', 'Pod', {}, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }))).toBe('ready');
+    expect(kstate(obj('v1', 'Pod', {}, { phase: 'Pending' }))).toBe('progressing');
+    expect(kstate(obj('batch/v1', 'Job', {}, { active: 1 }))).toBe('ready');
+    expect(kstate(obj('v1', 'ConfigMap', {}, {}))).toBe('ready');
+    expect(kstate(obj('apps/v1', 'Deployment', { replicas: 2 }, { replicas: 2, readyReplicas: 1, updatedReplicas: 2, availableReplicas: 1 }))).toBe(state(obj('apps/v1', 'Deployment', { replicas: 2 }, { replicas: 2, readyReplicas: 1, updatedReplicas: 2, availableReplicas: 1 })));
   });
   it('PVC Bound, Service LoadBalancer ingress, CRD Established, Namespace Active', () => {
     expect(state(obj('v1', 'PersistentVolumeClaim', {}, { phase: 'Bound' }))).toBe('ready');

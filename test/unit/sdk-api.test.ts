@@ -25,7 +25,7 @@ const API: Record<string, string[]> = {
     'type DriftField', 'driftOf', 'type DriftRule', 'type EnvMap', 'findResource', 'groupVersion',
     'type HiddenField', 'hideFields', 'HTTP_REASON', 'type JsonPatchOp', 'type K8sAuth', 'type K8sAuthArgs',
     'k8sAuthProperties', 'type KcoreActionParams', 'kcoreDeleteOptions', 'kcoreDiff', 'type KcoreItem',
-    'KcoreObjectFailure', 'kcoreResource', 'kcoreValidate', 'type KcoreValidation', 'kcoreVerdict', 'type KcoreWaitOutcome', 'kcoreWaitProperties', 'KubeApiError',
+    'KcoreObjectFailure', 'kcoreReadiness', 'kcoreResource', 'kcoreValidate', 'type KcoreValidation', 'kcoreVerdict', 'type KcoreWaitOutcome', 'kcoreWaitProperties', 'KubeApiError',
     'type KubeClient', 'kubeClientFor', 'kubeFor', 'type KubeObject', 'labelOf', 'loadAllDocuments',
     'loadSources', 'maskObject', 'normalizeObject', 'type ObjectDrift', 'type ObjectPlan', 'objectRef',
     'type ObjectRef', 'type ObjectResult', 'OWNER_LABEL', 'parseDriftRules', 'parseManifests',
