@@ -2,7 +2,7 @@
  * TypeBox's `Type` builder without loading TypeBox: its 200 ES module files cost ~0.15 s of
  * every `kplay run` and `kplay validate`, to build the plain JSON Schema objects the modules
  * declare at import. The constructors modules use (String, Number, Integer, Boolean, Null,
- * Unknown, Literal, Unsafe, Optional, Object, Array, Union, Record keyed by strings) are built
+ * Unknown, Never, Literal, Unsafe, Optional, Object, Array, Union, Record keyed by strings) are built
  * here exactly as TypeBox 0.34 builds them — same keys, same order, TypeBox's global symbols
  * (`Symbol.for('TypeBox.Kind')`, …) — so the objects are interchangeable with TypeBox's
  * (test/unit/typebox-lite.test.ts compares every constructor with TypeBox's own). Any other
@@ -40,6 +40,7 @@ const lite: Record<string, (...args: never[]) => unknown> = {
   Boolean: (options?: Options) => create({ [Kind]: 'Boolean', type: 'boolean' }, options),
   Null: (options?: Options) => create({ [Kind]: 'Null', type: 'null' }, options),
   Unknown: (options?: Options) => create({ [Kind]: 'Unknown' }, options),
+  Never: (options?: Options) => create({ [Kind]: 'Never', not: {} }, options),
   Literal: (value: string | number | boolean, options?: Options) => create({ [Kind]: 'Literal', const: value, type: typeof value }, options),
   Unsafe: (options: Schema = {}) => create({ [Kind]: options[Kind] ?? 'Unsafe' }, options),
   Optional: (schema: Schema, enable?: boolean) =>

@@ -2,7 +2,12 @@
 // exactly TypeBox's object: same keys in the same order (the generated schemas and docs depend on
 // it), same symbols, same values. The rest is TypeBox's own.
 import { Type as TypeBox, Kind, OptionalKind } from '@sinclair/typebox';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { kplayBin } from '../helpers/cli.js';
 import { Type } from '../../src/core/typebox-lite.js';
 import { Default, StringEnum } from '../../src/core/args.js';
 
@@ -28,6 +33,8 @@ describe('SDK Type (TypeBox without loading it)', () => {
     ['Boolean', (T) => T.Boolean({ default: false })],
     ['Null', (T) => T.Null()],
     ['Unknown', (T) => T.Unknown({ description: 'anything' })],
+    ['Never', (T) => T.Never()],
+    ['Never with options', (T) => T.Never({ description: 'n' })],
     ['Literal string', (T) => T.Literal('present', { description: 'x' })],
     ['Literal number and boolean', (T) => T.Union([T.Literal(1), T.Literal(true)])],
     ['Unsafe', (T) => T.Unsafe<string>({ enum: ['a', 'b'], description: 'x' })],
@@ -64,4 +71,17 @@ describe('SDK Type (TypeBox without loading it)', () => {
     same(Type.Object({ a: Default(Type.Integer(), 3), b: StringEnum(['x', 'y']) }), TypeBox.Object({ a: TypeBox.Optional({ ...TypeBox.Integer(), default: 3 }), b: TypeBox.Unsafe({ enum: ['x', 'y'] }) }));
   });
 
+  it('is never loaded by a validate or a run of the built CLI (each load of TypeBox costs every command ~0.15-0.4 s)', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'typebox-lite-'));
+    // reports every CommonJS load of TypeBox (typebox-lite loads it that way when it must)
+    writeFileSync(path.join(dir, 'hook.cjs'), "const M = require('module'); const load = M._load; M._load = function (req, ...rest) { if (String(req).includes('@sinclair/typebox')) process.stderr.write('TYPEBOX LOADED\\n'); return load.call(this, req, ...rest); };\n");
+    writeFileSync(path.join(dir, 'inventory.yml'), 'all:\n  clusters:\n    local: {}\n');
+    writeFileSync(path.join(dir, 'other.yml'), '- hosts: all\n  tasks:\n    - debug: { msg: other }\n');
+    writeFileSync(path.join(dir, 'site.yml'), '- import_playbook: other.yml\n- hosts: all\n  tasks:\n    - set_fact: { a: 1 }\n    - debug: { msg: "{{ a }}" }\n');
+    for (const args of [['validate', 'site.yml', '-i', 'inventory.yml'], ['run', 'site.yml', '-i', 'inventory.yml', '--no-lock', '--record-dir', path.join(dir, 'records')]]) {
+      const r = spawnSync(process.execPath, ['-r', path.join(dir, 'hook.cjs'), kplayBin, ...args], { cwd: dir, encoding: 'utf8' });
+      expect(r.status, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(0);
+      expect(r.stderr).not.toContain('TYPEBOX LOADED');
+    }
+  });
 });
