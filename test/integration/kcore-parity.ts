@@ -181,32 +181,43 @@ async function runKplay(fixture: string, args: string[]): Promise<Outcome> {
 /** Ansible names an unnamed task by its action; kplay by its module's short name. */
 const unprefixed = (o: Outcome): Outcome => ({ ...o, statuses: o.statuses.map(([t, s]) => [t.replace(/^kubernetes\.core\./, ''), s]) });
 
-beforeAll(() => {
-  env = sandboxEnv();
-  expect(existsSync(ANSIBLE), `${ANSIBLE} missing: run bash test/bench/install.sh`).toBe(true);
-});
+/** The fixtures (test/fixtures/kcore/*.yml), sorted: shard K of N runs every Nth from the Kth. */
+export function kcoreParityFixtures(): string[] {
+  return readdirSync(FIXTURES).filter((f) => f.endsWith('.yml')).sort();
+}
 
-afterAll(async () => {
-  for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false'], { check: false, context: CLUSTER_NAME });
-  for (const name of clusterScoped) await kubectl(['delete', name, '--wait=false', '--ignore-not-found'], { check: false, context: CLUSTER_NAME });
-});
+/**
+ * The suite, for shard `shard` (1-based) of `of`: the test files kcore-parity-K.test.ts each run
+ * one shard, so npm test's lanes (test/lanes.mjs) can run them side by side on sandboxes of their own.
+ */
+export function kcoreParity(shard: number, of: number): void {
+  beforeAll(() => {
+    env = sandboxEnv();
+    expect(existsSync(ANSIBLE), `${ANSIBLE} missing: run bash test/bench/install.sh`).toBe(true);
+  });
 
-describe('kubernetes.core modules: kplay and ansible-playbook agree', () => {
-  for (const fixture of readdirSync(FIXTURES).filter((f) => f.endsWith('.yml')).sort()) {
-    it(`${fixture}: same status per task and same registered fields`, async () => {
-      const { args, honest, differs } = directives(fixture);
-      const [ansible, ours] = await Promise.all([runAnsible(fixture, args), runKplay(fixture, args)]);
-      // KCORE_PARITY_DUMP=dir: both outcomes written there, to read what was compared
-      if (process.env.KCORE_PARITY_DUMP) writeFileSync(path.join(process.env.KCORE_PARITY_DUMP, `${fixture}.json`), JSON.stringify({ ansible, kplay: ours }, null, 1));
-      expect(ansible.statuses.length).toBeGreaterThan(5);
-      // the declared honest-changed tasks: kubernetes.core says changed, kplay ok; exactly there
-      const declared = [...honest].sort();
-      const found = ansible.statuses.filter(([t, st], i) => honest.has(t) && st === 'changed' && ours.statuses[i]?.[0] === t && ours.statuses[i]?.[1] === 'ok').map(([t]) => t);
-      expect([...new Set(found)].sort(), 'tasks declared kcore-parity-honest').toEqual(declared);
-      for (const [from] of differs) expect(ansible.messages.some((m) => m.includes(from)), `kcore-parity-differs: ansible-playbook printed ${from}`).toBe(true);
-      const messages = ansible.messages.map((m) => differs.reduce((acc, [from, to]) => acc.replace(from, to), m));
-      const reference = { ...ansible, messages, statuses: ansible.statuses.map(([t, st]): [string, string] => [t, honest.has(t) && st === 'changed' ? 'ok' : st]) };
-      expect(unprefixed(ours)).toEqual(unprefixed(reference));
-    }, 420_000);
-  }
-});
+  afterAll(async () => {
+    for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false'], { check: false, context: CLUSTER_NAME });
+    for (const name of clusterScoped) await kubectl(['delete', name, '--wait=false', '--ignore-not-found'], { check: false, context: CLUSTER_NAME });
+  });
+
+  describe(`kubernetes.core modules: kplay and ansible-playbook agree (fixtures ${shard} of every ${of})`, () => {
+    for (const fixture of kcoreParityFixtures().filter((_f, i) => i % of === shard - 1)) {
+      it(`${fixture}: same status per task and same registered fields`, async () => {
+        const { args, honest, differs } = directives(fixture);
+        const [ansible, ours] = await Promise.all([runAnsible(fixture, args), runKplay(fixture, args)]);
+        // KCORE_PARITY_DUMP=dir: both outcomes written there, to read what was compared
+        if (process.env.KCORE_PARITY_DUMP) writeFileSync(path.join(process.env.KCORE_PARITY_DUMP, `${fixture}.json`), JSON.stringify({ ansible, kplay: ours }, null, 1));
+        expect(ansible.statuses.length).toBeGreaterThan(5);
+        // the declared honest-changed tasks: kubernetes.core says changed, kplay ok; exactly there
+        const declared = [...honest].sort();
+        const found = ansible.statuses.filter(([t, st], i) => honest.has(t) && st === 'changed' && ours.statuses[i]?.[0] === t && ours.statuses[i]?.[1] === 'ok').map(([t]) => t);
+        expect([...new Set(found)].sort(), 'tasks declared kcore-parity-honest').toEqual(declared);
+        for (const [from] of differs) expect(ansible.messages.some((m) => m.includes(from)), `kcore-parity-differs: ansible-playbook printed ${from}`).toBe(true);
+        const messages = ansible.messages.map((m) => differs.reduce((acc, [from, to]) => acc.replace(from, to), m));
+        const reference = { ...ansible, messages, statuses: ansible.statuses.map(([t, st]): [string, string] => [t, honest.has(t) && st === 'changed' ? 'ok' : st]) };
+        expect(unprefixed(ours)).toEqual(unprefixed(reference));
+      }, 420_000);
+    }
+  });
+}
