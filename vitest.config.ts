@@ -18,7 +18,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
-          testTimeout: 30_000,
+          // a bound, not a wait: npm test runs this project beside the integration lanes
+          // (test/lanes.mjs), so a CPU-bound test (password_hash's 656,000 rounds, compiling every
+          // module's schemas) gets a share of the cores only
+          testTimeout: 90_000,
         },
       },
       {
