@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { verbs } from './lib.mjs';
+import { b14, b14Rows, B14_TITLE } from './b14-kcore-targets.mjs';
 import { samples, SCRAPE_INTERVAL_S, startExporter, startPrometheus, waitForQuery } from '../helpers/prometheus.mjs';
 
 const yamlDocs = (objs) => objs.map((o) => JSON.stringify(o)).join('\n---\n') + '\n';
@@ -1309,4 +1310,5 @@ export const BENCHES = [
   { id: 'B11', title: 'the live board (--progress board vs plain) over a window of many clusters, in a pty', run: b11, rows: (q) => [`B11 live board, window of ${q ? 20 : 100} clusters (board vs plain, in a pty)`] },
   { id: 'B12', title: 'analysis gate stop latency: first bad scrape to the gate failing, vs the bound interval + scrape interval', run: b12, rows: () => ['B12 gate stop latency (first bad scrape to gate failed)'] },
   { id: 'B13', title: 'fleet simulation: a window over many inventory entries as 10 shards (one fleet run) vs 1 process', run: b13, rows: (q) => [`B13 fleet simulation: ${q ? 60 : 1000} inventory entries, 10 shards vs 1 process`] },
+  { id: 'B14', title: B14_TITLE, run: b14, rows: b14Rows },
 ];

@@ -46,6 +46,7 @@ const EXPECTED = [
   /^B11 live board, window of \d+ clusters \(board vs plain, in a pty\)$/,
   /^B12 gate stop latency \(first bad scrape to gate failed\)$/,
   /^B13 fleet simulation: \d+ inventory entries, 10 shards vs 1 process$/,
+  /^B14 kubernetes\.core targets x \d+ \(both engines pass\)$/,
 ];
 
 function runBench(out: string, store: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
