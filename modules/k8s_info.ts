@@ -66,6 +66,7 @@ export default defineModule({
       if (!info) return { status: 'ok', msg: `Failed to find API for resource with apiVersion "${asked}" and kind "${args.kind}"`, data: { resources: [], api_found: false } };
       const apiVersion = asked === 'v1' ? groupVersion(info) : asked;
       const namespace = info.namespaced ? (args.namespace ?? (args.name ? 'default' : undefined)) : undefined;
+      let waited: KubeObject[] | undefined;
       if (args.wait) {
         const cond = args.wait_condition?.type ? { ...args.wait_condition, type: args.wait_condition.type } : undefined;
         const mode: WaitMode = !cond
@@ -81,9 +82,14 @@ export default defineModule({
         // nothing there when the wait ends is an empty list, as kubernetes.core's find: only an object
         // that exists and did not become ready fails the task
         if (!w.ok && w.objects.length > 0) return { status: 'failed', msg: ctx.mask(w.msg) };
+        // as kubernetes.core's find: the objects as the wait saw them ready (a pod read again a
+        // moment later may have moved on, e.g. run to completion)
+        if (w.ok && !fieldSelector) waited = w.objects;
       }
       let resources: KubeObject[];
-      if (args.name) {
+      if (waited) {
+        resources = waited;
+      } else if (args.name) {
         const o = await client.get({ apiVersion, kind: info.kind, name: args.name, namespace }, ctx.signal);
         resources = o ? [o] : [];
       } else {
