@@ -12,6 +12,7 @@
 //     integration files split between them, each lane with a sandbox of its own
 //     (KPLAY_SANDBOX_DIR: `~/.cache/kplay-sandbox/run` for the first, `run-lane-K` for lane K), so
 //     files of different lanes never share a cluster; inside a lane files still run one at a time.
+//     The sandboxes are started here one after another (see startSandboxes) and stopped at the end.
 // Files are dealt to the integration lanes longest first (the durations recorded in
 // test/lanes.json; a file not recorded there counts DEFAULT_SECONDS). `--record` writes the
 // durations this run measured back to test/lanes.json. Every lane's output is printed with its
@@ -23,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { down, status, up } from './sandbox/lib.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TABLE = path.join(REPO, 'test/lanes.json');
@@ -148,9 +150,49 @@ function fileSeconds(report) {
   return out;
 }
 
+/**
+ * Starts each integration lane's sandbox, one after another: sandboxes started at the same time
+ * pick their free ports at the same time and collide (an apiserver's `bind: address already in
+ * use`). The lanes' vitest global setups then find them running and reuse them; the ones started
+ * here are stopped at the end. Resolves the lane dirs to stop.
+ */
+async function startSandboxes() {
+  const mine = [];
+  for (const lane of lanes) {
+    const dir = lane.env.KPLAY_SANDBOX_DIR;
+    if (!dir) continue;
+    process.env.KPLAY_SANDBOX_DIR = dir;
+    const before = await status();
+    await up({ clusters: 3, log: (line) => console.log(`[${lane.name}] sandbox: ${line}`) });
+    if (!before.running) mine.push(dir);
+  }
+  return mine;
+}
+
+async function stopSandboxes(dirs) {
+  for (const dir of dirs) {
+    process.env.KPLAY_SANDBOX_DIR = dir;
+    await down({ log: (line) => console.log(`sandbox ${path.basename(dir)}: ${line}`) }).catch((e) => console.error(`sandbox ${dir}: ${e.message}`));
+  }
+}
+
 const started = Date.now();
 console.log(`lanes: ${lanes.map((l) => `${l.name} (${l.planned === undefined ? `the ${l.args[1]} project` : `${l.args.length - 2} files, ~${Math.round(l.planned / 60)} min`})`).join(', ')}`);
-const codes = await Promise.all(lanes.map((l) => runLane(l, path.join(reports, `${l.name}.json`))));
+// the lanes without a sandbox start at once, the integration lanes once their sandboxes are up
+const report = (l) => path.join(reports, `${l.name}.json`);
+const free = new Map(lanes.filter((l) => !l.env.KPLAY_SANDBOX_DIR).map((l) => [l, runLane(l, report(l))]));
+let ours = [];
+/** @type {number[]} */
+let codes;
+try {
+  ours = await startSandboxes();
+  codes = await Promise.all(lanes.map((l) => free.get(l) ?? runLane(l, report(l))));
+} catch (e) {
+  console.error(`lanes: the sandboxes did not start: ${e instanceof Error ? e.message : String(e)}`);
+  codes = await Promise.all(lanes.map((l) => free.get(l) ?? Promise.resolve(1)));
+} finally {
+  await stopSandboxes(ours);
+}
 const wall = Math.round((Date.now() - started) / 1000);
 
 const measured = Object.assign({}, ...lanes.map((l) => fileSeconds(path.join(reports, `${l.name}.json`))));
