@@ -3,6 +3,8 @@
  * ensure_ascii=False, indent=…)` (its `_dump_results`) and `str(v)` (a loop item's label).
  */
 
+import { strRepr } from '../template/pyrepr.js';
+
 /** A JSON string as Python's `json.dumps(..., ensure_ascii=False)` writes it (the same escapes as JSON.stringify but for lone surrogates, which it writes as they are). */
 function pyJsonString(s: string): string {
   return JSON.stringify(s);
@@ -43,27 +45,10 @@ export function pyJson(value: unknown, indent?: number, level = 0): string {
   return pyJsonString(String(value));
 }
 
-/** Python's `repr` of a string: single quotes unless it holds `'` and no `"`. */
-function pyReprString(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = '';
-  for (const ch of s) {
-    const code = ch.codePointAt(0) as number;
-    if (ch === '\\') out += '\\\\';
-    else if (ch === quote) out += `\\${quote}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return `${quote}${out}${quote}`;
-}
-
 /** Python's `repr` of a value read from YAML/JSON (dicts keep their order, as Python's do). */
 export function pyRepr(value: unknown): string {
   if (value === null || value === undefined) return 'None';
-  if (typeof value === 'string') return pyReprString(value);
+  if (typeof value === 'string') return strRepr(value);
   if (typeof value === 'boolean') return value ? 'True' : 'False';
   if (typeof value === 'number') {
     if (Number.isNaN(value)) return 'nan';
@@ -73,7 +58,7 @@ export function pyRepr(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
   if (typeof value === 'object') {
     return `{${Object.entries(value as Record<string, unknown>)
-      .map(([k, v]) => `${pyReprString(k)}: ${pyRepr(v)}`)
+      .map(([k, v]) => `${strRepr(k)}: ${pyRepr(v)}`)
       .join(', ')}}`;
   }
   return String(value);
