@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import YAML from 'yaml';
 import { withoutBom } from '../load/bom.js';
 import { fastLoadAll } from '../load/fast-yaml.js';
+import { YAML11_TAGS } from '../load/yaml11.js';
 import { isRecord } from '../core/shape.js';
 import { Default, StringEnum, Type } from '../core/args.js';
 import type { KubeClient, KubeObject, ObjectRef } from './types.js';
@@ -78,8 +79,9 @@ export function asList(v: string | readonly string[] | undefined): string[] {
 /** Every YAML document of `text`, empty ones dropped (PyYAML's `safe_load_all` + `filter(None, …)`). */
 export function loadAllDocuments(given: string, source: string): unknown[] {
   const text = withoutBom(given);
-  const fast = fastLoadAll(text);
-  const docs = fast ?? YAML.parseAllDocuments(text, { uniqueKeys: true, merge: true }).map((d, i) => {
+  // PyYAML reads them (YAML 1.1 scalars: `yes`, `010`), as kubernetes.core does
+  const fast = fastLoadAll(text, 'yaml11');
+  const docs = fast ?? YAML.parseAllDocuments(text, { uniqueKeys: true, merge: true, schema: 'failsafe', customTags: [...YAML11_TAGS] }).map((d, i) => {
     const err = d.errors[0];
     if (err) throw new Error(`${source} document ${i + 1}: ${err.message}`);
     return d.toJS({ maxAliasCount: 100 }) as unknown;

@@ -3,9 +3,11 @@
  * parses 6–10x faster than `yaml` (0.05 s against 0.6 s for a 420 KB vendor install manifest
  * with ten large CRDs), and manifests are the one place kplay parses megabytes.
  *
- * The result must be exactly what `yaml` (YAML 1.2 core schema, as {@link parseManifests} uses
- * it) gives, so js-yaml runs with a schema that resolves plain scalars with `yaml`'s own core
- * rules (the tests compare both parsers on every fixture and on a table of scalar forms), and
+ * The result must be exactly what `yaml` gives with the same scalar rules — YAML 1.2 core for
+ * kplay's own manifests and kubeconfigs ({@link parseManifests}, as kubectl reads them), PyYAML's
+ * YAML 1.1 (`yaml11.ts`) for what Ansible reads (`yaml.ts`, kubernetes.core's `src` files) —, so
+ * js-yaml runs with a schema resolving plain scalars with those rules (the tests compare both
+ * parsers on every fixture and on a table of scalar forms), and
  * text where the two could differ is left to `yaml`: anchors and aliases (whose expansion `yaml`
  * bounds), merge keys, `%` directives, any tag (`!!str`, `!secret`), complex keys, and null or
  * empty keys.
@@ -15,6 +17,7 @@
 import jsyaml from 'js-yaml';
 import { parse as yamlParse } from 'yaml';
 import { withoutBom } from './bom.js';
+import { BOOL as BOOL11, boolFromYaml, FLOAT as FLOAT11, floatNumberFromYaml, INT as INT11, intFromYaml, NULL as NULL11 } from './yaml11.js';
 
 // Plain scalar resolution of `yaml`'s core schema (yaml/dist/schema/core), in its order.
 const NULL = /^(?:~|[Nn]ull|NULL)?$/;
@@ -57,6 +60,30 @@ const floatType = new jsyaml.Type('tag:yaml.org,2002:float', {
 
 /** js-yaml's failsafe schema (str, seq, map) plus `yaml`'s core scalar rules. */
 const SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: [nullType, boolType, intType, floatType] });
+
+/** A js-yaml implicit type for one of PyYAML's resolvers (`yaml11.ts`). */
+function type11(name: string, test: RegExp, make: (s: string) => unknown, predicate: (v: unknown) => boolean): jsyaml.Type {
+  return new jsyaml.Type(`tag:yaml.org,2002:${name}`, {
+    kind: 'scalar',
+    resolve: (s: string | null) => (s === null ? name === 'null' : test.test(s)),
+    construct: (s: string | null) => (s === null ? null : make(s)),
+    predicate,
+    represent: (v: object) => String(v),
+  });
+}
+
+/** js-yaml's failsafe schema plus PyYAML's YAML 1.1 scalar rules, in PyYAML's order. */
+const SCHEMA11 = jsyaml.FAILSAFE_SCHEMA.extend({
+  implicit: [
+    type11('bool', BOOL11, boolFromYaml, (v) => typeof v === 'boolean'),
+    type11('float', FLOAT11, floatNumberFromYaml, (v) => typeof v === 'number' && !Number.isInteger(v)),
+    type11('int', INT11, intFromYaml, (v) => Number.isInteger(v)),
+    type11('null', NULL11, () => null, (v) => v === null),
+  ],
+});
+
+/** Which plain scalar rules a load follows: `core` (YAML 1.2, kubectl's) or `yaml11` (PyYAML's, Ansible's). */
+export type ScalarRules = 'core' | 'yaml11';
 
 /**
  * Text the fast path leaves to `yaml`: anchors (`&a`) and aliases (`*a`) — `yaml` bounds their
@@ -136,13 +163,13 @@ function hasObjectKey(v: unknown, depth = 0): boolean {
 /**
  * The documents of `text` as plain values, or `undefined` when the fast path does not apply or
  * fails (the caller then parses with `yaml`, which reports any error). Empty documents are
- * `null`, as `yaml`'s `toJS()` gives them.
+ * `null`, as `yaml`'s `toJS()` gives them. `rules`: the plain scalar rules (see {@link ScalarRules}).
  */
-export function fastLoadAll(text: string): unknown[] | undefined {
+export function fastLoadAll(text: string, rules: ScalarRules = 'core'): unknown[] | undefined {
   if (needsYaml(text)) return undefined;
   try {
     const docs: unknown[] = [];
-    jsyaml.loadAll(text, (d) => docs.push(d === undefined ? null : d), { schema: SCHEMA, json: false });
+    jsyaml.loadAll(text, (d) => docs.push(d === undefined ? null : d), { schema: rules === 'yaml11' ? SCHEMA11 : SCHEMA, json: false });
     return FLOW_MAP_KEY.test(text) && docs.some((d) => hasObjectKey(d)) ? undefined : docs;
   } catch {
     return undefined;
@@ -193,7 +220,7 @@ function contentStart(text: string, i: number): number {
  * the fast path does not apply, when a document is empty, when nesting exceeds `maxDepth` (the
  * caller's `yaml` path reports that), or when the events do not pair up as expected.
  */
-export function fastLoadAllWithOffsets(text: string, maxDepth: number): { docs: unknown[]; offsets: Map<object, NodeOffsets> } | undefined {
+export function fastLoadAllWithOffsets(text: string, maxDepth: number, rules: ScalarRules = 'core'): { docs: unknown[]; offsets: Map<object, NodeOffsets> } | undefined {
   // js-yaml drops a byte order mark, which would shift every offset.
   if (text.charCodeAt(0) === 0xfeff || needsYaml(text)) return undefined;
   const roots: Composed[] = [];
@@ -201,7 +228,7 @@ export function fastLoadAllWithOffsets(text: string, maxDepth: number): { docs: 
   const docs: unknown[] = [];
   try {
     jsyaml.loadAll(text, (d) => docs.push(d), {
-      schema: SCHEMA,
+      schema: rules === 'yaml11' ? SCHEMA11 : SCHEMA,
       json: false,
       listener(type, state) {
         if (type === 'open') {

@@ -28,6 +28,7 @@ import {
 import { formatPos, InputError, type SourcePos } from './errors.js';
 import { withoutBom } from './bom.js';
 import { fastLoadAllWithOffsets } from './fast-yaml.js';
+import { YAML11_TAGS } from './yaml11.js';
 import { rememberOwnSecret } from '../core/provenance.js';
 import { decryptBytes, decryptText, isVaultText, rememberVaulted, undecryptable, VaultError, vaultSecrets } from '../core/vault.js';
 
@@ -175,7 +176,8 @@ function countLines(text: string): LineCounter {
 }
 
 /**
- * Parse YAML text (all documents). Throws InputError with file:line:col. Plain data (no tags,
+ * Parse Ansible YAML text (all documents), plain scalars resolved as PyYAML's YAML 1.1 resolver
+ * does (`yaml11.ts`). Throws InputError with file:line:col. Plain data (no tags,
  * anchors, merge keys, …) is parsed by js-yaml with the same values and positions
  * (`fast-yaml.ts`, ~5x faster on a cold start); everything else, and every error, by `yaml`.
  * `fast: false` forces `yaml` (the tests compare both).
@@ -184,7 +186,7 @@ export function parseYaml(given: string, file: string, opts: { fast?: boolean } 
   duplicateKeys = duplicateKeysOverride ?? (setting('duplicateDictKey') as DuplicateKeyMode);
   const text = withoutBom(given);
   if (opts.fast !== false) {
-    const fast = fastLoadAllWithOffsets(text, maxDepth());
+    const fast = fastLoadAllWithOffsets(text, maxDepth(), 'yaml11');
     if (fast) {
       const lc = countLines(text);
       const at = (offset: number): SourcePos => ({ file, ...lc.linePos(offset) });
@@ -238,7 +240,9 @@ export function parseYaml(given: string, file: string, opts: { fast?: boolean } 
       merge: true,
       uniqueKeys: duplicateKeys === 'error',
       prettyErrors: false,
-      customTags: [secretTag, vaultTag],
+      // plain scalars as PyYAML's YAML 1.1 resolver reads them (`yes`, `010`, `1_000`), as ansible-core does
+      schema: 'failsafe',
+      customTags: [...YAML11_TAGS, secretTag, vaultTag],
     });
   let docs: ReturnType<typeof parse>;
   try {

@@ -12,7 +12,8 @@ import { intArg, opt, req } from './args.js';
 import { dict, filter, text } from './def.js';
 import { dumps, loads } from './pyjson.js';
 import { compile, findall, group, reEscape, search, subn } from './pyregex.js';
-import { dumpYaml, resolvePlain } from './pyyaml.js';
+import { dumpYaml } from './pyyaml.js';
+import { boolFromYaml, floatNumberFromYaml, intFromYaml, resolvePlain } from '../../load/yaml11.js';
 import { split as pySplit } from './pytext.js';
 
 function flags(ignorecase: unknown, multiline: unknown): { ignorecase: boolean; multiline: boolean } {
@@ -151,28 +152,9 @@ export function utf8SurrogateEscape(bytes: Uint8Array): string {
   return out;
 }
 
-function intFromYaml(raw: string): number {
-  let v = raw.replace(/_/g, '');
-  let sign = 1;
-  if (v.startsWith('-')) sign = -1;
-  if (v.startsWith('-') || v.startsWith('+')) v = v.slice(1);
-  if (v === '0') return 0;
-  if (v.startsWith('0b')) return sign * parseInt(v.slice(2), 2);
-  if (v.startsWith('0x')) return sign * parseInt(v.slice(2), 16);
-  if (v.startsWith('0')) return sign * parseInt(v, 8);
-  if (v.includes(':')) return sign * v.split(':').reduce((acc, part) => acc * 60 + Number(part), 0);
-  return sign * Number(v);
-}
-
 function floatFromYaml(raw: string): number | PyFloat {
-  let v = raw.replace(/_/g, '').toLowerCase();
-  let sign = 1;
-  if (v.startsWith('-')) sign = -1;
-  if (v.startsWith('-') || v.startsWith('+')) v = v.slice(1);
-  if (v === '.inf') return sign * Infinity;
-  if (v === '.nan') return NaN;
-  const n = v.includes(':') ? v.split(':').reduce((acc, part) => acc * 60 + Number(part), 0) : Number(v);
-  return mkFloat(sign * n);
+  const n = floatNumberFromYaml(raw);
+  return Number.isFinite(n) ? mkFloat(n) : n;
 }
 
 /** PyYAML's SafeConstructor for a scalar: plain scalars through the YAML 1.1 implicit resolvers, explicit tags honoured. */
@@ -185,7 +167,7 @@ function scalarValue(node: Scalar): unknown {
     case 'null':
       return null;
     case 'bool':
-      return ['yes', 'true', 'on'].includes(raw.toLowerCase());
+      return boolFromYaml(raw);
     case 'int':
       return intFromYaml(raw);
     case 'float':

@@ -11,6 +11,9 @@ import { ExprError, PyFloat, Undef, UndefinedError, isMap, typeName } from '../v
 import { intStr } from '../pyrepr.js';
 import { codePointCompare } from './pyjson.js';
 import { pyFloatRepr } from './pynum.js';
+import { resolvePlain } from '../../load/yaml11.js';
+
+export { resolvePlain };
 
 /** Options of {@link dumpYaml} (the keyword arguments of `yaml.dump` that make sense here). */
 export interface YamlDumpOptions {
@@ -34,34 +37,6 @@ type Node =
   | { readonly kind: 'scalar'; readonly value: string; readonly plainImplicit: boolean; readonly quotedImplicit: boolean }
   | { readonly kind: 'seq'; readonly items: readonly Node[]; readonly flow: boolean }
   | { readonly kind: 'map'; readonly pairs: readonly (readonly [Node, Node])[]; readonly flow: boolean };
-
-const BOOL = /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/;
-const FLOAT =
-  /^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
-const INT = /^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$/;
-const NULL = /^(?:~|null|Null|NULL|)$/;
-const TIMESTAMP =
-  /^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$/;
-
-/** Python's `re.match('…$')` also matches before one trailing newline. */
-function pyFull(re: RegExp, v: string): boolean {
-  return re.test(v) || (v.endsWith('\n') && re.test(v.slice(0, -1)));
-}
-
-/** The type PyYAML's YAML 1.1 implicit resolvers give a plain scalar (`str` when none matches). */
-export function resolvePlain(v: string): 'null' | 'bool' | 'float' | 'int' | 'merge' | 'timestamp' | 'value' | 'yaml' | 'str' {
-  if (v === '') return 'null';
-  const c = v[0] ?? '';
-  if ('yYnNtTfFoO'.includes(c) && pyFull(BOOL, v)) return 'bool';
-  if ('-+0123456789.'.includes(c) && pyFull(FLOAT, v)) return 'float';
-  if ('-+0123456789'.includes(c) && pyFull(INT, v)) return 'int';
-  if (c === '<' && pyFull(/^(?:<<)$/, v)) return 'merge';
-  if ('~nN'.includes(c) && pyFull(NULL, v)) return 'null';
-  if ('0123456789'.includes(c) && pyFull(TIMESTAMP, v)) return 'timestamp';
-  if (c === '=' && pyFull(/^(?:=)$/, v)) return 'value';
-  if ('!&*'.includes(c) && pyFull(/^(?:!|&|\*)$/, v)) return 'yaml';
-  return 'str';
-}
 
 /** Whether a plain scalar would be read back as a string. */
 export function plainIsString(v: string): boolean {
