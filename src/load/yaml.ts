@@ -177,7 +177,7 @@ function countLines(text: string): LineCounter {
 
 /**
  * Parse Ansible YAML text (all documents), plain scalars resolved as PyYAML's YAML 1.1 resolver
- * does (`yaml11.ts`). Throws InputError with file:line:col. Plain data (no tags,
+ * does (`yaml11.ts`) — unless the text is JSON, which ansible-core reads as JSON. Throws InputError with file:line:col. Plain data (no tags,
  * anchors, merge keys, …) is parsed by js-yaml with the same values and positions
  * (`fast-yaml.ts`, ~5x faster on a cold start); everything else, and every error, by `yaml`.
  * `fast: false` forces `yaml` (the tests compare both).
@@ -185,8 +185,10 @@ function countLines(text: string): LineCounter {
 export function parseYaml(given: string, file: string, opts: { fast?: boolean } = {}): Loaded {
   duplicateKeys = duplicateKeysOverride ?? (setting('duplicateDictKey') as DuplicateKeyMode);
   const text = withoutBom(given);
+  // ansible-core reads a file that is JSON as JSON first (`1e3` a number there); its numbers are YAML 1.2's
+  const json = isJson(text);
   if (opts.fast !== false) {
-    const fast = fastLoadAllWithOffsets(text, maxDepth(), 'yaml11');
+    const fast = fastLoadAllWithOffsets(text, maxDepth(), json ? 'core' : 'yaml11');
     if (fast) {
       const lc = countLines(text);
       const at = (offset: number): SourcePos => ({ file, ...lc.linePos(offset) });
@@ -241,8 +243,8 @@ export function parseYaml(given: string, file: string, opts: { fast?: boolean } 
       uniqueKeys: duplicateKeys === 'error',
       prettyErrors: false,
       // plain scalars as PyYAML's YAML 1.1 resolver reads them (`yes`, `010`, `1_000`), as ansible-core does
-      schema: 'failsafe',
-      customTags: [...YAML11_TAGS, secretTag, vaultTag],
+      schema: json ? 'core' : 'failsafe',
+      customTags: json ? [secretTag, vaultTag] : [...YAML11_TAGS, secretTag, vaultTag],
     });
   let docs: ReturnType<typeof parse>;
   try {
@@ -278,6 +280,18 @@ export function parseYaml(given: string, file: string, opts: { fast?: boolean } 
     out.push(value);
   }
   return { docs: out, secrets };
+}
+
+/** Whether `text` is a JSON object or array (ansible-core's `from_yaml` tries `json.loads` first). */
+function isJson(text: string): boolean {
+  const c = text.trimStart()[0];
+  if (c !== '{' && c !== '[') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -164,3 +164,11 @@ describe('YAML 1.1 plain scalars (PyYAML) in what Ansible reads', () => {
     expect(fastLoadAll('a: yes\nb: 010\n', 'yaml11')).toStrictEqual([{ a: true, b: 8 }]);
   });
 });
+
+describe('a file that is JSON', () => {
+  it('is read with JSON numbers, as ansible-core reads it (json.loads first)', () => {
+    for (const fast of [true, false]) expect(load('{"a": 1e3, "b": 1.5E+3, "c": [10, "yes", true]}', fast), `fast=${fast}`).toStrictEqual([{ a: 1000, b: 1500, c: [10, 'yes', true] }]);
+    // not JSON (`yes` is no JSON value): YAML 1.1
+    expect(load('{"a": 1e3, "b": yes}', false)).toStrictEqual([{ a: '1e3', b: true }]);
+  });
+});
