@@ -16,7 +16,6 @@ const ONE_JOB: Record<string, string> = {
   'src/template/engine.ts': 'the Templar class: rendering strings, values and conditions with caches and error positions',
   'src/template/filters/pyregex.ts': "Python's re syntax translated to JavaScript RegExp, one translator",
   'src/template/filters/pyyaml.ts': "PyYAML's dumper as ansible-core runs it (to_yaml/to_nice_yaml), one emitter",
-  'src/template/filters/ansible-text.ts': "ansible-core's text filters, a table of like entries",
   'src/inventory/builder.ts': "the Builder class: ansible-core's InventoryData rules (groups, hosts, vars files, cycles) in one class",
   'src/executor/play.ts': "the PlayRun class: Ansible's linear strategy over one play's task tree on one batch (includes live in includes.ts)",
   'modules/http_check.ts': 'one module: http_check (its argument schema, the probe and its assertions)',
