@@ -182,14 +182,16 @@ export function decryptText(text: string): string {
 
 /**
  * The internal filter an inline `!vault` value that could not be decrypted becomes
- * (`{{ 'why' | kplay.vault_undecryptable }}`): it fails with ansible-core's message where the
- * value is used, as ansible-core decrypts inline values only when they are used.
+ * (`{{ 'ciphertext' | kplay.vault_undecryptable('why') }}`): it gives a marker that fails with
+ * ansible-core's message where the value is used, as ansible-core decrypts inline values only
+ * when they are used; `unvault` and `is vault_encrypted` read its ciphertext.
  */
 export const UNDECRYPTABLE_FILTER = 'kplay.vault_undecryptable';
 
-/** The template standing for an inline vault value that could not be decrypted, failing with `message` when rendered. */
-export function undecryptable(message: string): string {
-  return `{{ ${JSON.stringify(message)} | ${UNDECRYPTABLE_FILTER} }}`;
+/** The template standing for an inline vault value `ciphertext` that could not be decrypted, failing with `message` where it is used. */
+export function undecryptable(ciphertext: string, message: string): string {
+  // the ciphertext's line breaks stay raw (a Jinja string may span lines; the lexer does not read `\n` escapes)
+  return `{{ ${JSON.stringify(ciphertext).replace(/\\n/g, '\n')} | ${UNDECRYPTABLE_FILTER}(${JSON.stringify(message)}) }}`;
 }
 
 const vaulted = new Set<string>();

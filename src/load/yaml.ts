@@ -213,9 +213,9 @@ export function parseYaml(given: string, file: string, opts: { fast?: boolean } 
       try {
         plain = decryptText(str.trim());
       } catch (e) {
-        // as ansible-core: without any vault secret the load fails; with secrets of which none
-        // opens it, an inline value fails where it is used (`ignore_errors`, `rescue` apply)
-        if (e instanceof VaultError && vaultSecrets().length > 0) return undecryptable(`Attempt to use undecryptable variable: ${e.message} (${file})`);
+        // as ansible-core 2.19: an inline value that cannot be decrypted (no vault secret, or
+        // none that opens it) fails where it is used (`ignore_errors`, `rescue` apply)
+        if (e instanceof VaultError) return undecryptable(str.trim(), `Attempt to use undecryptable variable: ${e.message} (${file})`);
         throw e;
       }
       secrets.push(plain);

@@ -11,7 +11,7 @@ import type { TNode } from './template.js';
 import { BoundMethod, callMethod } from './methods.js';
 import type { FilterDef, Kwargs, LookupDef, PluginContext, TestDef } from './plugins.js';
 import { cycler, joiner, lipsum, now } from './globals.js';
-import { CapturedError, defined, ExprError, isFloat, isInt, isMap, isNumber, iterate, mkFloat, mkInt, fresh, mkTuple, num, OMIT, pyCompare, PyObject, RANGES, pyEq, pyIn, setOwn, truthy, typeName, Undef, UndefinedError, UndefinedInputError } from './values.js';
+import { CapturedError, defined, ExprError, isFloat, isInt, isMap, isNumber, iterate, mkFloat, mkInt, fresh, mkTuple, num, OMIT, pyCompare, PyObject, RANGES, pyEq, pyIn, setOwn, truthy, typeName, Undef, UndecryptableError, UndefinedError, UndefinedInputError, VaultMarker } from './values.js';
 import { pyStr } from './pyrepr.js';
 import { closest } from '../load/suggest.js';
 import { arith, getAttr, getItem, sized, sliceOf } from './operators.js';
@@ -340,6 +340,8 @@ export function evaluate(node: Expr, scope: Scope, env: EvalEnv): unknown {
         } catch (e) {
           // a variable whose own template used an undefined value is undefined (ansible-core defers the error)
           if (e instanceof UndefinedInputError) return new Undef(e.message, node.name, node.at, false, e);
+          // an undecryptable inline vault value is a marker: `unvault` and `is vault_encrypted` read it
+          if (e instanceof UndecryptableError) return new VaultMarker(e, node.at);
           throw e;
         }
         // a JavaScript caller's `undefined` is an undefined variable, not None
@@ -505,8 +507,8 @@ function evalTest(node: Extract<Expr, { type: 'test' }>, scope: Scope, env: Eval
     const u = firstUndef(value, args, kwargs);
     if (u) return u;
   }
-  // a failed plug-in's marker: `is defined` gives it back (it raises when used)
-  if (value instanceof CapturedError) return value;
+  // a failed plug-in's marker: `is defined` gives it back (it raises when used); a test that reads vault markers is given it
+  if (value instanceof CapturedError && !(value instanceof VaultMarker && def.acceptsVaultMarker)) return value;
   try {
     const r = def.fn(value, args, kwargs, env.plugins(scope));
     return node.negated ? !r : r;

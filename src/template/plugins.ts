@@ -59,6 +59,8 @@ export interface TestDef {
   readonly fn: (value: unknown, args: unknown[], kwargs: Kwargs, ctx: PluginContext) => boolean;
   /** Whether the test handles an undefined input itself (`defined`, `undefined`). @default false */
   readonly acceptsUndefined?: boolean;
+  /** Whether the test reads an undecryptable vault value (`vault_encrypted`) rather than failing on it. @default false */
+  readonly acceptsVaultMarker?: boolean;
 }
 
 /** A lookup: `lookup('name', *terms, **kwargs)` returns a list (joined by `lookup`, as Ansible does). */

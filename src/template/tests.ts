@@ -8,7 +8,7 @@ import path from 'node:path';
 import { expandUser } from './lookup-files.js';
 import type { Kwargs, PluginContext, TestDef } from './plugins.js';
 import { wasVaulted } from '../core/vault.js';
-import { ExprError, PyFloat, Undef, bigOf, isFloat, isInt, isMap, isNumber, num, pyCompare, pyEq, pyIn, truthy, typeName } from './values.js';
+import { defined, ExprError, PyFloat, Undef, VaultMarker, bigOf, isFloat, isInt, isMap, isNumber, num, pyCompare, pyEq, pyIn, truthy, typeName } from './values.js';
 import { bind, opt, req, type Signature } from './filters/args.js';
 import { items, text } from './filters/def.js';
 import { hashable } from './filters/jinja-lists.js';
@@ -235,7 +235,8 @@ const BASE: Record<string, TestDef> = {
   truthy: test({ fn: 'truthy', params: [opt('convert_bool', false)] }, (v, a) => truthyTest(v, a.get('convert_bool'))),
   falsy: test({ fn: 'falsy', params: [opt('convert_bool', false)] }, (v, a) => !truthyTest(v, a.get('convert_bool'))),
   // true for a value that came from an inline `!vault` scalar (ansible-core's EncryptedString), false for any other, a vault text included
-  vault_encrypted: one('vault_encrypted', (v) => wasVaulted(v)),
+  // as ansible-core: true for a vaulted value, decrypted or not; any other marker raises
+  vault_encrypted: { ...one('vault_encrypted', (v) => v instanceof VaultMarker || wasVaulted(defined(v)), true), acceptsVaultMarker: true },
   vaulted_file: test({ fn: 'vaulted_file', params: [] }, (v, _a, ctx) => {
     const p = safePath(v, ctx, 'vaulted_file');
     let fd: number;

@@ -81,6 +81,41 @@ export class CapturedError extends Undef {
   }
 }
 
+/**
+ * The error of an inline `!vault` value that could not be decrypted (ansible-core's
+ * `UndecryptableVaultError`), raised where the value is used; it carries the ciphertext so that
+ * reading the variable gives its {@link VaultMarker} back.
+ */
+export class UndecryptableError extends InputError {
+  constructor(
+    message: string,
+    /** The vault text that could not be decrypted. */
+    readonly ciphertext: string,
+    hint?: string,
+  ) {
+    super(message, undefined, hint);
+  }
+}
+
+/**
+ * An inline `!vault` value that could not be decrypted (ansible-core's `VaultExceptionMarker`):
+ * a marker like {@link CapturedError} (any use raises its error), except that `unvault` and
+ * `is vault_encrypted` read its ciphertext.
+ */
+export class VaultMarker extends CapturedError {
+  constructor(
+    readonly error: UndecryptableError,
+    offset?: number,
+  ) {
+    super(error, offset);
+  }
+
+  /** The vault text. */
+  get ciphertext(): string {
+    return this.error.ciphertext;
+  }
+}
+
 /** An error raised while evaluating an expression (becomes an InputError naming the template). */
 export class ExprError extends Error {
   constructor(

@@ -77,7 +77,7 @@ describe('vault values are secrets in every output', () => {
     expect(leaks(recorded)).toEqual([]);
   });
 
-  it('validate takes the vault flags and ANSIBLE_VAULT_PASSWORD_FILE; without them it fails at the !vault scalar', async () => {
+  it('validate takes the vault flags and ANSIBLE_VAULT_PASSWORD_FILE; without them an inline !vault value still loads', async () => {
     const ok = await kplay(['validate', pb, '--vault-password-file', 'pass.txt'], opts);
     expect(ok.code, ok.stderr).toBe(0);
     const env = await kplay(['validate', pb], { cwd: root, env: { ...ENV, ANSIBLE_VAULT_PASSWORD_FILE: path.join(root, 'pass.txt') } });
@@ -87,10 +87,11 @@ describe('vault values are secrets in every output', () => {
     write('cfg/ansible.cfg', '[defaults]\nvault_password_file = ../pass.txt\n');
     const cfg = await kplay(['validate', pb], { cwd: cfgDir, env: ENV });
     expect(cfg.code, cfg.stderr).toBe(0);
+    // as ansible-core 2.19: the inline vault value (line 4) loads without a password (it fails only where it is used); the vaulted vars file does not
     const none = await kplay(['validate', pb], opts);
     expect(none.code).toBe(1);
-    expect(none.stderr).toContain(`ERROR: ${pb}:4:14: `);
-    expect(none.stderr).toContain('Attempting to decrypt but no vault secrets found on');
+    expect(none.stderr).not.toContain(`${pb}:4:14: `);
+    expect(none.stderr).toContain('secret.yml:1:1: Attempting to decrypt but no vault secrets found on');
     const missing = await kplay(['validate', pb, '--vault-id', 'prod@nope.txt'], opts);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`[WARNING]: Error getting vault password file (prod): The vault password file ${path.join(root, 'nope.txt')} was not found`);

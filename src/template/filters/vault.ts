@@ -3,10 +3,9 @@
  * with the id `filter_default` unless `vault_id` says otherwise, as ansible-core writes it) and
  * decrypt one with a password. The password and the plaintext `unvault` returns are secrets.
  */
-import { isVaultText, UNDECRYPTABLE_FILTER, vaultDecrypt, vaultEncrypt } from '../../core/vault.js';
-import { InputError } from '../../load/errors.js';
+import { isVaultText, UNDECRYPTABLE_FILTER, vaultDecrypt, vaultEncrypt, vaultSecrets } from '../../core/vault.js';
 import type { FilterDef } from '../plugins.js';
-import { ExprError, typeName } from '../values.js';
+import { ExprError, typeName, Undef, UndecryptableError, VaultMarker } from '../values.js';
 import { opt, req } from './args.js';
 import { filter, text } from './def.js';
 
@@ -33,7 +32,11 @@ export const VAULT_FILTERS: Record<string, FilterDef> = {
       throw new ExprError('Unable to encrypt.');
     }
   }),
-  unvault: filter({ fn: 'do_unvault', params: [req('secret'), opt('vault_id', FILTER_DEFAULT), opt('vaultid')] }, (v, a, ctx) => {
+  unvault: filter({ fn: 'do_unvault', params: [req('secret'), opt('vault_id', FILTER_DEFAULT), opt('vaultid')] }, (given, a, ctx) => {
+    // as ansible-core: an undecryptable vault value is read as its ciphertext; any other marker (an undefined argument) is passed on
+    const v = given instanceof VaultMarker ? given.ciphertext : given;
+    const marker = [v, a.get('secret'), a.get('vault_id'), a.get('vaultid')].find((x) => x instanceof Undef);
+    if (marker) return marker;
     const secret = a.get('secret');
     if (typeof secret !== 'string') throw new ExprError(`Secret passed is required to be as string, instead we got <class '${typeName(secret)}'>.`);
     if (typeof v !== 'string') throw new ExprError(`Vault should be in the form of a string, instead we got <class '${typeName(v)}'>.`);
@@ -47,13 +50,18 @@ export const VAULT_FILTERS: Record<string, FilterDef> = {
     }
     ctx.addSecret(plain);
     return plain;
-  }),
+  }, true),
 };
 
-/** The internal filter of an inline vault value that could not be decrypted (see {@link UNDECRYPTABLE_FILTER}): fails with its message. */
+/**
+ * The internal filter of an inline vault value that could not be decrypted (see
+ * {@link UNDECRYPTABLE_FILTER}): the ciphertext becomes a {@link VaultMarker}, which fails with
+ * the message where it is used (its error, an InputError, keeps its own message there).
+ */
 export const UNDECRYPTABLE: Record<string, FilterDef> = {
-  [UNDECRYPTABLE_FILTER]: filter({ fn: 'vault_undecryptable', params: [] }, (v) => {
-    // an InputError keeps its own message where the value is used (not the placeholder template's text)
-    throw new InputError(text(v), undefined, 'check the vault passwords given: --vault-id LABEL@SOURCE, --vault-password-file FILE, --ask-vault-pass');
+  [UNDECRYPTABLE_FILTER]: filter({ fn: 'vault_undecryptable', params: [req('message')] }, (v, a) => {
+    const none = vaultSecrets().length === 0;
+    const hint = none ? 'give the vault password: --vault-password-file FILE, --vault-id LABEL@SOURCE or --ask-vault-pass (or ANSIBLE_VAULT_PASSWORD_FILE)' : 'check the vault passwords given: --vault-id LABEL@SOURCE, --vault-password-file FILE, --ask-vault-pass';
+    return new VaultMarker(new UndecryptableError(text(a.get('message')), text(v), hint));
   }),
 };
